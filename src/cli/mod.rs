@@ -1,0 +1,156 @@
+//! Command-line definitions and their translation into plans. No side effects here.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+use crate::plan::{units::parse_size, Plan};
+
+pub const DEFAULT_WORKDIR: &str = "/var/tmp/fsbench";
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "fsbench",
+    version,
+    about = "Provision real filesystems (ext4, XFS, btrfs, ZFS, F2FS, tmpfs, any mounted directory) and benchmark them side by side",
+    after_help = "Examples:\n  fsbench doctor                              what this host can test\n  fsbench compare ext4 xfs btrfs zfs --out study\n  fsbench compare ext4:inodes=2000000 'xfs:maxpct=10' btrfs:compress=zstd --size 2G\n  fsbench provision zfs:recordsize=4k         leaves it mounted; prints the mount point\n  fsbench teardown                            removes what provision left\n  fsbench cleanup --dry-run                   lists leftovers of killed runs\n\nTarget specs: FS[:KEY[=VALUE],...]. `fsbench list` shows every filesystem and key."
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct Common {
+    /// Print the mkfs/zpool/mount/losetup commands instead of running them; change nothing
+    #[arg(long, global = true)]
+    pub dry_run: bool,
+    /// Where loop images and mount points go (marked as fsbench's own)
+    #[arg(long, global = true, env = "FSBENCH_WORKDIR", default_value = DEFAULT_WORKDIR)]
+    pub workdir: PathBuf,
+    /// Less chatter on standard error
+    #[arg(short, long, global = true)]
+    pub quiet: bool,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct Backing {
+    /// Loop image size (sparse) or tmpfs size, e.g. 512M, 4G
+    #[arg(long, default_value = "4G", value_parser = size_arg)]
+    pub size: u64,
+    /// Format this whole block device instead of a loop image (guarded: never a mounted or busy device)
+    #[arg(long)]
+    pub device: Option<PathBuf>,
+    /// Allow formatting a --device that carries a filesystem, partition table or pool label
+    #[arg(long)]
+    pub wipe: bool,
+}
+
+fn size_arg(s: &str) -> Result<u64, String> {
+    parse_size(s)
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// What this host can test, and why not where it cannot
+    #[command(after_help = "Examples:\n  fsbench doctor\n  fsbench doctor --json | jq '.filesystems[] | select(.available)'\n\nExit status is 0 even when some filesystems are unavailable.")]
+    Doctor {
+        /// Machine-readable output
+        #[arg(long)]
+        json: bool,
+    },
+    /// List filesystems with their option keys, and workloads
+    #[command(after_help = "Examples:\n  fsbench list\n  fsbench list --json")]
+    List {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Create one target and leave it mounted; the last line of output is the mount point
+    #[command(after_help = "Examples:\n  fsbench provision ext4:inodes=2000000 --size 2G\n  cd \"$(fsbench provision -q xfs:maxpct=10 | tail -n1)\"\n  fsbench provision btrfs:compress=zstd --device /dev/sdb --wipe\n\nRemove it with `fsbench teardown MOUNTPOINT` (or `fsbench teardown` for all).")]
+    Provision {
+        /// Target spec, e.g. zfs:recordsize=128k,primarycache=metadata
+        spec: String,
+        #[command(flatten)]
+        backing: Backing,
+        #[command(flatten)]
+        common: Common,
+    },
+    /// Remove a provisioned target (or all of them, and any leftovers)
+    #[command(after_help = "Examples:\n  fsbench teardown /var/tmp/fsbench/fsbench-20261121T054512-4711/mnt-0-ext4\n  fsbench teardown            all provisioned targets and leftovers\n  fsbench teardown --dry-run")]
+    Teardown {
+        /// Mount point printed by `fsbench provision`
+        mountpoint: Option<PathBuf>,
+        /// Keep the loop image file
+        #[arg(long)]
+        keep: bool,
+        #[command(flatten)]
+        common: Common,
+    },
+    /// Remove what killed runs left behind (mounts, loop devices, pools, a zfs-fuse fsbench started)
+    #[command(after_help = "Examples:\n  fsbench cleanup --dry-run   list what would be removed\n  fsbench cleanup\n\nOnly what fsbench created and no running fsbench claims is touched. Targets left by\n`fsbench provision` stay: remove them with `fsbench teardown`.")]
+    Cleanup {
+        #[command(flatten)]
+        common: Common,
+    },
+    /// Provision each target, run the workloads on it, record every phase, tear down
+    #[command(after_help = "Examples:\n  fsbench compare ext4 xfs btrfs zfs --out study\n  fsbench compare ext4 'ext4:nojournal,label=ext4-nj' --workload smoke:size=256M\n  fsbench compare 'zfs:recordsize=128k,label=zfs-128k' 'zfs:recordsize=4k,label=zfs-4k'\n  fsbench compare xfs btrfs --device /dev/sdb --wipe\n  fsbench compare dir:/mnt/nfs tmpfs\n\nResults: OUT/results.jsonl (one JSON record per phase, written as it finishes) and\nOUT/manifest.json (plan, environment, commands as run). Schema: docs/results-schema.md.")]
+    Compare {
+        /// Target specs: FS[:KEY[=VALUE],...] (see `fsbench list`)
+        #[arg(required = true)]
+        targets: Vec<String>,
+        /// Workloads to run on each target (repeatable)
+        #[arg(short, long = "workload", default_value = "smoke")]
+        workloads: Vec<String>,
+        /// Study directory for results and manifest
+        #[arg(short, long)]
+        out: Option<PathBuf>,
+        /// Run everything this many times, each on a freshly provisioned target
+        #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1000))]
+        repeat: u32,
+        /// Keep the loop image files after teardown
+        #[arg(long)]
+        keep: bool,
+        #[command(flatten)]
+        backing: Backing,
+        #[command(flatten)]
+        common: Common,
+    },
+}
+
+/// Parses targets and workloads into a plan, checking everything that can be checked without
+/// touching the system.
+pub fn build_plan(
+    targets: &[String],
+    workloads: &[String],
+    backing: &Backing,
+    repeat: u32,
+) -> Result<Plan, String> {
+    let mut specs = Vec::new();
+    for t in targets {
+        let spec = crate::target::parse_target(t)?;
+        if backing.device.is_none() {
+            crate::target::check_size(&spec, spec.size.unwrap_or(backing.size))?;
+        }
+        if specs.iter().any(|s: &crate::plan::TargetSpec| s.label == spec.label) {
+            return Err(format!(
+                "two targets are labelled '{}': give one a label, e.g. {},label={}-2",
+                spec.label, spec.spec, spec.fs
+            ));
+        }
+        specs.push(spec);
+    }
+    let mut wl = Vec::new();
+    for w in workloads {
+        let spec = crate::plan::workload::parse_workload(w)?;
+        crate::workload::build(&spec)?;
+        wl.push(spec);
+    }
+    Ok(Plan {
+        targets: specs,
+        workloads: wl,
+        size_bytes: backing.size,
+        device: backing.device.as_ref().map(|d| d.to_string_lossy().into_owned()),
+        wipe: backing.wipe,
+        repeat,
+    })
+}

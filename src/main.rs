@@ -1,0 +1,207 @@
+//! fsbench: wiring only: parse -> plan -> run -> report -> exit code.
+
+
+use std::process::ExitCode;
+
+use clap::Parser;
+
+use fsbench::{cli, metrics, report, runner, store, sys, target};
+
+use fsbench::cli::{Cli, Command};
+use target::cleanup::{self, Scope};
+use target::exec::Sys;
+
+/// 0 ok, 1 a check failed, 2 usage or environment error.
+enum Exit {
+    Ok,
+    CheckFailed,
+    Usage(String),
+    Signal(i32),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let exit = match run(cli) {
+        Ok(e) => e,
+        Err(msg) => Exit::Usage(msg),
+    };
+    match exit {
+        Exit::Ok => ExitCode::SUCCESS,
+        Exit::CheckFailed => ExitCode::from(1),
+        Exit::Usage(msg) => {
+            eprintln!("fsbench: error: {msg}");
+            ExitCode::from(2)
+        }
+        Exit::Signal(code) => ExitCode::from(code as u8),
+    }
+}
+
+fn need_root(what: &str) -> Result<(), String> {
+    if sys::is_root() {
+        Ok(())
+    } else {
+        Err(format!("{what} needs root (it runs mkfs, mount and losetup): run it with sudo, or use --dry-run to see the commands"))
+    }
+}
+
+/// Cleans what dead runs left, with a notice; run at the start of every provisioning command.
+fn clean_leftovers(quiet: bool) {
+    let rep = cleanup::cleanup(&Sys::new(false), Scope::Leftovers, None);
+    if !rep.found.is_empty() && !quiet {
+        eprintln!("fsbench: cleaned up what an earlier run left behind:");
+        for a in &rep.actions {
+            eprintln!("  {a}");
+        }
+    }
+    for e in &rep.errors {
+        eprintln!("fsbench: warning: leftover cleanup: {e}");
+    }
+}
+
+fn run(cli: Cli) -> Result<Exit, String> {
+    match cli.command {
+        Command::Doctor { json } => {
+            let d = target::probe::doctor();
+            if json {
+                println!("{}", serde_json::to_string_pretty(&d).map_err(|e| e.to_string())?);
+            } else {
+                print!("{}", report::doctor::render(&d));
+            }
+            Ok(Exit::Ok)
+        }
+        Command::List { json } => {
+            if json {
+                println!("{}", report::list::json());
+            } else {
+                print!("{}", report::list::render());
+            }
+            Ok(Exit::Ok)
+        }
+        Command::Provision { spec, backing, common } => {
+            let spec = target::parse_target(&spec)?;
+            if !common.dry_run {
+                need_root("fsbench provision")?;
+                runner::install_signal_handlers().map_err(|e| e.to_string())?;
+                clean_leftovers(common.quiet);
+            }
+            let sys = Sys::new(common.dry_run);
+            let run_id = metrics::clock::run_id();
+            let req = target::provision::Request {
+                workdir: &common.workdir,
+                run_id: &run_id,
+                index: 0,
+                size: backing.size,
+                device: backing.device.as_deref(),
+                wipe: backing.wipe,
+                keep_image: false,
+                persistent: true,
+            };
+            let m = target::provision::provision(&sys, &spec, &req).map_err(|e| e.to_string())?;
+            if !common.quiet {
+                eprintln!("fsbench: provisioned '{}' ({}) on {}", m.info.label, m.info.fs, m.info.backing);
+                if !m.info.mount_options.is_empty() {
+                    eprintln!("fsbench: mount options in effect: {}", m.info.mount_options.join(","));
+                }
+                for (k, v) in &m.info.zfs_properties {
+                    eprintln!("fsbench: zfs {k}={v}");
+                }
+                if !m.info.options_not_in_effect.is_empty() {
+                    eprintln!("fsbench: warning: not in effect: {}", m.info.options_not_in_effect.join(", "));
+                }
+                eprintln!("fsbench: remove it with: fsbench teardown {}", m.mountpoint.display());
+            }
+            println!("{}", m.mountpoint.display());
+            Ok(Exit::Ok)
+        }
+        Command::Teardown { mountpoint, keep, common } => {
+            if !common.dry_run {
+                need_root("fsbench teardown")?;
+            }
+            let sys = Sys::new(common.dry_run);
+            if let Some(mp) = &mountpoint {
+                let reg = target::registry::Registry::open().map_err(|e| e.to_string())?;
+                let Some(mut state) = reg.list().into_iter().find(|s| s.mountpoint.as_deref() == Some(mp.as_path())) else {
+                    return Err(format!(
+                        "{} is not a target fsbench provisioned; `fsbench teardown` with no argument removes all of them",
+                        mp.display()
+                    ));
+                };
+                if state.owner.alive() && !state.persistent {
+                    return Err(format!("{} belongs to a running fsbench (pid {}); stop that run instead", mp.display(), state.owner.pid));
+                }
+                state.keep_image |= keep;
+                let notices = cleanup::clean_state(&sys, Some(&reg), &state).map_err(|e| format!("teardown of {}: {e}", mp.display()))?;
+                for n in notices {
+                    eprintln!("fsbench: {n}");
+                }
+                return Ok(Exit::Ok);
+            }
+            let rep = cleanup::cleanup(&sys, Scope::AllProvisioned, None);
+            print_cleanup(&rep, common.dry_run);
+            Ok(if rep.errors.is_empty() { Exit::Ok } else { Exit::Usage("some resources could not be removed (see above)".into()) })
+        }
+        Command::Cleanup { common } => {
+            if !common.dry_run {
+                need_root("fsbench cleanup")?;
+            }
+            let rep = cleanup::cleanup(&Sys::new(common.dry_run), Scope::Leftovers, None);
+            print_cleanup(&rep, common.dry_run);
+            Ok(if rep.errors.is_empty() { Exit::Ok } else { Exit::Usage("some leftovers could not be removed (see above)".into()) })
+        }
+        Command::Compare { targets, workloads, out, repeat, keep, backing, common } => {
+            let plan = cli::build_plan(&targets, &workloads, &backing, repeat)?;
+            if !common.dry_run {
+                need_root("fsbench compare")?;
+                runner::install_signal_handlers().map_err(|e| e.to_string())?;
+                clean_leftovers(common.quiet);
+            }
+            let out = out.unwrap_or_else(|| std::path::PathBuf::from(format!("fsbench-study-{}", metrics::clock::run_id())));
+            let opts = runner::compare::Options {
+                plan,
+                out: out.clone(),
+                workdir: common.workdir.clone(),
+                keep,
+                dry_run: common.dry_run,
+                quiet: common.quiet,
+                command_line: std::env::args().collect(),
+            };
+            let summary = runner::compare::run(&opts)?;
+            if !common.dry_run {
+                println!("{}", report::terminal_table(&summary.records));
+                println!("results: {}", out.join("results.jsonl").display());
+            }
+            Ok(match summary.ended {
+                runner::compare::Ended::Refused(why) => Exit::Usage(why),
+                runner::compare::Ended::Interrupted => {
+                    eprintln!("fsbench: interrupted; targets torn down, results so far kept in {}", out.display());
+                    Exit::Signal(runner::stop_exit_code().unwrap_or(130))
+                }
+                runner::compare::Ended::Complete => {
+                    if summary.records.iter().any(|r| r.outcome == store::Outcome::Failed) {
+                        Exit::CheckFailed
+                    } else {
+                        Exit::Ok
+                    }
+                }
+            })
+        }
+    }
+}
+
+fn print_cleanup(rep: &cleanup::Report, dry_run: bool) {
+    if rep.found.is_empty() {
+        println!("nothing of fsbench's to clean up");
+    }
+    for f in &rep.found {
+        println!("{}{f}", if dry_run { "found: " } else { "removed: " });
+    }
+    for a in &rep.actions {
+        eprintln!("  {a}");
+    }
+    for p in &rep.provisioned_left {
+        println!("left alone: {p} (use `fsbench teardown`)");
+    }
+    for e in &rep.errors {
+        eprintln!("fsbench: error: {e}");
+    }
+}

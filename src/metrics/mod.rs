@@ -1,0 +1,3 @@
+//! Measurements and the clock. (Latency histograms, CPU and device stats arrive with the block workloads.)
+
+pub mod clock;

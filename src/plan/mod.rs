@@ -1,0 +1,23 @@
+//! Plain data: target specs, workload specs, the plan, and units. Nothing here calls the system.
+
+pub mod spec;
+pub mod units;
+pub mod workload;
+
+use serde::{Deserialize, Serialize};
+
+pub use spec::TargetSpec;
+pub use workload::WorkloadSpec;
+
+/// Everything `compare` will do, saved verbatim in the study's manifest.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Plan {
+    pub targets: Vec<TargetSpec>,
+    pub workloads: Vec<WorkloadSpec>,
+    /// Loop image size for targets that do not set their own.
+    pub size_bytes: u64,
+    /// A whole block device to format for each target in turn, instead of loop images.
+    pub device: Option<String>,
+    pub wipe: bool,
+    pub repeat: u32,
+}

@@ -1,0 +1,88 @@
+//! Sizes and durations: parsed and printed in one place so they read the same everywhere.
+
+/// Parses a size such as `4096`, `4k`, `256M`, `1G`, `1GiB`, `10MB`. Suffixes are binary
+/// (k = 1024), as in fio and mkfs.
+pub fn parse_size(text: &str) -> Result<u64, String> {
+    let t = text.trim();
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
+    let (num, suffix) = t.split_at(split);
+    if num.is_empty() {
+        return Err(format!(
+            "'{text}' is not a size: write a number with an optional unit, e.g. 512M or 2G"
+        ));
+    }
+    let mult: u64 = match suffix.trim().to_ascii_lowercase().as_str() {
+        "" | "b" => 1,
+        "k" | "kb" | "ki" | "kib" => 1 << 10,
+        "m" | "mb" | "mi" | "mib" => 1 << 20,
+        "g" | "gb" | "gi" | "gib" => 1 << 30,
+        "t" | "tb" | "ti" | "tib" => 1 << 40,
+        other => {
+            return Err(format!(
+                "'{text}' has an unknown size unit '{other}': use k, M, G or T (binary, 1k = 1024)"
+            ))
+        }
+    };
+    let value: f64 = num
+        .parse()
+        .map_err(|_| format!("'{text}' is not a size: '{num}' is not a number"))?;
+    let bytes = value * mult as f64;
+    if !bytes.is_finite() || bytes > u64::MAX as f64 {
+        return Err(format!("'{text}' is too large"));
+    }
+    Ok(bytes.round() as u64)
+}
+
+/// Prints bytes with a binary unit: `1.50 GiB`, `512 MiB`, `4.0 KiB`, `100 B`.
+pub fn format_bytes(bytes: u64) -> String {
+    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let mut v = bytes as f64;
+    let mut i = 0;
+    while v >= 1024.0 && i < UNITS.len() - 1 {
+        v /= 1024.0;
+        i += 1;
+    }
+    if i == 0 {
+        format!("{bytes} B")
+    } else if v.fract() == 0.0 {
+        format!("{v:.0} {}", UNITS[i])
+    } else {
+        format!("{v:.2} {}", UNITS[i])
+    }
+}
+
+/// Throughput in decimal megabytes per second, as fio and CrystalDiskMark print it.
+pub fn format_mb_per_sec(bytes_per_sec: f64) -> String {
+    format!("{:.1} MB/s", bytes_per_sec / 1e6)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_parse_with_binary_units() {
+        assert_eq!(parse_size("4096").unwrap(), 4096);
+        assert_eq!(parse_size("4k").unwrap(), 4096);
+        assert_eq!(parse_size("256M").unwrap(), 256 << 20);
+        assert_eq!(parse_size("1G").unwrap(), 1 << 30);
+        assert_eq!(parse_size("1GiB").unwrap(), 1 << 30);
+        assert_eq!(parse_size("1.5g").unwrap(), 3 << 29);
+    }
+
+    #[test]
+    fn bad_sizes_name_the_input() {
+        assert!(parse_size("").unwrap_err().contains("not a size"));
+        assert!(parse_size("12Q").unwrap_err().contains("unknown size unit 'q'"));
+        assert!(parse_size("M").unwrap_err().contains("'M' is not a size"));
+    }
+
+    #[test]
+    fn bytes_print_with_binary_units() {
+        assert_eq!(format_bytes(100), "100 B");
+        assert_eq!(format_bytes(4096), "4 KiB");
+        assert_eq!(format_bytes(1536 << 20), "1.50 GiB");
+    }
+}

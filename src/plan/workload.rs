@@ -1,0 +1,43 @@
+//! Workload specs: `name[:key=value,...]`, e.g. `smoke`, `smoke:size=16M`.
+
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WorkloadSpec {
+    /// As written on the command line.
+    pub spec: String,
+    pub name: String,
+    pub params: Vec<(String, String)>,
+}
+
+impl WorkloadSpec {
+    pub fn param(&self, key: &str) -> Option<&str> {
+        self.params
+            .iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v.as_str())
+    }
+}
+
+/// Splits a workload spec into its name and `key=value` parameters; the workload checks them.
+pub fn parse_workload(text: &str) -> Result<WorkloadSpec, String> {
+    let spec = text.trim();
+    let (name, rest) = spec.split_once(':').unwrap_or((spec, ""));
+    if name.is_empty() {
+        return Err("empty workload: name one, e.g. --workload smoke".to_string());
+    }
+    let mut params = Vec::new();
+    for token in rest.split(',').filter(|t| !t.trim().is_empty()) {
+        let Some((k, v)) = token.split_once('=') else {
+            return Err(format!(
+                "workload '{spec}': parameter '{token}' needs a value, e.g. {name}:size=16M"
+            ));
+        };
+        params.push((k.trim().to_string(), v.trim().to_string()));
+    }
+    Ok(WorkloadSpec {
+        spec: spec.to_string(),
+        name: name.to_ascii_lowercase(),
+        params,
+    })
+}

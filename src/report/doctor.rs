@@ -1,0 +1,32 @@
+//! `fsbench doctor` as a table.
+
+use comfy_table::{presets::UTF8_FULL_CONDENSED, Table};
+
+use crate::target::probe::Doctor;
+
+pub fn render(d: &Doctor) -> String {
+    let mut host = Table::new();
+    host.load_preset(UTF8_FULL_CONDENSED);
+    host.set_header(vec!["host check", "ok", "detail"]);
+    for c in &d.host {
+        host.add_row(vec![c.name.as_str(), if c.ok { "yes" } else { "NO" }, c.detail.as_str()]);
+    }
+    let mut fs = Table::new();
+    fs.load_preset(UTF8_FULL_CONDENSED);
+    fs.set_header(vec!["filesystem", "testable", "kernel", "tool", "why not"]);
+    for f in &d.filesystems {
+        let tool = match (&f.tool, &f.version) {
+            (Some(_), Some(v)) => v.clone(),
+            (Some(t), None) => format!("{t}: not found"),
+            (None, _) => "-".into(),
+        };
+        fs.add_row(vec![
+            f.fs.clone(),
+            if f.available { "yes".into() } else { "no".into() },
+            f.kernel.clone(),
+            tool,
+            f.reason.clone().unwrap_or_default(),
+        ]);
+    }
+    format!("fsbench {} on Linux {}\n{host}\n{fs}\n", d.fsbench_version, d.kernel)
+}

@@ -1,0 +1,49 @@
+//! `fsbench list`: filesystems with their keys, and workloads, from the tables.
+
+use crate::plan::spec::key_usage;
+use crate::target::FILESYSTEMS;
+use crate::workload::WORKLOADS;
+
+pub fn render() -> String {
+    let mut out = String::from("Filesystems (target spec: FS[:KEY[=VALUE],...]; every target also takes label=NAME and size=SIZE):\n");
+    for d in FILESYSTEMS {
+        out.push_str(&format!("\n  {:<7} {}\n", d.schema.name, d.summary));
+        for k in d.schema.keys {
+            out.push_str(&format!("      {:<36} {}\n", key_usage(k), k.help));
+        }
+        if d.schema.extra_mkfs {
+            out.push_str(&format!("      {:<36} {}\n", "mkfs='ARGS'", "extra mkfs arguments, split on spaces"));
+        }
+        if d.schema.extra_mount {
+            out.push_str(&format!("      {:<36} {}\n", "mount='OPTS'", "extra mount options, comma-separated"));
+        }
+    }
+    out.push_str("\nWorkloads (--workload NAME[:KEY=VALUE,...]):\n");
+    for w in WORKLOADS {
+        out.push_str(&format!("\n  {:<7} {}\n", w.name, w.summary));
+        for (p, h) in w.params {
+            out.push_str(&format!("      {p:<36} {h}\n"));
+        }
+    }
+    out
+}
+
+pub fn json() -> String {
+    let fs: Vec<serde_json::Value> = FILESYSTEMS
+        .iter()
+        .map(|d| {
+            serde_json::json!({
+                "name": d.schema.name,
+                "summary": d.summary,
+                "keys": d.schema.keys.iter().map(|k| serde_json::json!({"key": key_usage(k), "help": k.help})).collect::<Vec<_>>(),
+                "extra_mkfs": d.schema.extra_mkfs,
+                "extra_mount": d.schema.extra_mount,
+            })
+        })
+        .collect();
+    let wl: Vec<serde_json::Value> = WORKLOADS
+        .iter()
+        .map(|w| serde_json::json!({"name": w.name, "summary": w.summary, "params": w.params}))
+        .collect();
+    serde_json::to_string_pretty(&serde_json::json!({"filesystems": fs, "workloads": wl})).unwrap_or_default()
+}

@@ -1,0 +1,51 @@
+//! Renderers over stored results. Pure: no system calls, so a laptop can render a cluster's study.
+
+pub mod doctor;
+pub mod list;
+
+use comfy_table::{presets::UTF8_FULL_CONDENSED, Cell, CellAlignment, ContentArrangement, Table};
+
+use crate::plan::units::format_mb_per_sec;
+use crate::store::{Outcome, Record};
+
+/// One row per record: target, filesystem, workload/test, outcome, throughput, notes.
+pub fn terminal_table(records: &[Record]) -> String {
+    let mut t = Table::new();
+    t.load_preset(UTF8_FULL_CONDENSED);
+    t.set_content_arrangement(ContentArrangement::Dynamic);
+    if t.width().is_none() {
+        t.set_width(140);
+    }
+    t.set_header(vec!["target", "fs", "test", "outcome", "throughput", "duration", "notes"]);
+    for r in records {
+        let outcome = match r.outcome {
+            Outcome::Ok => "ok".to_string(),
+            Outcome::Skipped => "skipped".to_string(),
+            Outcome::Failed => "FAILED".to_string(),
+        };
+        let throughput = r
+            .metrics
+            .get("bytes_per_sec")
+            .map(|b| format_mb_per_sec(*b))
+            .unwrap_or_default();
+        let mut notes: Vec<String> = Vec::new();
+        if let Some(x) = &r.reason {
+            notes.push(x.clone());
+        }
+        if let Some(x) = &r.error {
+            notes.push(x.lines().next().unwrap_or("").to_string());
+        }
+        notes.extend(r.notes.iter().map(|n| n.split(':').next().unwrap_or(n).to_string()));
+        let test = if r.workload == r.test { r.test.clone() } else { format!("{} {}", r.workload, r.test) };
+        t.add_row(vec![
+            Cell::new(&r.target),
+            Cell::new(&r.fs),
+            Cell::new(test),
+            Cell::new(outcome),
+            Cell::new(throughput).set_alignment(CellAlignment::Right),
+            Cell::new(format!("{:.2} s", r.duration_s)).set_alignment(CellAlignment::Right),
+            Cell::new(notes.join("; ")),
+        ]);
+    }
+    t.to_string()
+}

@@ -1,0 +1,254 @@
+//! Teardown and leftover cleanup share one routine: undo a target's recorded resources in reverse.
+//! Leftovers are found two ways: state files whose owner is dead (after a SIGKILL), and, for
+//! anything whose state file is gone, by name: mounts and images inside a marked work directory,
+//! loop devices backed by `fsbench-*.img` images there, and pools named `fsbench-*`. Resources
+//! claimed by a live run or left by `fsbench provision` are never touched here.
+
+use std::path::Path;
+use std::time::Duration;
+
+use super::exec::{argv, Sys};
+use super::registry::{in_workdir, Registry, Resource, TargetState};
+use super::{loopdev, mounts, zfs, NAME_PREFIX};
+
+/// Unmounts a mount point, retrying while it is busy; a lazy unmount is the last resort.
+fn unmount(sys: &Sys, path: &Path) -> Result<(), String> {
+    if sys.dry_run {
+        sys.run(&argv(&["umount", &path.to_string_lossy()])).map_err(|e| e.to_string())?;
+        return Ok(());
+    }
+    let mut last = String::new();
+    for attempt in 0..10 {
+        if mounts::mount_at(path).is_none() {
+            return Ok(());
+        }
+        match sys.run(&argv(&["umount", &path.to_string_lossy()])) {
+            Ok(_) => continue,
+            Err(e) => last = e.to_string(),
+        }
+        std::thread::sleep(Duration::from_millis(100 * (attempt + 1)));
+    }
+    if mounts::mount_at(path).is_some() {
+        eprintln!("fsbench: warning: {} stays busy ({last}); detaching it lazily", path.display());
+        sys.run(&argv(&["umount", "--lazy", &path.to_string_lossy()]))
+            .map_err(|e| e.to_string())?;
+    }
+    Ok(())
+}
+
+/// Undoes what a state names, last first, then forgets the state. Returns notices; on failure the
+/// state file stays, so that a later `fsbench cleanup` can try again.
+pub fn clean_state(sys: &Sys, registry: Option<&Registry>, state: &TargetState) -> Result<Vec<String>, String> {
+    let mut errors = Vec::new();
+    let mut notices = Vec::new();
+    let mut had_pool = false;
+    for r in state.resources.iter().rev() {
+        let result: Result<(), String> = match r {
+            Resource::Mount { path } => {
+                if sys.dry_run || mounts::mount_at(path).is_some() {
+                    unmount(sys, path).map(|_| notices.push(format!("unmounted {}", path.display())))
+                } else {
+                    Ok(())
+                }
+            }
+            Resource::Pool { name } => {
+                had_pool = true;
+                if sys.dry_run || zfs::pools().contains(name) {
+                    zfs::destroy(sys, name)
+                        .map(|_| notices.push(format!("destroyed pool {name}")))
+                        .map_err(|e| e.to_string())
+                } else {
+                    Ok(())
+                }
+            }
+            Resource::Loop { device, image } => {
+                let ours = loopdev::list()
+                    .iter()
+                    .any(|l| &l.device == device && &l.backing_file == image);
+                if ours || sys.dry_run {
+                    loopdev::detach(sys, device)
+                        .map(|_| notices.push(format!("detached {}", device.display())))
+                        .map_err(|e| e.to_string())
+                } else {
+                    Ok(())
+                }
+            }
+            Resource::Image { path } => {
+                let mut res = Ok(());
+                for l in loopdev::backed_by(path) {
+                    if let Err(e) = loopdev::detach(sys, &l.device) {
+                        res = Err(e.to_string());
+                    } else {
+                        notices.push(format!("detached {}", l.device.display()));
+                    }
+                }
+                if res.is_ok() && !state.keep_image && (path.exists() || sys.dry_run) {
+                    if sys.dry_run {
+                        println!("would delete: {}", path.display());
+                    } else {
+                        res = std::fs::remove_file(path).map_err(|e| format!("{}: {e}", path.display()));
+                    }
+                } else if state.keep_image && path.exists() {
+                    notices.push(format!("kept image {}", path.display()));
+                }
+                res
+            }
+            Resource::Dir { path } => {
+                if !sys.dry_run {
+                    let _ = std::fs::remove_dir(path);
+                }
+                Ok(())
+            }
+            Resource::Scratch { path } => {
+                if sys.dry_run {
+                    println!("would delete: {} and its contents", path.display());
+                    Ok(())
+                } else if path.exists() {
+                    std::fs::remove_dir_all(path).map_err(|e| format!("{}: {e}", path.display()))
+                } else {
+                    Ok(())
+                }
+            }
+        };
+        if let Err(e) = result {
+            errors.push(e);
+        }
+    }
+    if had_pool {
+        if let Some(n) = zfs::release_daemon(sys) {
+            notices.push(n);
+        }
+    }
+    if !errors.is_empty() {
+        return Err(errors.join("; "));
+    }
+    if let (Some(reg), false) = (registry, sys.dry_run) {
+        reg.remove(&state.id).map_err(|e| e.to_string())?;
+    }
+    Ok(notices)
+}
+
+/// What cleanup found and did.
+#[derive(Debug, Default, serde::Serialize)]
+pub struct Report {
+    /// One line per leftover found.
+    pub found: Vec<String>,
+    /// What was done (or would be, with --dry-run).
+    pub actions: Vec<String>,
+    pub errors: Vec<String>,
+    /// Provisioned targets left alone (use `fsbench teardown`).
+    pub provisioned_left: Vec<String>,
+}
+
+/// Which targets a cleanup pass takes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scope {
+    /// Only leftovers of dead runs (and unrecorded fsbench-named resources).
+    Leftovers,
+    /// Leftovers and every target `fsbench provision` left mounted.
+    AllProvisioned,
+}
+
+/// Finds and removes what fsbench owns and nobody alive claims.
+pub fn cleanup(sys: &Sys, scope: Scope, only_mountpoint: Option<&Path>) -> Report {
+    let mut rep = Report::default();
+    let registry = match Registry::open() {
+        Ok(r) => r,
+        Err(e) => {
+            rep.errors.push(format!("cannot open fsbench's state directory: {e}"));
+            return rep;
+        }
+    };
+    let states = registry.list();
+    for s in &states {
+        let mp = s.mountpoint.as_deref();
+        if let Some(want) = only_mountpoint {
+            if mp != Some(want) {
+                continue;
+            }
+        }
+        let take = if s.owner.alive() && !s.persistent {
+            false
+        } else if s.persistent {
+            scope == Scope::AllProvisioned
+        } else {
+            true
+        };
+        let desc = format!(
+            "{} target '{}' ({}){}",
+            if s.persistent { "provisioned" } else { "leftover" },
+            s.label,
+            s.fs,
+            mp.map(|p| format!(" on {}", p.display())).unwrap_or_default()
+        );
+        if !take {
+            if s.persistent {
+                rep.provisioned_left.push(desc);
+            }
+            continue;
+        }
+        rep.found.push(desc);
+        match clean_state(sys, Some(&registry), s) {
+            Ok(n) => rep.actions.extend(n),
+            Err(e) => rep.errors.push(format!("{}: {e}", s.label)),
+        }
+    }
+    if only_mountpoint.is_some() {
+        return rep;
+    }
+    scan_unrecorded(sys, &registry, &mut rep);
+    if let Some(n) = zfs::release_daemon(sys) {
+        rep.actions.push(n);
+    }
+    rep
+}
+
+/// Resources of fsbench's that no state file names (a state directory lost or cleared).
+fn scan_unrecorded(sys: &Sys, registry: &Registry, rep: &mut Report) {
+    // Every state still on file claims its resources: live runs, provisioned targets, and
+    // leftovers the first pass reported (or could not remove).
+    let claimed: Vec<Resource> = registry.list().into_iter().flat_map(|s| s.resources).collect();
+    let claims_mount = |p: &Path| claimed.iter().any(|r| matches!(r, Resource::Mount { path } if path == p));
+    let claims_image = |p: &Path| {
+        claimed
+            .iter()
+            .any(|r| matches!(r, Resource::Image { path } | Resource::Loop { image: path, .. } if path == p))
+    };
+    for pool in zfs::pools() {
+        if pool.starts_with(NAME_PREFIX) && !claimed.iter().any(|r| matches!(r, Resource::Pool { name } if *name == pool)) {
+            rep.found.push(format!("unrecorded pool {pool}"));
+            match zfs::destroy(sys, &pool) {
+                Ok(()) => rep.actions.push(format!("destroyed pool {pool}")),
+                Err(e) => rep.errors.push(e.to_string()),
+            }
+        }
+    }
+    for m in mounts::mounts().into_iter().rev() {
+        if in_workdir(&m.mountpoint) && !claims_mount(&m.mountpoint) {
+            rep.found.push(format!("unrecorded mount {} ({})", m.mountpoint.display(), m.fstype));
+            match unmount(sys, &m.mountpoint) {
+                Ok(()) => rep.actions.push(format!("unmounted {}", m.mountpoint.display())),
+                Err(e) => rep.errors.push(e),
+            }
+        }
+    }
+    for l in loopdev::list() {
+        let name_ok = l
+            .backing_file
+            .file_name()
+            .map(|n| n.to_string_lossy())
+            .is_some_and(|n| n.starts_with(NAME_PREFIX) && n.ends_with(".img"));
+        if name_ok && in_workdir(&l.backing_file) && !claims_image(&l.backing_file) {
+            rep.found.push(format!(
+                "unrecorded loop device {} backed by {}{}",
+                l.device.display(),
+                l.backing_file.display(),
+                if l.deleted { " (deleted)" } else { "" }
+            ));
+            match loopdev::detach(sys, &l.device) {
+                Ok(()) => rep.actions.push(format!("detached {}", l.device.display())),
+                Err(e) => rep.errors.push(e.to_string()),
+            }
+        }
+    }
+}

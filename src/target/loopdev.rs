@@ -1,0 +1,61 @@
+//! Loop devices: attach an image with `losetup --find --show`, list them with their backing files
+//! from sysfs, detach one by name. Never "detach all": the devices may be shared.
+
+use std::path::{Path, PathBuf};
+
+use super::exec::{argv, ExecError, Sys};
+
+#[derive(Debug, Clone)]
+pub struct LoopDev {
+    pub device: PathBuf,
+    /// The backing file as the kernel reports it, without a trailing " (deleted)".
+    pub backing_file: PathBuf,
+    pub deleted: bool,
+}
+
+/// Every configured loop device and its backing file.
+pub fn list() -> Vec<LoopDev> {
+    let mut out = Vec::new();
+    let Ok(dir) = std::fs::read_dir("/sys/block") else { return out };
+    for e in dir.flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        if !name.starts_with("loop") {
+            continue;
+        }
+        let Ok(bf) = std::fs::read_to_string(e.path().join("loop/backing_file")) else {
+            continue;
+        };
+        let bf = bf.trim_end_matches('\n');
+        let (path, deleted) = match bf.strip_suffix(" (deleted)") {
+            Some(p) => (p, true),
+            None => (bf, false),
+        };
+        out.push(LoopDev {
+            device: PathBuf::from(format!("/dev/{name}")),
+            backing_file: PathBuf::from(path),
+            deleted,
+        });
+    }
+    out.sort_by(|a, b| a.device.cmp(&b.device));
+    out
+}
+
+/// Loop devices backed by `image`.
+pub fn backed_by(image: &Path) -> Vec<LoopDev> {
+    list().into_iter().filter(|l| l.backing_file == image).collect()
+}
+
+/// Attaches `image` to a free loop device and returns the device.
+pub fn attach(sys: &Sys, image: &Path) -> Result<PathBuf, ExecError> {
+    let out = sys.run(&argv(&["losetup", "--find", "--show", &image.to_string_lossy()]))?;
+    if sys.dry_run {
+        return Ok(PathBuf::from("/dev/loopN"));
+    }
+    Ok(PathBuf::from(out.trim()))
+}
+
+/// Detaches one loop device, by name.
+pub fn detach(sys: &Sys, device: &Path) -> Result<(), ExecError> {
+    sys.run(&argv(&["losetup", "--detach", &device.to_string_lossy()]))
+        .map(|_| ())
+}

@@ -1,0 +1,173 @@
+//! Provisioning: the FILESYSTEMS table, backings, safety guards, teardown and leftover cleanup.
+//! This is the only module that runs mkfs, mount, zpool and losetup.
+
+pub mod btrfs;
+pub mod cleanup;
+pub mod dir;
+pub mod exec;
+pub mod ext4;
+pub mod f2fs;
+pub mod loopdev;
+pub mod mounts;
+pub mod probe;
+pub mod provision;
+pub mod registry;
+pub mod safety;
+pub mod tmpfs;
+pub mod xfs;
+pub mod zfs;
+
+use crate::plan::spec::{self, Effect, FsSchema, TargetSpec};
+
+pub const MIB: u64 = 1 << 20;
+
+/// The label written into every filesystem fsbench makes, so that it is recognisable as its own.
+pub const FS_LABEL: &str = "fsbench";
+/// Prefix of every pool, image and run directory fsbench makes.
+pub const NAME_PREFIX: &str = "fsbench-";
+
+/// How a filesystem comes to exist.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// mkfs on a block device, then mount.
+    Mkfs,
+    /// zpool create on a block device (mounts itself).
+    Zfs,
+    /// mount -t tmpfs.
+    Tmpfs,
+    /// An existing directory.
+    Dir,
+}
+
+/// mkfs arguments fsbench always passes, unless one of `unless` keys is set by the user.
+#[derive(Debug, Clone, Copy)]
+pub struct MkfsDefault {
+    pub unless: &'static [&'static str],
+    pub args: &'static [&'static str],
+}
+
+/// One filesystem fsbench can provision: one file in src/target/ and one line in FILESYSTEMS.
+#[derive(Debug, Clone, Copy)]
+pub struct FsDef {
+    pub schema: FsSchema,
+    pub kind: Kind,
+    pub summary: &'static str,
+    /// Name in /proc/filesystems ("" when not a kernel filesystem).
+    pub kernel_name: &'static str,
+    /// The tool that creates it ("" when none).
+    pub tool: &'static str,
+    pub version_args: &'static [&'static str],
+    /// Smallest backing size, refused below with a clear message.
+    pub min_size: u64,
+    /// Arguments after the tool name and before the user's options; `{label}` is the fs label.
+    pub mkfs_defaults: &'static [MkfsDefault],
+}
+
+pub static FILESYSTEMS: &[&FsDef] = &[
+    &ext4::DEF,
+    &xfs::DEF,
+    &btrfs::DEF,
+    &zfs::DEF,
+    &f2fs::DEF,
+    &tmpfs::DEF,
+    &dir::DEF,
+];
+
+pub fn find(name: &str) -> Option<&'static FsDef> {
+    FILESYSTEMS.iter().copied().find(|d| d.schema.name == name)
+}
+
+pub fn schemas() -> Vec<FsSchema> {
+    FILESYSTEMS.iter().map(|d| d.schema).collect()
+}
+
+/// Parses a target spec against the FILESYSTEMS table.
+pub fn parse_target(text: &str) -> Result<TargetSpec, String> {
+    spec::parse_target(text, &schemas())
+}
+
+fn def_of(spec: &TargetSpec) -> &'static FsDef {
+    find(&spec.fs).expect("a parsed spec names a filesystem of the table")
+}
+
+fn fill(template: &str, value: Option<&str>) -> String {
+    template.replace("{}", value.unwrap_or(""))
+}
+
+/// The full mkfs command line for a target on `device`.
+pub fn mkfs_argv(spec: &TargetSpec, device: &str) -> Vec<String> {
+    let def = def_of(spec);
+    let mut argv = vec![def.tool.to_string()];
+    for d in def.mkfs_defaults {
+        if d.unless.iter().any(|k| spec.option(k).is_some()) {
+            continue;
+        }
+        argv.extend(d.args.iter().map(|a| a.replace("{label}", FS_LABEL)));
+    }
+    for opt in &spec.options {
+        let key = def.schema.keys.iter().find(|k| k.name == opt.key);
+        if let Some(spec::OptKey { effect: Effect::Mkfs(args), .. }) = key {
+            argv.extend(args.iter().map(|a| fill(a, opt.value.as_deref())));
+        }
+    }
+    argv.extend(spec.extra_mkfs.iter().cloned());
+    argv.push(device.to_string());
+    argv
+}
+
+/// The mount options a target asks for, in the order written.
+pub fn mount_options(spec: &TargetSpec) -> Vec<String> {
+    let def = def_of(spec);
+    let mut out = Vec::new();
+    for opt in &spec.options {
+        let Some(key) = def.schema.keys.iter().find(|k| k.name == opt.key) else {
+            continue;
+        };
+        match key.effect {
+            Effect::Mount => out.push(match &opt.value {
+                Some(v) => format!("{}={v}", opt.key),
+                None => opt.key.clone(),
+            }),
+            Effect::MountAs(t) => out.push(fill(t, opt.value.as_deref())),
+            _ => {}
+        }
+    }
+    out.extend(spec.extra_mount.iter().cloned());
+    out
+}
+
+/// The mount command line: `mount -t TYPE [-o OPTS] SOURCE MOUNTPOINT`.
+pub fn mount_argv(spec: &TargetSpec, source: &str, mountpoint: &str, size: u64) -> Vec<String> {
+    let def = def_of(spec);
+    let mut opts = mount_options(spec);
+    if def.kind == Kind::Tmpfs {
+        opts.insert(0, format!("size={size}"));
+    }
+    let mut argv = vec!["mount".to_string(), "-t".to_string(), def.kernel_name.to_string()];
+    if !opts.is_empty() {
+        argv.push("-o".to_string());
+        argv.push(opts.join(","));
+    }
+    argv.push(source.to_string());
+    argv.push(mountpoint.to_string());
+    argv
+}
+
+/// Refuses a backing smaller than the filesystem can honestly be made on.
+pub fn check_size(spec: &TargetSpec, size: u64) -> Result<(), String> {
+    let def = def_of(spec);
+    if matches!(def.kind, Kind::Mkfs | Kind::Zfs) && size < def.min_size {
+        return Err(format!(
+            "{} needs a backing of at least {} but target '{}' would get {}: give --size {} or more (or size= in the spec)",
+            def.schema.name,
+            crate::plan::units::format_bytes(def.min_size),
+            spec.label,
+            crate::plan::units::format_bytes(size),
+            crate::plan::units::format_bytes(def.min_size.next_multiple_of(MIB)),
+        ));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,431 @@
+//! Provisioning one target: check, record intent, create backing, mkfs / zpool create / mount,
+//! read back what the kernel really did. Teardown is the same code as leftover cleanup.
+
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+use super::exec::{argv, CommandRecord, ExecError, Sys};
+use super::registry::{self, Owner, Registry, Resource, TargetState};
+use super::{cleanup, loopdev, mounts, probe, safety, zfs, Kind, NAME_PREFIX};
+use crate::plan::TargetSpec;
+
+/// What a provisioning request needs besides the spec.
+#[derive(Debug, Clone)]
+pub struct Request<'a> {
+    pub workdir: &'a Path,
+    pub run_id: &'a str,
+    pub index: usize,
+    /// Loop image size (or tmpfs size) unless the spec sets its own.
+    pub size: u64,
+    pub device: Option<&'a Path>,
+    pub wipe: bool,
+    pub keep_image: bool,
+    /// Leave it for a person (`fsbench provision`): only `teardown` removes it.
+    pub persistent: bool,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ProvisionError {
+    /// This host cannot provide the filesystem: the target is skipped with this reason.
+    #[error("{0}")]
+    Unsupported(String),
+    /// A guard or a bad request: nothing was changed.
+    #[error("{0}")]
+    Refused(String),
+    /// Something failed while creating it; whatever was made has been torn down.
+    #[error("{0}")]
+    Failed(String),
+}
+
+impl From<ExecError> for ProvisionError {
+    fn from(e: ExecError) -> Self {
+        ProvisionError::Failed(e.to_string())
+    }
+}
+
+/// What the manifest keeps about a provisioned target.
+#[derive(Debug, Clone, Serialize, serde::Deserialize, Default)]
+pub struct TargetInfo {
+    pub id: String,
+    pub label: String,
+    pub fs: String,
+    pub spec: String,
+    pub backing: String,
+    pub size_bytes: u64,
+    pub device: Option<String>,
+    pub mountpoint: String,
+    pub tool_version: Option<String>,
+    /// Mount options fsbench asked for.
+    pub requested_mount_options: Vec<String>,
+    /// Options in /proc/self/mountinfo after mounting (per-mount and superblock).
+    pub mount_options: Vec<String>,
+    /// Requested options missing from mountinfo: changed or ignored by the kernel.
+    pub options_not_in_effect: Vec<String>,
+    pub zfs_properties: Vec<(String, String)>,
+    pub commands: Vec<CommandRecord>,
+}
+
+/// A provisioned target. Teardown runs when it is dropped, if not before.
+pub struct Mounted {
+    pub info: TargetInfo,
+    pub mountpoint: PathBuf,
+    state: TargetState,
+    registry: Option<Registry>,
+    sys: Sys,
+    done: bool,
+}
+
+impl Mounted {
+    /// Unmounts, destroys the pool, detaches the loop device, deletes the image (unless kept).
+    pub fn teardown(mut self) -> Result<Vec<String>, String> {
+        self.done = true;
+        self.teardown_inner()
+    }
+
+    fn teardown_inner(&mut self) -> Result<Vec<String>, String> {
+        cleanup::clean_state(&self.sys, self.registry.as_ref(), &self.state)
+    }
+}
+
+impl Drop for Mounted {
+    fn drop(&mut self) {
+        if !self.done && !self.state.persistent {
+            self.done = true;
+            if let Err(e) = self.teardown_inner() {
+                eprintln!("fsbench: teardown of {}: {e}", self.info.label);
+            }
+        }
+    }
+}
+
+/// Records a resource in the target's state file before it is created.
+struct Intent<'a> {
+    sys: &'a Sys,
+    registry: Option<&'a Registry>,
+    state: TargetState,
+}
+
+impl Intent<'_> {
+    fn record(&mut self, r: Resource) -> Result<(), ProvisionError> {
+        self.state.resources.push(r);
+        match self.registry {
+            Some(reg) if !self.sys.dry_run => reg
+                .save(&self.state)
+                .map_err(|e| ProvisionError::Failed(format!("cannot write fsbench state: {e}"))),
+            _ => Ok(()),
+        }
+    }
+
+    fn mkdir(&mut self, path: &Path) -> Result<(), ProvisionError> {
+        if path.is_dir() {
+            return Ok(());
+        }
+        self.record(Resource::Dir { path: path.to_path_buf() })?;
+        if !self.sys.dry_run {
+            std::fs::create_dir_all(path)
+                .map_err(|e| ProvisionError::Failed(format!("cannot create {}: {e}", path.display())))?;
+        }
+        Ok(())
+    }
+}
+
+/// Makes the work directory recognisable as fsbench's (a marker file in it).
+pub fn prepare_workdir(workdir: &Path) -> std::io::Result<()> {
+    std::fs::create_dir_all(workdir)?;
+    let marker = workdir.join(registry::WORKDIR_MARKER);
+    if !marker.exists() {
+        std::fs::write(&marker, "This directory holds fsbench's loop images and mount points.\n")?;
+    }
+    Ok(())
+}
+
+fn sanitize(label: &str) -> String {
+    label
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '_' })
+        .take(40)
+        .collect()
+}
+
+/// Why the host cannot provide this target, if it cannot (checked before anything is changed).
+pub fn availability(spec: &TargetSpec) -> Result<(), ProvisionError> {
+    let def = super::find(&spec.fs).expect("parsed spec");
+    match def.kind {
+        Kind::Dir => Ok(()),
+        Kind::Zfs => {
+            let Some(backend) = zfs::backend() else {
+                return Err(ProvisionError::Unsupported(
+                    "ZFS is not available: no zfs kernel module and no zfs-fuse; install zfs-fuse (apt-get install zfs-fuse) or zfsutils-linux with the module".into(),
+                ));
+            };
+            if let Some(why) = zfs::unsupported(spec, backend) {
+                return Err(ProvisionError::Unsupported(why));
+            }
+            if backend == zfs::Backend::Fuse && !Path::new("/dev/fuse").exists() {
+                return Err(ProvisionError::Unsupported("zfs-fuse needs /dev/fuse, which this host lacks".into()));
+            }
+            Ok(())
+        }
+        Kind::Mkfs | Kind::Tmpfs => {
+            if !probe::kernel_supports(def.kernel_name) {
+                return Err(ProvisionError::Unsupported(format!(
+                    "{} is not supported by this kernel (not in /proc/filesystems, and modules cannot be loaded)",
+                    def.schema.name
+                )));
+            }
+            if !def.tool.is_empty() && super::exec::which(def.tool).is_none() {
+                return Err(ProvisionError::Unsupported(format!(
+                    "{} is not installed; install it with `apt-get install {}`",
+                    def.tool,
+                    super::exec::package_of(def.tool)
+                )));
+            }
+            Ok(())
+        }
+    }
+}
+
+/// Creates one target and mounts it.
+pub fn provision(sys: &Sys, spec: &TargetSpec, req: &Request) -> Result<Mounted, ProvisionError> {
+    let def = super::find(&spec.fs).expect("parsed spec");
+    availability(spec)?;
+    let size = spec.size.unwrap_or(req.size);
+    if req.device.is_none() || def.kind == Kind::Tmpfs {
+        super::check_size(spec, size).map_err(ProvisionError::Refused)?;
+    }
+    if let Some(dev) = req.device {
+        if matches!(def.kind, Kind::Mkfs | Kind::Zfs) {
+            safety::check_device(dev, req.wipe).map_err(|e| ProvisionError::Refused(e.to_string()))?;
+        }
+    }
+    if let (Kind::Dir, Some(p)) = (def.kind, &spec.path) {
+        if !Path::new(p).is_dir() {
+            return Err(ProvisionError::Refused(format!(
+                "target '{}': {p} is not an existing directory; mount it first, or name another",
+                spec.label
+            )));
+        }
+    }
+    if !sys.dry_run {
+        prepare_workdir(req.workdir).map_err(|e| {
+            ProvisionError::Refused(format!("work directory {}: {e}; choose another with --workdir", req.workdir.display()))
+        })?;
+    }
+    let registry = if sys.dry_run {
+        None
+    } else {
+        Some(Registry::open().map_err(|e| {
+            ProvisionError::Refused(format!("cannot open fsbench's state directory {}: {e}", registry::state_dir().display()))
+        })?)
+    };
+    let id = format!("{}-{}", req.run_id, req.index);
+    let mut intent = Intent {
+        sys,
+        registry: registry.as_ref(),
+        state: TargetState {
+            id: id.clone(),
+            label: spec.label.clone(),
+            fs: spec.fs.clone(),
+            owner: Owner::current(),
+            persistent: false,
+            keep_image: req.keep_image,
+            mountpoint: None,
+            resources: Vec::new(),
+        },
+    };
+    let mut info = TargetInfo {
+        id: id.clone(),
+        label: spec.label.clone(),
+        fs: spec.fs.clone(),
+        spec: spec.spec.clone(),
+        size_bytes: size,
+        tool_version: probe::tool_version(def),
+        requested_mount_options: super::mount_options(spec),
+        ..Default::default()
+    };
+    let result = build(sys, spec, req, size, &mut intent, &mut info);
+    let state = intent.state;
+    match result {
+        Ok(mountpoint) => {
+            let mut mounted = Mounted {
+                info,
+                mountpoint,
+                state,
+                registry,
+                sys: sys.clone(),
+                done: sys.dry_run,
+            };
+            if req.persistent && !sys.dry_run {
+                mounted.state.persistent = true;
+                if let Some(reg) = &mounted.registry {
+                    reg.save(&mounted.state)
+                        .map_err(|e| ProvisionError::Failed(format!("cannot write fsbench state: {e}")))?;
+                }
+            }
+            mounted.info.commands = sys.take_log();
+            Ok(mounted)
+        }
+        Err(e) => {
+            if let Err(t) = cleanup::clean_state(sys, registry.as_ref(), &state) {
+                eprintln!("fsbench: cleaning up after the failed provisioning of {}: {t}", spec.label);
+            }
+            Err(e)
+        }
+    }
+}
+
+fn interrupted() -> Result<(), ProvisionError> {
+    if crate::runner::stop_requested() {
+        return Err(ProvisionError::Failed("interrupted".into()));
+    }
+    Ok(())
+}
+
+fn build(
+    sys: &Sys,
+    spec: &TargetSpec,
+    req: &Request,
+    size: u64,
+    intent: &mut Intent,
+    info: &mut TargetInfo,
+) -> Result<PathBuf, ProvisionError> {
+    let def = super::find(&spec.fs).expect("parsed spec");
+    let run_dir = req.workdir.join(format!("{NAME_PREFIX}{}", req.run_id));
+    let mnt = run_dir.join(format!("mnt-{}-{}", req.index, sanitize(&spec.label)));
+    let mnt_s = mnt.to_string_lossy().to_string();
+    if def.kind == Kind::Dir {
+        let user_dir = PathBuf::from(spec.path.as_deref().unwrap_or("/"));
+        let scratch = user_dir.join(format!("{NAME_PREFIX}{}", intent.state.id));
+        intent.record(Resource::Scratch { path: scratch.clone() })?;
+        if sys.dry_run {
+            println!("would create: {}", scratch.display());
+        } else {
+            std::fs::create_dir(&scratch)
+                .map_err(|e| ProvisionError::Failed(format!("cannot create {}: {e}", scratch.display())))?;
+        }
+        info.backing = format!("existing directory {}", user_dir.display());
+        info.mountpoint = scratch.to_string_lossy().into_owned();
+        if let Some(m) = mounts::mounts().into_iter().rev().find(|m| user_dir.starts_with(&m.mountpoint)) {
+            info.mount_options = m.all_options();
+            info.fs = format!("dir ({})", m.fstype);
+        }
+        return Ok(scratch);
+    }
+    intent.mkdir(&run_dir)?;
+    intent.mkdir(&mnt)?;
+    intent.state.mountpoint = Some(mnt.clone());
+    if def.kind == Kind::Tmpfs {
+        intent.record(Resource::Mount { path: mnt.clone() })?;
+        let source = format!("{NAME_PREFIX}{}", intent.state.id);
+        sys.run(&super::mount_argv(spec, &source, &mnt_s, size))?;
+        info.backing = format!("memory (tmpfs, size {})", crate::plan::units::format_bytes(size));
+        return finish(sys, spec, intent, info, mnt, None);
+    }
+    interrupted()?;
+    // The block device: the user's (already checked) or a sparse loop image of ours.
+    let device: PathBuf = match req.device {
+        Some(dev) => {
+            if req.wipe {
+                sys.run(&argv(&["wipefs", "--all", &dev.to_string_lossy()]))?;
+            }
+            info.backing = format!("block device {}", dev.display());
+            dev.to_path_buf()
+        }
+        None => {
+            let image = run_dir.join(format!("{NAME_PREFIX}{}.img", req.index));
+            intent.record(Resource::Image { path: image.clone() })?;
+            if sys.dry_run {
+                println!("would create: sparse image {} of {}", image.display(), crate::plan::units::format_bytes(size));
+            } else {
+                let f = std::fs::OpenOptions::new()
+                    .write(true)
+                    .create_new(true)
+                    .open(&image)
+                    .and_then(|f| f.set_len(size).map(|_| f));
+                f.map_err(|e| ProvisionError::Failed(format!("cannot create image {}: {e}", image.display())))?;
+            }
+            let dev = loopdev::attach(sys, &image)?;
+            intent.record(Resource::Loop { device: dev.clone(), image: image.clone() })?;
+            if !sys.dry_run {
+                // Belt and braces: the device losetup handed us must be ours and idle.
+                safety::check_device(&dev, false).map_err(|e| ProvisionError::Failed(e.to_string()))?;
+            }
+            info.backing = format!(
+                "loop image {} ({}, sparse) on {}",
+                image.display(),
+                crate::plan::units::format_bytes(size),
+                dev.display()
+            );
+            dev
+        }
+    };
+    info.device = Some(device.to_string_lossy().into_owned());
+    let dev_s = device.to_string_lossy().to_string();
+    interrupted()?;
+    if def.kind == Kind::Zfs {
+        let backend = zfs::backend().expect("checked by availability");
+        zfs::ensure_daemon(sys, backend).map_err(ProvisionError::Failed)?;
+        let pool = format!("{NAME_PREFIX}{}", intent.state.id);
+        intent.record(Resource::Pool { name: pool.clone() })?;
+        intent.record(Resource::Mount { path: mnt.clone() })?;
+        sys.run(&zfs::create_argv(spec, &pool, &dev_s, &mnt_s))?;
+        info.zfs_properties = zfs::properties(sys, spec, &pool);
+        return finish(sys, spec, intent, info, mnt, Some(&pool));
+    }
+    sys.run(&super::mkfs_argv(spec, &dev_s))?;
+    interrupted()?;
+    intent.record(Resource::Mount { path: mnt.clone() })?;
+    sys.run(&super::mount_argv(spec, &dev_s, &mnt_s, size))?;
+    finish(sys, spec, intent, info, mnt, None)
+}
+
+/// Reads back what the kernel mounted and which requested options it did not keep.
+fn finish(
+    sys: &Sys,
+    spec: &TargetSpec,
+    intent: &mut Intent,
+    info: &mut TargetInfo,
+    mnt: PathBuf,
+    pool: Option<&str>,
+) -> Result<PathBuf, ProvisionError> {
+    info.mountpoint = mnt.to_string_lossy().into_owned();
+    if sys.dry_run {
+        return Ok(mnt);
+    }
+    let Some(m) = mounts::mount_at(&mnt) else {
+        return Err(ProvisionError::Failed(format!(
+            "{} reported success but nothing is mounted on {}",
+            if pool.is_some() { "zpool create" } else { "mount" },
+            mnt.display()
+        )));
+    };
+    info.mount_options = m.all_options();
+    info.options_not_in_effect = info
+        .requested_mount_options
+        .iter()
+        .filter(|o| !option_in_effect(o, &info.mount_options))
+        .cloned()
+        .collect();
+    for (k, v) in &info.zfs_properties {
+        if let Some(opt) = spec.option(k) {
+            let want = opt.value.as_deref().unwrap_or("").to_ascii_lowercase();
+            if v.to_ascii_lowercase() != want {
+                info.options_not_in_effect.push(format!("{k}={want} (zfs reports {v})"));
+            }
+        }
+    }
+    let _ = intent;
+    Ok(mnt)
+}
+
+/// Is a requested mount option visible in the mount's options? `compress=zstd` matches
+/// `compress=zstd:3`; `barrier=0` matches `nobarrier`.
+pub fn option_in_effect(want: &str, have: &[String]) -> bool {
+    have.iter().any(|h| {
+        h == want
+            || h.starts_with(&format!("{want}:"))
+            || (want == "barrier=0" && h == "nobarrier")
+            || (want.starts_with("size=") && h.starts_with("size="))
+    })
+}

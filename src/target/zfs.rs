@@ -1,0 +1,257 @@
+//! ZFS: a pool on the backing device (`zpool create`), properties as data. Where the kernel has
+//! no ZFS, fsbench uses zfs-fuse: it starts the one daemon of the machine only if none runs, shares
+//! it, and stops it only if fsbench started it and no pool is left.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde::{Deserialize, Serialize};
+
+use super::exec::{argv, cmdline, ExecError, Sys};
+use super::registry::{state_dir, Owner};
+use super::{FsDef, Kind, MIB};
+use crate::plan::spec::{Effect::*, FsSchema, OptKey, TargetSpec, ValueKind::*};
+
+const ON_OFF: &[&str] = &["on", "off"];
+const CACHE: &[&str] = &["all", "none", "metadata"];
+
+const KEYS: &[OptKey] = &[
+    OptKey { name: "recordsize", value: Choice(&["512", "1k", "2k", "4k", "8k", "16k", "32k", "64k", "128k", "256k", "512k", "1m", "1M", "4K", "8K", "16K", "32K", "64K", "128K"]), effect: ZfsProperty, help: "record size, the unit of copy-on-write and checksums" },
+    OptKey { name: "compression", value: Choice(&["on", "off", "lzjb", "gzip", "gzip-1", "gzip-2", "gzip-3", "gzip-4", "gzip-5", "gzip-6", "gzip-7", "gzip-8", "gzip-9", "zle", "lz4", "zstd"]), effect: ZfsProperty, help: "compression (lz4 and zstd need kernel ZFS; zfs-fuse has lzjb, gzip, zle)" },
+    OptKey { name: "primarycache", value: Choice(CACHE), effect: ZfsProperty, help: "what the ARC caches" },
+    OptKey { name: "secondarycache", value: Choice(CACHE), effect: ZfsProperty, help: "what the L2ARC caches" },
+    OptKey { name: "atime", value: Choice(ON_OFF), effect: ZfsProperty, help: "update access times" },
+    OptKey { name: "sync", value: Choice(&["standard", "always", "disabled"]), effect: ZfsProperty, help: "synchronous write behaviour" },
+    OptKey { name: "logbias", value: Choice(&["latency", "throughput"]), effect: ZfsProperty, help: "ZIL usage hint" },
+    OptKey { name: "checksum", value: Choice(&["on", "off", "fletcher2", "fletcher4", "sha256"]), effect: ZfsProperty, help: "data checksum" },
+    OptKey { name: "dedup", value: Choice(ON_OFF), effect: ZfsProperty, help: "deduplication" },
+    OptKey { name: "copies", value: Choice(&["1", "2", "3"]), effect: ZfsProperty, help: "copies of each block" },
+    OptKey { name: "ashift", value: Int { min: 9, max: 16 }, effect: ZpoolProperty, help: "vdev sector size as a power of two (zpool create -o ashift=)" },
+];
+
+pub const DEF: FsDef = FsDef {
+    schema: FsSchema { name: "zfs", keys: KEYS, extra_mkfs: false, extra_mount: false, takes_path: false },
+    kind: Kind::Zfs,
+    summary: "a ZFS pool on a loop image or device (kernel ZFS, else zfs-fuse)",
+    kernel_name: "zfs",
+    tool: "zpool",
+    version_args: &["upgrade", "-v"],
+    min_size: 64 * MIB,
+    mkfs_defaults: &[],
+};
+
+/// Which ZFS this host has.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Backend {
+    Kernel,
+    Fuse,
+}
+
+pub fn backend() -> Option<Backend> {
+    let in_kernel = std::fs::read_to_string("/proc/filesystems")
+        .map(|t| t.lines().any(|l| l.split_whitespace().last() == Some("zfs")))
+        .unwrap_or(false)
+        || Path::new("/sys/module/zfs").exists();
+    if in_kernel && super::exec::which("zpool").is_some() {
+        return Some(Backend::Kernel);
+    }
+    if super::exec::which("zfs-fuse").is_some() && super::exec::which("zpool").is_some() {
+        return Some(Backend::Fuse);
+    }
+    None
+}
+
+/// Why this spec cannot run on this backend, if it cannot.
+pub fn unsupported(spec: &TargetSpec, backend: Backend) -> Option<String> {
+    if backend != Backend::Fuse {
+        return None;
+    }
+    let c = spec.option("compression")?.value.as_deref()?;
+    matches!(c, "lz4" | "zstd").then(|| {
+        format!(
+            "compression={c} is not supported by zfs-fuse (pool version 23 has lzjb, gzip and zle); use a host with kernel ZFS, or another compression"
+        )
+    })
+}
+
+/// `zpool create -m MOUNTPOINT [-o pool props] [-O dataset props] POOL DEVICE`.
+pub fn create_argv(spec: &TargetSpec, pool: &str, device: &str, mountpoint: &str) -> Vec<String> {
+    let mut a = argv(&["zpool", "create", "-m", mountpoint]);
+    for opt in &spec.options {
+        let Some(key) = KEYS.iter().find(|k| k.name == opt.key) else { continue };
+        let flag = match key.effect {
+            ZpoolProperty => "-o",
+            _ => "-O",
+        };
+        let mut value = opt.value.clone().unwrap_or_default();
+        if key.name == "recordsize" {
+            value = value.to_ascii_uppercase();
+        }
+        a.push(flag.to_string());
+        a.push(format!("{}={value}", opt.key));
+    }
+    a.push(pool.to_string());
+    a.push(device.to_string());
+    a
+}
+
+/// Reads back the dataset properties the spec set, as ZFS reports them.
+pub fn properties(sys: &Sys, spec: &TargetSpec, pool: &str) -> Vec<(String, String)> {
+    let props: Vec<&str> = spec
+        .options
+        .iter()
+        .filter(|o| KEYS.iter().any(|k| k.name == o.key && matches!(k.effect, ZfsProperty)))
+        .map(|o| o.key.as_str())
+        .collect();
+    if props.is_empty() || sys.dry_run {
+        return Vec::new();
+    }
+    let Ok(out) = sys.query(&argv(&["zfs", "get", "-H", "-o", "property,value", &props.join(","), pool])) else {
+        return Vec::new();
+    };
+    out.lines()
+        .filter_map(|l| l.split_once('\t'))
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect()
+}
+
+/// The zfs-fuse daemon fsbench started, as recorded in its state directory.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct DaemonRecord {
+    owner: Owner,
+    started_by: u32,
+}
+
+fn daemon_record_path() -> PathBuf {
+    state_dir().join("zfs-fuse.json")
+}
+
+/// Serialises starting and stopping the daemon between fsbench processes.
+fn daemon_lock() -> std::io::Result<std::fs::File> {
+    std::fs::create_dir_all(state_dir())?;
+    let f = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(state_dir().join("zfs-fuse.lock"))?;
+    crate::sys::lock_exclusive(&f)?;
+    Ok(f)
+}
+
+/// The pid of a running (not zombie) zfs-fuse, if one runs.
+pub fn daemon_pid() -> Option<u32> {
+    let dir = std::fs::read_dir("/proc").ok()?;
+    for e in dir.flatten() {
+        let Ok(pid) = e.file_name().to_string_lossy().parse::<u32>() else { continue };
+        let comm = std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default();
+        if comm.trim() == "zfs-fuse" && Owner::of(pid).is_some_and(|o| o.alive()) {
+            return Some(pid);
+        }
+    }
+    None
+}
+
+fn zpool_answers() -> bool {
+    super::exec::run_command(&argv(&["zpool", "list", "-H"])).is_ok()
+}
+
+/// Makes sure a ZFS is there to talk to: with zfs-fuse, starts the daemon if none runs.
+pub fn ensure_daemon(sys: &Sys, backend: Backend) -> Result<(), String> {
+    if backend == Backend::Kernel {
+        return Ok(());
+    }
+    let _lock = daemon_lock().map_err(|e| format!("cannot lock the zfs-fuse state: {e}"))?;
+    if daemon_pid().is_some() {
+        return Ok(());
+    }
+    let log_path = state_dir().join("zfs-fuse.log");
+    let cmd = argv(&["zfs-fuse", "--no-daemon"]);
+    if sys.dry_run {
+        println!("would run: {} (in the background; stopped when no pool is left)", cmdline(&cmd));
+        return Ok(());
+    }
+    let log = std::fs::File::create(&log_path).map_err(|e| format!("{}: {e}", log_path.display()))?;
+    use std::os::unix::process::CommandExt;
+    // Its own process group: a Ctrl-C at the terminal must not kill the daemon under mounted
+    // pools before fsbench has destroyed them.
+    let child = Command::new("zfs-fuse")
+        .arg("--no-daemon")
+        .stdin(Stdio::null())
+        .stdout(log.try_clone().map_err(|e| e.to_string())?)
+        .stderr(log)
+        .process_group(0)
+        .spawn()
+        .map_err(|e| format!("cannot start zfs-fuse: {e}"))?;
+    let pid = child.id();
+    sys.record(&cmd);
+    // The daemon outlives this handle on purpose; it is reaped by whoever stops it or by init.
+    std::mem::forget(child);
+    let rec = DaemonRecord { owner: Owner::of(pid).unwrap_or(Owner { pid, start_ticks: 0 }), started_by: std::process::id() };
+    std::fs::write(daemon_record_path(), serde_json::to_vec(&rec).unwrap_or_default())
+        .map_err(|e| format!("cannot record the zfs-fuse daemon: {e}"))?;
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while Instant::now() < deadline {
+        if zpool_answers() {
+            eprintln!("fsbench: started zfs-fuse (pid {pid}); it will be stopped when no pool is left");
+            return Ok(());
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    Err(format!(
+        "zfs-fuse (pid {pid}) did not answer `zpool list` within 20 s; see {}",
+        log_path.display()
+    ))
+}
+
+/// Pools that exist now (empty when ZFS does not answer).
+pub fn pools() -> Vec<String> {
+    match super::exec::run_command(&argv(&["zpool", "list", "-H", "-o", "name"])) {
+        Ok((out, _)) => out.lines().map(|l| l.trim().to_string()).filter(|l| !l.is_empty()).collect(),
+        Err(_) => Vec::new(),
+    }
+}
+
+/// Stops the zfs-fuse daemon if fsbench started it and no pool at all is left. Returns a notice.
+pub fn release_daemon(sys: &Sys) -> Option<String> {
+    let path = daemon_record_path();
+    if !path.exists() {
+        return None;
+    }
+    let _lock = daemon_lock().ok()?;
+    let rec: DaemonRecord = serde_json::from_slice(&std::fs::read(&path).ok()?).ok()?;
+    if !rec.owner.alive() {
+        let _ = std::fs::remove_file(&path);
+        return None;
+    }
+    if !pools().is_empty() {
+        return None;
+    }
+    if sys.dry_run {
+        return Some(format!("would stop zfs-fuse (pid {}), which fsbench started", rec.owner.pid));
+    }
+    crate::sys::send_signal(rec.owner.pid, libc::SIGTERM);
+    let deadline = Instant::now() + Duration::from_secs(15);
+    while rec.owner.alive() && Instant::now() < deadline {
+        crate::sys::reap(rec.owner.pid);
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    if rec.owner.alive() {
+        crate::sys::send_signal(rec.owner.pid, libc::SIGKILL);
+    }
+    crate::sys::reap(rec.owner.pid);
+    let _ = std::fs::remove_file(&path);
+    Some(format!("stopped zfs-fuse (pid {}), which fsbench started", rec.owner.pid))
+}
+
+pub fn destroy_argv(pool: &str) -> Vec<String> {
+    argv(&["zpool", "destroy", "-f", pool])
+}
+
+/// Destroys a pool if it exists.
+pub fn destroy(sys: &Sys, pool: &str) -> Result<(), ExecError> {
+    if !sys.dry_run && !pools().iter().any(|p| p == pool) {
+        return Ok(());
+    }
+    sys.run(&destroy_argv(pool)).map(|_| ())
+}
