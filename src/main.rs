@@ -1,6 +1,5 @@
 //! fsbench: wiring only: parse -> plan -> run -> report -> exit code.
 
-
 use std::process::ExitCode;
 
 use clap::Parser;
@@ -63,7 +62,10 @@ fn run(cli: Cli) -> Result<Exit, String> {
         Command::Doctor { json } => {
             let d = target::probe::doctor();
             if json {
-                println!("{}", serde_json::to_string_pretty(&d).map_err(|e| e.to_string())?);
+                println!(
+                    "{}",
+                    serde_json::to_string_pretty(&d).map_err(|e| e.to_string())?
+                );
             } else {
                 print!("{}", report::doctor::render(&d));
             }
@@ -77,7 +79,11 @@ fn run(cli: Cli) -> Result<Exit, String> {
             }
             Ok(Exit::Ok)
         }
-        Command::Provision { spec, backing, common } => {
+        Command::Provision {
+            spec,
+            backing,
+            common,
+        } => {
             let spec = target::parse_target(&spec)?;
             if !common.dry_run {
                 need_root("fsbench provision")?;
@@ -98,39 +104,64 @@ fn run(cli: Cli) -> Result<Exit, String> {
             };
             let m = target::provision::provision(&sys, &spec, &req).map_err(|e| e.to_string())?;
             if !common.quiet {
-                eprintln!("fsbench: provisioned '{}' ({}) on {}", m.info.label, m.info.fs, m.info.backing);
+                eprintln!(
+                    "fsbench: provisioned '{}' ({}) on {}",
+                    m.info.label, m.info.fs, m.info.backing
+                );
                 if !m.info.mount_options.is_empty() {
-                    eprintln!("fsbench: mount options in effect: {}", m.info.mount_options.join(","));
+                    eprintln!(
+                        "fsbench: mount options in effect: {}",
+                        m.info.mount_options.join(",")
+                    );
                 }
                 for (k, v) in &m.info.zfs_properties {
                     eprintln!("fsbench: zfs {k}={v}");
                 }
                 if !m.info.options_not_in_effect.is_empty() {
-                    eprintln!("fsbench: warning: not in effect: {}", m.info.options_not_in_effect.join(", "));
+                    eprintln!(
+                        "fsbench: warning: not in effect: {}",
+                        m.info.options_not_in_effect.join(", ")
+                    );
                 }
-                eprintln!("fsbench: remove it with: fsbench teardown {}", m.mountpoint.display());
+                eprintln!(
+                    "fsbench: remove it with: fsbench teardown {}",
+                    m.mountpoint.display()
+                );
             }
             println!("{}", m.mountpoint.display());
             Ok(Exit::Ok)
         }
-        Command::Teardown { mountpoint, keep, common } => {
+        Command::Teardown {
+            mountpoint,
+            keep,
+            common,
+        } => {
             if !common.dry_run {
                 need_root("fsbench teardown")?;
             }
             let sys = Sys::new(common.dry_run);
             if let Some(mp) = &mountpoint {
                 let reg = target::registry::Registry::open().map_err(|e| e.to_string())?;
-                let Some(mut state) = reg.list().into_iter().find(|s| s.mountpoint.as_deref() == Some(mp.as_path())) else {
+                let Some(mut state) = reg
+                    .list()
+                    .into_iter()
+                    .find(|s| s.mountpoint.as_deref() == Some(mp.as_path()))
+                else {
                     return Err(format!(
                         "{} is not a target fsbench provisioned; `fsbench teardown` with no argument removes all of them",
                         mp.display()
                     ));
                 };
                 if state.owner.alive() && !state.persistent {
-                    return Err(format!("{} belongs to a running fsbench (pid {}); stop that run instead", mp.display(), state.owner.pid));
+                    return Err(format!(
+                        "{} belongs to a running fsbench (pid {}); stop that run instead",
+                        mp.display(),
+                        state.owner.pid
+                    ));
                 }
                 state.keep_image |= keep;
-                let notices = cleanup::clean_state(&sys, Some(&reg), &state).map_err(|e| format!("teardown of {}: {e}", mp.display()))?;
+                let notices = cleanup::clean_state(&sys, Some(&reg), &state)
+                    .map_err(|e| format!("teardown of {}: {e}", mp.display()))?;
                 for n in notices {
                     eprintln!("fsbench: {n}");
                 }
@@ -138,7 +169,11 @@ fn run(cli: Cli) -> Result<Exit, String> {
             }
             let rep = cleanup::cleanup(&sys, Scope::AllProvisioned, None);
             print_cleanup(&rep, common.dry_run);
-            Ok(if rep.errors.is_empty() { Exit::Ok } else { Exit::Usage("some resources could not be removed (see above)".into()) })
+            Ok(if rep.errors.is_empty() {
+                Exit::Ok
+            } else {
+                Exit::Usage("some resources could not be removed (see above)".into())
+            })
         }
         Command::Cleanup { common } => {
             if !common.dry_run {
@@ -146,16 +181,30 @@ fn run(cli: Cli) -> Result<Exit, String> {
             }
             let rep = cleanup::cleanup(&Sys::new(common.dry_run), Scope::Leftovers, None);
             print_cleanup(&rep, common.dry_run);
-            Ok(if rep.errors.is_empty() { Exit::Ok } else { Exit::Usage("some leftovers could not be removed (see above)".into()) })
+            Ok(if rep.errors.is_empty() {
+                Exit::Ok
+            } else {
+                Exit::Usage("some leftovers could not be removed (see above)".into())
+            })
         }
-        Command::Compare { targets, workloads, out, repeat, keep, backing, common } => {
+        Command::Compare {
+            targets,
+            workloads,
+            out,
+            repeat,
+            keep,
+            backing,
+            common,
+        } => {
             let plan = cli::build_plan(&targets, &workloads, &backing, repeat)?;
             if !common.dry_run {
                 need_root("fsbench compare")?;
                 runner::install_signal_handlers().map_err(|e| e.to_string())?;
                 clean_leftovers(common.quiet);
             }
-            let out = out.unwrap_or_else(|| std::path::PathBuf::from(format!("fsbench-study-{}", metrics::clock::run_id())));
+            let out = out.unwrap_or_else(|| {
+                std::path::PathBuf::from(format!("fsbench-study-{}", metrics::clock::run_id()))
+            });
             let opts = runner::compare::Options {
                 plan,
                 out: out.clone(),
@@ -173,11 +222,18 @@ fn run(cli: Cli) -> Result<Exit, String> {
             Ok(match summary.ended {
                 runner::compare::Ended::Refused(why) => Exit::Usage(why),
                 runner::compare::Ended::Interrupted => {
-                    eprintln!("fsbench: interrupted; targets torn down, results so far kept in {}", out.display());
+                    eprintln!(
+                        "fsbench: interrupted; targets torn down, results so far kept in {}",
+                        out.display()
+                    );
                     Exit::Signal(runner::stop_exit_code().unwrap_or(130))
                 }
                 runner::compare::Ended::Complete => {
-                    if summary.records.iter().any(|r| r.outcome == store::Outcome::Failed) {
+                    if summary
+                        .records
+                        .iter()
+                        .any(|r| r.outcome == store::Outcome::Failed)
+                    {
                         Exit::CheckFailed
                     } else {
                         Exit::Ok

@@ -53,7 +53,9 @@ fn size_arg(s: &str) -> Result<u64, String> {
 #[derive(Subcommand, Debug)]
 pub enum Command {
     /// What this host can test, and why not where it cannot
-    #[command(after_help = "Examples:\n  fsbench doctor\n  fsbench doctor --json | jq '.filesystems[] | select(.available)'\n\nExit status is 0 even when some filesystems are unavailable.")]
+    #[command(
+        after_help = "Examples:\n  fsbench doctor\n  fsbench doctor --json | jq '.filesystems[] | select(.available)'\n\nExit status is 0 even when some filesystems are unavailable."
+    )]
     Doctor {
         /// Machine-readable output
         #[arg(long)]
@@ -66,7 +68,9 @@ pub enum Command {
         json: bool,
     },
     /// Create one target and leave it mounted; the last line of output is the mount point
-    #[command(after_help = "Examples:\n  fsbench provision ext4:inodes=2000000 --size 2G\n  cd \"$(fsbench provision -q xfs:maxpct=10 | tail -n1)\"\n  fsbench provision btrfs:compress=zstd --device /dev/sdb --wipe\n\nRemove it with `fsbench teardown MOUNTPOINT` (or `fsbench teardown` for all).")]
+    #[command(
+        after_help = "Examples:\n  fsbench provision ext4:inodes=2000000 --size 2G\n  cd \"$(fsbench provision -q xfs:maxpct=10 | tail -n1)\"\n  fsbench provision btrfs:compress=zstd --device /dev/sdb --wipe\n\nRemove it with `fsbench teardown MOUNTPOINT` (or `fsbench teardown` for all)."
+    )]
     Provision {
         /// Target spec, e.g. zfs:recordsize=128k,primarycache=metadata
         spec: String,
@@ -76,7 +80,9 @@ pub enum Command {
         common: Common,
     },
     /// Remove a provisioned target (or all of them, and any leftovers)
-    #[command(after_help = "Examples:\n  fsbench teardown /var/tmp/fsbench/fsbench-20261121T054512-4711/mnt-0-ext4\n  fsbench teardown            all provisioned targets and leftovers\n  fsbench teardown --dry-run")]
+    #[command(
+        after_help = "Examples:\n  fsbench teardown /var/tmp/fsbench/fsbench-20261121T054512-4711/mnt-0-ext4\n  fsbench teardown            all provisioned targets and leftovers\n  fsbench teardown --dry-run"
+    )]
     Teardown {
         /// Mount point printed by `fsbench provision`
         mountpoint: Option<PathBuf>,
@@ -87,13 +93,17 @@ pub enum Command {
         common: Common,
     },
     /// Remove what killed runs left behind (mounts, loop devices, pools, a zfs-fuse fsbench started)
-    #[command(after_help = "Examples:\n  fsbench cleanup --dry-run   list what would be removed\n  fsbench cleanup\n\nOnly what fsbench created and no running fsbench claims is touched. Targets left by\n`fsbench provision` stay: remove them with `fsbench teardown`.")]
+    #[command(
+        after_help = "Examples:\n  fsbench cleanup --dry-run   list what would be removed\n  fsbench cleanup\n\nOnly what fsbench created and no running fsbench claims is touched. Targets left by\n`fsbench provision` stay: remove them with `fsbench teardown`."
+    )]
     Cleanup {
         #[command(flatten)]
         common: Common,
     },
     /// Provision each target, run the workloads on it, record every phase, tear down
-    #[command(after_help = "Examples:\n  fsbench compare ext4 xfs btrfs zfs --out study\n  fsbench compare ext4 'ext4:nojournal,label=ext4-nj' --workload smoke:size=256M\n  fsbench compare 'zfs:recordsize=128k,label=zfs-128k' 'zfs:recordsize=4k,label=zfs-4k'\n  fsbench compare xfs btrfs --device /dev/sdb --wipe\n  fsbench compare dir:/mnt/nfs tmpfs\n\nResults: OUT/results.jsonl (one JSON record per phase, written as it finishes) and\nOUT/manifest.json (plan, environment, commands as run). Schema: docs/results-schema.md.")]
+    #[command(
+        after_help = "Examples:\n  fsbench compare ext4 xfs btrfs zfs --out study\n  fsbench compare ext4 'ext4:nojournal,label=ext4-nj' --workload smoke:size=256M\n  fsbench compare 'zfs:recordsize=128k,label=zfs-128k' 'zfs:recordsize=4k,label=zfs-4k'\n  fsbench compare xfs btrfs --device /dev/sdb --wipe\n  fsbench compare dir:/mnt/nfs tmpfs\n\nResults: OUT/results.jsonl (one JSON record per phase, written as it finishes) and\nOUT/manifest.json (plan, environment, commands as run). Schema: docs/results-schema.md."
+    )]
     Compare {
         /// Target specs: FS[:KEY[=VALUE],...] (see `fsbench list`)
         #[arg(required = true)]
@@ -131,7 +141,10 @@ pub fn build_plan(
         if backing.device.is_none() {
             crate::target::check_size(&spec, spec.size.unwrap_or(backing.size))?;
         }
-        if specs.iter().any(|s: &crate::plan::TargetSpec| s.label == spec.label) {
+        if specs
+            .iter()
+            .any(|s: &crate::plan::TargetSpec| s.label == spec.label)
+        {
             return Err(format!(
                 "two targets are labelled '{}': give one a label, e.g. {},label={}-2",
                 spec.label, spec.spec, spec.fs
@@ -149,7 +162,10 @@ pub fn build_plan(
         targets: specs,
         workloads: wl,
         size_bytes: backing.size,
-        device: backing.device.as_ref().map(|d| d.to_string_lossy().into_owned()),
+        device: backing
+            .device
+            .as_ref()
+            .map(|d| d.to_string_lossy().into_owned()),
         wipe: backing.wipe,
         repeat,
     })

@@ -167,9 +167,7 @@ pub fn parse_target(text: &str, schemas: &[FsSchema]) -> Result<TargetSpec, Stri
             None => (token.trim().to_string(), None),
         };
         if seen.contains(&key) && key != "mkfs" && key != "mount" {
-            return Err(format!(
-                "target '{spec}' gives '{key}' twice: keep one"
-            ));
+            return Err(format!("target '{spec}' gives '{key}' twice: keep one"));
         }
         seen.push(key.clone());
         match key.as_str() {
@@ -179,14 +177,15 @@ pub fn parse_target(text: &str, schemas: &[FsSchema]) -> Result<TargetSpec, Stri
             }
             "size" => {
                 let v = need_value(spec, &key, value, "size=2G")?;
-                target.size = Some(
-                    parse_size(&v).map_err(|e| format!("target '{spec}': size: {e}"))?,
-                );
+                target.size =
+                    Some(parse_size(&v).map_err(|e| format!("target '{spec}': size: {e}"))?);
                 continue;
             }
             "mkfs" if schema.extra_mkfs => {
                 let v = need_value(spec, &key, value, "mkfs='-O ^has_journal'")?;
-                target.extra_mkfs.extend(v.split_whitespace().map(str::to_string));
+                target
+                    .extra_mkfs
+                    .extend(v.split_whitespace().map(str::to_string));
                 continue;
             }
             "mount" if schema.extra_mount => {
@@ -238,7 +237,12 @@ pub fn key_usage(key: &OptKey) -> String {
     }
 }
 
-fn need_value(spec: &str, key: &str, value: Option<String>, example: &str) -> Result<String, String> {
+fn need_value(
+    spec: &str,
+    key: &str,
+    value: Option<String>,
+    example: &str,
+) -> Result<String, String> {
     match value {
         Some(v) if !v.is_empty() => Ok(v),
         _ => Err(format!(
@@ -313,7 +317,9 @@ fn split_tokens(text: &str) -> Result<Vec<String>, String> {
         }
     }
     if let Some(q) = quote {
-        return Err(format!("unbalanced {q} quote: close it, e.g. mkfs='-O ^has_journal'"));
+        return Err(format!(
+            "unbalanced {q} quote: close it, e.g. mkfs='-O ^has_journal'"
+        ));
     }
     out.push(cur);
     Ok(out)

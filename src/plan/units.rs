@@ -75,7 +75,9 @@ mod tests {
     #[test]
     fn bad_sizes_name_the_input() {
         assert!(parse_size("").unwrap_err().contains("not a size"));
-        assert!(parse_size("12Q").unwrap_err().contains("unknown size unit 'q'"));
+        assert!(parse_size("12Q")
+            .unwrap_err()
+            .contains("unknown size unit 'q'"));
         assert!(parse_size("M").unwrap_err().contains("'M' is not a size"));
     }
 

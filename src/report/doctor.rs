@@ -9,7 +9,11 @@ pub fn render(d: &Doctor) -> String {
     host.load_preset(UTF8_FULL_CONDENSED);
     host.set_header(vec!["host check", "ok", "detail"]);
     for c in &d.host {
-        host.add_row(vec![c.name.as_str(), if c.ok { "yes" } else { "NO" }, c.detail.as_str()]);
+        host.add_row(vec![
+            c.name.as_str(),
+            if c.ok { "yes" } else { "NO" },
+            c.detail.as_str(),
+        ]);
     }
     let mut fs = Table::new();
     fs.load_preset(UTF8_FULL_CONDENSED);
@@ -22,11 +26,18 @@ pub fn render(d: &Doctor) -> String {
         };
         fs.add_row(vec![
             f.fs.clone(),
-            if f.available { "yes".into() } else { "no".into() },
+            if f.available {
+                "yes".into()
+            } else {
+                "no".into()
+            },
             f.kernel.clone(),
             tool,
             f.reason.clone().unwrap_or_default(),
         ]);
     }
-    format!("fsbench {} on Linux {}\n{host}\n{fs}\n", d.fsbench_version, d.kernel)
+    format!(
+        "fsbench {} on Linux {}\n{host}\n{fs}\n",
+        d.fsbench_version, d.kernel
+    )
 }

@@ -12,10 +12,16 @@ pub fn render() -> String {
             out.push_str(&format!("      {:<36} {}\n", key_usage(k), k.help));
         }
         if d.schema.extra_mkfs {
-            out.push_str(&format!("      {:<36} {}\n", "mkfs='ARGS'", "extra mkfs arguments, split on spaces"));
+            out.push_str(&format!(
+                "      {:<36} {}\n",
+                "mkfs='ARGS'", "extra mkfs arguments, split on spaces"
+            ));
         }
         if d.schema.extra_mount {
-            out.push_str(&format!("      {:<36} {}\n", "mount='OPTS'", "extra mount options, comma-separated"));
+            out.push_str(&format!(
+                "      {:<36} {}\n",
+                "mount='OPTS'", "extra mount options, comma-separated"
+            ));
         }
     }
     out.push_str("\nWorkloads (--workload NAME[:KEY=VALUE,...]):\n");
@@ -45,5 +51,6 @@ pub fn json() -> String {
         .iter()
         .map(|w| serde_json::json!({"name": w.name, "summary": w.summary, "params": w.params}))
         .collect();
-    serde_json::to_string_pretty(&serde_json::json!({"filesystems": fs, "workloads": wl})).unwrap_or_default()
+    serde_json::to_string_pretty(&serde_json::json!({"filesystems": fs, "workloads": wl}))
+        .unwrap_or_default()
 }

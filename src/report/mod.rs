@@ -16,7 +16,15 @@ pub fn terminal_table(records: &[Record]) -> String {
     if t.width().is_none() {
         t.set_width(140);
     }
-    t.set_header(vec!["target", "fs", "test", "outcome", "throughput", "duration", "notes"]);
+    t.set_header(vec![
+        "target",
+        "fs",
+        "test",
+        "outcome",
+        "throughput",
+        "duration",
+        "notes",
+    ]);
     for r in records {
         let outcome = match r.outcome {
             Outcome::Ok => "ok".to_string(),
@@ -35,8 +43,16 @@ pub fn terminal_table(records: &[Record]) -> String {
         if let Some(x) = &r.error {
             notes.push(x.lines().next().unwrap_or("").to_string());
         }
-        notes.extend(r.notes.iter().map(|n| n.split(':').next().unwrap_or(n).to_string()));
-        let test = if r.workload == r.test { r.test.clone() } else { format!("{} {}", r.workload, r.test) };
+        notes.extend(
+            r.notes
+                .iter()
+                .map(|n| n.split(':').next().unwrap_or(n).to_string()),
+        );
+        let test = if r.workload == r.test {
+            r.test.clone()
+        } else {
+            format!("{} {}", r.workload, r.test)
+        };
         t.add_row(vec![
             Cell::new(&r.target),
             Cell::new(&r.fs),

@@ -83,13 +83,15 @@ pub fn run(opts: &Options) -> Result<Summary, String> {
         .map(|w| workload::build(w).map(|b| (w.name.clone(), b)))
         .collect::<Result<_, _>>()?;
     let mut records: Vec<Record> = Vec::new();
-    let save = |study: &mut Option<Study>, rec: Record, records: &mut Vec<Record>| -> Result<(), String> {
-        if let Some(s) = study.as_mut() {
-            s.append(&rec).map_err(|e| format!("cannot write results.jsonl: {e}"))?;
-        }
-        records.push(rec);
-        Ok(())
-    };
+    let save =
+        |study: &mut Option<Study>, rec: Record, records: &mut Vec<Record>| -> Result<(), String> {
+            if let Some(s) = study.as_mut() {
+                s.append(&rec)
+                    .map_err(|e| format!("cannot write results.jsonl: {e}"))?;
+            }
+            records.push(rec);
+            Ok(())
+        };
     let device = opts.plan.device.as_ref().map(PathBuf::from);
     let mut ended = Ended::Complete;
     'repeats: for repeat in 0..opts.plan.repeat {
@@ -121,7 +123,9 @@ pub fn run(opts: &Options) -> Result<Summary, String> {
                         ProvisionError::Unsupported(why) => {
                             rec.outcome = Outcome::Skipped;
                             rec.reason = Some(why.clone());
-                            manifest.warnings.push(format!("{} skipped: {why}", spec.label));
+                            manifest
+                                .warnings
+                                .push(format!("{} skipped: {why}", spec.label));
                         }
                         ProvisionError::Refused(why) => {
                             rec.outcome = Outcome::Skipped;
@@ -133,7 +137,14 @@ pub fn run(opts: &Options) -> Result<Summary, String> {
                             rec.error = Some(err.clone());
                         }
                     }
-                    eprintln!("fsbench: [{}] {}: {e}", spec.label, match rec.outcome { Outcome::Skipped => "skipped", _ => "failed" });
+                    eprintln!(
+                        "fsbench: [{}] {}: {e}",
+                        spec.label,
+                        match rec.outcome {
+                            Outcome::Skipped => "skipped",
+                            _ => "failed",
+                        }
+                    );
                     save(&mut study, rec, &mut records)?;
                     if matches!(ended, Ended::Refused(_)) {
                         break 'repeats;
@@ -142,7 +153,12 @@ pub fn run(opts: &Options) -> Result<Summary, String> {
                 }
             };
             if !opts.quiet {
-                eprintln!("fsbench: [{}] mounted on {} ({})", spec.label, mounted.mountpoint.display(), mounted.info.backing);
+                eprintln!(
+                    "fsbench: [{}] mounted on {} ({})",
+                    spec.label,
+                    mounted.mountpoint.display(),
+                    mounted.info.backing
+                );
             }
             let fs = mounted.info.fs.clone();
             if !mounted.info.options_not_in_effect.is_empty() {
@@ -174,7 +190,11 @@ pub fn run(opts: &Options) -> Result<Summary, String> {
                         }
                         Ok(())
                     };
-                    let mut ctx = Context { dir: &mounted.mountpoint, fs: &fs, emit: &mut emit };
+                    let mut ctx = Context {
+                        dir: &mounted.mountpoint,
+                        fs: &fs,
+                        emit: &mut emit,
+                    };
                     w.run(&mut ctx)
                 };
                 if let Some(e) = emit_err {
@@ -191,12 +211,15 @@ pub fn run(opts: &Options) -> Result<Summary, String> {
             let mut info = mounted.info.clone();
             match mounted.teardown() {
                 Ok(_) => {}
-                Err(e) => manifest.warnings.push(format!("{}: teardown: {e}", spec.label)),
+                Err(e) => manifest
+                    .warnings
+                    .push(format!("{}: teardown: {e}", spec.label)),
             }
             info.commands.extend(sys.take_log());
             manifest.targets.push(info);
             if let Some(s) = &study {
-                s.save_manifest(&manifest).map_err(|e| format!("cannot write the manifest: {e}"))?;
+                s.save_manifest(&manifest)
+                    .map_err(|e| format!("cannot write the manifest: {e}"))?;
             }
         }
     }
@@ -211,7 +234,8 @@ pub fn run(opts: &Options) -> Result<Summary, String> {
     }
     .into();
     if let Some(s) = &study {
-        s.save_manifest(&manifest).map_err(|e| format!("cannot write the manifest: {e}"))?;
+        s.save_manifest(&manifest)
+            .map_err(|e| format!("cannot write the manifest: {e}"))?;
     }
     Ok(Summary { records, ended })
 }

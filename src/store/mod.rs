@@ -77,7 +77,9 @@ impl Environment {
                 .unwrap_or_default(),
             kernel: crate::target::probe::kernel_release(),
             cpu_model,
-            cpus: std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1),
+            cpus: std::thread::available_parallelism()
+                .map(|n| n.get())
+                .unwrap_or(1),
             mem_total_bytes,
             fsbench_version: env!("CARGO_PKG_VERSION").to_string(),
         }
@@ -119,19 +121,27 @@ impl Study {
     /// Creates a new study directory; refuses one that already holds results.
     pub fn create(dir: &Path, manifest: &Manifest) -> Result<Study, String> {
         let results_path = dir.join("results.jsonl");
-        if results_path.metadata().map(|m| m.len() > 0).unwrap_or(false) {
+        if results_path
+            .metadata()
+            .map(|m| m.len() > 0)
+            .unwrap_or(false)
+        {
             return Err(format!(
                 "{} already holds a study (results.jsonl is not empty): choose a new --out directory",
                 dir.display()
             ));
         }
-        std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+        std::fs::create_dir_all(dir)
+            .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
         let results = std::fs::OpenOptions::new()
             .create(true)
             .append(true)
             .open(&results_path)
             .map_err(|e| format!("cannot open {}: {e}", results_path.display()))?;
-        let study = Study { dir: dir.to_path_buf(), results };
+        let study = Study {
+            dir: dir.to_path_buf(),
+            results,
+        };
         study
             .save_manifest(manifest)
             .map_err(|e| format!("cannot write the manifest in {}: {e}", dir.display()))?;

@@ -24,6 +24,8 @@ pub struct FsStat {
 }
 
 /// statvfs(3) on `path`.
+// The field types differ between architectures (u32 on some 32-bit targets): keep the casts.
+#[allow(clippy::unnecessary_cast)]
 pub fn statvfs(path: &Path) -> io::Result<FsStat> {
     let c = CString::new(path.as_os_str().as_bytes())
         .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "path contains NUL"))?;

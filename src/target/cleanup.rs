@@ -14,7 +14,8 @@ use super::{loopdev, mounts, zfs, NAME_PREFIX};
 /// Unmounts a mount point, retrying while it is busy; a lazy unmount is the last resort.
 fn unmount(sys: &Sys, path: &Path) -> Result<(), String> {
     if sys.dry_run {
-        sys.run(&argv(&["umount", &path.to_string_lossy()])).map_err(|e| e.to_string())?;
+        sys.run(&argv(&["umount", &path.to_string_lossy()]))
+            .map_err(|e| e.to_string())?;
         return Ok(());
     }
     let mut last = String::new();
@@ -29,7 +30,10 @@ fn unmount(sys: &Sys, path: &Path) -> Result<(), String> {
         std::thread::sleep(Duration::from_millis(100 * (attempt + 1)));
     }
     if mounts::mount_at(path).is_some() {
-        eprintln!("fsbench: warning: {} stays busy ({last}); detaching it lazily", path.display());
+        eprintln!(
+            "fsbench: warning: {} stays busy ({last}); detaching it lazily",
+            path.display()
+        );
         sys.run(&argv(&["umount", "--lazy", &path.to_string_lossy()]))
             .map_err(|e| e.to_string())?;
     }
@@ -38,7 +42,11 @@ fn unmount(sys: &Sys, path: &Path) -> Result<(), String> {
 
 /// Undoes what a state names, last first, then forgets the state. Returns notices; on failure the
 /// state file stays, so that a later `fsbench cleanup` can try again.
-pub fn clean_state(sys: &Sys, registry: Option<&Registry>, state: &TargetState) -> Result<Vec<String>, String> {
+pub fn clean_state(
+    sys: &Sys,
+    registry: Option<&Registry>,
+    state: &TargetState,
+) -> Result<Vec<String>, String> {
     let mut errors = Vec::new();
     let mut notices = Vec::new();
     let mut had_pool = false;
@@ -46,7 +54,8 @@ pub fn clean_state(sys: &Sys, registry: Option<&Registry>, state: &TargetState) 
         let result: Result<(), String> = match r {
             Resource::Mount { path } => {
                 if sys.dry_run || mounts::mount_at(path).is_some() {
-                    unmount(sys, path).map(|_| notices.push(format!("unmounted {}", path.display())))
+                    unmount(sys, path)
+                        .map(|_| notices.push(format!("unmounted {}", path.display())))
                 } else {
                     Ok(())
                 }
@@ -86,7 +95,8 @@ pub fn clean_state(sys: &Sys, registry: Option<&Registry>, state: &TargetState) 
                     if sys.dry_run {
                         println!("would delete: {}", path.display());
                     } else {
-                        res = std::fs::remove_file(path).map_err(|e| format!("{}: {e}", path.display()));
+                        res = std::fs::remove_file(path)
+                            .map_err(|e| format!("{}: {e}", path.display()));
                     }
                 } else if state.keep_image && path.exists() {
                     notices.push(format!("kept image {}", path.display()));
@@ -155,7 +165,8 @@ pub fn cleanup(sys: &Sys, scope: Scope, only_mountpoint: Option<&Path>) -> Repor
     let registry = match Registry::open() {
         Ok(r) => r,
         Err(e) => {
-            rep.errors.push(format!("cannot open fsbench's state directory: {e}"));
+            rep.errors
+                .push(format!("cannot open fsbench's state directory: {e}"));
             return rep;
         }
     };
@@ -176,10 +187,15 @@ pub fn cleanup(sys: &Sys, scope: Scope, only_mountpoint: Option<&Path>) -> Repor
         };
         let desc = format!(
             "{} target '{}' ({}){}",
-            if s.persistent { "provisioned" } else { "leftover" },
+            if s.persistent {
+                "provisioned"
+            } else {
+                "leftover"
+            },
             s.label,
             s.fs,
-            mp.map(|p| format!(" on {}", p.display())).unwrap_or_default()
+            mp.map(|p| format!(" on {}", p.display()))
+                .unwrap_or_default()
         );
         if !take {
             if s.persistent {
@@ -207,15 +223,27 @@ pub fn cleanup(sys: &Sys, scope: Scope, only_mountpoint: Option<&Path>) -> Repor
 fn scan_unrecorded(sys: &Sys, registry: &Registry, rep: &mut Report) {
     // Every state still on file claims its resources: live runs, provisioned targets, and
     // leftovers the first pass reported (or could not remove).
-    let claimed: Vec<Resource> = registry.list().into_iter().flat_map(|s| s.resources).collect();
-    let claims_mount = |p: &Path| claimed.iter().any(|r| matches!(r, Resource::Mount { path } if path == p));
+    let claimed: Vec<Resource> = registry
+        .list()
+        .into_iter()
+        .flat_map(|s| s.resources)
+        .collect();
+    let claims_mount = |p: &Path| {
+        claimed
+            .iter()
+            .any(|r| matches!(r, Resource::Mount { path } if path == p))
+    };
     let claims_image = |p: &Path| {
         claimed
             .iter()
             .any(|r| matches!(r, Resource::Image { path } | Resource::Loop { image: path, .. } if path == p))
     };
     for pool in zfs::pools() {
-        if pool.starts_with(NAME_PREFIX) && !claimed.iter().any(|r| matches!(r, Resource::Pool { name } if *name == pool)) {
+        if pool.starts_with(NAME_PREFIX)
+            && !claimed
+                .iter()
+                .any(|r| matches!(r, Resource::Pool { name } if *name == pool))
+        {
             rep.found.push(format!("unrecorded pool {pool}"));
             match zfs::destroy(sys, &pool) {
                 Ok(()) => rep.actions.push(format!("destroyed pool {pool}")),
@@ -225,9 +253,15 @@ fn scan_unrecorded(sys: &Sys, registry: &Registry, rep: &mut Report) {
     }
     for m in mounts::mounts().into_iter().rev() {
         if in_workdir(&m.mountpoint) && !claims_mount(&m.mountpoint) {
-            rep.found.push(format!("unrecorded mount {} ({})", m.mountpoint.display(), m.fstype));
+            rep.found.push(format!(
+                "unrecorded mount {} ({})",
+                m.mountpoint.display(),
+                m.fstype
+            ));
             match unmount(sys, &m.mountpoint) {
-                Ok(()) => rep.actions.push(format!("unmounted {}", m.mountpoint.display())),
+                Ok(()) => rep
+                    .actions
+                    .push(format!("unmounted {}", m.mountpoint.display())),
                 Err(e) => rep.errors.push(e),
             }
         }

@@ -4,7 +4,13 @@ use super::{FsDef, Kind};
 use crate::plan::spec::FsSchema;
 
 pub const DEF: FsDef = FsDef {
-    schema: FsSchema { name: "dir", keys: &[], extra_mkfs: false, extra_mount: false, takes_path: true },
+    schema: FsSchema {
+        name: "dir",
+        keys: &[],
+        extra_mkfs: false,
+        extra_mount: false,
+        takes_path: true,
+    },
     kind: Kind::Dir,
     summary: "an existing directory, e.g. dir:/mnt/nfs (nothing is formatted)",
     kernel_name: "",

@@ -18,9 +18,17 @@ pub struct CommandRecord {
 #[derive(Debug, thiserror::Error)]
 pub enum ExecError {
     #[error("'{tool}' is not installed (needed to run: {cmdline}); install it, e.g. `apt-get install {package}`")]
-    Missing { tool: String, cmdline: String, package: String },
+    Missing {
+        tool: String,
+        cmdline: String,
+        package: String,
+    },
     #[error("command failed (exit {code}): {cmdline}\n{stderr}")]
-    Failed { cmdline: String, code: String, stderr: String },
+    Failed {
+        cmdline: String,
+        code: String,
+        stderr: String,
+    },
 }
 
 /// Runs commands for the provisioning code, or prints them in dry-run mode.
@@ -35,7 +43,8 @@ pub fn cmdline(argv: &[String]) -> String {
     argv.iter()
         .map(|a| {
             if !a.is_empty()
-                && a.chars().all(|c| c.is_ascii_alphanumeric() || "-_./=:,^+@%".contains(c))
+                && a.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "-_./=:,^+@%".contains(c))
             {
                 a.clone()
             } else {
@@ -61,7 +70,10 @@ pub fn package_of(tool: &str) -> &'static str {
 
 impl Sys {
     pub fn new(dry_run: bool) -> Sys {
-        Sys { dry_run, log: Arc::default() }
+        Sys {
+            dry_run,
+            log: Arc::default(),
+        }
     }
 
     /// Runs a command that changes the system. In dry-run mode it is printed and not run.
@@ -86,21 +98,27 @@ impl Sys {
             Err(ExecError::Failed { code, .. }) => code.parse().ok(),
             Err(_) => None,
         };
-        self.log.lock().unwrap_or_else(|e| e.into_inner()).push(CommandRecord {
-            argv: argv.to_vec(),
-            exit_code,
-            duration_s: start.elapsed().as_secs_f64(),
-        });
+        self.log
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(CommandRecord {
+                argv: argv.to_vec(),
+                exit_code,
+                duration_s: start.elapsed().as_secs_f64(),
+            });
         result.map(|(out, _)| out)
     }
 
     /// Logs a command started some other way (a daemon spawned in the background).
     pub fn record(&self, argv: &[String]) {
-        self.log.lock().unwrap_or_else(|e| e.into_inner()).push(CommandRecord {
-            argv: argv.to_vec(),
-            exit_code: None,
-            duration_s: 0.0,
-        });
+        self.log
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(CommandRecord {
+                argv: argv.to_vec(),
+                exit_code: None,
+                duration_s: 0.0,
+            });
     }
 
     /// Takes the commands run so far out of the log.
@@ -138,7 +156,11 @@ pub fn run_command(argv: &[String]) -> Result<(String, String), ExecError> {
             .code()
             .map(|c| c.to_string())
             .unwrap_or_else(|| "killed by a signal".into());
-        let text = if stderr.trim().is_empty() { &stdout } else { &stderr };
+        let text = if stderr.trim().is_empty() {
+            &stdout
+        } else {
+            &stderr
+        };
         return Err(ExecError::Failed {
             cmdline: cmdline(argv),
             code,

@@ -19,7 +19,13 @@ const KEYS: &[OptKey] = &[
 ];
 
 pub const DEF: FsDef = FsDef {
-    schema: FsSchema { name: "ext4", keys: KEYS, extra_mkfs: true, extra_mount: true, takes_path: false },
+    schema: FsSchema {
+        name: "ext4",
+        keys: KEYS,
+        extra_mkfs: true,
+        extra_mount: true,
+        takes_path: false,
+    },
     kind: Kind::Mkfs,
     summary: "ext4 on a loop image or device (mkfs.ext4)",
     kernel_name: "ext4",
@@ -27,12 +33,27 @@ pub const DEF: FsDef = FsDef {
     version_args: &["-V"],
     min_size: 16 * MIB,
     mkfs_defaults: &[
-        MkfsDefault { unless: &[], args: &["-F", "-q", "-L", "{label}"] },
-        MkfsDefault { unless: &["blocksize"], args: &["-b", "4096"] },
-        MkfsDefault { unless: &["inodes", "bytes_per_inode"], args: &["-i", "16384"] },
-        MkfsDefault { unless: &["inode_size"], args: &["-I", "256"] },
+        MkfsDefault {
+            unless: &[],
+            args: &["-F", "-q", "-L", "{label}"],
+        },
+        MkfsDefault {
+            unless: &["blocksize"],
+            args: &["-b", "4096"],
+        },
+        MkfsDefault {
+            unless: &["inodes", "bytes_per_inode"],
+            args: &["-i", "16384"],
+        },
+        MkfsDefault {
+            unless: &["inode_size"],
+            args: &["-I", "256"],
+        },
         // Without this the kernel's ext4lazyinit thread writes inode tables in the background
         // while the benchmark runs.
-        MkfsDefault { unless: &[], args: &["-E", "lazy_itable_init=0,lazy_journal_init=0"] },
+        MkfsDefault {
+            unless: &[],
+            args: &["-E", "lazy_itable_init=0,lazy_journal_init=0"],
+        },
     ],
 };

@@ -3,24 +3,78 @@ use super::{FsDef, Kind, MkfsDefault, MIB};
 use crate::plan::spec::{Effect::*, FsSchema, OptKey, ValueKind::*};
 
 const KEYS: &[OptKey] = &[
-    OptKey { name: "features", value: Text, effect: Mkfs(&["-O", "{}"]), help: "feature list (mkfs.f2fs -O), e.g. extra_attr,compression" },
-    OptKey { name: "segs_per_sec", value: Int { min: 1, max: 512 }, effect: Mkfs(&["-s", "{}"]), help: "segments per section (mkfs.f2fs -s), seed 003 used 10" },
-    OptKey { name: "secs_per_zone", value: Int { min: 1, max: 512 }, effect: Mkfs(&["-z", "{}"]), help: "sections per zone (mkfs.f2fs -z), seed 003 used 10" },
-    OptKey { name: "large_nat_bitmap", value: Flag, effect: Mkfs(&["-i"]), help: "extended node bitmap for more inodes (mkfs.f2fs -i), as seed 003" },
-    OptKey { name: "noatime", value: Flag, effect: Mount, help: "do not update access times" },
-    OptKey { name: "discard", value: Flag, effect: Mount, help: "issue discards" },
-    OptKey { name: "nodiscard", value: Flag, effect: Mount, help: "no discards" },
-    OptKey { name: "compress_algorithm", value: Choice(&["lzo", "lz4", "zstd", "lzo-rle"]), effect: Mount, help: "compression algorithm" },
-    OptKey { name: "mode", value: Choice(&["adaptive", "lfs"]), effect: Mount, help: "allocation mode" },
+    OptKey {
+        name: "features",
+        value: Text,
+        effect: Mkfs(&["-O", "{}"]),
+        help: "feature list (mkfs.f2fs -O), e.g. extra_attr,compression",
+    },
+    OptKey {
+        name: "segs_per_sec",
+        value: Int { min: 1, max: 512 },
+        effect: Mkfs(&["-s", "{}"]),
+        help: "segments per section (mkfs.f2fs -s), seed 003 used 10",
+    },
+    OptKey {
+        name: "secs_per_zone",
+        value: Int { min: 1, max: 512 },
+        effect: Mkfs(&["-z", "{}"]),
+        help: "sections per zone (mkfs.f2fs -z), seed 003 used 10",
+    },
+    OptKey {
+        name: "large_nat_bitmap",
+        value: Flag,
+        effect: Mkfs(&["-i"]),
+        help: "extended node bitmap for more inodes (mkfs.f2fs -i), as seed 003",
+    },
+    OptKey {
+        name: "noatime",
+        value: Flag,
+        effect: Mount,
+        help: "do not update access times",
+    },
+    OptKey {
+        name: "discard",
+        value: Flag,
+        effect: Mount,
+        help: "issue discards",
+    },
+    OptKey {
+        name: "nodiscard",
+        value: Flag,
+        effect: Mount,
+        help: "no discards",
+    },
+    OptKey {
+        name: "compress_algorithm",
+        value: Choice(&["lzo", "lz4", "zstd", "lzo-rle"]),
+        effect: Mount,
+        help: "compression algorithm",
+    },
+    OptKey {
+        name: "mode",
+        value: Choice(&["adaptive", "lfs"]),
+        effect: Mount,
+        help: "allocation mode",
+    },
 ];
 
 pub const DEF: FsDef = FsDef {
-    schema: FsSchema { name: "f2fs", keys: KEYS, extra_mkfs: true, extra_mount: true, takes_path: false },
+    schema: FsSchema {
+        name: "f2fs",
+        keys: KEYS,
+        extra_mkfs: true,
+        extra_mount: true,
+        takes_path: false,
+    },
     kind: Kind::Mkfs,
     summary: "F2FS on a loop image or device (mkfs.f2fs); needs f2fs in the kernel",
     kernel_name: "f2fs",
     tool: "mkfs.f2fs",
     version_args: &["-V"],
     min_size: 64 * MIB,
-    mkfs_defaults: &[MkfsDefault { unless: &[], args: &["-f", "-q", "-l", "{label}"] }],
+    mkfs_defaults: &[MkfsDefault {
+        unless: &[],
+        args: &["-f", "-q", "-l", "{label}"],
+    }],
 };

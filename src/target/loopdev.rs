@@ -16,7 +16,9 @@ pub struct LoopDev {
 /// Every configured loop device and its backing file.
 pub fn list() -> Vec<LoopDev> {
     let mut out = Vec::new();
-    let Ok(dir) = std::fs::read_dir("/sys/block") else { return out };
+    let Ok(dir) = std::fs::read_dir("/sys/block") else {
+        return out;
+    };
     for e in dir.flatten() {
         let name = e.file_name().to_string_lossy().into_owned();
         if !name.starts_with("loop") {
@@ -42,12 +44,20 @@ pub fn list() -> Vec<LoopDev> {
 
 /// Loop devices backed by `image`.
 pub fn backed_by(image: &Path) -> Vec<LoopDev> {
-    list().into_iter().filter(|l| l.backing_file == image).collect()
+    list()
+        .into_iter()
+        .filter(|l| l.backing_file == image)
+        .collect()
 }
 
 /// Attaches `image` to a free loop device and returns the device.
 pub fn attach(sys: &Sys, image: &Path) -> Result<PathBuf, ExecError> {
-    let out = sys.run(&argv(&["losetup", "--find", "--show", &image.to_string_lossy()]))?;
+    let out = sys.run(&argv(&[
+        "losetup",
+        "--find",
+        "--show",
+        &image.to_string_lossy(),
+    ]))?;
     if sys.dry_run {
         return Ok(PathBuf::from("/dev/loopN"));
     }

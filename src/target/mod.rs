@@ -106,7 +106,11 @@ pub fn mkfs_argv(spec: &TargetSpec, device: &str) -> Vec<String> {
     }
     for opt in &spec.options {
         let key = def.schema.keys.iter().find(|k| k.name == opt.key);
-        if let Some(spec::OptKey { effect: Effect::Mkfs(args), .. }) = key {
+        if let Some(spec::OptKey {
+            effect: Effect::Mkfs(args),
+            ..
+        }) = key
+        {
             argv.extend(args.iter().map(|a| fill(a, opt.value.as_deref())));
         }
     }
@@ -143,7 +147,11 @@ pub fn mount_argv(spec: &TargetSpec, source: &str, mountpoint: &str, size: u64) 
     if def.kind == Kind::Tmpfs {
         opts.insert(0, format!("size={size}"));
     }
-    let mut argv = vec!["mount".to_string(), "-t".to_string(), def.kernel_name.to_string()];
+    let mut argv = vec![
+        "mount".to_string(),
+        "-t".to_string(),
+        def.kernel_name.to_string(),
+    ];
     if !opts.is_empty() {
         argv.push("-o".to_string());
         argv.push(opts.join(","));

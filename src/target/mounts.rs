@@ -19,7 +19,11 @@ impl MountEntry {
     /// Every option, per-mount and superblock, in one list.
     pub fn all_options(&self) -> Vec<String> {
         let mut out: Vec<String> = Vec::new();
-        for o in self.mount_options.split(',').chain(self.super_options.split(',')) {
+        for o in self
+            .mount_options
+            .split(',')
+            .chain(self.super_options.split(','))
+        {
             if !o.is_empty() && !out.iter().any(|x| x == o) {
                 out.push(o.to_string());
             }
@@ -35,7 +39,9 @@ fn unescape(s: &str) -> String {
     let mut i = 0;
     while i < b.len() {
         if b[i] == b'\\' && i + 4 <= b.len() {
-            if let Ok(v) = u8::from_str_radix(std::str::from_utf8(&b[i + 1..i + 4]).unwrap_or("x"), 8) {
+            if let Ok(v) =
+                u8::from_str_radix(std::str::from_utf8(&b[i + 1..i + 4]).unwrap_or("x"), 8)
+            {
                 out.push(v);
                 i += 4;
                 continue;
@@ -50,14 +56,20 @@ fn unescape(s: &str) -> String {
 pub fn parse_mountinfo(text: &str) -> Vec<MountEntry> {
     let mut out = Vec::new();
     for line in text.lines() {
-        let Some((left, right)) = line.split_once(" - ") else { continue };
+        let Some((left, right)) = line.split_once(" - ") else {
+            continue;
+        };
         let l: Vec<&str> = left.split(' ').collect();
         let r: Vec<&str> = right.split(' ').collect();
         if l.len() < 6 || r.len() < 3 {
             continue;
         }
-        let Some((maj, min)) = l[2].split_once(':') else { continue };
-        let (Ok(maj), Ok(min)) = (maj.parse(), min.parse()) else { continue };
+        let Some((maj, min)) = l[2].split_once(':') else {
+            continue;
+        };
+        let (Ok(maj), Ok(min)) = (maj.parse(), min.parse()) else {
+            continue;
+        };
         out.push(MountEntry {
             dev: (maj, min),
             mountpoint: PathBuf::from(unescape(l[4])),

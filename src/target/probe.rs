@@ -94,21 +94,44 @@ pub fn fs_status(def: &FsDef) -> FsStatus {
         },
         Kind::Mkfs | Kind::Tmpfs => {
             let k = kernel_supports(def.kernel_name);
-            let kernel = if k { "in /proc/filesystems" } else { "not in /proc/filesystems" }.to_string();
+            let kernel = if k {
+                "in /proc/filesystems"
+            } else {
+                "not in /proc/filesystems"
+            }
+            .to_string();
             if !k {
-                (false, kernel, Some(format!("{} is not supported by this kernel", def.schema.name)))
+                (
+                    false,
+                    kernel,
+                    Some(format!(
+                        "{} is not supported by this kernel",
+                        def.schema.name
+                    )),
+                )
             } else if tool.is_some() && version.is_none() && which(def.tool).is_none() {
                 (
                     false,
                     kernel,
-                    Some(format!("{} missing: apt-get install {}", def.tool, super::exec::package_of(def.tool))),
+                    Some(format!(
+                        "{} missing: apt-get install {}",
+                        def.tool,
+                        super::exec::package_of(def.tool)
+                    )),
                 )
             } else {
                 (true, kernel, None)
             }
         }
     };
-    FsStatus { fs: name, available, kernel, tool, version, reason }
+    FsStatus {
+        fs: name,
+        available,
+        kernel,
+        tool,
+        version,
+        reason,
+    }
 }
 
 fn free_loop_devices() -> (usize, usize) {
@@ -139,7 +162,11 @@ pub fn doctor() -> Doctor {
     host.push(Check {
         name: "root".into(),
         ok: root,
-        detail: if root { "running as root".into() } else { "not root: provisioning needs root (run with sudo)".into() },
+        detail: if root {
+            "running as root".into()
+        } else {
+            "not root: provisioning needs root (run with sudo)".into()
+        },
     });
     let (total, free) = free_loop_devices();
     let ctl = Path::new("/dev/loop-control").exists();
@@ -148,7 +175,11 @@ pub fn doctor() -> Doctor {
         ok: ctl && (free > 0 || total == 0),
         detail: format!(
             "{free} free of {total}; /dev/loop-control {}",
-            if ctl { "present" } else { "missing: loop images cannot be used" }
+            if ctl {
+                "present"
+            } else {
+                "missing: loop images cannot be used"
+            }
         ),
     });
     let uring = crate::sys::io_uring_available();
@@ -160,11 +191,18 @@ pub fn doctor() -> Doctor {
             Err(e) => format!("io_uring_setup failed: {e}"),
         },
     });
-    let drop_ok = std::fs::OpenOptions::new().write(true).open("/proc/sys/vm/drop_caches").is_ok();
+    let drop_ok = std::fs::OpenOptions::new()
+        .write(true)
+        .open("/proc/sys/vm/drop_caches")
+        .is_ok();
     host.push(Check {
         name: "drop caches".into(),
         ok: drop_ok,
-        detail: if drop_ok { "/proc/sys/vm/drop_caches writable".into() } else { "cannot write /proc/sys/vm/drop_caches: reads may come from the page cache".into() },
+        detail: if drop_ok {
+            "/proc/sys/vm/drop_caches writable".into()
+        } else {
+            "cannot write /proc/sys/vm/drop_caches: reads may come from the page cache".into()
+        },
     });
     host.push(Check {
         name: "blkid / wipefs".into(),

@@ -121,10 +121,13 @@ impl Intent<'_> {
         if path.is_dir() {
             return Ok(());
         }
-        self.record(Resource::Dir { path: path.to_path_buf() })?;
+        self.record(Resource::Dir {
+            path: path.to_path_buf(),
+        })?;
         if !self.sys.dry_run {
-            std::fs::create_dir_all(path)
-                .map_err(|e| ProvisionError::Failed(format!("cannot create {}: {e}", path.display())))?;
+            std::fs::create_dir_all(path).map_err(|e| {
+                ProvisionError::Failed(format!("cannot create {}: {e}", path.display()))
+            })?;
         }
         Ok(())
     }
@@ -135,7 +138,10 @@ pub fn prepare_workdir(workdir: &Path) -> std::io::Result<()> {
     std::fs::create_dir_all(workdir)?;
     let marker = workdir.join(registry::WORKDIR_MARKER);
     if !marker.exists() {
-        std::fs::write(&marker, "This directory holds fsbench's loop images and mount points.\n")?;
+        std::fs::write(
+            &marker,
+            "This directory holds fsbench's loop images and mount points.\n",
+        )?;
     }
     Ok(())
 }
@@ -143,7 +149,13 @@ pub fn prepare_workdir(workdir: &Path) -> std::io::Result<()> {
 fn sanitize(label: &str) -> String {
     label
         .chars()
-        .map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '_' })
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
         .take(40)
         .collect()
 }
@@ -163,7 +175,9 @@ pub fn availability(spec: &TargetSpec) -> Result<(), ProvisionError> {
                 return Err(ProvisionError::Unsupported(why));
             }
             if backend == zfs::Backend::Fuse && !Path::new("/dev/fuse").exists() {
-                return Err(ProvisionError::Unsupported("zfs-fuse needs /dev/fuse, which this host lacks".into()));
+                return Err(ProvisionError::Unsupported(
+                    "zfs-fuse needs /dev/fuse, which this host lacks".into(),
+                ));
             }
             Ok(())
         }
@@ -196,7 +210,8 @@ pub fn provision(sys: &Sys, spec: &TargetSpec, req: &Request) -> Result<Mounted,
     }
     if let Some(dev) = req.device {
         if matches!(def.kind, Kind::Mkfs | Kind::Zfs) {
-            safety::check_device(dev, req.wipe).map_err(|e| ProvisionError::Refused(e.to_string()))?;
+            safety::check_device(dev, req.wipe)
+                .map_err(|e| ProvisionError::Refused(e.to_string()))?;
         }
     }
     if let (Kind::Dir, Some(p)) = (def.kind, &spec.path) {
@@ -209,14 +224,20 @@ pub fn provision(sys: &Sys, spec: &TargetSpec, req: &Request) -> Result<Mounted,
     }
     if !sys.dry_run {
         prepare_workdir(req.workdir).map_err(|e| {
-            ProvisionError::Refused(format!("work directory {}: {e}; choose another with --workdir", req.workdir.display()))
+            ProvisionError::Refused(format!(
+                "work directory {}: {e}; choose another with --workdir",
+                req.workdir.display()
+            ))
         })?;
     }
     let registry = if sys.dry_run {
         None
     } else {
         Some(Registry::open().map_err(|e| {
-            ProvisionError::Refused(format!("cannot open fsbench's state directory {}: {e}", registry::state_dir().display()))
+            ProvisionError::Refused(format!(
+                "cannot open fsbench's state directory {}: {e}",
+                registry::state_dir().display()
+            ))
         })?)
     };
     let id = format!("{}-{}", req.run_id, req.index);
@@ -259,8 +280,9 @@ pub fn provision(sys: &Sys, spec: &TargetSpec, req: &Request) -> Result<Mounted,
             if req.persistent && !sys.dry_run {
                 mounted.state.persistent = true;
                 if let Some(reg) = &mounted.registry {
-                    reg.save(&mounted.state)
-                        .map_err(|e| ProvisionError::Failed(format!("cannot write fsbench state: {e}")))?;
+                    reg.save(&mounted.state).map_err(|e| {
+                        ProvisionError::Failed(format!("cannot write fsbench state: {e}"))
+                    })?;
                 }
             }
             mounted.info.commands = sys.take_log();
@@ -268,7 +290,10 @@ pub fn provision(sys: &Sys, spec: &TargetSpec, req: &Request) -> Result<Mounted,
         }
         Err(e) => {
             if let Err(t) = cleanup::clean_state(sys, registry.as_ref(), &state) {
-                eprintln!("fsbench: cleaning up after the failed provisioning of {}: {t}", spec.label);
+                eprintln!(
+                    "fsbench: cleaning up after the failed provisioning of {}: {t}",
+                    spec.label
+                );
             }
             Err(e)
         }
@@ -297,16 +322,23 @@ fn build(
     if def.kind == Kind::Dir {
         let user_dir = PathBuf::from(spec.path.as_deref().unwrap_or("/"));
         let scratch = user_dir.join(format!("{NAME_PREFIX}{}", intent.state.id));
-        intent.record(Resource::Scratch { path: scratch.clone() })?;
+        intent.record(Resource::Scratch {
+            path: scratch.clone(),
+        })?;
         if sys.dry_run {
             println!("would create: {}", scratch.display());
         } else {
-            std::fs::create_dir(&scratch)
-                .map_err(|e| ProvisionError::Failed(format!("cannot create {}: {e}", scratch.display())))?;
+            std::fs::create_dir(&scratch).map_err(|e| {
+                ProvisionError::Failed(format!("cannot create {}: {e}", scratch.display()))
+            })?;
         }
         info.backing = format!("existing directory {}", user_dir.display());
         info.mountpoint = scratch.to_string_lossy().into_owned();
-        if let Some(m) = mounts::mounts().into_iter().rev().find(|m| user_dir.starts_with(&m.mountpoint)) {
+        if let Some(m) = mounts::mounts()
+            .into_iter()
+            .rev()
+            .find(|m| user_dir.starts_with(&m.mountpoint))
+        {
             info.mount_options = m.all_options();
             info.fs = format!("dir ({})", m.fstype);
         }
@@ -319,7 +351,10 @@ fn build(
         intent.record(Resource::Mount { path: mnt.clone() })?;
         let source = format!("{NAME_PREFIX}{}", intent.state.id);
         sys.run(&super::mount_argv(spec, &source, &mnt_s, size))?;
-        info.backing = format!("memory (tmpfs, size {})", crate::plan::units::format_bytes(size));
+        info.backing = format!(
+            "memory (tmpfs, size {})",
+            crate::plan::units::format_bytes(size)
+        );
         return finish(sys, spec, intent, info, mnt, None);
     }
     interrupted()?;
@@ -334,22 +369,34 @@ fn build(
         }
         None => {
             let image = run_dir.join(format!("{NAME_PREFIX}{}.img", req.index));
-            intent.record(Resource::Image { path: image.clone() })?;
+            intent.record(Resource::Image {
+                path: image.clone(),
+            })?;
             if sys.dry_run {
-                println!("would create: sparse image {} of {}", image.display(), crate::plan::units::format_bytes(size));
+                println!(
+                    "would create: sparse image {} of {}",
+                    image.display(),
+                    crate::plan::units::format_bytes(size)
+                );
             } else {
                 let f = std::fs::OpenOptions::new()
                     .write(true)
                     .create_new(true)
                     .open(&image)
                     .and_then(|f| f.set_len(size).map(|_| f));
-                f.map_err(|e| ProvisionError::Failed(format!("cannot create image {}: {e}", image.display())))?;
+                f.map_err(|e| {
+                    ProvisionError::Failed(format!("cannot create image {}: {e}", image.display()))
+                })?;
             }
             let dev = loopdev::attach(sys, &image)?;
-            intent.record(Resource::Loop { device: dev.clone(), image: image.clone() })?;
+            intent.record(Resource::Loop {
+                device: dev.clone(),
+                image: image.clone(),
+            })?;
             if !sys.dry_run {
                 // Belt and braces: the device losetup handed us must be ours and idle.
-                safety::check_device(&dev, false).map_err(|e| ProvisionError::Failed(e.to_string()))?;
+                safety::check_device(&dev, false)
+                    .map_err(|e| ProvisionError::Failed(e.to_string()))?;
             }
             info.backing = format!(
                 "loop image {} ({}, sparse) on {}",
@@ -396,7 +443,11 @@ fn finish(
     let Some(m) = mounts::mount_at(&mnt) else {
         return Err(ProvisionError::Failed(format!(
             "{} reported success but nothing is mounted on {}",
-            if pool.is_some() { "zpool create" } else { "mount" },
+            if pool.is_some() {
+                "zpool create"
+            } else {
+                "mount"
+            },
             mnt.display()
         )));
     };
@@ -411,7 +462,8 @@ fn finish(
         if let Some(opt) = spec.option(k) {
             let want = opt.value.as_deref().unwrap_or("").to_ascii_lowercase();
             if v.to_ascii_lowercase() != want {
-                info.options_not_in_effect.push(format!("{k}={want} (zfs reports {v})"));
+                info.options_not_in_effect
+                    .push(format!("{k}={want} (zfs reports {v})"));
             }
         }
     }

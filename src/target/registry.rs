@@ -37,7 +37,10 @@ fn proc_stat(pid: u32) -> Option<(char, u64)> {
 impl Owner {
     pub fn current() -> Owner {
         let pid = std::process::id();
-        Owner { pid, start_ticks: proc_stat(pid).map(|s| s.1).unwrap_or(0) }
+        Owner {
+            pid,
+            start_ticks: proc_stat(pid).map(|s| s.1).unwrap_or(0),
+        }
     }
 
     pub fn of(pid: u32) -> Option<Owner> {
@@ -120,7 +123,9 @@ impl Registry {
     /// Every target state on this machine. Unreadable files are reported, not deleted.
     pub fn list(&self) -> Vec<TargetState> {
         let mut out = Vec::new();
-        let Ok(dir) = std::fs::read_dir(&self.dir) else { return out };
+        let Ok(dir) = std::fs::read_dir(&self.dir) else {
+            return out;
+        };
         for e in dir.flatten() {
             let p = e.path();
             if p.extension().and_then(|s| s.to_str()) != Some("json") {
@@ -128,7 +133,10 @@ impl Registry {
             }
             match std::fs::read(&p).map(|b| serde_json::from_slice::<TargetState>(&b)) {
                 Ok(Ok(s)) => out.push(s),
-                _ => eprintln!("fsbench: warning: cannot read state file {}; leaving it alone", p.display()),
+                _ => eprintln!(
+                    "fsbench: warning: cannot read state file {}; leaving it alone",
+                    p.display()
+                ),
             }
         }
         out.sort_by(|a, b| a.id.cmp(&b.id));

@@ -39,8 +39,9 @@ pub fn block_dev_number(path: &Path) -> Result<(u32, u32), GuardError> {
     if !md.file_type().is_block_device() {
         return Err(GuardError::NotADevice {
             path: path.display().to_string(),
-            reason: "is not a block device; --device takes a whole device or partition such as /dev/sdb"
-                .into(),
+            reason:
+                "is not a block device; --device takes a whole device or partition such as /dev/sdb"
+                    .into(),
         });
     }
     Ok(split_dev(md.rdev()))
@@ -127,14 +128,18 @@ pub fn in_use(path: &Path) -> Result<Option<String>, GuardError> {
     {
         Ok(_) => {}
         Err(e) if e.raw_os_error() == Some(libc::EBUSY) => {
-            return Ok(Some("it is held open exclusively by another user (EBUSY)".into()))
+            return Ok(Some(
+                "it is held open exclusively by another user (EBUSY)".into(),
+            ))
         }
         Err(e) => {
             return Ok(Some(format!("it cannot be opened ({e})")));
         }
     }
     if let Some(pool) = imported_pool_member(&numbers) {
-        return Ok(Some(format!("it is a vdev of the imported ZFS pool '{pool}'")));
+        return Ok(Some(format!(
+            "it is a vdev of the imported ZFS pool '{pool}'"
+        )));
     }
     Ok(None)
 }
@@ -149,7 +154,9 @@ fn imported_pool_member(numbers: &[(u32, u32)]) -> Option<String> {
             pool = p.trim().to_string();
             continue;
         }
-        let Some(word) = t.split_whitespace().next() else { continue };
+        let Some(word) = t.split_whitespace().next() else {
+            continue;
+        };
         let path = if word.starts_with('/') {
             word.to_string()
         } else {
@@ -175,7 +182,10 @@ pub fn signature(path: &Path) -> Result<Option<String>, GuardError> {
                 }
             }
             let what = if let Some(t) = kv.get("TYPE") {
-                let label = kv.get("LABEL").map(|l| format!(" labelled '{l}'")).unwrap_or_default();
+                let label = kv
+                    .get("LABEL")
+                    .map(|l| format!(" labelled '{l}'"))
+                    .unwrap_or_default();
                 if t == "zfs_member" {
                     format!("a ZFS pool label{label}")
                 } else {
@@ -202,7 +212,10 @@ pub fn signature(path: &Path) -> Result<Option<String>, GuardError> {
 pub fn check_device(path: &Path, wipe: bool) -> Result<(), GuardError> {
     let shown = path.display().to_string();
     if let Some(reason) = in_use(path)? {
-        return Err(GuardError::InUse { path: shown, reason });
+        return Err(GuardError::InUse {
+            path: shown,
+            reason,
+        });
     }
     if !wipe {
         if let Some(what) = signature(path)? {

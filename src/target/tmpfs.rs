@@ -3,13 +3,37 @@ use super::{FsDef, Kind};
 use crate::plan::spec::{Effect::*, FsSchema, OptKey, ValueKind::*};
 
 const KEYS: &[OptKey] = &[
-    OptKey { name: "nr_inodes", value: Int { min: 1, max: u64::MAX }, effect: Mount, help: "maximum number of inodes" },
-    OptKey { name: "huge", value: Choice(&["never", "always", "within_size", "advise"]), effect: Mount, help: "transparent huge pages" },
-    OptKey { name: "noatime", value: Flag, effect: Mount, help: "do not update access times" },
+    OptKey {
+        name: "nr_inodes",
+        value: Int {
+            min: 1,
+            max: u64::MAX,
+        },
+        effect: Mount,
+        help: "maximum number of inodes",
+    },
+    OptKey {
+        name: "huge",
+        value: Choice(&["never", "always", "within_size", "advise"]),
+        effect: Mount,
+        help: "transparent huge pages",
+    },
+    OptKey {
+        name: "noatime",
+        value: Flag,
+        effect: Mount,
+        help: "do not update access times",
+    },
 ];
 
 pub const DEF: FsDef = FsDef {
-    schema: FsSchema { name: "tmpfs", keys: KEYS, extra_mkfs: false, extra_mount: true, takes_path: false },
+    schema: FsSchema {
+        name: "tmpfs",
+        keys: KEYS,
+        extra_mkfs: false,
+        extra_mount: true,
+        takes_path: false,
+    },
     kind: Kind::Tmpfs,
     summary: "tmpfs in memory (the page cache ceiling); size= limits it",
     kernel_name: "tmpfs",

@@ -17,21 +17,88 @@ const ON_OFF: &[&str] = &["on", "off"];
 const CACHE: &[&str] = &["all", "none", "metadata"];
 
 const KEYS: &[OptKey] = &[
-    OptKey { name: "recordsize", value: Choice(&["512", "1k", "2k", "4k", "8k", "16k", "32k", "64k", "128k", "256k", "512k", "1m", "1M", "4K", "8K", "16K", "32K", "64K", "128K"]), effect: ZfsProperty, help: "record size, the unit of copy-on-write and checksums" },
-    OptKey { name: "compression", value: Choice(&["on", "off", "lzjb", "gzip", "gzip-1", "gzip-2", "gzip-3", "gzip-4", "gzip-5", "gzip-6", "gzip-7", "gzip-8", "gzip-9", "zle", "lz4", "zstd"]), effect: ZfsProperty, help: "compression (lz4 and zstd need kernel ZFS; zfs-fuse has lzjb, gzip, zle)" },
-    OptKey { name: "primarycache", value: Choice(CACHE), effect: ZfsProperty, help: "what the ARC caches" },
-    OptKey { name: "secondarycache", value: Choice(CACHE), effect: ZfsProperty, help: "what the L2ARC caches" },
-    OptKey { name: "atime", value: Choice(ON_OFF), effect: ZfsProperty, help: "update access times" },
-    OptKey { name: "sync", value: Choice(&["standard", "always", "disabled"]), effect: ZfsProperty, help: "synchronous write behaviour" },
-    OptKey { name: "logbias", value: Choice(&["latency", "throughput"]), effect: ZfsProperty, help: "ZIL usage hint" },
-    OptKey { name: "checksum", value: Choice(&["on", "off", "fletcher2", "fletcher4", "sha256"]), effect: ZfsProperty, help: "data checksum" },
-    OptKey { name: "dedup", value: Choice(ON_OFF), effect: ZfsProperty, help: "deduplication" },
-    OptKey { name: "copies", value: Choice(&["1", "2", "3"]), effect: ZfsProperty, help: "copies of each block" },
-    OptKey { name: "ashift", value: Int { min: 9, max: 16 }, effect: ZpoolProperty, help: "vdev sector size as a power of two (zpool create -o ashift=)" },
+    OptKey {
+        name: "recordsize",
+        value: Choice(&[
+            "512", "1k", "2k", "4k", "8k", "16k", "32k", "64k", "128k", "256k", "512k", "1m", "1M",
+            "4K", "8K", "16K", "32K", "64K", "128K",
+        ]),
+        effect: ZfsProperty,
+        help: "record size, the unit of copy-on-write and checksums",
+    },
+    OptKey {
+        name: "compression",
+        value: Choice(&[
+            "on", "off", "lzjb", "gzip", "gzip-1", "gzip-2", "gzip-3", "gzip-4", "gzip-5",
+            "gzip-6", "gzip-7", "gzip-8", "gzip-9", "zle", "lz4", "zstd",
+        ]),
+        effect: ZfsProperty,
+        help: "compression (lz4 and zstd need kernel ZFS; zfs-fuse has lzjb, gzip, zle)",
+    },
+    OptKey {
+        name: "primarycache",
+        value: Choice(CACHE),
+        effect: ZfsProperty,
+        help: "what the ARC caches",
+    },
+    OptKey {
+        name: "secondarycache",
+        value: Choice(CACHE),
+        effect: ZfsProperty,
+        help: "what the L2ARC caches",
+    },
+    OptKey {
+        name: "atime",
+        value: Choice(ON_OFF),
+        effect: ZfsProperty,
+        help: "update access times",
+    },
+    OptKey {
+        name: "sync",
+        value: Choice(&["standard", "always", "disabled"]),
+        effect: ZfsProperty,
+        help: "synchronous write behaviour",
+    },
+    OptKey {
+        name: "logbias",
+        value: Choice(&["latency", "throughput"]),
+        effect: ZfsProperty,
+        help: "ZIL usage hint",
+    },
+    OptKey {
+        name: "checksum",
+        value: Choice(&["on", "off", "fletcher2", "fletcher4", "sha256"]),
+        effect: ZfsProperty,
+        help: "data checksum",
+    },
+    OptKey {
+        name: "dedup",
+        value: Choice(ON_OFF),
+        effect: ZfsProperty,
+        help: "deduplication",
+    },
+    OptKey {
+        name: "copies",
+        value: Choice(&["1", "2", "3"]),
+        effect: ZfsProperty,
+        help: "copies of each block",
+    },
+    OptKey {
+        name: "ashift",
+        value: Int { min: 9, max: 16 },
+        effect: ZpoolProperty,
+        help: "vdev sector size as a power of two (zpool create -o ashift=)",
+    },
 ];
 
 pub const DEF: FsDef = FsDef {
-    schema: FsSchema { name: "zfs", keys: KEYS, extra_mkfs: false, extra_mount: false, takes_path: false },
+    schema: FsSchema {
+        name: "zfs",
+        keys: KEYS,
+        extra_mkfs: false,
+        extra_mount: false,
+        takes_path: false,
+    },
     kind: Kind::Zfs,
     summary: "a ZFS pool on a loop image or device (kernel ZFS, else zfs-fuse)",
     kernel_name: "zfs",
@@ -51,7 +118,10 @@ pub enum Backend {
 
 pub fn backend() -> Option<Backend> {
     let in_kernel = std::fs::read_to_string("/proc/filesystems")
-        .map(|t| t.lines().any(|l| l.split_whitespace().last() == Some("zfs")))
+        .map(|t| {
+            t.lines()
+                .any(|l| l.split_whitespace().last() == Some("zfs"))
+        })
         .unwrap_or(false)
         || Path::new("/sys/module/zfs").exists();
     if in_kernel && super::exec::which("zpool").is_some() {
@@ -80,7 +150,9 @@ pub fn unsupported(spec: &TargetSpec, backend: Backend) -> Option<String> {
 pub fn create_argv(spec: &TargetSpec, pool: &str, device: &str, mountpoint: &str) -> Vec<String> {
     let mut a = argv(&["zpool", "create", "-m", mountpoint]);
     for opt in &spec.options {
-        let Some(key) = KEYS.iter().find(|k| k.name == opt.key) else { continue };
+        let Some(key) = KEYS.iter().find(|k| k.name == opt.key) else {
+            continue;
+        };
         let flag = match key.effect {
             ZpoolProperty => "-o",
             _ => "-O",
@@ -102,13 +174,24 @@ pub fn properties(sys: &Sys, spec: &TargetSpec, pool: &str) -> Vec<(String, Stri
     let props: Vec<&str> = spec
         .options
         .iter()
-        .filter(|o| KEYS.iter().any(|k| k.name == o.key && matches!(k.effect, ZfsProperty)))
+        .filter(|o| {
+            KEYS.iter()
+                .any(|k| k.name == o.key && matches!(k.effect, ZfsProperty))
+        })
         .map(|o| o.key.as_str())
         .collect();
     if props.is_empty() || sys.dry_run {
         return Vec::new();
     }
-    let Ok(out) = sys.query(&argv(&["zfs", "get", "-H", "-o", "property,value", &props.join(","), pool])) else {
+    let Ok(out) = sys.query(&argv(&[
+        "zfs",
+        "get",
+        "-H",
+        "-o",
+        "property,value",
+        &props.join(","),
+        pool,
+    ])) else {
         return Vec::new();
     };
     out.lines()
@@ -143,7 +226,9 @@ fn daemon_lock() -> std::io::Result<std::fs::File> {
 pub fn daemon_pid() -> Option<u32> {
     let dir = std::fs::read_dir("/proc").ok()?;
     for e in dir.flatten() {
-        let Ok(pid) = e.file_name().to_string_lossy().parse::<u32>() else { continue };
+        let Ok(pid) = e.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
         let comm = std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default();
         if comm.trim() == "zfs-fuse" && Owner::of(pid).is_some_and(|o| o.alive()) {
             return Some(pid);
@@ -168,10 +253,14 @@ pub fn ensure_daemon(sys: &Sys, backend: Backend) -> Result<(), String> {
     let log_path = state_dir().join("zfs-fuse.log");
     let cmd = argv(&["zfs-fuse", "--no-daemon"]);
     if sys.dry_run {
-        println!("would run: {} (in the background; stopped when no pool is left)", cmdline(&cmd));
+        println!(
+            "would run: {} (in the background; stopped when no pool is left)",
+            cmdline(&cmd)
+        );
         return Ok(());
     }
-    let log = std::fs::File::create(&log_path).map_err(|e| format!("{}: {e}", log_path.display()))?;
+    let log =
+        std::fs::File::create(&log_path).map_err(|e| format!("{}: {e}", log_path.display()))?;
     use std::os::unix::process::CommandExt;
     // Its own process group: a Ctrl-C at the terminal must not kill the daemon under mounted
     // pools before fsbench has destroyed them.
@@ -187,13 +276,24 @@ pub fn ensure_daemon(sys: &Sys, backend: Backend) -> Result<(), String> {
     sys.record(&cmd);
     // The daemon outlives this handle on purpose; it is reaped by whoever stops it or by init.
     std::mem::forget(child);
-    let rec = DaemonRecord { owner: Owner::of(pid).unwrap_or(Owner { pid, start_ticks: 0 }), started_by: std::process::id() };
-    std::fs::write(daemon_record_path(), serde_json::to_vec(&rec).unwrap_or_default())
-        .map_err(|e| format!("cannot record the zfs-fuse daemon: {e}"))?;
+    let rec = DaemonRecord {
+        owner: Owner::of(pid).unwrap_or(Owner {
+            pid,
+            start_ticks: 0,
+        }),
+        started_by: std::process::id(),
+    };
+    std::fs::write(
+        daemon_record_path(),
+        serde_json::to_vec(&rec).unwrap_or_default(),
+    )
+    .map_err(|e| format!("cannot record the zfs-fuse daemon: {e}"))?;
     let deadline = Instant::now() + Duration::from_secs(20);
     while Instant::now() < deadline {
         if zpool_answers() {
-            eprintln!("fsbench: started zfs-fuse (pid {pid}); it will be stopped when no pool is left");
+            eprintln!(
+                "fsbench: started zfs-fuse (pid {pid}); it will be stopped when no pool is left"
+            );
             return Ok(());
         }
         std::thread::sleep(Duration::from_millis(100));
@@ -207,7 +307,11 @@ pub fn ensure_daemon(sys: &Sys, backend: Backend) -> Result<(), String> {
 /// Pools that exist now (empty when ZFS does not answer).
 pub fn pools() -> Vec<String> {
     match super::exec::run_command(&argv(&["zpool", "list", "-H", "-o", "name"])) {
-        Ok((out, _)) => out.lines().map(|l| l.trim().to_string()).filter(|l| !l.is_empty()).collect(),
+        Ok((out, _)) => out
+            .lines()
+            .map(|l| l.trim().to_string())
+            .filter(|l| !l.is_empty())
+            .collect(),
         Err(_) => Vec::new(),
     }
 }
@@ -228,7 +332,10 @@ pub fn release_daemon(sys: &Sys) -> Option<String> {
         return None;
     }
     if sys.dry_run {
-        return Some(format!("would stop zfs-fuse (pid {}), which fsbench started", rec.owner.pid));
+        return Some(format!(
+            "would stop zfs-fuse (pid {}), which fsbench started",
+            rec.owner.pid
+        ));
     }
     crate::sys::send_signal(rec.owner.pid, libc::SIGTERM);
     let deadline = Instant::now() + Duration::from_secs(15);
@@ -241,7 +348,10 @@ pub fn release_daemon(sys: &Sys) -> Option<String> {
     }
     crate::sys::reap(rec.owner.pid);
     let _ = std::fs::remove_file(&path);
-    Some(format!("stopped zfs-fuse (pid {}), which fsbench started", rec.owner.pid))
+    Some(format!(
+        "stopped zfs-fuse (pid {}), which fsbench started",
+        rec.owner.pid
+    ))
 }
 
 pub fn destroy_argv(pool: &str) -> Vec<String> {

@@ -16,7 +16,9 @@ impl DataGen {
             z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
             z ^ (z >> 31)
         };
-        DataGen { s: [next(), next(), next(), next()] }
+        DataGen {
+            s: [next(), next(), next(), next()],
+        }
     }
 
     #[inline]
@@ -69,6 +71,8 @@ mod tests {
             counts[*b as usize] += 1;
         }
         let expected = (1 << 20) / 256;
-        assert!(counts.iter().all(|&c| (c as i64 - expected as i64).abs() < expected as i64 / 10));
+        assert!(counts
+            .iter()
+            .all(|&c| (c as i64 - expected as i64).abs() < expected as i64 / 10));
     }
 }

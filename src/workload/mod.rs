@@ -1,6 +1,7 @@
 //! Workloads: one table, each entry builds a runnable workload from its spec.
 
 pub mod data;
+pub mod idle;
 pub mod smoke;
 
 use std::collections::BTreeMap;
@@ -42,7 +43,7 @@ pub struct WorkloadDef {
     pub build: fn(&WorkloadSpec) -> Result<Box<dyn Workload>, String>,
 }
 
-pub static WORKLOADS: &[WorkloadDef] = &[smoke::DEF];
+pub static WORKLOADS: &[WorkloadDef] = &[smoke::DEF, idle::DEF];
 
 /// Checks a workload spec and builds it.
 pub fn build(spec: &WorkloadSpec) -> Result<Box<dyn Workload>, String> {
@@ -56,7 +57,11 @@ pub fn build(spec: &WorkloadSpec) -> Result<Box<dyn Workload>, String> {
     };
     for (k, _) in &spec.params {
         if !def.params.iter().any(|(p, _)| p == k) {
-            let valid: Vec<String> = def.params.iter().map(|(p, h)| format!("{p} ({h})")).collect();
+            let valid: Vec<String> = def
+                .params
+                .iter()
+                .map(|(p, h)| format!("{p} ({h})"))
+                .collect();
             return Err(format!(
                 "unknown parameter '{k}' for workload '{}': valid parameters are {}",
                 def.name,

@@ -15,7 +15,10 @@ use crate::plan::WorkloadSpec;
 pub const DEF: WorkloadDef = WorkloadDef {
     name: "smoke",
     summary: "write a file, fsync, drop caches, read it back and verify (default 64 MiB)",
-    params: &[("size", "file size, default 64M"), ("seed", "data seed, default 1")],
+    params: &[
+        ("size", "file size, default 64M"),
+        ("seed", "data seed, default 1"),
+    ],
     build,
 };
 
@@ -32,7 +35,10 @@ fn build(spec: &WorkloadSpec) -> Result<Box<dyn Workload>, String> {
         None => 64 << 20,
     };
     if size == 0 {
-        return Err(format!("workload '{}': size must be more than 0", spec.spec));
+        return Err(format!(
+            "workload '{}': size must be more than 0",
+            spec.spec
+        ));
     }
     let seed = match spec.param("seed") {
         Some(s) => s
@@ -50,6 +56,12 @@ impl Workload for Smoke {
         let mut buf = vec![0u8; CHUNK];
 
         // write + fsync
+        let used = |d: &std::path::Path| {
+            crate::sys::statvfs(d)
+                .ok()
+                .map(|s| (s.blocks - s.blocks_free) * s.block_size)
+        };
+        let used_before = used(ctx.dir);
         let started_at = now_rfc3339();
         let t0 = Instant::now();
         let mut f = File::create(&path).map_err(io)?;
@@ -73,8 +85,21 @@ impl Workload for Smoke {
         metrics.insert("bytes".into(), self.size as f64);
         metrics.insert("bytes_per_sec".into(), self.size as f64 / write_s);
         metrics.insert("fsync_ns".into(), fsync_s * 1e9);
-        (ctx.emit)(Phase { test: "write".into(), started_at, duration_s: write_s, error: None, metrics, notes: Vec::new() })
-            .map_err(|e| format!("cannot save the record: {e}"))?;
+        if let (Some(before), Some(after)) = (used_before, used(ctx.dir)) {
+            metrics.insert(
+                "space_used_bytes".into(),
+                after.saturating_sub(before) as f64,
+            );
+        }
+        (ctx.emit)(Phase {
+            test: "write".into(),
+            started_at,
+            duration_s: write_s,
+            error: None,
+            metrics,
+            notes: Vec::new(),
+        })
+        .map_err(|e| format!("cannot save the record: {e}"))?;
 
         // drop caches, read back, verify
         let mut notes = Vec::new();
@@ -82,7 +107,9 @@ impl Workload for Smoke {
             notes.push("page_cache: caches could not be dropped (not root); the read may be served from memory".to_string());
         }
         if ctx.fs == "tmpfs" {
-            notes.push("page_cache: tmpfs lives in the page cache; reads measure memory".to_string());
+            notes.push(
+                "page_cache: tmpfs lives in the page cache; reads measure memory".to_string(),
+            );
         }
         let started_at = now_rfc3339();
         let t0 = Instant::now();
@@ -97,7 +124,11 @@ impl Workload for Smoke {
             f.read_exact(&mut buf[..n]).map_err(io)?;
             gen.fill(&mut expect[..n]);
             if buf[..n] != expect[..n] {
-                let at = buf[..n].iter().zip(&expect[..n]).position(|(a, b)| a != b).unwrap_or(0);
+                let at = buf[..n]
+                    .iter()
+                    .zip(&expect[..n])
+                    .position(|(a, b)| a != b)
+                    .unwrap_or(0);
                 error = Some(format!(
                     "verification failed: {} differs from what was written at byte {}",
                     path.display(),
@@ -112,8 +143,15 @@ impl Workload for Smoke {
         metrics.insert("bytes".into(), offset as f64);
         metrics.insert("bytes_per_sec".into(), offset as f64 / read_s);
         metrics.insert("verified_bytes".into(), offset as f64);
-        (ctx.emit)(Phase { test: "read".into(), started_at, duration_s: read_s, error, metrics, notes })
-            .map_err(|e| format!("cannot save the record: {e}"))?;
+        (ctx.emit)(Phase {
+            test: "read".into(),
+            started_at,
+            duration_s: read_s,
+            error,
+            metrics,
+            notes,
+        })
+        .map_err(|e| format!("cannot save the record: {e}"))?;
         drop(f);
         std::fs::remove_file(&path).map_err(io)?;
         Ok(())

@@ -1,0 +1,155 @@
+//! Helpers shared by the integration tests: run the binary, skip with a printed reason, and loop
+//! devices owned by the test (detached by name, never "all").
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::{Mutex, MutexGuard};
+
+pub fn bin() -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_fsbench"));
+    c.env_remove("FSBENCH_WORKDIR");
+    c
+}
+
+pub fn run(args: &[&str]) -> Output {
+    bin().args(args).output().expect("run fsbench")
+}
+
+pub fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+pub fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+pub fn sh(cmd: &str) -> (bool, String) {
+    let o = Command::new("sh").arg("-c").arg(cmd).output().expect("sh");
+    (
+        o.status.success(),
+        format!(
+            "{}{}",
+            String::from_utf8_lossy(&o.stdout),
+            String::from_utf8_lossy(&o.stderr)
+        ),
+    )
+}
+
+pub fn is_root() -> bool {
+    sh("test \"$(id -u)\" = 0").0
+}
+
+pub fn have(tool: &str) -> bool {
+    sh(&format!(
+        "command -v {tool} || test -x /usr/sbin/{tool} || test -x /sbin/{tool}"
+    ))
+    .0
+}
+
+pub fn kernel_has(fs: &str) -> bool {
+    std::fs::read_to_string("/proc/filesystems")
+        .unwrap_or_default()
+        .lines()
+        .any(|l| l.split_whitespace().last() == Some(fs))
+}
+
+/// Prints why a test is skipped and returns true, so a test reads `if skip(..) { return; }`.
+pub fn skip(missing: bool, why: &str) -> bool {
+    if missing {
+        eprintln!("SKIPPED: {why}");
+    }
+    missing
+}
+
+/// Tests that take loop devices or pools must not run at the same time.
+pub fn serial() -> MutexGuard<'static, ()> {
+    static LOCK: Mutex<()> = Mutex::new(());
+    LOCK.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// A work directory for one test, on disk (not tmpfs).
+pub fn workdir() -> tempfile::TempDir {
+    std::fs::create_dir_all("/var/tmp/fsbench-tests").unwrap();
+    tempfile::tempdir_in("/var/tmp/fsbench-tests").unwrap()
+}
+
+pub fn mounts_text() -> String {
+    std::fs::read_to_string("/proc/self/mountinfo").unwrap()
+}
+
+pub fn mountinfo_line(mountpoint: &str) -> Option<String> {
+    mounts_text()
+        .lines()
+        .find(|l| l.split(' ').nth(4) == Some(mountpoint))
+        .map(str::to_string)
+}
+
+pub fn loops_backed_by_dir(dir: &Path) -> Vec<String> {
+    let (_, out) = sh("losetup -a -O NAME,BACK-FILE -n 2>/dev/null || true");
+    out.lines()
+        .filter(|l| l.contains(&*dir.to_string_lossy()))
+        .map(str::to_string)
+        .collect()
+}
+
+/// A loop device over an image in a test directory, detached (by name) when dropped.
+pub struct TestLoop {
+    pub dir: tempfile::TempDir,
+    pub image: PathBuf,
+    pub device: String,
+}
+
+impl TestLoop {
+    pub fn new(size_mib: u64) -> TestLoop {
+        let dir = workdir();
+        let image = dir.path().join("test-owned.img");
+        let f = std::fs::File::create(&image).unwrap();
+        f.set_len(size_mib << 20).unwrap();
+        let o = Command::new("losetup")
+            .args(["--find", "--show"])
+            .arg(&image)
+            .output()
+            .unwrap();
+        assert!(
+            o.status.success(),
+            "losetup: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        let device = String::from_utf8_lossy(&o.stdout).trim().to_string();
+        TestLoop { dir, image, device }
+    }
+}
+
+impl Drop for TestLoop {
+    fn drop(&mut self) {
+        // Unmount anything this test mounted from the device, then detach only this device.
+        for l in mounts_text().lines().rev() {
+            let f: Vec<&str> = l.split(' ').collect();
+            if let Some(pos) = f.iter().position(|x| *x == "-") {
+                if f.get(pos + 2) == Some(&self.device.as_str()) {
+                    let _ = Command::new("umount").arg(f[4]).status();
+                }
+            }
+        }
+        let back = std::fs::read_to_string(format!(
+            "/sys/block/{}/loop/backing_file",
+            self.device.trim_start_matches("/dev/")
+        ))
+        .unwrap_or_default();
+        if back.trim() == self.image.to_string_lossy() {
+            let _ = Command::new("losetup")
+                .arg("--detach")
+                .arg(&self.device)
+                .status();
+        }
+    }
+}
+
+/// Is a zfs-fuse daemon running (a zombie awaiting its reaper does not count)?
+pub fn zfs_fuse_running() -> bool {
+    std::fs::read_dir("/proc").unwrap().flatten().any(|e| {
+        let stat = std::fs::read_to_string(e.path().join("stat")).unwrap_or_default();
+        stat.contains("(zfs-fuse) ") && !stat.contains("(zfs-fuse) Z")
+    })
+}
