@@ -46,6 +46,16 @@ fn no_leftovers(wd: &Path) {
     assert!(imgs.trim().is_empty(), "images left: {imgs}");
 }
 
+/// fsbench stops zfs-fuse only if it started it: running now exactly when it ran before.
+fn daemon_as_before(daemon_before: bool) {
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(
+        zfs_fuse_running(),
+        daemon_before,
+        "zfs-fuse running state changed"
+    );
+}
+
 fn needs(fs: &str, tool: &str) -> bool {
     skip(!is_root(), "needs root")
         || skip(!kernel_has(fs), &format!("kernel has no {fs}"))
@@ -155,13 +165,7 @@ fn zfs_properties_take_effect_and_the_daemon_is_shared() {
         "pool {pool} still there"
     );
     no_leftovers(wd.path());
-    // fsbench stops zfs-fuse only if it started it.
-    std::thread::sleep(Duration::from_millis(300));
-    assert_eq!(
-        zfs_fuse_running(),
-        daemon_before,
-        "zfs-fuse running state changed"
-    );
+    daemon_as_before(daemon_before);
 }
 
 #[test]
@@ -560,12 +564,7 @@ fn the_next_run_cleans_a_killed_zfs_run_and_stops_the_daemon_it_started() {
         "pool left"
     );
     no_leftovers(wd.path());
-    std::thread::sleep(Duration::from_millis(300));
-    assert_eq!(
-        zfs_fuse_running(),
-        daemon_before,
-        "zfs-fuse running state changed"
-    );
+    daemon_as_before(daemon_before);
 }
 
 #[test]

@@ -58,6 +58,49 @@ pub struct FsSchema {
     pub extra_mount: bool,
     /// The spec starts with a path: `dir:/mnt/nfs`.
     pub takes_path: bool,
+    /// Accepts the VFS mount flags every mounted filesystem has (VFS_KEYS).
+    pub vfs_mount: bool,
+}
+
+/// Mount flags of the VFS itself, valid for every filesystem that is mounted with `mount`.
+pub const VFS_KEYS: &[OptKey] = &[
+    OptKey {
+        name: "noatime",
+        value: ValueKind::Flag,
+        effect: Effect::Mount,
+        help: "do not update access times",
+    },
+    OptKey {
+        name: "nodiratime",
+        value: ValueKind::Flag,
+        effect: Effect::Mount,
+        help: "do not update directory access times",
+    },
+    OptKey {
+        name: "relatime",
+        value: ValueKind::Flag,
+        effect: Effect::Mount,
+        help: "update access times relative to modify time",
+    },
+    OptKey {
+        name: "lazytime",
+        value: ValueKind::Flag,
+        effect: Effect::Mount,
+        help: "keep timestamps in memory, write them lazily",
+    },
+];
+
+impl FsSchema {
+    /// The filesystem's own key of that name, or a VFS one where it takes those.
+    pub fn key(&self, name: &str) -> Option<&'static OptKey> {
+        self.all_keys().find(|k| k.name == name)
+    }
+
+    /// Its own keys, then the VFS keys where it takes them.
+    pub fn all_keys(&self) -> impl Iterator<Item = &'static OptKey> {
+        let vfs: &'static [OptKey] = if self.vfs_mount { VFS_KEYS } else { &[] };
+        self.keys.iter().chain(vfs.iter())
+    }
 }
 
 /// A validated key of a target, with its value as written.
@@ -200,7 +243,7 @@ pub fn parse_target(text: &str, schemas: &[FsSchema]) -> Result<TargetSpec, Stri
             }
             _ => {}
         }
-        let Some(def) = schema.keys.iter().find(|k| k.name == key) else {
+        let Some(def) = schema.key(&key) else {
             return Err(format!(
                 "unknown option '{key}' for {} in target '{spec}': valid options are {}",
                 schema.name,
@@ -215,7 +258,7 @@ pub fn parse_target(text: &str, schemas: &[FsSchema]) -> Result<TargetSpec, Stri
 
 /// Every key a filesystem accepts, spelled as it is written: `inodes=N, nojournal, ...`.
 pub fn valid_keys(schema: &FsSchema) -> String {
-    let mut out: Vec<String> = schema.keys.iter().map(key_usage).collect();
+    let mut out: Vec<String> = schema.all_keys().map(key_usage).collect();
     out.push(COMMON_KEYS.to_string());
     if schema.extra_mkfs {
         out.push("mkfs='ARGS'".to_string());

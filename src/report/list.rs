@@ -8,7 +8,7 @@ pub fn render() -> String {
     let mut out = String::from("Filesystems (target spec: FS[:KEY[=VALUE],...]; every target also takes label=NAME and size=SIZE):\n");
     for d in FILESYSTEMS {
         out.push_str(&format!("\n  {:<7} {}\n", d.schema.name, d.summary));
-        for k in d.schema.keys {
+        for k in d.schema.all_keys() {
             out.push_str(&format!("      {:<36} {}\n", key_usage(k), k.help));
         }
         if d.schema.extra_mkfs {
@@ -41,7 +41,7 @@ pub fn json() -> String {
             serde_json::json!({
                 "name": d.schema.name,
                 "summary": d.summary,
-                "keys": d.schema.keys.iter().map(|k| serde_json::json!({"key": key_usage(k), "help": k.help})).collect::<Vec<_>>(),
+                "keys": d.schema.all_keys().map(|k| serde_json::json!({"key": key_usage(k), "help": k.help})).collect::<Vec<_>>(),
                 "extra_mkfs": d.schema.extra_mkfs,
                 "extra_mount": d.schema.extra_mount,
             })

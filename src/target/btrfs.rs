@@ -30,18 +30,6 @@ const KEYS: &[OptKey] = &[
         help: "compress all data",
     },
     OptKey {
-        name: "noatime",
-        value: Flag,
-        effect: Mount,
-        help: "do not update access times",
-    },
-    OptKey {
-        name: "relatime",
-        value: Flag,
-        effect: Mount,
-        help: "update access times relative to modify time",
-    },
-    OptKey {
         name: "ssd",
         value: Flag,
         effect: Mount,
@@ -116,6 +104,7 @@ pub const DEF: FsDef = FsDef {
         extra_mkfs: true,
         extra_mount: true,
         takes_path: false,
+        vfs_mount: true,
     },
     kind: Kind::Mkfs,
     summary: "Btrfs on a loop image or device (mkfs.btrfs); at least 110 MiB",

@@ -10,6 +10,7 @@ pub const DEF: FsDef = FsDef {
         extra_mkfs: false,
         extra_mount: false,
         takes_path: true,
+        vfs_mount: false,
     },
     kind: Kind::Dir,
     summary: "an existing directory, e.g. dir:/mnt/nfs (nothing is formatted)",

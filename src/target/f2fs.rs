@@ -28,12 +28,6 @@ const KEYS: &[OptKey] = &[
         help: "extended node bitmap for more inodes (mkfs.f2fs -i), as seed 003",
     },
     OptKey {
-        name: "noatime",
-        value: Flag,
-        effect: Mount,
-        help: "do not update access times",
-    },
-    OptKey {
         name: "discard",
         value: Flag,
         effect: Mount,
@@ -66,6 +60,7 @@ pub const DEF: FsDef = FsDef {
         extra_mkfs: true,
         extra_mount: true,
         takes_path: false,
+        vfs_mount: true,
     },
     kind: Kind::Mkfs,
     summary: "F2FS on a loop image or device (mkfs.f2fs); needs f2fs in the kernel",

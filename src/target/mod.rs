@@ -105,7 +105,7 @@ pub fn mkfs_argv(spec: &TargetSpec, device: &str) -> Vec<String> {
         argv.extend(d.args.iter().map(|a| a.replace("{label}", FS_LABEL)));
     }
     for opt in &spec.options {
-        let key = def.schema.keys.iter().find(|k| k.name == opt.key);
+        let key = def.schema.key(&opt.key);
         if let Some(spec::OptKey {
             effect: Effect::Mkfs(args),
             ..
@@ -124,7 +124,7 @@ pub fn mount_options(spec: &TargetSpec) -> Vec<String> {
     let def = def_of(spec);
     let mut out = Vec::new();
     for opt in &spec.options {
-        let Some(key) = def.schema.keys.iter().find(|k| k.name == opt.key) else {
+        let Some(key) = def.schema.key(&opt.key) else {
             continue;
         };
         match key.effect {

@@ -193,7 +193,7 @@ fn every_filesystem_has_one_table_line_and_documented_keys() {
         ["ext4", "xfs", "btrfs", "zfs", "f2fs", "tmpfs", "dir"]
     );
     for d in FILESYSTEMS {
-        for k in d.schema.keys {
+        for k in d.schema.all_keys() {
             assert!(
                 !k.help.is_empty(),
                 "{}:{} has no help",
@@ -215,4 +215,15 @@ fn requested_options_are_matched_against_mountinfo_spelling() {
     assert!(option_in_effect("nodatasum", &have));
     assert!(option_in_effect("barrier=0", &have));
     assert!(!option_in_effect("nodatacow", &have));
+}
+
+#[test]
+fn vfs_mount_flags_are_shared_by_every_mounted_filesystem() {
+    for fs in ["ext4", "xfs", "btrfs", "f2fs", "tmpfs"] {
+        let t = parse(&format!("{fs}:noatime,lazytime"));
+        assert_eq!(mount_options(&t), vec!["noatime", "lazytime"], "{fs}");
+    }
+    // ZFS sets atime as a property; dir mounts nothing.
+    assert!(err("zfs:noatime").contains("atime=on|off"));
+    assert!(err("dir:/mnt/x,noatime").contains("unknown option 'noatime' for dir"));
 }

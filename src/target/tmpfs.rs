@@ -18,12 +18,6 @@ const KEYS: &[OptKey] = &[
         effect: Mount,
         help: "transparent huge pages",
     },
-    OptKey {
-        name: "noatime",
-        value: Flag,
-        effect: Mount,
-        help: "do not update access times",
-    },
 ];
 
 pub const DEF: FsDef = FsDef {
@@ -33,6 +27,7 @@ pub const DEF: FsDef = FsDef {
         extra_mkfs: false,
         extra_mount: true,
         takes_path: false,
+        vfs_mount: true,
     },
     kind: Kind::Tmpfs,
     summary: "tmpfs in memory (the page cache ceiling); size= limits it",

@@ -40,24 +40,6 @@ const KEYS: &[OptKey] = &[
         help: "reflink support (mkfs.xfs -m reflink=)",
     },
     OptKey {
-        name: "noatime",
-        value: Flag,
-        effect: Mount,
-        help: "do not update access times",
-    },
-    OptKey {
-        name: "relatime",
-        value: Flag,
-        effect: Mount,
-        help: "update access times relative to modify time",
-    },
-    OptKey {
-        name: "lazytime",
-        value: Flag,
-        effect: Mount,
-        help: "keep timestamps in memory",
-    },
-    OptKey {
         name: "discard",
         value: Flag,
         effect: Mount,
@@ -102,6 +84,7 @@ pub const DEF: FsDef = FsDef {
         extra_mkfs: true,
         extra_mount: true,
         takes_path: false,
+        vfs_mount: true,
     },
     kind: Kind::Mkfs,
     summary: "XFS on a loop image or device (mkfs.xfs); at least 300 MiB",

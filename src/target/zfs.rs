@@ -98,6 +98,7 @@ pub const DEF: FsDef = FsDef {
         extra_mkfs: false,
         extra_mount: false,
         takes_path: false,
+        vfs_mount: false,
     },
     kind: Kind::Zfs,
     summary: "a ZFS pool on a loop image or device (kernel ZFS, else zfs-fuse)",
