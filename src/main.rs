@@ -39,7 +39,7 @@ fn need_root(what: &str) -> Result<(), String> {
     if sys::is_root() {
         Ok(())
     } else {
-        Err(format!("{what} needs root (it runs mkfs, mount and losetup): run it with sudo, or use --dry-run to see the commands"))
+        Err(format!("{what} needs root (it manages mounts, loop devices and pools): run it with sudo, or add --dry-run to see the commands it would run"))
     }
 }
 

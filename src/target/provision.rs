@@ -355,7 +355,7 @@ fn build(
             "memory (tmpfs, size {})",
             crate::plan::units::format_bytes(size)
         );
-        return finish(sys, spec, intent, info, mnt, None);
+        return finish(sys, spec, info, mnt, None);
     }
     interrupted()?;
     // The block device: the user's (already checked) or a sparse loop image of ours.
@@ -418,20 +418,19 @@ fn build(
         intent.record(Resource::Mount { path: mnt.clone() })?;
         sys.run(&zfs::create_argv(spec, &pool, &dev_s, &mnt_s))?;
         info.zfs_properties = zfs::properties(sys, spec, &pool);
-        return finish(sys, spec, intent, info, mnt, Some(&pool));
+        return finish(sys, spec, info, mnt, Some(&pool));
     }
     sys.run(&super::mkfs_argv(spec, &dev_s))?;
     interrupted()?;
     intent.record(Resource::Mount { path: mnt.clone() })?;
     sys.run(&super::mount_argv(spec, &dev_s, &mnt_s, size))?;
-    finish(sys, spec, intent, info, mnt, None)
+    finish(sys, spec, info, mnt, None)
 }
 
 /// Reads back what the kernel mounted and which requested options it did not keep.
 fn finish(
     sys: &Sys,
     spec: &TargetSpec,
-    intent: &mut Intent,
     info: &mut TargetInfo,
     mnt: PathBuf,
     pool: Option<&str>,
@@ -467,7 +466,6 @@ fn finish(
             }
         }
     }
-    let _ = intent;
     Ok(mnt)
 }
 
