@@ -1,5 +1,7 @@
 //! Plain data: target specs, workload specs, the plan, and units. Nothing here calls the system.
 
+pub mod job;
+pub mod jobfile;
 pub mod spec;
 pub mod units;
 pub mod workload;

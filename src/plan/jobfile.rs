@@ -1,0 +1,247 @@
+//! fio job files: `[global]` and job sections, `;` and `#` comments (whole-line and trailing),
+//! `key = value` or a bare `key`. Every problem is reported with its line number; nothing
+//! unsupported is silently ignored.
+
+use super::job::Job;
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct JobFile {
+    pub jobs: Vec<Job>,
+    /// Translations made, e.g. libaio run on io_uring, each with its line.
+    pub notes: Vec<String>,
+}
+
+/// Strips a comment: from any `;` (no fio value contains one; seed 000 writes `direct = 1; ...`),
+/// or from a `#` that starts the line or follows white space.
+fn strip_comment(line: &str) -> &str {
+    let b = line.as_bytes();
+    for (i, c) in b.iter().enumerate() {
+        if *c == b';' || (*c == b'#' && (i == 0 || b[i - 1].is_ascii_whitespace())) {
+            return &line[..i];
+        }
+    }
+    line
+}
+
+/// Parses a job file; `origin` names it in messages (`fio_test.ini:12: ...`).
+pub fn parse(text: &str, origin: &str) -> Result<JobFile, Vec<String>> {
+    let mut errors = Vec::new();
+    let mut notes = Vec::new();
+    let mut global = Job::default();
+    let mut jobs: Vec<Job> = Vec::new();
+    // The section being read: None before any, Some(None) for [global], Some(Some(i)) for jobs[i].
+    let mut section: Option<Option<usize>> = None;
+    for (i, raw) in text.lines().enumerate() {
+        let n = i + 1;
+        let line = strip_comment(raw).trim();
+        if line.is_empty() {
+            continue;
+        }
+        if let Some(name) = line.strip_prefix('[') {
+            let Some(name) = name.strip_suffix(']') else {
+                errors.push(format!(
+                    "{origin}:{n}: section header '{line}' lacks its closing ']'"
+                ));
+                continue;
+            };
+            let name = name.trim();
+            if name == "global" {
+                section = Some(None);
+            } else {
+                let mut job = global.clone();
+                job.name = name.to_string();
+                jobs.push(job);
+                section = Some(Some(jobs.len() - 1));
+            }
+            continue;
+        }
+        let (key, value) = match line.split_once('=') {
+            Some((k, v)) => (k.trim(), Some(v.trim())),
+            None => (line, None),
+        };
+        if key.is_empty() || key.contains(char::is_whitespace) {
+            errors.push(format!(
+                "{origin}:{n}: '{line}' is not an option: write key=value or a bare key"
+            ));
+            continue;
+        }
+        let job = match section {
+            None => {
+                errors.push(format!("{origin}:{n}: option '{key}' comes before any [section]: put it under [global] or a job"));
+                continue;
+            }
+            Some(None) => &mut global,
+            Some(Some(j)) => &mut jobs[j],
+        };
+        match job.apply(key, value) {
+            Ok(Some(note)) => notes.push(format!("{origin}:{n}: {note}")),
+            Ok(None) => {}
+            Err(e) => errors.push(format!("{origin}:{n}: {e}")),
+        }
+    }
+    if jobs.is_empty() && errors.is_empty() {
+        errors.push(format!(
+            "{origin}: no job section: add one, e.g. [randread] with rw=randread"
+        ));
+    }
+    if errors.is_empty() {
+        Ok(JobFile { jobs, notes })
+    } else {
+        Err(errors)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::job::{BlockSize, EngineKind, Rw, SizeSpec};
+    use super::*;
+    use std::time::Duration;
+
+    const CDM_LIKE: &str = "\
+; CrystalDiskMark-like
+[global]
+ioengine=io_uring
+direct=1
+size=1g        # test file
+runtime=5s
+time_based
+
+[seq1m-q8t1-read]
+rw=read
+bs=1M
+iodepth=8
+stonewall
+
+[rnd4k-q32t1-read]
+rw=randread
+bs=4k
+iodepth=32
+stonewall
+";
+
+    #[test]
+    fn globals_apply_to_the_jobs_that_follow() {
+        let f = parse(CDM_LIKE, "cdm.fio").unwrap();
+        assert_eq!(f.jobs.len(), 2);
+        let j = &f.jobs[1];
+        assert_eq!(j.name, "rnd4k-q32t1-read");
+        assert_eq!(j.rw, Rw::RandRead);
+        assert_eq!(j.bs, BlockSize::Fixed(4096));
+        assert_eq!(j.iodepth, 32);
+        assert!(j.direct && j.time_based && j.stonewall);
+        assert_eq!(j.engine, EngineKind::IoUring);
+        assert_eq!(j.size, Some(SizeSpec::Bytes(1 << 30)));
+        assert_eq!(j.runtime, Some(Duration::from_secs(5)));
+        assert_eq!(f.jobs[0].bs, BlockSize::Fixed(1 << 20));
+    }
+
+    #[test]
+    fn ranges_splits_mixes_and_syncs() {
+        let f = parse(
+            "[db]\nrw=randrw\nrwmixread=70\nbsrange=8k-64k\nfsync=32\nend_fsync=1\nsize=50%\n\
+             [mix]\nbssplit=4k/60:64k/40\nioengine=libaio\nramp_time=500ms\n",
+            "x",
+        )
+        .unwrap();
+        let db = &f.jobs[0];
+        assert_eq!((db.rw, db.rwmixread), (Rw::RandRw, 70));
+        assert_eq!(db.bs, BlockSize::Range(8192, 65536));
+        assert_eq!((db.fsync, db.end_fsync), (32, true));
+        assert_eq!(db.size, Some(SizeSpec::Percent(50.0)));
+        let mix = &f.jobs[1];
+        assert_eq!(mix.bs, BlockSize::Split(vec![(4096, 60), (65536, 40)]));
+        assert_eq!(mix.engine, EngineKind::IoUring);
+        assert_eq!(mix.ramp_time, Some(Duration::from_millis(500)));
+        assert_eq!(
+            f.notes,
+            vec!["x:10: ioengine=libaio runs on io_uring (same queue depth, direct I/O as given)"]
+        );
+    }
+
+    #[test]
+    fn every_error_has_its_line() {
+        let errs = parse(
+            "rw=read\n[a]\nbs=1000\niodepth=0\nfoo=1\nrw=sideways\nbssplit=4k/50:8k/40\n[b\nsize=lots\nnot an option\n",
+            "bad.fio",
+        )
+        .unwrap_err();
+        let want = [
+            "bad.fio:1: option 'rw' comes before any [section]",
+            "bad.fio:3: bs=1000: a block size is a non-zero multiple of 512 bytes",
+            "bad.fio:4: iodepth=0: expected a whole number from 1 to 65536",
+            "bad.fio:5: option 'foo' is not supported by fsbench",
+            "bad.fio:6: rw=sideways: expected read, write, randread, randwrite, rw or randrw",
+            "bad.fio:7: bssplit=4k/50:8k/40: the percentages add up to 90, not 100",
+            "bad.fio:8: section header '[b' lacks its closing ']'",
+            "bad.fio:9: size: 'lots' is not a size",
+            "bad.fio:10: 'not an option' is not an option",
+        ];
+        assert_eq!(errs.len(), want.len(), "{errs:#?}");
+        for (e, w) in errs.iter().zip(want) {
+            assert!(e.starts_with(w), "got {e}\nwant {w}");
+        }
+        assert!(parse("; nothing\n", "e.fio").unwrap_err()[0].contains("no job section"));
+    }
+
+    /// The job file printed in seed 000, as printed (with its trailing `;` explanations).
+    const SEED_000: &str = "\
+[global]
+ioengine = libaio; it uses the libaio IO engine for asynchronous input/output.
+direct = 1; bypassing the cache of the operating system for I/O operations.
+size = 10 G; total file size for testing.
+directory = /test; the directory where the test files will be created.
+runtime = 600; the duration of each job in seconds.
+time_based; allows testing based on time instead of file size.
+group_reporting; it aggregates reports for all jobs into one.
+cpus_allowed_policy = split; divide available CPUs evenly between jobs
+[job_1_seq_read]
+size = 100 G
+numjobs = 1
+rw = read; sets the action type to sequential reading.
+bs = 1 M; the block size for I/O operations is 1 megabyte.
+name = seq_read; job name for identification in the reports.
+stonewall; do not start a new job until it is completed.
+[job_6_db_server]
+size = 100 G
+rw = randrw; random read and write for database-server load simulation
+rwmixread = 50; reading and writing ratio set at 50%
+bs = 8 k–64 k; block size range from 8 KiB to 64 KiB for simulation of typical database operations
+iodepth = 128; increased queue depth to simulate a large number of parallel queries
+name = db_server
+numjobs = 1;
+stonewall; do not start a new job until it is completed.
+";
+
+    #[test]
+    fn seed_000_job_file_fails_with_line_numbered_reasons() {
+        let errs = parse(SEED_000, "seed000.fio").unwrap_err();
+        assert_eq!(errs.len(), 2, "{errs:#?}");
+        assert!(
+            errs[0].starts_with("seed000.fio:9: option 'cpus_allowed_policy' is not supported"),
+            "{}",
+            errs[0]
+        );
+        assert!(
+            errs[1].starts_with(
+                "seed000.fio:21: bs=8 k–64 k: a block size range is written bsrange=8k-64k"
+            ),
+            "{}",
+            errs[1]
+        );
+        // Fixed as suggested, the rest of it parses: spaced sizes, trailing comments, bare flags.
+        let fixed = SEED_000
+            .replace(
+                "cpus_allowed_policy = split; divide available CPUs evenly between jobs\n",
+                "",
+            )
+            .replace("bs = 8 k–64 k;", "bsrange = 8k-64k;");
+        let f = parse(&fixed, "seed000.fio").unwrap();
+        assert_eq!(f.jobs[0].name, "seq_read");
+        assert_eq!(f.jobs[0].size, Some(SizeSpec::Bytes(100 << 30)));
+        assert_eq!(f.jobs[0].directory.as_deref(), Some("/test"));
+        assert!(f.jobs[0].group_reporting && f.jobs[0].time_based && f.jobs[0].stonewall);
+        assert_eq!(f.jobs[1].bs, BlockSize::Range(8 << 10, 64 << 10));
+        assert_eq!(f.jobs[1].iodepth, 128);
+        assert_eq!(f.jobs[1].engine, EngineKind::IoUring);
+    }
+}
