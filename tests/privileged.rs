@@ -56,6 +56,14 @@ fn daemon_as_before(daemon_before: bool) {
     );
 }
 
+fn needs_zfs() -> bool {
+    skip(!is_root(), "needs root")
+        || skip(
+            !have("zpool"),
+            "zpool not installed (apt-get install zfs-fuse)",
+        )
+}
+
 fn needs(fs: &str, tool: &str) -> bool {
     skip(!is_root(), "needs root")
         || skip(!kernel_has(fs), &format!("kernel has no {fs}"))
@@ -127,12 +135,7 @@ fn btrfs_mount_options_take_effect() {
 
 #[test]
 fn zfs_properties_take_effect_and_the_daemon_is_shared() {
-    if skip(!is_root(), "needs root")
-        || skip(
-            !have("zpool"),
-            "zpool not installed (apt-get install zfs-fuse)",
-        )
-    {
+    if needs_zfs() {
         return;
     }
     let _g = serial();
@@ -519,12 +522,7 @@ fn cleanup_after_sigkill_removes_only_fsbenchs_own() {
 
 #[test]
 fn the_next_run_cleans_a_killed_zfs_run_and_stops_the_daemon_it_started() {
-    if skip(!is_root(), "needs root")
-        || skip(
-            !have("zpool"),
-            "zpool not installed (apt-get install zfs-fuse)",
-        )
-    {
+    if needs_zfs() {
         return;
     }
     let _g = serial();

@@ -47,12 +47,7 @@ const KEYS: &[OptKey] = &[
         effect: Mount,
         help: "defragment small random writes in the background",
     },
-    OptKey {
-        name: "discard",
-        value: Flag,
-        effect: Mount,
-        help: "issue discards as blocks are freed",
-    },
+    super::DISCARD,
     OptKey {
         name: "commit",
         value: Int { min: 1, max: 3600 },

@@ -10,7 +10,7 @@ const KEYS: &[OptKey] = &[
     OptKey { name: "nojournal", value: Flag, effect: Mkfs(&["-O", "^has_journal"]), help: "no journal (mkfs.ext4 -O ^has_journal)" },
     OptKey { name: "data", value: Choice(&["ordered", "writeback", "journal"]), effect: Mount, help: "data journaling mode (mount -o data=)" },
     OptKey { name: "commit", value: Int { min: 1, max: 3600 }, effect: Mount, help: "journal commit interval in seconds" },
-    OptKey { name: "discard", value: Flag, effect: Mount, help: "issue discards as blocks are freed" },
+    super::DISCARD,
     OptKey { name: "nobarrier", value: Flag, effect: MountAs("barrier=0"), help: "no write barriers (unsafe on power loss)" },
     OptKey { name: "dioread_nolock", value: Flag, effect: Mount, help: "direct I/O reads without inode lock" },
 ];

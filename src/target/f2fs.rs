@@ -27,12 +27,7 @@ const KEYS: &[OptKey] = &[
         effect: Mkfs(&["-i"]),
         help: "extended node bitmap for more inodes (mkfs.f2fs -i), as seed 003",
     },
-    OptKey {
-        name: "discard",
-        value: Flag,
-        effect: Mount,
-        help: "issue discards",
-    },
+    super::DISCARD,
     OptKey {
         name: "nodiscard",
         value: Flag,

@@ -21,6 +21,14 @@ use crate::plan::spec::{self, Effect, FsSchema, TargetSpec};
 
 pub const MIB: u64 = 1 << 20;
 
+/// `discard`: the same mount option on every block filesystem that has it.
+pub const DISCARD: spec::OptKey = spec::OptKey {
+    name: "discard",
+    value: spec::ValueKind::Flag,
+    effect: Effect::Mount,
+    help: "issue discards as blocks are freed",
+};
+
 /// The label written into every filesystem fsbench makes, so that it is recognisable as its own.
 pub const FS_LABEL: &str = "fsbench";
 /// Prefix of every pool, image and run directory fsbench makes.

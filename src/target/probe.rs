@@ -109,7 +109,7 @@ pub fn fs_status(def: &FsDef) -> FsStatus {
                         def.schema.name
                     )),
                 )
-            } else if tool.is_some() && version.is_none() && which(def.tool).is_none() {
+            } else if !def.tool.is_empty() && which(def.tool).is_none() {
                 (
                     false,
                     kernel,

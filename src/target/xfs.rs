@@ -39,12 +39,7 @@ const KEYS: &[OptKey] = &[
         effect: Mkfs(&["-m", "reflink={}"]),
         help: "reflink support (mkfs.xfs -m reflink=)",
     },
-    OptKey {
-        name: "discard",
-        value: Flag,
-        effect: Mount,
-        help: "issue discards as blocks are freed",
-    },
+    super::DISCARD,
     OptKey {
         name: "inode64",
         value: Flag,
