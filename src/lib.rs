@@ -4,6 +4,7 @@
 //! system; only `target` runs mkfs and mount; only `sys` holds `unsafe`.
 
 pub mod cli;
+pub mod engine;
 pub mod metrics;
 pub mod plan;
 pub mod report;

@@ -71,13 +71,60 @@ fn run(cli: Cli) -> Result<Exit, String> {
             }
             Ok(Exit::Ok)
         }
-        Command::List { json } => {
-            if json {
+        Command::List { json, preset } => {
+            if let Some(name) = preset {
+                print!("{}", report::list::preset_jobfile(&name)?);
+            } else if json {
                 println!("{}", report::list::json());
             } else {
                 print!("{}", report::list::render());
             }
             Ok(Exit::Ok)
+        }
+        Command::Run {
+            jobfile,
+            out,
+            wipe,
+            block,
+            quiet,
+        } => {
+            let out = out.unwrap_or_else(|| {
+                std::path::PathBuf::from(format!("fsbench-run-{}", metrics::clock::run_id()))
+            });
+            let opts = runner::jobrun::Options {
+                jobfile,
+                out: out.clone(),
+                wipe,
+                overrides: block.overrides(),
+                quiet,
+                command_line: std::env::args().collect(),
+            };
+            let jobs = runner::jobrun::load(&opts)?;
+            runner::install_signal_handlers().map_err(|e| e.to_string())?;
+            let summary = runner::jobrun::run(&opts, &jobs)?;
+            print!("{}", report::block::tables(&summary.records));
+            for r in summary.records.iter().filter(|r| r.error.is_some()) {
+                eprintln!(
+                    "fsbench: {} failed: {}",
+                    r.test,
+                    r.error.as_deref().unwrap_or("")
+                );
+            }
+            println!("results: {}", out.join("results.jsonl").display());
+            if summary.interrupted {
+                return Ok(Exit::Signal(runner::stop_exit_code().unwrap_or(130)));
+            }
+            Ok(
+                if summary
+                    .records
+                    .iter()
+                    .any(|r| r.outcome == store::Outcome::Failed)
+                {
+                    Exit::CheckFailed
+                } else {
+                    Exit::Ok
+                },
+            )
         }
         Command::Provision {
             spec,
@@ -193,10 +240,11 @@ fn run(cli: Cli) -> Result<Exit, String> {
             out,
             repeat,
             keep,
+            block,
             backing,
             common,
         } => {
-            let plan = cli::build_plan(&targets, &workloads, &backing, repeat)?;
+            let plan = cli::build_plan(&targets, &workloads, &backing, repeat, &block)?;
             if !common.dry_run {
                 need_root("fsbench compare")?;
                 runner::install_signal_handlers().map_err(|e| e.to_string())?;
@@ -216,7 +264,17 @@ fn run(cli: Cli) -> Result<Exit, String> {
             };
             let summary = runner::compare::run(&opts)?;
             if !common.dry_run {
-                println!("{}", report::terminal_table(&summary.records));
+                let (blocks, others): (Vec<_>, Vec<_>) = summary
+                    .records
+                    .iter()
+                    .cloned()
+                    .partition(|r| r.config.is_some());
+                if !others.is_empty() {
+                    println!("{}", report::terminal_table(&others));
+                }
+                if !blocks.is_empty() {
+                    print!("{}", report::block::tables(&blocks));
+                }
                 println!("results: {}", out.join("results.jsonl").display());
             }
             Ok(match summary.ended {

@@ -16,6 +16,7 @@ fn help_shows_examples_for_every_subcommand() {
         "teardown",
         "cleanup",
         "compare",
+        "run",
     ] {
         let o = run(&[sub, "--help"]);
         assert!(o.status.success(), "{sub}");
@@ -105,12 +106,20 @@ fn list_shows_filesystems_keys_and_workloads() {
         "recordsize=",
         "smoke",
         "dir",
+        "raw",
+        "cdm-nvme",
+        "seed000",
+        "web-server",
+        "io_uring",
+        "null",
     ] {
         assert!(s.contains(w), "list lacks {w}");
     }
     let o = run(&["list", "--json"]);
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-    assert_eq!(v["filesystems"].as_array().unwrap().len(), 7);
+    assert_eq!(v["filesystems"].as_array().unwrap().len(), 8);
+    assert_eq!(v["engines"].as_array().unwrap().len(), 3);
+    assert!(v["presets"].as_array().unwrap().len() >= 10);
 }
 
 #[test]
@@ -124,7 +133,10 @@ fn doctor_reports_every_filesystem_and_exits_zero() {
         .iter()
         .map(|f| f["fs"].as_str().unwrap())
         .collect();
-    assert_eq!(fs, ["ext4", "xfs", "btrfs", "zfs", "f2fs", "tmpfs", "dir"]);
+    assert_eq!(
+        fs,
+        ["ext4", "xfs", "btrfs", "zfs", "f2fs", "tmpfs", "dir", "raw"]
+    );
     for f in v["filesystems"].as_array().unwrap() {
         if f["available"] == false {
             assert!(
@@ -155,6 +167,142 @@ fn teardown_of_an_unknown_mountpoint_is_a_clear_error() {
     assert_eq!(o.status.code(), Some(2));
     assert!(
         stderr(&o).contains("is not a target fsbench provisioned"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+/// The job file printed in seed 000, as printed.
+const SEED_000: &str = "[global]
+ioengine = libaio; it uses the libaio IO engine for asynchronous input/output.
+direct = 1; bypassing the cache of the operating system for I/O operations.
+size = 10 G; total file size for testing.
+directory = /test; the directory where the test files will be created.
+runtime = 600; the duration of each job in seconds.
+time_based; allows testing based on time instead of file size.
+group_reporting; it aggregates reports for all jobs into one.
+cpus_allowed_policy = split; divide available CPUs evenly between jobs
+[job_1_seq_read]
+size = 100 G
+numjobs = 1
+rw = read; sets the action type to sequential reading.
+bs = 1 M; the block size for I/O operations is 1 megabyte.
+name = seq_read; job name for identification in the reports.
+stonewall; do not start a new job until it is completed.
+[job_6_db_server]
+size = 100 G
+rw = randrw; random read and write for database-server load simulation
+rwmixread = 50; reading and writing ratio set at 50%
+bs = 8 k\u{2013}64 k; block size range from 8 KiB to 64 KiB for simulation of typical database operations
+iodepth = 128; increased queue depth to simulate a large number of parallel queries
+name = db_server
+numjobs = 1;
+stonewall; do not start a new job until it is completed.
+";
+
+#[test]
+fn the_seed_000_job_file_fails_with_line_numbers_and_nothing_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let job = dir.path().join("seed000.fio");
+    std::fs::write(&job, SEED_000).unwrap();
+    let out = dir.path().join("study");
+    let o = run(&["run", job.to_str().unwrap(), "--out", out.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let e = stderr(&o);
+    assert!(
+        e.contains("seed000.fio:9: option 'cpus_allowed_policy' is not supported"),
+        "{e}"
+    );
+    assert!(
+        e.contains(
+            "seed000.fio:21: bs=8 k\u{2013}64 k: a block size range is written bsrange=8k-64k"
+        ),
+        "{e}"
+    );
+    assert!(
+        !out.exists(),
+        "a study was created for a job file that does not parse"
+    );
+    // The same in compare, before anything is provisioned.
+    let spec = format!("fio:{}", job.display());
+    let o = run(&["compare", "ext4", "--workload", &spec]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("seed000.fio:21:"));
+}
+
+#[test]
+fn run_records_a_job_file_without_root() {
+    let dir = tempfile::tempdir().unwrap();
+    let job = dir.path().join("quick.fio");
+    std::fs::write(
+        &job,
+        format!(
+            "[global]\ndirectory={}\nsize=4m\nioengine=sync\n[w]\nrw=write\nbs=64k\nstonewall\n[r]\nrw=randread\nbs=4k\nstonewall\n[n]\nioengine=null\nrw=randrw\nruntime=200ms\ntime_based\nstonewall\n",
+            dir.path().display()
+        ),
+    )
+    .unwrap();
+    let out = dir.path().join("study");
+    let o = run(&[
+        "run",
+        job.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "-q",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let table = stdout(&o);
+    assert!(
+        table.contains("read IOPS") && table.contains("write MB/s"),
+        "{table}"
+    );
+    let text = std::fs::read_to_string(out.join("results.jsonl")).unwrap();
+    let recs: Vec<serde_json::Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let tests: Vec<&str> = recs.iter().map(|r| r["test"].as_str().unwrap()).collect();
+    assert_eq!(tests, ["w", "r", "n"]);
+    assert_eq!(
+        recs[0]["metrics"]["write_bytes"].as_f64(),
+        Some(4.0 * 1048576.0)
+    );
+    assert_eq!(
+        recs[1]["metrics"]["read_bytes"].as_f64(),
+        Some(4.0 * 1048576.0)
+    );
+    assert!(
+        recs[2]["metrics"]["iops"].as_f64().unwrap() > 10_000.0,
+        "null engine"
+    );
+    assert!(recs
+        .iter()
+        .all(|r| r["outcome"] == "ok" && r["histograms"]["lat_ns"].is_string()));
+    let m: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("manifest.json")).unwrap()).unwrap();
+    assert_eq!(m["status"], "complete");
+}
+
+#[test]
+fn preset_job_files_are_printed_and_bad_overrides_refused() {
+    let o = run(&["list", "--preset", "cdm"]);
+    assert!(o.status.success());
+    let s = stdout(&o);
+    assert!(
+        s.contains("[RND4K_Q32T1-read]")
+            && s.contains("iodepth=32")
+            && s.contains("ioengine=io_uring")
+    );
+    let o = run(&["list", "--preset", "nope"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("presets are cdm"));
+    let o = run(&["compare", "ext4", "--workload", "cdm", "--runtime", "soon"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("--runtime"), "{}", stderr(&o));
+    let o = run(&["compare", "ext4", "--workload", "block:rw=sideways"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("rw=sideways: expected read, write"),
         "{}",
         stderr(&o)
     );

@@ -614,3 +614,158 @@ fn sigterm_tears_down_and_keeps_the_results() {
     let m = std::fs::read_to_string(out.join("manifest.json")).unwrap();
     assert!(m.contains("\"status\": \"interrupted\""), "{m}");
 }
+
+/// Every field a block record must carry (issue 3), checked on each record of a study.
+fn check_block_records(out: &Path, target: &str, tests: &[&str]) -> Vec<serde_json::Value> {
+    let text = std::fs::read_to_string(out.join("results.jsonl")).unwrap();
+    let recs: Vec<serde_json::Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .filter(|r: &serde_json::Value| r["target"] == target)
+        .collect();
+    let names: Vec<&str> = recs.iter().map(|r| r["test"].as_str().unwrap()).collect();
+    assert_eq!(names, tests, "{target}");
+    for r in &recs {
+        let name = r["test"].as_str().unwrap();
+        assert_eq!(r["outcome"], "ok", "{target} {name}: {r}");
+        let m = &r["metrics"];
+        for k in [
+            "iops",
+            "bytes_per_sec",
+            "lat_mean_ns",
+            "lat_p50_ns",
+            "lat_p90_ns",
+            "lat_p99_ns",
+            "lat_p999_ns",
+            "lat_max_ns",
+            "cpu_user_pct",
+            "cpu_sys_pct",
+            "system_cpu_user_pct",
+            "system_cpu_sys_pct",
+            "device_write_bytes",
+            "device_read_bytes",
+        ] {
+            assert!(m[k].as_f64().is_some(), "{target} {name} lacks {k}");
+        }
+        assert!(m["iops"].as_f64().unwrap() > 0.0, "{target} {name}");
+        let p = |k: &str| m[k].as_f64().unwrap();
+        assert!(p("lat_p50_ns") <= p("lat_p99_ns") && p("lat_p99_ns") <= p("lat_max_ns"));
+        let h =
+            fsbench::metrics::hist::decode(r["histograms"]["lat_ns"].as_str().unwrap()).unwrap();
+        assert_eq!(
+            h.len() as f64,
+            p("ios"),
+            "{target} {name}: histogram holds every I/O"
+        );
+        assert!(!r["series"]["iops"].as_array().unwrap().is_empty());
+        assert_eq!(r["config"]["direct"], true);
+        assert_eq!(r["config"]["engine"], "io_uring");
+        if name.ends_with("-write") {
+            assert!(p("write_bytes") > 0.0 && p("read_bytes") == 0.0);
+            assert!(m["write_amplification"].as_f64().is_some(), "{name}");
+        } else {
+            assert!(p("read_bytes") > 0.0 && p("write_bytes") == 0.0);
+        }
+    }
+    recs
+}
+
+const CDM_TESTS: [&str; 8] = [
+    "SEQ1M_Q8T1-read",
+    "SEQ1M_Q8T1-write",
+    "SEQ1M_Q1T1-read",
+    "SEQ1M_Q1T1-write",
+    "RND4K_Q32T1-read",
+    "RND4K_Q32T1-write",
+    "RND4K_Q1T1-read",
+    "RND4K_Q1T1-write",
+];
+
+#[test]
+fn cdm_runs_on_ext4_and_records_every_field() {
+    if needs("ext4", "mkfs.ext4") {
+        return;
+    }
+    let _g = serial();
+    let wd = workdir();
+    let out = wd.path().join("study");
+    let o = run(&[
+        "compare",
+        "ext4",
+        "--workload",
+        "cdm",
+        "--runtime",
+        "500ms",
+        "--file-size",
+        "64M",
+        "--size",
+        "512M",
+        "--out",
+        out.to_str().unwrap(),
+        "--workdir",
+        wd.path().to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let table = stdout(&o);
+    assert!(
+        table.contains("RND4K_Q32T1") && table.contains("read IOPS"),
+        "{table}"
+    );
+    let recs = check_block_records(&out, "ext4", &CDM_TESTS);
+    // One shared 64 MiB test file, laid out once: the sequential read covers it.
+    assert_eq!(recs[0]["config"]["region_bytes"], 64 * 1048576);
+    no_leftovers(wd.path());
+}
+
+#[test]
+fn cdm_runs_on_a_raw_loop_device_and_the_device_counts_what_was_written() {
+    if skip(!is_root(), "needs root") {
+        return;
+    }
+    let _g = serial();
+    let dev = TestLoop::new(128);
+    let out = dev.dir.path().join("study");
+    let o = run(&[
+        "compare",
+        "raw",
+        "--workload",
+        "cdm",
+        "--runtime",
+        "500ms",
+        "--file-size",
+        "64M",
+        "--device",
+        &dev.device,
+        "--out",
+        out.to_str().unwrap(),
+        "--workdir",
+        dev.dir.path().to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let recs = check_block_records(&out, "raw", &CDM_TESTS);
+    // On the raw device, what the device wrote is what the job wrote.
+    let w = &recs[1]["metrics"];
+    let wa = w["write_amplification"].as_f64().unwrap();
+    assert!((0.95..1.1).contains(&wa), "raw write amplification {wa}");
+    // The device stays attached (it is the user's) and nothing is mounted from it.
+    assert!(std::path::Path::new(&format!(
+        "/sys/block/{}/loop",
+        dev.device.trim_start_matches("/dev/")
+    ))
+    .exists());
+    // A device that carries a filesystem is refused for raw writes, as for mkfs.
+    assert!(sh(&format!("mkfs.ext4 -q -F {}", dev.device)).0);
+    let o = run(&[
+        "compare",
+        "raw",
+        "--workload",
+        "cdm",
+        "--device",
+        &dev.device,
+        "--out",
+        dev.dir.path().join("refused").to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("--wipe"), "{}", stderr(&o));
+    assert!(sh(&format!("blkid -p {}", dev.device)).1.contains("ext4"));
+}

@@ -50,6 +50,34 @@ fn size_arg(s: &str) -> Result<u64, String> {
     parse_size(s)
 }
 
+fn duration_arg(s: &str) -> Result<std::time::Duration, String> {
+    let d = crate::plan::job::parse_duration(s)?;
+    if d.is_zero() {
+        return Err("the runtime must be more than 0, e.g. 2s".into());
+    }
+    Ok(d)
+}
+
+/// Global overrides for block jobs (quick runs).
+#[derive(Args, Debug, Clone, Default)]
+pub struct BlockArgs {
+    /// Run every block job for this long (time based), e.g. 2s, 500ms, 1m
+    #[arg(long, value_parser = duration_arg)]
+    pub runtime: Option<std::time::Duration>,
+    /// Test file size of every block job, e.g. 256M (default: each job's own, 1G for presets)
+    #[arg(long, value_parser = size_arg)]
+    pub file_size: Option<u64>,
+}
+
+impl BlockArgs {
+    pub fn overrides(&self) -> crate::plan::Overrides {
+        crate::plan::Overrides {
+            runtime: self.runtime,
+            file_size: self.file_size,
+        }
+    }
+}
+
 #[derive(Subcommand, Debug)]
 pub enum Command {
     /// What this host can test, and why not where it cannot
@@ -61,11 +89,35 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
-    /// List filesystems with their option keys, and workloads
-    #[command(after_help = "Examples:\n  fsbench list\n  fsbench list --json")]
+    /// List filesystems with their option keys, workloads, block presets and I/O engines
+    #[command(
+        after_help = "Examples:\n  fsbench list\n  fsbench list --json\n  fsbench list --preset cdm > cdm.fio     the fio job file the preset equals"
+    )]
     List {
         #[arg(long)]
         json: bool,
+        /// Print the fio job file a block preset equals
+        #[arg(long, value_name = "NAME")]
+        preset: Option<String>,
+    },
+    /// Run a fio job file as fio would (its filename/directory decide where) and record the results
+    #[command(
+        after_help = "Examples:\n  fsbench run randread.fio\n  fsbench run cdm.fio --runtime 2s --out study-cdm\n  fsbench list --preset cdm > cdm.fio && fsbench run cdm.fio\n\nAccepted: [global] and job sections, ; and # comments, rw, bs, bsrange, bssplit, iodepth,\nnumjobs, direct, size, runtime, time_based, ramp_time, rwmixread, ioengine (sync, psync,\nio_uring; libaio runs on io_uring), filename, directory, name, stonewall, group_reporting,\nfsync, fdatasync, end_fsync. Anything else is an error naming its line.\nWriting to a block device named by filename= passes the same guards as mkfs (--wipe to\noverwrite a device carrying a filesystem signature)."
+    )]
+    Run {
+        /// The fio job file
+        jobfile: PathBuf,
+        /// Study directory for results.jsonl and manifest.json
+        #[arg(short, long)]
+        out: Option<PathBuf>,
+        /// Allow writing to a block device that carries a filesystem, partition table or pool label
+        #[arg(long)]
+        wipe: bool,
+        #[command(flatten)]
+        block: BlockArgs,
+        /// Less chatter on standard error
+        #[arg(short, long)]
+        quiet: bool,
     },
     /// Create one target and leave it mounted; the last line of output is the mount point
     #[command(
@@ -102,7 +154,7 @@ pub enum Command {
     },
     /// Provision each target, run the workloads on it, record every phase, tear down
     #[command(
-        after_help = "Examples:\n  fsbench compare ext4 xfs btrfs zfs --out study\n  fsbench compare ext4 'ext4:nojournal,label=ext4-nj' --workload smoke:size=256M\n  fsbench compare 'zfs:recordsize=128k,label=zfs-128k' 'zfs:recordsize=4k,label=zfs-4k'\n  fsbench compare xfs btrfs --device /dev/sdb --wipe\n  fsbench compare dir:/mnt/nfs tmpfs\n\nResults: OUT/results.jsonl (one JSON record per phase, written as it finishes) and\nOUT/manifest.json (plan, environment, commands as run). Schema: docs/results-schema.md."
+        after_help = "Examples:\n  fsbench compare ext4 xfs btrfs zfs --out study\n  fsbench compare ext4 'ext4:nojournal,label=ext4-nj' --workload smoke:size=256M\n  fsbench compare 'zfs:recordsize=128k,label=zfs-128k' 'zfs:recordsize=4k,label=zfs-4k'\n  fsbench compare xfs btrfs --device /dev/sdb --wipe\n  fsbench compare dir:/mnt/nfs tmpfs\n  fsbench compare ext4 xfs raw --workload cdm --runtime 2s --file-size 256M\n  fsbench compare ext4 btrfs --workload 'block:rw=randread,bs=4k,iodepth=32'\n  fsbench compare ext4 xfs --workload fio:db.fio\n\nResults: OUT/results.jsonl (one JSON record per phase, written as it finishes) and\nOUT/manifest.json (plan, environment, commands as run). Schema: docs/results-schema.md."
     )]
     Compare {
         /// Target specs: FS[:KEY[=VALUE],...] (see `fsbench list`)
@@ -121,6 +173,8 @@ pub enum Command {
         #[arg(long)]
         keep: bool,
         #[command(flatten)]
+        block: BlockArgs,
+        #[command(flatten)]
         backing: Backing,
         #[command(flatten)]
         common: Common,
@@ -134,7 +188,9 @@ pub fn build_plan(
     workloads: &[String],
     backing: &Backing,
     repeat: u32,
+    block: &BlockArgs,
 ) -> Result<Plan, String> {
+    let overrides = block.overrides();
     let mut specs = Vec::new();
     for t in targets {
         let spec = crate::target::parse_target(t)?;
@@ -155,7 +211,7 @@ pub fn build_plan(
     let mut wl = Vec::new();
     for w in workloads {
         let spec = crate::plan::workload::parse_workload(w)?;
-        crate::workload::build(&spec)?;
+        crate::workload::build(&spec, &overrides)?;
         wl.push(spec);
     }
     Ok(Plan {
@@ -168,5 +224,6 @@ pub fn build_plan(
             .map(|d| d.to_string_lossy().into_owned()),
         wipe: backing.wipe,
         repeat,
+        overrides,
     })
 }

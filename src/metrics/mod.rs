@@ -1,3 +1,6 @@
-//! Measurements and the clock. (Latency histograms, CPU and device stats arrive with the block workloads.)
+//! Measurements: latency histograms, CPU time, device statistics, and the clock.
 
 pub mod clock;
+pub mod cpu;
+pub mod diskstats;
+pub mod hist;

@@ -69,14 +69,24 @@ pub struct Job {
     pub engine: EngineKind,
     /// Percentage of each buffer that compresses (0: incompressible, the default).
     pub compress_pct: u32,
+    /// Regenerate every write buffer in full (fio refill_buffers), the default: fio's own default
+    /// (scramble: a new stamp per sector over a reused buffer) is cheaper but compresses when a
+    /// filesystem's compression unit spans several small writes. `refill_buffers=0` chooses it.
+    #[serde(default = "yes")]
+    pub refill_buffers: bool,
     pub filename: Option<String>,
     pub directory: Option<String>,
     pub stonewall: bool,
     pub group_reporting: bool,
 }
 
+fn yes() -> bool {
+    true
+}
+
 impl Default for Job {
-    /// fio's defaults: sequential reads of 4 KiB, queue depth 1, one job, buffered, psync.
+    /// fio's defaults: sequential reads of 4 KiB, queue depth 1, one job, buffered, psync; except
+    /// that write buffers are refilled for every write (incompressible, see refill_buffers).
     fn default() -> Job {
         Job {
             name: "job".into(),
@@ -95,6 +105,7 @@ impl Default for Job {
             end_fsync: false,
             engine: EngineKind::Sync,
             compress_pct: 0,
+            refill_buffers: true,
             filename: None,
             directory: None,
             stonewall: false,
@@ -132,6 +143,8 @@ pub const OPTIONS: &[&str] = &[
     "wait_for_previous",
     "group_reporting",
     "buffer_compress_percentage",
+    "refill_buffers",
+    "scramble_buffers",
 ];
 
 /// A size in fio's spelling: `4k`, `1M`, `10 G` (space allowed), `4ki`, `1MiB`.
@@ -322,6 +335,12 @@ impl Job {
             "directory" => self.directory = Some(need(key, value)?.to_string()),
             "stonewall" | "wait_for_previous" => self.stonewall = parse_bool(key, value)?,
             "group_reporting" => self.group_reporting = parse_bool(key, value)?,
+            "refill_buffers" => self.refill_buffers = parse_bool(key, value)?,
+            "scramble_buffers" => {
+                if !parse_bool(key, value)? {
+                    return Err("scramble_buffers=0 would write one repeated buffer; fsbench always scrambles (or refills, with refill_buffers=1)".into());
+                }
+            }
             "buffer_compress_percentage" => {
                 self.compress_pct = parse_u32(key, need(key, value)?, 0, 100)?
             }

@@ -9,7 +9,7 @@ pub mod workload;
 use serde::{Deserialize, Serialize};
 
 pub use spec::TargetSpec;
-pub use workload::WorkloadSpec;
+pub use workload::{Overrides, WorkloadSpec};
 
 /// Everything `compare` will do, saved verbatim in the study's manifest.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -22,4 +22,7 @@ pub struct Plan {
     pub device: Option<String>,
     pub wipe: bool,
     pub repeat: u32,
+    /// --runtime and --file-size for block jobs.
+    #[serde(default)]
+    pub overrides: Overrides,
 }

@@ -58,9 +58,46 @@ pub fn format_mb_per_sec(bytes_per_sec: f64) -> String {
     format!("{:.1} MB/s", bytes_per_sec / 1e6)
 }
 
+/// IOPS with thousands separated: 312,456.
+pub fn format_count(n: f64) -> String {
+    let s = format!("{:.0}", n.max(0.0));
+    let mut out = String::new();
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// A latency in the unit that reads best: 850 ns, 12.3 us, 4.56 ms, 1.20 s.
+pub fn format_ns(ns: f64) -> String {
+    if ns < 1e3 {
+        format!("{ns:.0} ns")
+    } else if ns < 1e6 {
+        format!("{:.1} us", ns / 1e3)
+    } else if ns < 1e9 {
+        format!("{:.2} ms", ns / 1e6)
+    } else {
+        format!("{:.2} s", ns / 1e9)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn counts_and_latencies_print_readably() {
+        assert_eq!(format_count(312456.4), "312,456");
+        assert_eq!(format_count(999.0), "999");
+        assert_eq!(format_count(1000.0), "1,000");
+        assert_eq!(format_ns(850.0), "850 ns");
+        assert_eq!(format_ns(12_345.0), "12.3 us");
+        assert_eq!(format_ns(4_560_000.0), "4.56 ms");
+        assert_eq!(format_ns(1.2e9), "1.20 s");
+    }
 
     #[test]
     fn sizes_parse_with_binary_units() {

@@ -23,6 +23,17 @@ impl WorkloadSpec {
 pub fn parse_workload(text: &str) -> Result<WorkloadSpec, String> {
     let spec = text.trim();
     let (name, rest) = spec.split_once(':').unwrap_or((spec, ""));
+    // `fio:JOBFILE`: the rest is a path, not parameters.
+    if name.eq_ignore_ascii_case("fio") {
+        if rest.trim().is_empty() {
+            return Err("workload 'fio' needs a job file: --workload fio:PATH/TO/JOB.fio".into());
+        }
+        return Ok(WorkloadSpec {
+            spec: spec.to_string(),
+            name: "fio".into(),
+            params: vec![("file".into(), rest.trim().to_string())],
+        });
+    }
     if name.is_empty() {
         return Err("empty workload: name one, e.g. --workload smoke".to_string());
     }
@@ -40,4 +51,12 @@ pub fn parse_workload(text: &str) -> Result<WorkloadSpec, String> {
         name: name.to_ascii_lowercase(),
         params,
     })
+}
+
+/// Global overrides from the command line for quick runs of block jobs: `--runtime 2s` makes
+/// every job time based with that runtime, `--file-size 256M` sets every job's file size.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Overrides {
+    pub runtime: Option<std::time::Duration>,
+    pub file_size: Option<u64>,
 }

@@ -1,7 +1,9 @@
 //! `fsbench list`: filesystems with their keys, and workloads, from the tables.
 
+use crate::engine::ENGINES;
 use crate::plan::spec::key_usage;
 use crate::target::FILESYSTEMS;
+use crate::workload::presets::PRESETS;
 use crate::workload::WORKLOADS;
 
 pub fn render() -> String {
@@ -31,7 +33,29 @@ pub fn render() -> String {
             out.push_str(&format!("      {p:<36} {h}\n"));
         }
     }
+    out.push_str("\nBlock presets (--workload NAME[:FIO_OPTION=VALUE,...]; `fsbench list --preset NAME` prints the fio job file each equals):\n\n");
+    for p in PRESETS {
+        out.push_str(&format!("  {:<11} {}\n", p.name, p.summary));
+    }
+    out.push_str("\nI/O engines (ioengine=NAME in block jobs):\n\n");
+    for e in ENGINES {
+        let avail = match (e.available)() {
+            Ok(()) => String::new(),
+            Err(why) => format!(" [not available here: {why}]"),
+        };
+        out.push_str(&format!("  {:<11} {}{avail}\n", e.name, e.summary));
+    }
     out
+}
+
+/// The fio job file a preset equals.
+pub fn preset_jobfile(name: &str) -> Result<String, String> {
+    crate::workload::presets::find(name)
+        .map(crate::workload::presets::to_fio)
+        .ok_or_else(|| {
+            let names: Vec<&str> = PRESETS.iter().map(|p| p.name).collect();
+            format!("unknown preset '{name}': presets are {}", names.join(", "))
+        })
 }
 
 pub fn json() -> String {
@@ -51,6 +75,14 @@ pub fn json() -> String {
         .iter()
         .map(|w| serde_json::json!({"name": w.name, "summary": w.summary, "params": w.params}))
         .collect();
-    serde_json::to_string_pretty(&serde_json::json!({"filesystems": fs, "workloads": wl}))
+    let presets: Vec<serde_json::Value> = PRESETS
+        .iter()
+        .map(|p| serde_json::json!({"name": p.name, "summary": p.summary, "why": p.why, "fio": crate::workload::presets::to_fio(p)}))
+        .collect();
+    let engines: Vec<serde_json::Value> = ENGINES
+        .iter()
+        .map(|e| serde_json::json!({"name": e.name, "summary": e.summary, "available": (e.available)().is_ok()}))
+        .collect();
+    serde_json::to_string_pretty(&serde_json::json!({"filesystems": fs, "workloads": wl, "presets": presets, "engines": engines}))
         .unwrap_or_default()
 }

@@ -1,5 +1,6 @@
 //! Renderers over stored results. Pure: no system calls, so a laptop can render a cluster's study.
 
+pub mod block;
 pub mod doctor;
 pub mod list;
 

@@ -52,6 +52,9 @@ fn record(label: &str, fs: &str, workload: &str, test: &str, repeat: u32) -> Rec
         error: None,
         metrics: BTreeMap::new(),
         notes: Vec::new(),
+        histograms: BTreeMap::new(),
+        series: BTreeMap::new(),
+        config: None,
     }
 }
 
@@ -80,7 +83,7 @@ pub fn run(opts: &Options) -> Result<Summary, String> {
         .plan
         .workloads
         .iter()
-        .map(|w| workload::build(w).map(|b| (w.name.clone(), b)))
+        .map(|w| workload::build(w, &opts.plan.overrides).map(|b| (w.name.clone(), b)))
         .collect::<Result<_, _>>()?;
     let mut records: Vec<Record> = Vec::new();
     let save =
@@ -154,13 +157,19 @@ pub fn run(opts: &Options) -> Result<Summary, String> {
             };
             if !opts.quiet {
                 eprintln!(
-                    "fsbench: [{}] mounted on {} ({})",
+                    "fsbench: [{}] {} {} ({})",
                     spec.label,
+                    if mounted.info.fs == "raw" {
+                        "using the device"
+                    } else {
+                        "mounted on"
+                    },
                     mounted.mountpoint.display(),
                     mounted.info.backing
                 );
             }
             let fs = mounted.info.fs.clone();
+            let device_path: Option<PathBuf> = mounted.info.device.as_ref().map(PathBuf::from);
             if !mounted.info.options_not_in_effect.is_empty() {
                 manifest.warnings.push(format!(
                     "{}: requested options not in effect after mounting: {}",
@@ -178,8 +187,15 @@ pub fn run(opts: &Options) -> Result<Summary, String> {
                         let mut rec = record(&spec.label, &fs, wname, &p.test, repeat);
                         rec.started_at = p.started_at.clone();
                         rec.duration_s = p.duration_s;
-                        rec.metrics = p.metrics.clone();
-                        rec.notes = p.notes.clone();
+                        rec.metrics = p.metrics;
+                        rec.notes = p.notes;
+                        rec.histograms = p.histograms;
+                        rec.series = p.series;
+                        rec.config = p.config;
+                        if let Some(why) = p.skipped {
+                            rec.outcome = Outcome::Skipped;
+                            rec.reason = Some(why);
+                        }
                         if let Some(e) = &p.error {
                             rec.outcome = Outcome::Failed;
                             rec.error = Some(e.clone());
@@ -193,6 +209,13 @@ pub fn run(opts: &Options) -> Result<Summary, String> {
                     let mut ctx = Context {
                         dir: &mounted.mountpoint,
                         fs: &fs,
+                        device: device_path.as_deref(),
+                        raw_device: if fs == "raw" {
+                            device_path.as_deref()
+                        } else {
+                            None
+                        },
+                        quiet: opts.quiet,
                         emit: &mut emit,
                     };
                     w.run(&mut ctx)

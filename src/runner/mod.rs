@@ -1,6 +1,8 @@
 //! The coordinator: provision -> phases with cache drops -> persist each record -> teardown.
 
 pub mod compare;
+pub mod io;
+pub mod jobrun;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};

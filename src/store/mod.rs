@@ -42,6 +42,15 @@ pub struct Record {
     pub metrics: BTreeMap<String, f64>,
     #[serde(skip_serializing_if = "Vec::is_empty", default)]
     pub notes: Vec<String>,
+    /// Whole latency histograms (HdrHistogram V2, deflated, base64), by name, e.g. `lat_ns`.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty", default)]
+    pub histograms: BTreeMap<String, String>,
+    /// Per-second series by name (`iops`, `bytes_per_sec`).
+    #[serde(skip_serializing_if = "BTreeMap::is_empty", default)]
+    pub series: BTreeMap<String, Vec<f64>>,
+    /// The job as run (block workloads): every option that changes results.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub config: Option<serde_json::Value>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

@@ -103,3 +103,92 @@ pub fn reap(pid: u32) {
     // SAFETY: `status` is a valid out-pointer; WNOHANG never blocks (waitpid(2)).
     unsafe { libc::waitpid(pid as libc::pid_t, &mut status, libc::WNOHANG) };
 }
+
+pub mod uring;
+
+/// Heap memory aligned for O_DIRECT (4096 bytes), zero-filled, freed on drop.
+pub struct AlignedBuf {
+    ptr: std::ptr::NonNull<u8>,
+    len: usize,
+}
+
+// SAFETY: AlignedBuf owns its allocation exclusively, like a Vec<u8>.
+unsafe impl Send for AlignedBuf {}
+
+impl AlignedBuf {
+    pub const ALIGN: usize = 4096;
+
+    pub fn new(len: usize) -> AlignedBuf {
+        let layout = std::alloc::Layout::from_size_align(len.max(1), Self::ALIGN)
+            .expect("buffer size fits in isize");
+        // SAFETY: the layout has a non-zero size (std::alloc::alloc_zeroed's only precondition).
+        let raw = unsafe { std::alloc::alloc_zeroed(layout) };
+        let ptr =
+            std::ptr::NonNull::new(raw).unwrap_or_else(|| std::alloc::handle_alloc_error(layout));
+        AlignedBuf { ptr, len }
+    }
+
+    pub fn as_mut_ptr(&mut self) -> *mut u8 {
+        self.ptr.as_ptr()
+    }
+}
+
+impl std::ops::Deref for AlignedBuf {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        // SAFETY: ptr points to `len` initialised (zeroed) bytes that we own.
+        unsafe { std::slice::from_raw_parts(self.ptr.as_ptr(), self.len) }
+    }
+}
+
+impl std::ops::DerefMut for AlignedBuf {
+    fn deref_mut(&mut self) -> &mut [u8] {
+        // SAFETY: as in deref, and &mut self guarantees exclusive access.
+        unsafe { std::slice::from_raw_parts_mut(self.ptr.as_ptr(), self.len) }
+    }
+}
+
+impl Drop for AlignedBuf {
+    fn drop(&mut self) {
+        let layout = std::alloc::Layout::from_size_align(self.len.max(1), Self::ALIGN)
+            .expect("same layout as allocated");
+        // SAFETY: ptr was returned by alloc_zeroed with this very layout and is freed once.
+        unsafe { std::alloc::dealloc(self.ptr.as_ptr(), layout) };
+    }
+}
+
+/// CPU time used by this process (all threads) so far, from getrusage(2) RUSAGE_SELF:
+/// (user, system) in nanoseconds.
+pub fn process_cpu_ns() -> (u64, u64) {
+    let mut ru = std::mem::MaybeUninit::<libc::rusage>::zeroed();
+    // SAFETY: `ru` is writable memory of the right type; getrusage only writes into it.
+    let rc = unsafe { libc::getrusage(libc::RUSAGE_SELF, ru.as_mut_ptr()) };
+    if rc != 0 {
+        return (0, 0);
+    }
+    // SAFETY: getrusage returned 0, so it filled the struct.
+    let ru = unsafe { ru.assume_init() };
+    let ns = |t: libc::timeval| t.tv_sec as u64 * 1_000_000_000 + t.tv_usec as u64 * 1000;
+    (ns(ru.ru_utime), ns(ru.ru_stime))
+}
+
+/// syncfs(2): writes back the filesystem that holds `file`.
+pub fn syncfs(file: &std::fs::File) -> io::Result<()> {
+    // SAFETY: the descriptor is valid for the lifetime of `file` (syncfs(2)).
+    if unsafe { libc::syncfs(file.as_raw_fd()) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// The size of a block device in bytes, ioctl(2) BLKGETSIZE64 (see ioctl_list(2)).
+pub fn block_device_size(file: &std::fs::File) -> io::Result<u64> {
+    const BLKGETSIZE64: libc::c_ulong = 0x8008_1272;
+    let mut size: u64 = 0;
+    // SAFETY: BLKGETSIZE64 writes one u64 through the pointer, which points to `size`.
+    let rc = unsafe { libc::ioctl(file.as_raw_fd(), BLKGETSIZE64 as _, &mut size as *mut u64) };
+    if rc != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(size)
+}

@@ -50,18 +50,28 @@ pub fn backed_by(image: &Path) -> Vec<LoopDev> {
         .collect()
 }
 
-/// Attaches `image` to a free loop device and returns the device.
+/// Attaches `image` to a free loop device and returns the device. The loop device does direct
+/// I/O to the image where the host filesystem allows it, so that the image's pages are not cached
+/// a second time in the host's page cache (reads after a cache drop then reach the disk).
 pub fn attach(sys: &Sys, image: &Path) -> Result<PathBuf, ExecError> {
     let out = sys.run(&argv(&[
         "losetup",
         "--find",
         "--show",
+        "--direct-io=on",
         &image.to_string_lossy(),
     ]))?;
     if sys.dry_run {
         return Ok(PathBuf::from("/dev/loopN"));
     }
     Ok(PathBuf::from(out.trim()))
+}
+
+/// Whether a loop device does direct I/O to its backing file (/sys/block/loopN/loop/dio).
+pub fn direct_io(device: &Path) -> Option<bool> {
+    let name = device.file_name()?.to_string_lossy().into_owned();
+    let v = std::fs::read_to_string(format!("/sys/block/{name}/loop/dio")).ok()?;
+    Some(v.trim() == "1")
 }
 
 /// Detaches one loop device, by name.

@@ -11,6 +11,7 @@ pub mod loopdev;
 pub mod mounts;
 pub mod probe;
 pub mod provision;
+pub mod raw;
 pub mod registry;
 pub mod safety;
 pub mod tmpfs;
@@ -45,6 +46,8 @@ pub enum Kind {
     Tmpfs,
     /// An existing directory.
     Dir,
+    /// The block device itself, nothing formatted or mounted.
+    Raw,
 }
 
 /// mkfs arguments fsbench always passes, unless one of `unless` keys is set by the user.
@@ -79,6 +82,7 @@ pub static FILESYSTEMS: &[&FsDef] = &[
     &f2fs::DEF,
     &tmpfs::DEF,
     &dir::DEF,
+    &raw::DEF,
 ];
 
 pub fn find(name: &str) -> Option<&'static FsDef> {
@@ -172,7 +176,7 @@ pub fn mount_argv(spec: &TargetSpec, source: &str, mountpoint: &str, size: u64) 
 /// Refuses a backing smaller than the filesystem can honestly be made on.
 pub fn check_size(spec: &TargetSpec, size: u64) -> Result<(), String> {
     let def = def_of(spec);
-    if matches!(def.kind, Kind::Mkfs | Kind::Zfs) && size < def.min_size {
+    if matches!(def.kind, Kind::Mkfs | Kind::Zfs | Kind::Raw) && size < def.min_size {
         return Err(format!(
             "{} needs a backing of at least {} but target '{}' would get {}: give --size {} or more (or size= in the spec)",
             def.schema.name,

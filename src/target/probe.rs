@@ -74,6 +74,7 @@ pub fn fs_status(def: &FsDef) -> FsStatus {
     let version = tool_version(def);
     let (available, kernel, reason) = match def.kind {
         Kind::Dir => (true, "any mounted directory".to_string(), None),
+        Kind::Raw => (true, "a loop image or --device".to_string(), None),
         Kind::Zfs => match zfs::backend() {
             Some(zfs::Backend::Kernel) => (true, "zfs kernel module".to_string(), None),
             Some(zfs::Backend::Fuse) => {

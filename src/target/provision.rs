@@ -164,7 +164,7 @@ fn sanitize(label: &str) -> String {
 pub fn availability(spec: &TargetSpec) -> Result<(), ProvisionError> {
     let def = super::find(&spec.fs).expect("parsed spec");
     match def.kind {
-        Kind::Dir => Ok(()),
+        Kind::Dir | Kind::Raw => Ok(()),
         Kind::Zfs => {
             let Some(backend) = zfs::backend() else {
                 return Err(ProvisionError::Unsupported(
@@ -209,7 +209,7 @@ pub fn provision(sys: &Sys, spec: &TargetSpec, req: &Request) -> Result<Mounted,
         super::check_size(spec, size).map_err(ProvisionError::Refused)?;
     }
     if let Some(dev) = req.device {
-        if matches!(def.kind, Kind::Mkfs | Kind::Zfs) {
+        if matches!(def.kind, Kind::Mkfs | Kind::Zfs | Kind::Raw) {
             safety::check_device(dev, req.wipe)
                 .map_err(|e| ProvisionError::Refused(e.to_string()))?;
         }
@@ -345,8 +345,10 @@ fn build(
         return Ok(scratch);
     }
     intent.mkdir(&run_dir)?;
-    intent.mkdir(&mnt)?;
-    intent.state.mountpoint = Some(mnt.clone());
+    if def.kind != Kind::Raw {
+        intent.mkdir(&mnt)?;
+        intent.state.mountpoint = Some(mnt.clone());
+    }
     if def.kind == Kind::Tmpfs {
         intent.record(Resource::Mount { path: mnt.clone() })?;
         let source = format!("{NAME_PREFIX}{}", intent.state.id);
@@ -399,16 +401,26 @@ fn build(
                     .map_err(|e| ProvisionError::Failed(e.to_string()))?;
             }
             info.backing = format!(
-                "loop image {} ({}, sparse) on {}",
+                "loop image {} ({}, sparse) on {}{}",
                 image.display(),
                 crate::plan::units::format_bytes(size),
-                dev.display()
+                dev.display(),
+                match loopdev::direct_io(&dev) {
+                    Some(true) => ", loop direct I/O on",
+                    Some(false) =>
+                        ", loop direct I/O off: the host page cache also caches the image",
+                    None => "",
+                }
             );
             dev
         }
     };
     info.device = Some(device.to_string_lossy().into_owned());
     let dev_s = device.to_string_lossy().to_string();
+    if def.kind == Kind::Raw {
+        info.mountpoint = String::new();
+        return Ok(device);
+    }
     interrupted()?;
     if def.kind == Kind::Zfs {
         let backend = zfs::backend().expect("checked by availability");

@@ -141,7 +141,7 @@ fn small_images_are_refused_for_xfs_and_btrfs() {
 #[test]
 fn every_error_names_the_input_and_the_fix() {
     let cases: &[(&str, &str)] = &[
-        ("", "empty target: name a filesystem (ext4, xfs, btrfs, zfs, f2fs, tmpfs, dir)"),
+        ("", "empty target: name a filesystem (ext4, xfs, btrfs, zfs, f2fs, tmpfs, dir, raw)"),
         ("ntfs", "unknown filesystem 'ntfs' in target 'ntfs': valid filesystems are ext4, xfs, btrfs, zfs, f2fs, tmpfs, dir"),
         ("xfs:bogus=1", "unknown option 'bogus' for xfs in target 'xfs:bogus=1': valid options are maxpct=N, isize="),
         ("ext4:inodes", "option 'inodes' in target 'ext4:inodes' needs a value, e.g. inodes=N"),
@@ -190,7 +190,7 @@ fn every_filesystem_has_one_table_line_and_documented_keys() {
     let names: Vec<&str> = FILESYSTEMS.iter().map(|d| d.schema.name).collect();
     assert_eq!(
         names,
-        ["ext4", "xfs", "btrfs", "zfs", "f2fs", "tmpfs", "dir"]
+        ["ext4", "xfs", "btrfs", "zfs", "f2fs", "tmpfs", "dir", "raw"]
     );
     for d in FILESYSTEMS {
         for k in d.schema.all_keys() {

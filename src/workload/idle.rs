@@ -10,6 +10,7 @@ pub const DEF: WorkloadDef = WorkloadDef {
     name: "idle",
     summary: "keep the target mounted for a while, measuring nothing (default 10 s)",
     params: &[("seconds", "how long, default 10")],
+    fio_params: false,
     build,
 };
 
@@ -17,7 +18,7 @@ struct Idle {
     seconds: f64,
 }
 
-fn build(spec: &WorkloadSpec) -> Result<Box<dyn Workload>, String> {
+fn build(spec: &WorkloadSpec, _o: &crate::plan::Overrides) -> Result<Box<dyn Workload>, String> {
     let seconds = match spec.param("seconds") {
         Some(s) => s
             .parse::<f64>()

@@ -19,6 +19,7 @@ pub const DEF: WorkloadDef = WorkloadDef {
         ("size", "file size, default 64M"),
         ("seed", "data seed, default 1"),
     ],
+    fio_params: false,
     build,
 };
 
@@ -29,7 +30,7 @@ pub struct Smoke {
     seed: u64,
 }
 
-fn build(spec: &WorkloadSpec) -> Result<Box<dyn Workload>, String> {
+fn build(spec: &WorkloadSpec, _o: &crate::plan::Overrides) -> Result<Box<dyn Workload>, String> {
     let size = match spec.param("size") {
         Some(s) => parse_size(s).map_err(|e| format!("workload '{}': size: {e}", spec.spec))?,
         None => 64 << 20,
@@ -51,6 +52,15 @@ fn build(spec: &WorkloadSpec) -> Result<Box<dyn Workload>, String> {
 
 impl Workload for Smoke {
     fn run(&self, ctx: &mut Context) -> Result<(), String> {
+        if ctx.raw_device.is_some() {
+            return (ctx.emit)(Phase {
+                test: "smoke".into(),
+                started_at: now_rfc3339(),
+                skipped: Some("smoke needs a filesystem; raw targets run block workloads".into()),
+                ..Default::default()
+            })
+            .map_err(|e| format!("cannot save the record: {e}"));
+        }
         let path = ctx.dir.join("fsbench-smoke.dat");
         let io = |e: std::io::Error| format!("{}: {e}", path.display());
         let mut buf = vec![0u8; CHUNK];
@@ -97,7 +107,7 @@ impl Workload for Smoke {
             duration_s: write_s,
             error: None,
             metrics,
-            notes: Vec::new(),
+            ..Default::default()
         })
         .map_err(|e| format!("cannot save the record: {e}"))?;
 
@@ -150,6 +160,7 @@ impl Workload for Smoke {
             error,
             metrics,
             notes,
+            ..Default::default()
         })
         .map_err(|e| format!("cannot save the record: {e}"))?;
         drop(f);

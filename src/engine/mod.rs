@@ -1,0 +1,65 @@
+//! I/O engines: a handful of operations (buffer, queue, complete, sync) behind one trait, listed in
+//! one ENGINES table. Engines never read the clock: the runner (`runner::io`) times every I/O the
+//! same way whatever the engine, as fio's `td_io_queue` does.
+
+pub mod null;
+pub mod sync;
+pub mod uring;
+
+use std::fs::File;
+use std::io;
+
+use crate::plan::job::EngineKind;
+
+/// One I/O for an engine to do through the buffer of `slot`.
+#[derive(Debug, Clone, Copy)]
+pub struct Io {
+    pub slot: usize,
+    pub write: bool,
+    pub offset: u64,
+    pub len: usize,
+}
+
+pub trait IoEngine: Send {
+    /// The buffer of a slot that is not in flight (aligned for O_DIRECT).
+    fn buffer(&mut self, slot: usize) -> &mut [u8];
+    /// Queues an I/O; it may be done at once (sync) or only on the next `complete`.
+    fn queue(&mut self, io: Io) -> io::Result<()>;
+    /// Submits what is queued and waits until at least `min` I/Os have completed; calls `done`
+    /// with each completed slot and its result (bytes done, or a negative errno).
+    fn complete(&mut self, min: usize, done: &mut dyn FnMut(usize, i64)) -> io::Result<()>;
+    /// fsync (or fdatasync when `data_only`) of the file; nothing is in flight when called.
+    fn sync(&mut self, data_only: bool) -> io::Result<()>;
+    /// How the engine runs, for the record (e.g. "registered buffers and file").
+    fn describe(&self) -> String;
+}
+
+/// Builds an engine over a file (None only for `null`) with `depth` slots of `buf_size` bytes.
+pub type OpenFn = fn(Option<File>, usize, usize) -> io::Result<Box<dyn IoEngine>>;
+
+pub struct EngineDef {
+    pub kind: EngineKind,
+    pub name: &'static str,
+    pub summary: &'static str,
+    pub open: OpenFn,
+    /// Why this host cannot run the engine, if it cannot.
+    pub available: fn() -> Result<(), String>,
+}
+
+pub static ENGINES: &[EngineDef] = &[sync::DEF, uring::DEF, null::DEF];
+
+pub fn def(kind: EngineKind) -> &'static EngineDef {
+    ENGINES
+        .iter()
+        .find(|e| e.kind == kind)
+        .expect("every engine kind is in ENGINES")
+}
+
+/// The file an engine works on; engines that need one fail clearly without it.
+fn need_file(file: Option<File>) -> io::Result<File> {
+    file.ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "this engine needs a file"))
+}
+
+fn always() -> Result<(), String> {
+    Ok(())
+}

@@ -1,0 +1,70 @@
+//! `io_uring`: asynchronous I/O through an io_uring ring with registered buffers and a
+//! registered file where the kernel allows them (fio's `io_uring` with fixedbufs and
+//! registerfiles). The ring itself lives in `sys::uring`, the only place with `unsafe`.
+
+use std::fs::File;
+use std::io;
+
+use super::{EngineDef, Io, IoEngine};
+use crate::plan::job::EngineKind;
+use crate::sys::uring::Ring;
+
+pub const DEF: EngineDef = EngineDef {
+    kind: EngineKind::IoUring,
+    name: "io_uring",
+    summary:
+        "io_uring with registered buffers and file; iodepth I/Os in flight (fio io_uring, libaio)",
+    open,
+    available: crate::sys::io_uring_available,
+};
+
+struct Uring {
+    ring: Ring,
+}
+
+fn open(file: Option<File>, depth: usize, buf_size: usize) -> io::Result<Box<dyn IoEngine>> {
+    Ok(Box::new(Uring {
+        ring: Ring::new(super::need_file(file)?, depth, buf_size)?,
+    }))
+}
+
+impl IoEngine for Uring {
+    fn buffer(&mut self, slot: usize) -> &mut [u8] {
+        self.ring
+            .buffer(slot)
+            .expect("the runner only fills buffers of slots that are not in flight")
+    }
+
+    fn queue(&mut self, io: Io) -> io::Result<()> {
+        self.ring.push(io.slot, io.write, io.offset, io.len)
+    }
+
+    fn complete(&mut self, min: usize, done: &mut dyn FnMut(usize, i64)) -> io::Result<()> {
+        self.ring
+            .complete(min, &mut |slot, res| done(slot, res as i64))
+    }
+
+    fn sync(&mut self, data_only: bool) -> io::Result<()> {
+        if data_only {
+            self.ring.file().sync_data()
+        } else {
+            self.ring.file().sync_all()
+        }
+    }
+
+    fn describe(&self) -> String {
+        format!(
+            "io_uring ({} buffers, {} file)",
+            if self.ring.fixed_buffers {
+                "registered"
+            } else {
+                "plain"
+            },
+            if self.ring.fixed_file {
+                "registered"
+            } else {
+                "plain"
+            }
+        )
+    }
+}

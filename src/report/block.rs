@@ -1,0 +1,127 @@
+//! The CrystalDiskMark-like table: per target, one row per test (read and write side by side),
+//! MB/s, IOPS and p99 completion latency.
+
+use comfy_table::{presets::UTF8_FULL_CONDENSED, Cell, CellAlignment, Table};
+
+use crate::plan::units::{format_count, format_ns};
+use crate::store::{Outcome, Record};
+
+/// (bytes/s, IOPS, p99 latency in ns) of one direction.
+type Side = (f64, f64, Option<f64>);
+
+#[derive(Default)]
+struct Row {
+    test: String,
+    read: Option<Side>,
+    write: Option<Side>,
+    note: String,
+}
+
+fn is_block(r: &Record) -> bool {
+    r.config.is_some() || r.metrics.contains_key("iops")
+}
+
+/// One table per target that ran block jobs; empty when none did.
+pub fn tables(records: &[Record]) -> String {
+    let mut targets: Vec<&str> = Vec::new();
+    for r in records.iter().filter(|r| is_block(r)) {
+        if !targets.contains(&r.target.as_str()) {
+            targets.push(&r.target);
+        }
+    }
+    let mut out = String::new();
+    for target in targets {
+        let mine: Vec<&Record> = records
+            .iter()
+            .filter(|r| r.target == target && is_block(r))
+            .collect();
+        let fs = mine.first().map(|r| r.fs.as_str()).unwrap_or("");
+        let mut rows: Vec<Row> = Vec::new();
+        for r in &mine {
+            let base = r
+                .test
+                .strip_suffix("-read")
+                .or_else(|| r.test.strip_suffix("-write"))
+                .unwrap_or(&r.test)
+                .to_string();
+            let i = match rows.iter().position(|x| x.test == base) {
+                Some(i) => i,
+                None => {
+                    rows.push(Row {
+                        test: base.clone(),
+                        ..Default::default()
+                    });
+                    rows.len() - 1
+                }
+            };
+            let row = &mut rows[i];
+            if r.outcome != Outcome::Ok {
+                row.note = r
+                    .error
+                    .clone()
+                    .or_else(|| r.reason.clone())
+                    .unwrap_or_default();
+                continue;
+            }
+            let m = |k: &str| r.metrics.get(k).copied().unwrap_or(0.0);
+            let mixed = m("read_ios") > 0.0 && m("write_ios") > 0.0;
+            if m("read_ios") > 0.0 {
+                let p99 = r
+                    .metrics
+                    .get(if mixed {
+                        "read_lat_p99_ns"
+                    } else {
+                        "lat_p99_ns"
+                    })
+                    .copied();
+                row.read = Some((m("read_bytes_per_sec"), m("read_iops"), p99));
+            }
+            if m("write_ios") > 0.0 {
+                let p99 = r
+                    .metrics
+                    .get(if mixed {
+                        "write_lat_p99_ns"
+                    } else {
+                        "lat_p99_ns"
+                    })
+                    .copied();
+                row.write = Some((m("write_bytes_per_sec"), m("write_iops"), p99));
+            }
+            if r.notes.iter().any(|n| n.starts_with("page_cache")) {
+                row.note = "page cache".into();
+            }
+        }
+        let mut t = Table::new();
+        t.load_preset(UTF8_FULL_CONDENSED);
+        t.set_header(vec![
+            "test",
+            "read MB/s",
+            "write MB/s",
+            "read IOPS",
+            "write IOPS",
+            "read p99",
+            "write p99",
+            "note",
+        ]);
+        let num = |s: String| Cell::new(s).set_alignment(CellAlignment::Right);
+        for row in rows {
+            let pick = |x: &Option<Side>, f: &dyn Fn(&Side) -> String| {
+                x.as_ref().map(f).unwrap_or_else(|| "-".into())
+            };
+            t.add_row(vec![
+                Cell::new(&row.test),
+                num(pick(&row.read, &|x| format!("{:.1}", x.0 / 1e6))),
+                num(pick(&row.write, &|x| format!("{:.1}", x.0 / 1e6))),
+                num(pick(&row.read, &|x| format_count(x.1))),
+                num(pick(&row.write, &|x| format_count(x.1))),
+                num(pick(&row.read, &|x| x.2.map(format_ns).unwrap_or_default())),
+                num(pick(&row.write, &|x| {
+                    x.2.map(format_ns).unwrap_or_default()
+                })),
+                Cell::new(row.note),
+            ]);
+        }
+        out.push_str(&format!("{target} ({fs})\n{t}\n"));
+    }
+    out
+}

@@ -1,0 +1,164 @@
+//! A safe io_uring ring for the `io_uring` engine: it owns the ring, the file it works on and the
+//! per-slot buffers, so that no buffer can be freed or reused while the kernel may still touch it.
+//! Buffers and the file are registered (IORING_REGISTER_BUFFERS / _FILES, io_uring_register(2))
+//! when the kernel allows; otherwise plain READ/WRITE opcodes are used.
+
+use std::fs::File;
+use std::io;
+use std::os::unix::io::AsRawFd;
+
+use io_uring::{opcode, types, IoUring};
+
+use super::AlignedBuf;
+
+pub struct Ring {
+    // Field order matters: the ring is dropped (and drained, see Drop) before the buffers.
+    ring: IoUring,
+    bufs: AlignedBuf,
+    buf_size: usize,
+    in_flight: Vec<bool>,
+    pending: usize,
+    file: File,
+    pub fixed_buffers: bool,
+    pub fixed_file: bool,
+}
+
+impl Ring {
+    /// A ring of `depth` entries with `depth` buffers of `buf_size` bytes each.
+    pub fn new(file: File, depth: usize, buf_size: usize) -> io::Result<Ring> {
+        let entries = depth.next_power_of_two().max(1) as u32;
+        // As fio does: no IPIs for completions (COOP_TASKRUN), one submitting thread, task work
+        // run only when we reap (DEFER_TASKRUN). Older kernels lack them: fall back to none.
+        let ring = IoUring::builder()
+            .setup_coop_taskrun()
+            .setup_single_issuer()
+            .setup_defer_taskrun()
+            .build(entries)
+            .or_else(|_| IoUring::builder().setup_coop_taskrun().build(entries))
+            .or_else(|_| IoUring::builder().build(entries))?;
+        let mut bufs = AlignedBuf::new(depth * buf_size);
+        let base = bufs.as_mut_ptr();
+        let iovecs: Vec<libc::iovec> = (0..depth)
+            .map(|i| libc::iovec {
+                // SAFETY: i * buf_size is within the allocation of depth * buf_size bytes.
+                iov_base: unsafe { base.add(i * buf_size) }.cast(),
+                iov_len: buf_size,
+            })
+            .collect();
+        // SAFETY: every iovec points into `bufs`, which the Ring owns and frees only after the
+        // ring itself is closed (io_uring_register(2), IORING_REGISTER_BUFFERS).
+        let fixed_buffers = unsafe { ring.submitter().register_buffers(&iovecs) }.is_ok();
+        let fixed_file = ring.submitter().register_files(&[file.as_raw_fd()]).is_ok();
+        Ok(Ring {
+            ring,
+            bufs,
+            buf_size,
+            in_flight: vec![false; depth],
+            pending: 0,
+            file,
+            fixed_buffers,
+            fixed_file,
+        })
+    }
+
+    pub fn file(&self) -> &File {
+        &self.file
+    }
+
+    /// The buffer of `slot`; None while the slot is in flight.
+    pub fn buffer(&mut self, slot: usize) -> Option<&mut [u8]> {
+        if self.in_flight[slot] {
+            return None;
+        }
+        let s = self.buf_size;
+        Some(&mut self.bufs[slot * s..(slot + 1) * s])
+    }
+
+    /// Queues a read or write of `len` bytes at `offset` through the buffer of `slot`.
+    pub fn push(&mut self, slot: usize, write: bool, offset: u64, len: usize) -> io::Result<()> {
+        if slot >= self.in_flight.len() || self.in_flight[slot] || len > self.buf_size {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "slot busy, out of range, or length larger than its buffer",
+            ));
+        }
+        // SAFETY: slot < depth, so the pointer stays inside `bufs`.
+        let ptr = unsafe { self.bufs.as_mut_ptr().add(slot * self.buf_size) };
+        let len32 = len as u32;
+        let fd = self.file.as_raw_fd();
+        let entry = match (write, self.fixed_buffers, self.fixed_file) {
+            (false, true, true) => opcode::ReadFixed::new(types::Fixed(0), ptr, len32, slot as u16)
+                .offset(offset)
+                .build(),
+            (false, true, false) => opcode::ReadFixed::new(types::Fd(fd), ptr, len32, slot as u16)
+                .offset(offset)
+                .build(),
+            (false, false, true) => opcode::Read::new(types::Fixed(0), ptr, len32)
+                .offset(offset)
+                .build(),
+            (false, false, false) => opcode::Read::new(types::Fd(fd), ptr, len32)
+                .offset(offset)
+                .build(),
+            (true, true, true) => opcode::WriteFixed::new(types::Fixed(0), ptr, len32, slot as u16)
+                .offset(offset)
+                .build(),
+            (true, true, false) => opcode::WriteFixed::new(types::Fd(fd), ptr, len32, slot as u16)
+                .offset(offset)
+                .build(),
+            (true, false, true) => opcode::Write::new(types::Fixed(0), ptr, len32)
+                .offset(offset)
+                .build(),
+            (true, false, false) => opcode::Write::new(types::Fd(fd), ptr, len32)
+                .offset(offset)
+                .build(),
+        }
+        .user_data(slot as u64);
+        if self.ring.submission().is_full() {
+            self.ring.submit()?;
+        }
+        // SAFETY: the buffer stays valid and untouched by us until the completion for this slot
+        // is reaped (in_flight blocks `buffer` and `push` for it; Drop drains the ring first).
+        unsafe { self.ring.submission().push(&entry) }
+            .map_err(|_| io::Error::other("io_uring submission queue full"))?;
+        self.in_flight[slot] = true;
+        self.pending += 1;
+        Ok(())
+    }
+
+    /// Submits what is queued, waits for at least `min` completions, and hands each completed
+    /// (slot, result) to `done` (result: bytes, or a negative errno).
+    pub fn complete(&mut self, min: usize, done: &mut dyn FnMut(usize, i32)) -> io::Result<()> {
+        let want = min.min(self.pending);
+        loop {
+            match self.ring.submit_and_wait(want) {
+                Ok(_) => break,
+                Err(e) if e.raw_os_error() == Some(libc::EINTR) => continue,
+                Err(e) => return Err(e),
+            }
+        }
+        for cqe in self.ring.completion() {
+            let slot = cqe.user_data() as usize;
+            self.in_flight[slot] = false;
+            self.pending -= 1;
+            done(slot, cqe.result());
+        }
+        Ok(())
+    }
+
+    pub fn pending(&self) -> usize {
+        self.pending
+    }
+}
+
+impl Drop for Ring {
+    fn drop(&mut self) {
+        // Wait for everything in flight before the buffers are freed.
+        while self.pending > 0 {
+            if self.complete(self.pending, &mut |_, _| {}).is_err() {
+                // The kernel may still write into the buffers: leak them rather than free them.
+                std::mem::forget(std::mem::replace(&mut self.bufs, AlignedBuf::new(0)));
+                break;
+            }
+        }
+    }
+}
