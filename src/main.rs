@@ -35,6 +35,15 @@ fn main() -> ExitCode {
     }
 }
 
+/// 1 when any record failed (e.g. a verification), else 0.
+fn exit_for(records: &[store::Record]) -> Exit {
+    if records.iter().any(|r| r.outcome == store::Outcome::Failed) {
+        Exit::CheckFailed
+    } else {
+        Exit::Ok
+    }
+}
+
 fn need_root(what: &str) -> Result<(), String> {
     if sys::is_root() {
         Ok(())
@@ -114,17 +123,7 @@ fn run(cli: Cli) -> Result<Exit, String> {
             if summary.interrupted {
                 return Ok(Exit::Signal(runner::stop_exit_code().unwrap_or(130)));
             }
-            Ok(
-                if summary
-                    .records
-                    .iter()
-                    .any(|r| r.outcome == store::Outcome::Failed)
-                {
-                    Exit::CheckFailed
-                } else {
-                    Exit::Ok
-                },
-            )
+            Ok(exit_for(&summary.records))
         }
         Command::Provision {
             spec,
@@ -286,17 +285,7 @@ fn run(cli: Cli) -> Result<Exit, String> {
                     );
                     Exit::Signal(runner::stop_exit_code().unwrap_or(130))
                 }
-                runner::compare::Ended::Complete => {
-                    if summary
-                        .records
-                        .iter()
-                        .any(|r| r.outcome == store::Outcome::Failed)
-                    {
-                        Exit::CheckFailed
-                    } else {
-                        Exit::Ok
-                    }
-                }
+                runner::compare::Ended::Complete => exit_for(&summary.records),
             })
         }
     }

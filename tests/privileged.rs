@@ -629,22 +629,11 @@ fn check_block_records(out: &Path, target: &str, tests: &[&str]) -> Vec<serde_js
         let name = r["test"].as_str().unwrap();
         assert_eq!(r["outcome"], "ok", "{target} {name}: {r}");
         let m = &r["metrics"];
-        for k in [
-            "iops",
-            "bytes_per_sec",
-            "lat_mean_ns",
-            "lat_p50_ns",
-            "lat_p90_ns",
-            "lat_p99_ns",
-            "lat_p999_ns",
-            "lat_max_ns",
-            "cpu_user_pct",
-            "cpu_sys_pct",
-            "system_cpu_user_pct",
-            "system_cpu_sys_pct",
-            "device_write_bytes",
-            "device_read_bytes",
-        ] {
+        let device = ["device_write_bytes", "device_read_bytes"];
+        for k in fsbench::workload::block::RECORD_METRICS
+            .iter()
+            .chain(&device)
+        {
             assert!(m[k].as_f64().is_some(), "{target} {name} lacks {k}");
         }
         assert!(m["iops"].as_f64().unwrap() > 0.0, "{target} {name}");

@@ -74,6 +74,10 @@ pub struct Job {
     /// filesystem's compression unit spans several small writes. `refill_buffers=0` chooses it.
     #[serde(default = "yes")]
     pub refill_buffers: bool,
+    /// Draw random offsets independently (fio norandommap); by default every block is visited
+    /// once per pass over the file, as fio does.
+    #[serde(default)]
+    pub norandommap: bool,
     pub filename: Option<String>,
     pub directory: Option<String>,
     pub stonewall: bool,
@@ -106,6 +110,7 @@ impl Default for Job {
             engine: EngineKind::Sync,
             compress_pct: 0,
             refill_buffers: true,
+            norandommap: false,
             filename: None,
             directory: None,
             stonewall: false,
@@ -145,6 +150,7 @@ pub const OPTIONS: &[&str] = &[
     "buffer_compress_percentage",
     "refill_buffers",
     "scramble_buffers",
+    "norandommap",
 ];
 
 /// A size in fio's spelling: `4k`, `1M`, `10 G` (space allowed), `4ki`, `1MiB`.
@@ -336,6 +342,7 @@ impl Job {
             "stonewall" | "wait_for_previous" => self.stonewall = parse_bool(key, value)?,
             "group_reporting" => self.group_reporting = parse_bool(key, value)?,
             "refill_buffers" => self.refill_buffers = parse_bool(key, value)?,
+            "norandommap" => self.norandommap = parse_bool(key, value)?,
             "scramble_buffers" => {
                 if !parse_bool(key, value)? {
                     return Err("scramble_buffers=0 would write one repeated buffer; fsbench always scrambles (or refills, with refill_buffers=1)".into());

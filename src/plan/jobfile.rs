@@ -184,33 +184,7 @@ stonewall
     }
 
     /// The job file printed in seed 000, as printed (with its trailing `;` explanations).
-    const SEED_000: &str = "\
-[global]
-ioengine = libaio; it uses the libaio IO engine for asynchronous input/output.
-direct = 1; bypassing the cache of the operating system for I/O operations.
-size = 10 G; total file size for testing.
-directory = /test; the directory where the test files will be created.
-runtime = 600; the duration of each job in seconds.
-time_based; allows testing based on time instead of file size.
-group_reporting; it aggregates reports for all jobs into one.
-cpus_allowed_policy = split; divide available CPUs evenly between jobs
-[job_1_seq_read]
-size = 100 G
-numjobs = 1
-rw = read; sets the action type to sequential reading.
-bs = 1 M; the block size for I/O operations is 1 megabyte.
-name = seq_read; job name for identification in the reports.
-stonewall; do not start a new job until it is completed.
-[job_6_db_server]
-size = 100 G
-rw = randrw; random read and write for database-server load simulation
-rwmixread = 50; reading and writing ratio set at 50%
-bs = 8 k–64 k; block size range from 8 KiB to 64 KiB for simulation of typical database operations
-iodepth = 128; increased queue depth to simulate a large number of parallel queries
-name = db_server
-numjobs = 1;
-stonewall; do not start a new job until it is completed.
-";
+    const SEED_000: &str = include_str!("../../tests/fixtures/seed000.fio");
 
     #[test]
     fn seed_000_job_file_fails_with_line_numbered_reasons() {

@@ -28,6 +28,9 @@ pub struct Pattern {
     pub seed: u64,
     /// Share of each 4 KiB of written data that compresses (zeros); 0 = incompressible.
     pub compress_pct: u32,
+    /// Random offsets visit every block once per pass (fio's default random map); false draws
+    /// each offset independently (fio norandommap).
+    pub randommap: bool,
     /// Regenerate the whole buffer for every write (fio refill_buffers); otherwise each write
     /// stamps a fresh random key into every 512-byte sector of a random buffer (fio's default
     /// scramble_buffers), which keeps every sector of every write unique at 1/64 of the cost.
@@ -177,6 +180,69 @@ impl WriteData {
     }
 }
 
+/// A random permutation of 0..n: a 4-round Feistel network over the next even power of two, with
+/// cycle walking, re-keyed for every pass. Random I/O then touches every block once per pass, as
+/// fio's default random map does, without a bitmap.
+pub struct Permutation {
+    n: u64,
+    half: u32,
+    keys: [u64; 4],
+    i: u64,
+}
+
+fn mix(mut z: u64) -> u64 {
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+impl Permutation {
+    pub fn new(n: u64, rng: &mut DataGen) -> Permutation {
+        let bits = (64 - n.max(2).saturating_sub(1).leading_zeros()).max(2);
+        let half = bits.div_ceil(2);
+        let mut p = Permutation {
+            n: n.max(1),
+            half,
+            keys: [0; 4],
+            i: 0,
+        };
+        p.rekey(rng);
+        p
+    }
+
+    fn rekey(&mut self, rng: &mut DataGen) {
+        for k in &mut self.keys {
+            *k = rng.next_u64();
+        }
+        self.i = 0;
+    }
+
+    fn apply(&self, x: u64) -> u64 {
+        let mask = (1u64 << self.half) - 1;
+        let (mut l, mut r) = (x >> self.half, x & mask);
+        for k in self.keys {
+            let t = l ^ (mix(r ^ k) & mask);
+            l = r;
+            r = t;
+        }
+        (l << self.half) | r
+    }
+
+    pub fn next(&mut self, rng: &mut DataGen) -> u64 {
+        let domain = 1u64 << (2 * self.half);
+        loop {
+            if self.i >= domain {
+                self.rekey(rng);
+            }
+            let v = self.apply(self.i);
+            self.i += 1;
+            if v < self.n {
+                return v;
+            }
+        }
+    }
+}
+
 fn pick_bs(bs: &BlockSize, rng: &mut DataGen) -> u64 {
     match bs {
         BlockSize::Fixed(b) => *b,
@@ -225,6 +291,8 @@ pub fn drive(engine: &mut dyn IoEngine, p: &Pattern, data: &WriteData) -> Stats 
     let mut sync_due: Option<bool> = None;
     let mut last_done = start;
     let random = matches!(p.rw, Rw::RandRead | Rw::RandWrite | Rw::RandRw);
+    let map_slots = (p.region - p.max_bs().min(p.region)) / align + 1;
+    let mut map = Permutation::new(map_slots, &mut rng);
     loop {
         // Fill the queue.
         while issuing && sync_due.is_none() {
@@ -235,7 +303,9 @@ pub fn drive(engine: &mut dyn IoEngine, p: &Pattern, data: &WriteData) -> Stats 
                 Rw::Write | Rw::RandWrite => true,
                 Rw::Rw | Rw::RandRw => (rng.next_u64() % 100) as u32 >= p.rwmixread,
             };
-            let offset = if random {
+            let offset = if random && p.randommap {
+                map.next(&mut rng) * align
+            } else if random {
                 let slots = (p.region - len) / align + 1;
                 (rng.next_u64() % slots) * align
             } else {
@@ -421,6 +491,7 @@ mod tests {
             seed: 42,
             compress_pct: 0,
             refill: false,
+            randommap: true,
         }
     }
 
@@ -474,6 +545,26 @@ mod tests {
         let took = t.elapsed();
         assert!(took >= Duration::from_millis(300) && took < Duration::from_secs(3));
         assert!(s.reads > 1000);
+    }
+
+    #[test]
+    fn the_random_map_visits_every_block_once_per_pass() {
+        let mut rng = DataGen::new(5);
+        for n in [1u64, 2, 3, 1000, 4097] {
+            let mut p = Permutation::new(n, &mut rng);
+            for _pass in 0..2 {
+                let mut seen = vec![false; n as usize];
+                for _ in 0..n {
+                    let v = p.next(&mut rng) as usize;
+                    assert!(!seen[v], "n={n}: {v} twice in one pass");
+                    seen[v] = true;
+                }
+            }
+        }
+        // Not the identity: the order is shuffled.
+        let mut p = Permutation::new(1000, &mut rng);
+        let first: Vec<u64> = (0..10).map(|_| p.next(&mut rng)).collect();
+        assert_ne!(first, (0..10).collect::<Vec<u64>>());
     }
 
     #[test]

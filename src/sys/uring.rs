@@ -11,9 +11,6 @@ use io_uring::{opcode, types, IoUring};
 
 use super::AlignedBuf;
 
-/// Non-blocking looks for completions before sleeping on them.
-const SPINS: usize = 8;
-
 pub struct Ring {
     // Field order matters: the ring is dropped (and drained, see Drop) before the buffers.
     ring: IoUring,
@@ -138,16 +135,7 @@ impl Ring {
         // Submit without waiting first (the kernel runs deferred completions when it has some):
         // sleeping only when nothing has completed yet avoids a context switch per batch.
         self.enter(0)?;
-        let mut got = self.drain(done);
-        // Completions of fast devices arrive within microseconds: look again a few times
-        // before going to sleep, as fio's one-enter-per-submission loop does in effect.
-        let mut spins = 0;
-        while got < want && spins < SPINS {
-            std::hint::spin_loop();
-            self.enter(0)?;
-            got += self.drain(done);
-            spins += 1;
-        }
+        let got = self.drain(done);
         if got < want {
             self.enter(want - got)?;
             self.drain(done);

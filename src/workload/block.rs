@@ -22,6 +22,26 @@ use crate::plan::workload::Overrides;
 use crate::plan::WorkloadSpec;
 use crate::runner::io::{self, Pattern, Stats, WriteData};
 
+/// Metrics every block record carries (docs/results-schema.md); device figures come on top when
+/// the target has a block device.
+pub const RECORD_METRICS: &[&str] = &[
+    "ios",
+    "bytes",
+    "runtime_s",
+    "iops",
+    "bytes_per_sec",
+    "lat_mean_ns",
+    "lat_p50_ns",
+    "lat_p90_ns",
+    "lat_p99_ns",
+    "lat_p999_ns",
+    "lat_max_ns",
+    "cpu_user_pct",
+    "cpu_sys_pct",
+    "system_cpu_user_pct",
+    "system_cpu_sys_pct",
+];
+
 pub struct Block {
     jobs: Vec<Job>,
     /// Notes from reading the jobs (e.g. libaio run on io_uring).
@@ -312,6 +332,7 @@ impl Block {
                         seed: seed_of(name, clone),
                         compress_pct: job.compress_pct,
                         refill: job.refill_buffers,
+                        randommap: !job.norandommap,
                     },
                 });
             }
@@ -732,21 +753,8 @@ mod tests {
         assert_eq!(phases.len(), 2);
         let r = &phases[0];
         assert_eq!(r.test, "r");
-        for k in [
-            "iops",
-            "bytes_per_sec",
-            "lat_mean_ns",
-            "lat_p50_ns",
-            "lat_p90_ns",
-            "lat_p99_ns",
-            "lat_p999_ns",
-            "lat_max_ns",
-            "cpu_user_pct",
-            "cpu_sys_pct",
-            "system_cpu_user_pct",
-            "system_cpu_sys_pct",
-        ] {
-            assert!(r.metrics.contains_key(k), "missing {k}");
+        for k in RECORD_METRICS {
+            assert!(r.metrics.contains_key(*k), "missing {k}");
         }
         assert_eq!(r.metrics["read_bytes"], (2 << 20) as f64);
         let h = hist::decode(&r.histograms["lat_ns"]).unwrap();
