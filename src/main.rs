@@ -267,7 +267,7 @@ fn run(cli: Cli) -> Result<Exit, String> {
                     .records
                     .iter()
                     .cloned()
-                    .partition(|r| r.config.is_some());
+                    .partition(report::block::is_block);
                 if !others.is_empty() {
                     println!("{}", report::terminal_table(&others));
                 }

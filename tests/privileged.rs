@@ -758,3 +758,220 @@ fn cdm_runs_on_a_raw_loop_device_and_the_device_counts_what_was_written() {
     assert!(stderr(&o).contains("--wipe"), "{}", stderr(&o));
     assert!(sh(&format!("blkid -p {}", dev.device)).1.contains("ext4"));
 }
+
+/// (used bytes, used inodes) of a mounted filesystem, from df.
+fn df_used(mp: &str) -> (f64, f64) {
+    let (_, out) = sh(&format!("sync; df --output=used,iused -B1 {mp} | tail -n1"));
+    let v: Vec<f64> = out.split_whitespace().map(|x| x.parse().unwrap()).collect();
+    (v[0], v[1])
+}
+
+fn records_of(out: &Path) -> Vec<serde_json::Value> {
+    std::fs::read_to_string(out.join("results.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+#[test]
+fn the_seed_schedule_scaled_down_agrees_with_df_on_ext4_xfs_btrfs() {
+    if skip(!is_root(), "needs root") {
+        return;
+    }
+    let _g = serial();
+    for (fs, tool) in [
+        ("ext4", "mkfs.ext4"),
+        ("xfs", "mkfs.xfs"),
+        ("btrfs", "mkfs.btrfs"),
+    ] {
+        if skip(!have(tool), &format!("{tool} not installed")) {
+            continue;
+        }
+        let wd = workdir();
+        let mp = provision(wd.path(), fs, &["--size", "1G"]);
+        let (used0, iused0) = df_used(&mp);
+        let out = wd.path().join("study");
+        // Seed 003's 10M schedule (100 tops) scaled down: 100 tops x 2 subfolders x 100 files.
+        let spec = format!(
+            "files:tops=100,subs=2,files=100,threads=2,phases=write+read+stat,path={mp}/tree"
+        );
+        let o = run(&[
+            "compare",
+            &format!("dir:{mp}"),
+            "--workload",
+            &spec,
+            "--out",
+            out.to_str().unwrap(),
+            "--workdir",
+            wd.path().to_str().unwrap(),
+        ]);
+        assert!(o.status.success(), "{fs}: {}", stderr(&o));
+        let (used1, iused1) = df_used(&mp);
+        let recs = records_of(&out);
+        let w = &recs[0]["metrics"];
+        assert_eq!(recs[0]["test"], "write");
+        assert_eq!(w["files"].as_f64(), Some(20_000.0), "{fs}");
+        // Inodes: the 20,000 files, 301 folders and 2 bookkeeping files, as df counts them
+        // (btrfs reports no inode counts to df).
+        let inodes = w["inodes_used"].as_f64().unwrap();
+        if iused1 > 0.0 {
+            assert!(
+                (inodes - (iused1 - iused0)).abs() <= 8.0,
+                "{fs}: inodes_used {inodes}, df {}",
+                iused1 - iused0
+            );
+            assert!((20_000.0..20_320.0).contains(&inodes), "{fs}: {inodes}");
+        }
+        let space = w["space_used_bytes"].as_f64().unwrap();
+        let df_space = used1 - used0;
+        assert!(
+            (space - df_space).abs() <= df_space * 0.02 + 2.0 * 1048576.0,
+            "{fs}: space_used_bytes {space}, df {df_space}"
+        );
+        let bytes = w["bytes"].as_f64().unwrap();
+        let overhead = w["space_overhead_pct"].as_f64().unwrap();
+        assert!(
+            (overhead - (space - bytes) / space * 100.0).abs() < 1e-6,
+            "{fs}: overhead as seed 003 defines it"
+        );
+        let r = &recs[1]["metrics"];
+        assert_eq!(r["integrity_ok"].as_f64(), Some(20_000.0), "{fs}");
+        assert_eq!(recs[2]["metrics"]["integrity_ok"].as_f64(), Some(20_000.0));
+        assert!(!recs[0]["series"]["files_per_sec"]
+            .as_array()
+            .unwrap()
+            .is_empty());
+        teardown(&mp);
+        no_leftovers(wd.path());
+    }
+}
+
+#[test]
+fn running_out_of_inodes_is_a_result_and_what_was_written_verifies() {
+    if needs("ext4", "mkfs.ext4") {
+        return;
+    }
+    let _g = serial();
+    let wd = workdir();
+    let out = wd.path().join("study");
+    let o = run(&[
+        "compare",
+        "ext4:inodes=3000",
+        "--workload",
+        "files:tops=10,subs=10,files=100,threads=2",
+        "--size",
+        "256M",
+        "--out",
+        out.to_str().unwrap(),
+        "--workdir",
+        wd.path().to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let recs = records_of(&out);
+    let w = &recs[0];
+    assert_eq!(w["outcome"], "ok");
+    assert_eq!(w["metrics"]["exhausted_inodes"].as_f64(), Some(1.0));
+    let note = w["notes"].as_array().unwrap()[0].as_str().unwrap();
+    assert!(
+        note.starts_with("exhausted: ext4 ran out of inodes after "),
+        "{note}"
+    );
+    let total = w["metrics"]["files_total"].as_f64().unwrap();
+    assert!((2000.0..3000.0).contains(&total), "{total}");
+    let r = &recs[1]["metrics"];
+    assert_eq!(r["integrity_ok"].as_f64(), Some(total));
+    assert_eq!(r["missing"].as_f64(), Some(0.0));
+    no_leftovers(wd.path());
+}
+
+#[test]
+fn a_killed_files_run_resumes_without_writing_a_file_twice() {
+    if skip(!is_root(), "needs root") {
+        return;
+    }
+    let _g = serial();
+    let wd = workdir();
+    let tree = wd.path().join("tree");
+    let spec = format!(
+        "files:tops=20,subs=10,files=200,seed=42,threads=2,fsync=dir,path={}",
+        tree.display()
+    );
+    let mut child = bin()
+        .args([
+            "compare",
+            &format!("dir:{}", wd.path().display()),
+            "--workload",
+            &format!("{spec},phases=write"),
+            "--out",
+            wd.path().join("first").to_str().unwrap(),
+            "--workdir",
+            wd.path().to_str().unwrap(),
+        ])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // Kill it once some subfolders are checkpointed, long before the 40,000 files are written.
+    let progress = tree.join(".fsbench-files.progress");
+    let t0 = Instant::now();
+    while std::fs::read_to_string(&progress)
+        .map(|t| t.lines().count())
+        .unwrap_or(0)
+        < 20
+    {
+        assert!(t0.elapsed() < Duration::from_secs(60), "no progress");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let done_before = std::fs::read_to_string(&progress).unwrap().lines().count();
+    assert!(done_before < 200, "the run finished before it was killed");
+    // Remember the identity of every file of the checkpointed subfolders.
+    use std::os::unix::fs::MetadataExt;
+    let ino = |p: &Path| std::fs::metadata(p).map(|m| m.ino()).ok();
+    let first = tree.join("t000/s000/f0");
+    let before = ino(&first).expect("the first file exists");
+    let out = wd.path().join("second");
+    let o = run(&[
+        "compare",
+        &format!("dir:{}", wd.path().display()),
+        "--workload",
+        &format!("{spec},resume=1,phases=write+read"),
+        "--out",
+        out.to_str().unwrap(),
+        "--workdir",
+        wd.path().to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let recs = records_of(&out);
+    let w = &recs[0]["metrics"];
+    assert_eq!(w["files_total"].as_f64(), Some(40_000.0));
+    assert!(
+        w["files"].as_f64().unwrap() < 40_000.0,
+        "only what was missing is written"
+    );
+    assert!(recs[0]["notes"][0]
+        .as_str()
+        .unwrap()
+        .starts_with("resumed:"));
+    assert_eq!(
+        ino(&first),
+        Some(before),
+        "a finished file was not written again"
+    );
+    let r = &recs[1]["metrics"];
+    assert_eq!(
+        r["files"].as_f64(),
+        Some(40_000.0),
+        "every file counted once"
+    );
+    assert_eq!(r["integrity_ok"].as_f64(), Some(40_000.0));
+    // Each subfolder is checkpointed once, except one the kill cut short (logged again whole).
+    let lines = std::fs::read_to_string(&progress).unwrap();
+    let units: std::collections::BTreeSet<&str> = lines
+        .lines()
+        .map(|l| l.split(' ').next().unwrap())
+        .collect();
+    assert_eq!(units.len(), 200);
+}

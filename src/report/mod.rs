@@ -32,11 +32,19 @@ pub fn terminal_table(records: &[Record]) -> String {
             Outcome::Skipped => "skipped".to_string(),
             Outcome::Failed => "FAILED".to_string(),
         };
-        let throughput = r
+        let mut throughput = r
             .metrics
             .get("bytes_per_sec")
             .map(|b| format_mb_per_sec(*b))
             .unwrap_or_default();
+        if let Some(f) = r.metrics.get("files_per_sec") {
+            let files = format!("{} files/s", crate::plan::units::format_count(*f));
+            throughput = if throughput.is_empty() {
+                files
+            } else {
+                format!("{files}, {throughput}")
+            };
+        }
         let mut notes: Vec<String> = Vec::new();
         if let Some(x) = &r.reason {
             notes.push(x.clone());

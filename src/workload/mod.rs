@@ -2,6 +2,7 @@
 
 pub mod block;
 pub mod data;
+pub mod files;
 pub mod idle;
 pub mod presets;
 pub mod smoke;
@@ -79,6 +80,7 @@ pub static WORKLOADS: &[WorkloadDef] = &[
         fio_params: true,
         build: block::build_jobfile,
     },
+    files::DEF,
     idle::DEF,
 ];
 
