@@ -1255,12 +1255,15 @@ fn scan_unit(
                 };
                 ops.rec(0, t1 - t0);
                 let mut got = 0;
+                let want = tree.size_of(n) as usize;
                 let r = loop {
                     match f.read(&mut buf[got..]) {
                         Ok(0) => break Ok(()),
                         Ok(k) => {
                             got += k;
-                            if got == buf.len() {
+                            // A short read of a regular file is its end: one read per file
+                            // when the length is the expected one (longer files fill more).
+                            if got == buf.len() || (got == want && got < buf.len()) {
                                 break Ok(());
                             }
                         }
