@@ -133,12 +133,16 @@ pub struct WriteData {
     compress_pct: u32,
 }
 
-const POOL_WORDS: usize = 1 << 20; // 8 MiB
+/// 256 KiB of random words: small enough to stay in the CPU's cache, so that regenerating a
+/// buffer costs one pass of writes and not a second stream of reads from memory.
+const POOL_WORDS: usize = 1 << 15;
+/// Each 64 KiB of a buffer takes its own key and its own place in the pool.
+const SEGMENT: usize = 64 << 10;
 
 impl WriteData {
     pub fn new(seed: u64, max_bs: u64, compress_pct: u32) -> WriteData {
         let mut gen = DataGen::new(seed ^ 0x5eed_da7a);
-        let words = POOL_WORDS + max_bs as usize / 8;
+        let words = POOL_WORDS + SEGMENT.min(max_bs as usize) / 8;
         let pool = (0..words).map(|_| gen.next_u64()).collect();
         WriteData { pool, compress_pct }
     }
@@ -161,14 +165,20 @@ impl WriteData {
     }
 
     pub fn fill(&self, dst: &mut [u8], rng: &mut DataGen) {
-        let key = rng.next_u64();
-        let words = dst.len() / 8;
-        let start = (rng.next_u64() % (self.pool.len() - words + 1) as u64) as usize;
-        for (d, s) in dst
-            .chunks_exact_mut(8)
-            .zip(&self.pool[start..start + words])
-        {
-            d.copy_from_slice(&(s ^ key).to_ne_bytes());
+        for seg in dst.chunks_mut(SEGMENT) {
+            let key = rng.next_u64();
+            let words = seg.len().div_ceil(8);
+            let start = (rng.next_u64() % (self.pool.len() - words + 1) as u64) as usize;
+            let src = &self.pool[start..start + words];
+            let mut chunks = seg.chunks_exact_mut(8);
+            for (d, s) in (&mut chunks).zip(src) {
+                d.copy_from_slice(&(s ^ key).to_ne_bytes());
+            }
+            let rest = chunks.into_remainder();
+            if !rest.is_empty() {
+                let n = rest.len();
+                rest.copy_from_slice(&(src[words - 1] ^ key).to_ne_bytes()[..n]);
+            }
         }
         if self.compress_pct > 0 {
             let zeros = 4096 * self.compress_pct as usize / 100;
