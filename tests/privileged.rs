@@ -975,3 +975,39 @@ fn a_killed_files_run_resumes_without_writing_a_file_twice() {
         .collect();
     assert_eq!(units.len(), 200);
 }
+
+#[test]
+fn many_files_on_zfs_fuse_tear_down_cleanly() {
+    if needs_zfs() {
+        return;
+    }
+    let _g = serial();
+    let daemon_before = zfs_fuse_running();
+    let wd = workdir();
+    let out = wd.path().join("study");
+    let o = run(&[
+        "compare",
+        "zfs",
+        "--workload",
+        "files:count=5000,threads=2",
+        "--size",
+        "1G",
+        "--out",
+        out.to_str().unwrap(),
+        "--workdir",
+        wd.path().to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let recs = records_of(&out);
+    assert_eq!(recs[1]["metrics"]["integrity_ok"].as_f64(), Some(5000.0));
+    // zfs-fuse reports the pool busy for a while after thousands of files: teardown waits.
+    let m: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("manifest.json")).unwrap()).unwrap();
+    assert!(
+        m["warnings"].as_array().unwrap().is_empty(),
+        "{}",
+        m["warnings"]
+    );
+    no_leftovers(wd.path());
+    daemon_as_before(daemon_before);
+}

@@ -359,10 +359,23 @@ pub fn destroy_argv(pool: &str) -> Vec<String> {
     argv(&["zpool", "destroy", "-f", pool])
 }
 
-/// Destroys a pool if it exists.
+/// Destroys a pool if it exists. zfs-fuse can report a pool "busy" for a few seconds after heavy
+/// metadata work (e.g. thousands of files just written): retry for up to about 20 s.
 pub fn destroy(sys: &Sys, pool: &str) -> Result<(), ExecError> {
     if !sys.dry_run && !pools().iter().any(|p| p == pool) {
         return Ok(());
     }
-    sys.run(&destroy_argv(pool)).map(|_| ())
+    let mut wait = Duration::from_millis(250);
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        match sys.run(&destroy_argv(pool)) {
+            Ok(_) => return Ok(()),
+            Err(e) if e.to_string().contains("busy") && Instant::now() < deadline => {
+                let _ = sys.run(&argv(&["sync"]));
+                std::thread::sleep(wait);
+                wait = (wait * 2).min(Duration::from_secs(4));
+            }
+            Err(e) => return Err(e),
+        }
+    }
 }
