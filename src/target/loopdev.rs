@@ -74,8 +74,21 @@ pub fn direct_io(device: &Path) -> Option<bool> {
     Some(v.trim() == "1")
 }
 
-/// Detaches one loop device, by name.
+/// Detaches one loop device, by name. A device something still holds open (udev probing after a
+/// write, a filesystem daemon letting go) is only marked to detach on its last close: wait up to
+/// 3 s for that, so that teardown ends with the device really gone.
 pub fn detach(sys: &Sys, device: &Path) -> Result<(), ExecError> {
-    sys.run(&argv(&["losetup", "--detach", &device.to_string_lossy()]))
-        .map(|_| ())
+    let backing = |d: &Path| {
+        let name = d.file_name()?.to_string_lossy().into_owned();
+        std::fs::read_to_string(format!("/sys/block/{name}/loop/backing_file")).ok()
+    };
+    let before = backing(device);
+    sys.run(&argv(&["losetup", "--detach", &device.to_string_lossy()]))?;
+    if !sys.dry_run && before.is_some() {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(3);
+        while backing(device) == before && std::time::Instant::now() < deadline {
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+    }
+    Ok(())
 }
