@@ -90,6 +90,33 @@ fn run(cli: Cli) -> Result<Exit, String> {
             }
             Ok(Exit::Ok)
         }
+        Command::Report {
+            dir,
+            format,
+            baseline,
+        } => {
+            let records = store::load_results(&dir)?;
+            let base = report::summary::baseline_of(&records, baseline.as_deref())?;
+            let rows = report::summary::rows(&records, &base);
+            let text = match format.as_str() {
+                "md" => report::summary::markdown(&rows, &base),
+                "csv" => report::summary::csv(&rows),
+                "json" => report::summary::json(&rows, &base),
+                _ => {
+                    let mut t = report::block::tables(
+                        &records
+                            .iter()
+                            .filter(|r| report::block::is_block(r))
+                            .cloned()
+                            .collect::<Vec<_>>(),
+                    );
+                    t.push_str(&report::summary::term(&rows, &base));
+                    t
+                }
+            };
+            print!("{text}");
+            Ok(Exit::Ok)
+        }
         Command::Run {
             jobfile,
             out,
@@ -238,12 +265,20 @@ fn run(cli: Cli) -> Result<Exit, String> {
             workloads,
             out,
             repeat,
+            baseline,
             keep,
             block,
             backing,
             common,
         } => {
-            let plan = cli::build_plan(&targets, &workloads, &backing, repeat, &block)?;
+            let plan = cli::build_plan(
+                &targets,
+                &workloads,
+                &backing,
+                repeat,
+                &block,
+                baseline.as_deref(),
+            )?;
             if !common.dry_run {
                 need_root("fsbench compare")?;
                 runner::install_signal_handlers().map_err(|e| e.to_string())?;
@@ -273,6 +308,22 @@ fn run(cli: Cli) -> Result<Exit, String> {
                 }
                 if !blocks.is_empty() {
                     print!("{}", report::block::tables(&blocks));
+                }
+                if let Ok(base) =
+                    report::summary::baseline_of(&summary.records, opts.plan.baseline.as_deref())
+                {
+                    let rows = report::summary::rows(&summary.records, &base);
+                    if opts.plan.repeat > 1 {
+                        print!("{}", report::summary::term(&rows, &base));
+                    }
+                    let md = format!(
+                        "# fsbench study {}\n\n{}",
+                        out.display(),
+                        report::summary::markdown(&rows, &base)
+                    );
+                    if let Err(e) = std::fs::write(out.join("report.md"), md) {
+                        eprintln!("fsbench: warning: cannot write report.md: {e}");
+                    }
                 }
                 println!("results: {}", out.join("results.jsonl").display());
             }

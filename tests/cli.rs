@@ -282,3 +282,50 @@ fn preset_job_files_are_printed_and_bad_overrides_refused() {
         stderr(&o)
     );
 }
+
+/// `fsbench report` without root, on a copy of a study (3 repeats of ext4 and xfs, block and
+/// files; histograms stripped, times redacted).
+#[test]
+fn report_renders_a_copied_study_without_root() {
+    let dir = tempfile::tempdir().unwrap();
+    let study = dir.path().join("study");
+    std::fs::create_dir(&study).unwrap();
+    std::fs::copy(
+        "tests/fixtures/study/results.jsonl",
+        study.join("results.jsonl"),
+    )
+    .unwrap();
+    let s = study.to_str().unwrap();
+    let o = run(&["report", s, "--format", "md"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let want = std::fs::read_to_string("tests/fixtures/study/report.md.expected").unwrap();
+    if std::env::var_os("UPDATE_SNAPSHOTS").is_some() {
+        std::fs::write("tests/fixtures/study/report.md.expected", stdout(&o)).unwrap();
+    } else {
+        assert_eq!(
+            stdout(&o),
+            want,
+            "Markdown report changed (UPDATE_SNAPSHOTS=1 to accept)"
+        );
+    }
+    let o = run(&["report", s, "--format", "csv", "--baseline", "xfs"]);
+    assert!(o.status.success());
+    let csv = stdout(&o);
+    assert!(csv.starts_with("workload,test,metric,target,fs,n,mean,sd,ci_lo,ci_hi"));
+    assert!(csv
+        .lines()
+        .any(|l| l.starts_with("files,write,files_per_sec,ext4,ext4,3,")));
+    let o = run(&["report", s, "--format", "json"]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["baseline"], "ext4");
+    assert!(v["rows"].as_array().unwrap().len() > 50);
+    let o = run(&["report", s]);
+    assert!(o.status.success() && stdout(&o).contains("95% CI"));
+    let o = run(&["report", s, "--baseline", "zfs"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("targets are ext4, xfs"),
+        "{}",
+        stderr(&o)
+    );
+}

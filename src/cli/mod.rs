@@ -152,6 +152,20 @@ pub enum Command {
         #[command(flatten)]
         common: Common,
     },
+    /// Statistics over a study's repeats: mean, 95% CI, ratio to a baseline, Welch's t-test
+    #[command(
+        after_help = "Examples:\n  fsbench report study\n  fsbench report study --format md > report.md\n  fsbench report study --format csv --baseline xfs\n\nNeeds no root: it only reads DIR/results.jsonl. The terminal and Markdown views show the\nkey metrics (iops, bytes_per_sec, lat_p99_ns, files_per_sec, space_overhead_pct); CSV and JSON\ncarry every metric of every test."
+    )]
+    Report {
+        /// The study directory (holds results.jsonl)
+        dir: PathBuf,
+        /// term, md, csv or json
+        #[arg(long, default_value = "term", value_parser = ["term", "md", "csv", "json"])]
+        format: String,
+        /// The target every other is compared with (default: the first)
+        #[arg(long)]
+        baseline: Option<String>,
+    },
     /// Provision each target, run the workloads on it, record every phase, tear down
     #[command(
         after_help = "Examples:\n  fsbench compare ext4 xfs btrfs zfs --out study\n  fsbench compare ext4 'ext4:nojournal,label=ext4-nj' --workload smoke:size=256M\n  fsbench compare 'zfs:recordsize=128k,label=zfs-128k' 'zfs:recordsize=4k,label=zfs-4k'\n  fsbench compare xfs btrfs --device /dev/sdb --wipe\n  fsbench compare dir:/mnt/nfs tmpfs\n  fsbench compare ext4 xfs raw --workload cdm --runtime 2s --file-size 256M\n  fsbench compare ext4 btrfs --workload 'block:rw=randread,bs=4k,iodepth=32'\n  fsbench compare ext4 xfs --workload fio:db.fio\n\nResults: OUT/results.jsonl (one JSON record per phase, written as it finishes) and\nOUT/manifest.json (plan, environment, commands as run). Schema: docs/results-schema.md."
@@ -166,9 +180,13 @@ pub enum Command {
         /// Study directory for results and manifest
         #[arg(short, long)]
         out: Option<PathBuf>,
-        /// Run everything this many times, each on a freshly provisioned target
+        /// Run everything this many times, each on a freshly provisioned target; the order of the
+        /// targets rotates from one repeat to the next so that drift favours none
         #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1000))]
         repeat: u32,
+        /// The target every other is compared with in the report (default: the first)
+        #[arg(long)]
+        baseline: Option<String>,
         /// Keep the loop image files after teardown
         #[arg(long)]
         keep: bool,
@@ -189,6 +207,7 @@ pub fn build_plan(
     backing: &Backing,
     repeat: u32,
     block: &BlockArgs,
+    baseline: Option<&str>,
 ) -> Result<Plan, String> {
     let overrides = block.overrides();
     let mut specs = Vec::new();
@@ -214,7 +233,17 @@ pub fn build_plan(
         crate::workload::build(&spec, &overrides)?;
         wl.push(spec);
     }
+    if let Some(b) = baseline {
+        if !specs.iter().any(|s| s.label == b) {
+            let labels: Vec<&str> = specs.iter().map(|s| s.label.as_str()).collect();
+            return Err(format!(
+                "--baseline {b} is not one of the targets: labels are {}",
+                labels.join(", ")
+            ));
+        }
+    }
     Ok(Plan {
+        baseline: baseline.map(str::to_string),
         targets: specs,
         workloads: wl,
         size_bytes: backing.size,

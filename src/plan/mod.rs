@@ -22,6 +22,9 @@ pub struct Plan {
     pub device: Option<String>,
     pub wipe: bool,
     pub repeat: u32,
+    /// The target the report compares every other with (default: the first).
+    #[serde(default)]
+    pub baseline: Option<String>,
     /// --runtime and --file-size for block jobs.
     #[serde(default)]
     pub overrides: Overrides,

@@ -3,6 +3,8 @@
 pub mod block;
 pub mod doctor;
 pub mod list;
+pub mod stats;
+pub mod summary;
 
 use comfy_table::{presets::UTF8_FULL_CONDENSED, Cell, CellAlignment, ContentArrangement, Table};
 

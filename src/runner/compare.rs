@@ -98,7 +98,12 @@ pub fn run(opts: &Options) -> Result<Summary, String> {
     let device = opts.plan.device.as_ref().map(PathBuf::from);
     let mut ended = Ended::Complete;
     'repeats: for repeat in 0..opts.plan.repeat {
-        for (index, spec) in opts.plan.targets.iter().enumerate() {
+        // Interleave: each repeat starts one target later, so drift of the machine over the
+        // study does not always fall on the same filesystem.
+        let n = opts.plan.targets.len();
+        let order: Vec<usize> = (0..n).map(|i| (i + repeat as usize) % n).collect();
+        for index in order {
+            let spec = &opts.plan.targets[index];
             if crate::runner::stop_requested() {
                 ended = Ended::Interrupted;
                 break 'repeats;

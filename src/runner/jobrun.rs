@@ -79,6 +79,7 @@ pub fn run(opts: &Options, jobs: &block::Block) -> Result<Summary, String> {
             device: None,
             wipe: opts.wipe,
             repeat: 1,
+            baseline: None,
             overrides: opts.overrides.clone(),
         },
         environment: Environment::probe(),

@@ -1,0 +1,295 @@
+//! `fsbench report`: every metric of every test, per target, over repeats: n, mean, standard
+//! deviation, 95% confidence interval, the ratio to the baseline target with its interval,
+//! Welch's t-test against the baseline (`*` when p < 0.05), and flags (noisy: CV above 10%;
+//! few: fewer than 3 repeats). Pure: reads records, renders text.
+
+use std::collections::BTreeMap;
+
+use comfy_table::{presets::UTF8_FULL_CONDENSED, Cell, CellAlignment, Table};
+use serde::Serialize;
+
+use super::stats::{self, Summary};
+use crate::plan::units::{format_count, format_ns};
+use crate::store::{Outcome, Record};
+
+/// The metrics shown in the terminal and Markdown views; CSV and JSON carry every metric.
+pub const KEY_METRICS: &[&str] = &[
+    "iops",
+    "bytes_per_sec",
+    "lat_p99_ns",
+    "files_per_sec",
+    "space_overhead_pct",
+];
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Row {
+    pub workload: String,
+    pub test: String,
+    pub metric: String,
+    pub target: String,
+    pub fs: String,
+    #[serde(flatten)]
+    pub summary: Summary,
+    pub ratio: Option<f64>,
+    pub ratio_ci: Option<(f64, f64)>,
+    pub p_value: Option<f64>,
+    pub significant: bool,
+    pub noisy: bool,
+    pub few: bool,
+}
+
+/// The baseline: the one named, else the first target in the records.
+pub fn baseline_of(records: &[Record], named: Option<&str>) -> Result<String, String> {
+    let mut labels: Vec<&str> = Vec::new();
+    for r in records {
+        if !labels.contains(&r.target.as_str()) {
+            labels.push(&r.target);
+        }
+    }
+    match named {
+        Some(b) if labels.contains(&b) => Ok(b.to_string()),
+        Some(b) => Err(format!(
+            "baseline '{b}' is not a target of this study: targets are {}",
+            labels.join(", ")
+        )),
+        None => labels
+            .first()
+            .map(|s| s.to_string())
+            .ok_or_else(|| "the study has no results yet".to_string()),
+    }
+}
+
+pub fn rows(records: &[Record], baseline: &str) -> Vec<Row> {
+    // (workload, test) in order of appearance; targets in order of appearance.
+    let mut tests: Vec<(String, String)> = Vec::new();
+    let mut targets: Vec<(String, String)> = Vec::new();
+    let mut values: BTreeMap<(String, String, String, String), Vec<f64>> = BTreeMap::new();
+    for r in records.iter().filter(|r| r.outcome == Outcome::Ok) {
+        let t = (r.workload.clone(), r.test.clone());
+        if !tests.contains(&t) {
+            tests.push(t);
+        }
+        if !targets.iter().any(|(l, _)| l == &r.target) {
+            targets.push((r.target.clone(), r.fs.clone()));
+        }
+        for (m, v) in &r.metrics {
+            if v.is_finite() {
+                values
+                    .entry((
+                        r.workload.clone(),
+                        r.test.clone(),
+                        m.clone(),
+                        r.target.clone(),
+                    ))
+                    .or_default()
+                    .push(*v);
+            }
+        }
+    }
+    let mut out = Vec::new();
+    for (w, t) in &tests {
+        let metrics: Vec<String> = {
+            let mut ms: Vec<String> = values
+                .keys()
+                .filter(|k| &k.0 == w && &k.1 == t)
+                .map(|k| k.2.clone())
+                .collect();
+            ms.dedup();
+            ms
+        };
+        for m in metrics {
+            let base = values
+                .get(&(w.clone(), t.clone(), m.clone(), baseline.to_string()))
+                .map(|v| stats::summarize(v));
+            for (label, fs) in &targets {
+                let Some(v) = values.get(&(w.clone(), t.clone(), m.clone(), label.clone())) else {
+                    continue;
+                };
+                let s = stats::summarize(v);
+                let (ratio, ratio_ci, p) = match &base {
+                    Some(b) if label != baseline && b.mean != 0.0 => {
+                        let (r, ci) = stats::ratio(&s, b);
+                        (Some(r), ci, stats::welch(&s, b).map(|x| x.2))
+                    }
+                    _ => (None, None, None),
+                };
+                out.push(Row {
+                    workload: w.clone(),
+                    test: t.clone(),
+                    metric: m.clone(),
+                    target: label.clone(),
+                    fs: fs.clone(),
+                    summary: s,
+                    ratio,
+                    ratio_ci,
+                    p_value: p,
+                    significant: p.is_some_and(|p| p < 0.05),
+                    noisy: s.cv > stats::NOISY_CV,
+                    few: s.n < 3,
+                });
+            }
+        }
+    }
+    out
+}
+
+/// A value in the unit its metric name carries.
+pub fn fmt_value(metric: &str, v: f64) -> String {
+    if metric.ends_with("_ns") {
+        format_ns(v)
+    } else if metric.ends_with("bytes_per_sec") {
+        format!("{:.1} MB/s", v / 1e6)
+    } else if metric.ends_with("iops") || metric.ends_with("files_per_sec") {
+        format_count(v)
+    } else if metric.ends_with("_pct") {
+        format!("{v:.1}%")
+    } else if v.abs() >= 1000.0 {
+        format_count(v)
+    } else {
+        format!("{v:.3}")
+    }
+}
+
+fn flags(r: &Row) -> String {
+    let mut f = Vec::new();
+    if r.significant {
+        f.push("*".to_string());
+    }
+    if r.noisy {
+        f.push("noisy".to_string());
+    }
+    if r.few {
+        f.push(format!("n={}", r.summary.n));
+    }
+    f.join(" ")
+}
+
+fn cells(r: &Row) -> Vec<String> {
+    let m = &r.metric;
+    let ci = if r.summary.n >= 2 {
+        format!(
+            "{} .. {}",
+            fmt_value(m, r.summary.ci_lo),
+            fmt_value(m, r.summary.ci_hi)
+        )
+    } else {
+        "-".into()
+    };
+    let ratio = match (r.ratio, r.ratio_ci) {
+        (Some(x), Some((lo, hi))) => format!("{x:.3} ({lo:.3}..{hi:.3})"),
+        (Some(x), None) => format!("{x:.3}"),
+        _ => "baseline".into(),
+    };
+    let test = if r.workload == r.test {
+        r.test.clone()
+    } else {
+        format!("{} {}", r.workload, r.test)
+    };
+    vec![
+        test,
+        m.clone(),
+        r.target.clone(),
+        r.summary.n.to_string(),
+        fmt_value(m, r.summary.mean),
+        ci,
+        format!("{:.1}%", r.summary.cv * 100.0),
+        ratio,
+        r.p_value.map(|p| format!("{p:.3}")).unwrap_or_default(),
+        flags(r),
+    ]
+}
+
+const HEADER: [&str; 10] = [
+    "test", "metric", "target", "n", "mean", "95% CI", "CV", "ratio", "p", "flags",
+];
+
+fn key(rows: &[Row]) -> Vec<&Row> {
+    rows.iter()
+        .filter(|r| KEY_METRICS.contains(&r.metric.as_str()))
+        .collect()
+}
+
+pub fn term(rows: &[Row], baseline: &str) -> String {
+    let mut t = Table::new();
+    t.load_preset(UTF8_FULL_CONDENSED);
+    t.set_header(HEADER.to_vec());
+    for r in key(rows) {
+        let c = cells(r);
+        t.add_row(
+            c.into_iter()
+                .enumerate()
+                .map(|(i, x)| {
+                    let cell = Cell::new(x);
+                    if (3..9).contains(&i) {
+                        cell.set_alignment(CellAlignment::Right)
+                    } else {
+                        cell
+                    }
+                })
+                .collect::<Vec<_>>(),
+        );
+    }
+    format!("{t}\n{}\n", legend(baseline))
+}
+
+fn legend(baseline: &str) -> String {
+    format!("ratio: mean / mean of the baseline '{baseline}' with its 95% interval (for latencies lower is better); p: Welch's t-test against the baseline; * p < 0.05; noisy: CV above 10%; n=K: fewer than 3 repeats.")
+}
+
+pub fn markdown(rows: &[Row], baseline: &str) -> String {
+    let mut out = format!(
+        "| {} |\n|{}\n",
+        HEADER.join(" | "),
+        " --- |".repeat(HEADER.len())
+    );
+    for r in key(rows) {
+        out.push_str(&format!("| {} |\n", cells(r).join(" | ")));
+    }
+    out.push('\n');
+    out.push_str(&legend(baseline));
+    out.push('\n');
+    out
+}
+
+pub fn csv(rows: &[Row]) -> String {
+    let mut out = String::from(
+        "workload,test,metric,target,fs,n,mean,sd,ci_lo,ci_hi,cv,ratio,ratio_lo,ratio_hi,p_value,significant,noisy\n",
+    );
+    let q = |s: &str| {
+        if s.contains([',', '"', '\n']) {
+            format!("\"{}\"", s.replace('"', "\"\""))
+        } else {
+            s.to_string()
+        }
+    };
+    let o = |v: Option<f64>| v.map(|x| format!("{x}")).unwrap_or_default();
+    for r in rows {
+        let s = &r.summary;
+        out.push_str(&format!(
+            "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
+            q(&r.workload),
+            q(&r.test),
+            q(&r.metric),
+            q(&r.target),
+            q(&r.fs),
+            s.n,
+            s.mean,
+            s.sd,
+            s.ci_lo,
+            s.ci_hi,
+            s.cv,
+            o(r.ratio),
+            o(r.ratio_ci.map(|x| x.0)),
+            o(r.ratio_ci.map(|x| x.1)),
+            o(r.p_value),
+            r.significant,
+            r.noisy
+        ));
+    }
+    out
+}
+
+pub fn json(rows: &[Row], baseline: &str) -> String {
+    serde_json::to_string_pretty(&serde_json::json!({"baseline": baseline, "rows": rows}))
+        .unwrap_or_default()
+}
