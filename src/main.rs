@@ -98,8 +98,17 @@ fn run(cli: Cli) -> Result<Exit, String> {
             let records = store::load_results(&dir)?;
             let base = report::summary::baseline_of(&records, baseline.as_deref())?;
             let rows = report::summary::rows(&records, &base);
+            let views = report::views::all(&records, &rows, &base);
             let text = match format.as_str() {
-                "md" => report::summary::markdown(&rows, &base),
+                "md" => {
+                    let mut t = String::new();
+                    for v in &views {
+                        t.push_str(&v.markdown());
+                    }
+                    t.push_str("## Every key metric\n\n");
+                    t.push_str(&report::summary::markdown(&rows, &base));
+                    t
+                }
                 "csv" => report::summary::csv(&rows),
                 "json" => report::summary::json(&rows, &base),
                 _ => {
@@ -110,6 +119,9 @@ fn run(cli: Cli) -> Result<Exit, String> {
                             .cloned()
                             .collect::<Vec<_>>(),
                     );
+                    for v in &views {
+                        t.push_str(&v.term());
+                    }
                     t.push_str(&report::summary::term(&rows, &base));
                     t
                 }
@@ -316,11 +328,12 @@ fn run(cli: Cli) -> Result<Exit, String> {
                     if opts.plan.repeat > 1 {
                         print!("{}", report::summary::term(&rows, &base));
                     }
-                    let md = format!(
-                        "# fsbench study {}\n\n{}",
-                        out.display(),
-                        report::summary::markdown(&rows, &base)
-                    );
+                    let mut md = format!("# fsbench study {}\n\n", out.display());
+                    for v in report::views::all(&summary.records, &rows, &base) {
+                        md.push_str(&v.markdown());
+                    }
+                    md.push_str("## Every key metric\n\n");
+                    md.push_str(&report::summary::markdown(&rows, &base));
                     if let Err(e) = std::fs::write(out.join("report.md"), md) {
                         eprintln!("fsbench: warning: cannot write report.md: {e}");
                     }

@@ -1,5 +1,5 @@
 //! The CrystalDiskMark-like table: per target, one row per test (read and write side by side),
-//! MB/s, IOPS and p99 completion latency.
+//! MB/s, IOPS and p99 completion latency; means over repeats.
 
 use comfy_table::{presets::UTF8_FULL_CONDENSED, Cell, CellAlignment, Table};
 
@@ -14,7 +14,22 @@ struct Row {
     test: String,
     read: Option<Side>,
     write: Option<Side>,
+    /// Repeats summed into read and write (the table shows means).
+    reads: u32,
+    writes: u32,
     note: String,
+}
+
+fn add(acc: &mut Option<Side>, x: Side) {
+    *acc = Some(match acc.take() {
+        None => x,
+        Some(a) => (a.0 + x.0, a.1 + x.1, a.2.zip(x.2).map(|(p, q)| p + q)),
+    });
+}
+
+fn mean(x: Option<Side>, n: u32) -> Option<Side> {
+    let n = n.max(1) as f64;
+    x.map(|s| (s.0 / n, s.1 / n, s.2.map(|p| p / n)))
 }
 
 pub fn is_block(r: &Record) -> bool {
@@ -74,7 +89,11 @@ pub fn tables(records: &[Record]) -> String {
                         "lat_p99_ns"
                     })
                     .copied();
-                row.read = Some((m("read_bytes_per_sec"), m("read_iops"), p99));
+                add(
+                    &mut row.read,
+                    (m("read_bytes_per_sec"), m("read_iops"), p99),
+                );
+                row.reads += 1;
             }
             if m("write_ios") > 0.0 {
                 let p99 = r
@@ -85,7 +104,11 @@ pub fn tables(records: &[Record]) -> String {
                         "lat_p99_ns"
                     })
                     .copied();
-                row.write = Some((m("write_bytes_per_sec"), m("write_iops"), p99));
+                add(
+                    &mut row.write,
+                    (m("write_bytes_per_sec"), m("write_iops"), p99),
+                );
+                row.writes += 1;
             }
             if r.notes.iter().any(|n| n.starts_with("page_cache")) {
                 row.note = "page cache".into();
@@ -104,7 +127,9 @@ pub fn tables(records: &[Record]) -> String {
             "note",
         ]);
         let num = |s: String| Cell::new(s).set_alignment(CellAlignment::Right);
-        for row in rows {
+        for mut row in rows {
+            row.read = mean(row.read, row.reads);
+            row.write = mean(row.write, row.writes);
             let pick = |x: &Option<Side>, f: &dyn Fn(&Side) -> String| {
                 x.as_ref().map(f).unwrap_or_else(|| "-".into())
             };

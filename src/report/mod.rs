@@ -5,6 +5,7 @@ pub mod doctor;
 pub mod list;
 pub mod stats;
 pub mod summary;
+pub mod views;
 
 use comfy_table::{presets::UTF8_FULL_CONDENSED, Cell, CellAlignment, ContentArrangement, Table};
 
