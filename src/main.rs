@@ -278,19 +278,28 @@ fn run(cli: Cli) -> Result<Exit, String> {
             out,
             repeat,
             baseline,
+            resume,
             keep,
             block,
             backing,
             common,
         } => {
-            let plan = cli::build_plan(
-                &targets,
-                &workloads,
-                &backing,
-                repeat,
-                &block,
-                baseline.as_deref(),
-            )?;
+            let plan = match &resume {
+                Some(dir) => store::Study::open(dir)?.1.plan,
+                None => cli::build_plan(
+                    &targets,
+                    &workloads,
+                    &backing,
+                    repeat,
+                    &block,
+                    baseline.as_deref(),
+                )?,
+            };
+            // The workloads of a resumed plan must still build (e.g. a fio job file that moved).
+            for w in &plan.workloads {
+                fsbench::workload::build(w, &plan.overrides)?;
+            }
+            let out = resume.clone().or(out);
             if !common.dry_run {
                 need_root("fsbench compare")?;
                 runner::install_signal_handlers().map_err(|e| e.to_string())?;
@@ -307,6 +316,7 @@ fn run(cli: Cli) -> Result<Exit, String> {
                 dry_run: common.dry_run,
                 quiet: common.quiet,
                 command_line: std::env::args().collect(),
+                resume: resume.is_some(),
             };
             let summary = runner::compare::run(&opts)?;
             if !common.dry_run {

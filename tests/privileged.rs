@@ -1011,3 +1011,97 @@ fn many_files_on_zfs_fuse_tear_down_cleanly() {
     no_leftovers(wd.path());
     daemon_as_before(daemon_before);
 }
+
+#[test]
+fn a_killed_study_resumes_and_every_target_test_repeat_appears_once() {
+    if needs("ext4", "mkfs.ext4") || needs("xfs", "mkfs.xfs") {
+        return;
+    }
+    let _g = serial();
+    let wd = workdir();
+    let out = wd.path().join("study");
+    let mut child = bin()
+        .args([
+            "compare",
+            "ext4",
+            "xfs",
+            "--workload",
+            "smoke:size=4M",
+            "--workload",
+            "idle:seconds=30",
+            "--repeat",
+            "2",
+            "--size",
+            "512M",
+            "--out",
+            out.to_str().unwrap(),
+            "--workdir",
+            wd.path().to_str().unwrap(),
+        ])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // ext4's smoke records of repeat 0 are in; it now idles. Kill it there.
+    let results = out.join("results.jsonl");
+    let t0 = Instant::now();
+    while std::fs::read_to_string(&results)
+        .map(|t| t.lines().count())
+        .unwrap_or(0)
+        < 2
+    {
+        assert!(t0.elapsed() < Duration::from_secs(60), "no records");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert_eq!(
+        records_of(&out).len(),
+        2,
+        "killed with ext4's repeat 0 half done"
+    );
+    // --resume runs the manifest's plan; shorten its idle there so that the test stays quick.
+    let mpath = out.join("manifest.json");
+    let m = std::fs::read_to_string(&mpath)
+        .unwrap()
+        .replace("idle:seconds=30", "idle:seconds=0")
+        .replace("\"30\"", "\"0\"");
+    std::fs::write(&mpath, m).unwrap();
+    let o = run(&[
+        "compare",
+        "--resume",
+        out.to_str().unwrap(),
+        "--workdir",
+        wd.path().to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let recs = records_of(&out);
+    let mut keys: Vec<(String, String, u64)> = recs
+        .iter()
+        .map(|r| {
+            (
+                r["target"].as_str().unwrap().to_string(),
+                r["test"].as_str().unwrap().to_string(),
+                r["repeat"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    keys.sort();
+    let n = keys.len();
+    keys.dedup();
+    assert_eq!(
+        n,
+        keys.len(),
+        "a (target, test, repeat) appears twice: {keys:?}"
+    );
+    assert_eq!(n, 8, "2 targets x 2 tests x 2 repeats: {keys:?}");
+    // What the killed run measured is kept aside, not lost.
+    let partial = std::fs::read_to_string(out.join("results.partial.jsonl")).unwrap();
+    assert_eq!(partial.lines().count(), 2);
+    let m: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&mpath).unwrap()).unwrap();
+    assert_eq!(m["status"], "complete");
+    assert_eq!(m["completed"].as_array().unwrap().len(), 4);
+    assert!(out.join("report.md").exists());
+    no_leftovers(wd.path());
+}

@@ -168,11 +168,11 @@ pub enum Command {
     },
     /// Provision each target, run the workloads on it, record every phase, tear down
     #[command(
-        after_help = "Examples:\n  fsbench compare ext4 xfs btrfs zfs --out study\n  fsbench compare ext4 'ext4:nojournal,label=ext4-nj' --workload smoke:size=256M\n  fsbench compare 'zfs:recordsize=128k,label=zfs-128k' 'zfs:recordsize=4k,label=zfs-4k'\n  fsbench compare xfs btrfs --device /dev/sdb --wipe\n  fsbench compare dir:/mnt/nfs tmpfs\n  fsbench compare ext4 xfs raw --workload cdm --runtime 2s --file-size 256M\n  fsbench compare ext4 btrfs --workload 'block:rw=randread,bs=4k,iodepth=32'\n  fsbench compare ext4 xfs --workload fio:db.fio\n\nResults: OUT/results.jsonl (one JSON record per phase, written as it finishes) and\nOUT/manifest.json (plan, environment, commands as run). Schema: docs/results-schema.md."
+        after_help = "Examples:\n  fsbench compare ext4 xfs btrfs zfs --out study\n  fsbench compare ext4 'ext4:nojournal,label=ext4-nj' --workload smoke:size=256M\n  fsbench compare 'zfs:recordsize=128k,label=zfs-128k' 'zfs:recordsize=4k,label=zfs-4k'\n  fsbench compare xfs btrfs --device /dev/sdb --wipe\n  fsbench compare dir:/mnt/nfs tmpfs\n  fsbench compare ext4 xfs raw --workload cdm --runtime 2s --file-size 256M\n  fsbench compare ext4 btrfs --workload 'block:rw=randread,bs=4k,iodepth=32'\n  fsbench compare ext4 xfs --workload fio:db.fio\n  fsbench compare --resume study                 finish a killed study\n\nResults: OUT/results.jsonl (one JSON record per phase, written as it finishes) and\nOUT/manifest.json (plan, environment, commands as run). Schema: docs/results-schema.md."
     )]
     Compare {
         /// Target specs: FS[:KEY[=VALUE],...] (see `fsbench list`)
-        #[arg(required = true)]
+        #[arg(required_unless_present = "resume")]
         targets: Vec<String>,
         /// Workloads to run on each target (repeatable)
         #[arg(short, long = "workload", default_value = "smoke")]
@@ -187,6 +187,9 @@ pub enum Command {
         /// The target every other is compared with in the report (default: the first)
         #[arg(long)]
         baseline: Option<String>,
+        /// Continue the study in DIR (killed or interrupted): run only what is missing, then report
+        #[arg(long, value_name = "DIR", conflicts_with_all = ["targets", "out"])]
+        resume: Option<PathBuf>,
         /// Keep the loop image files after teardown
         #[arg(long)]
         keep: bool,

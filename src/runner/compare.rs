@@ -20,6 +20,8 @@ pub struct Options {
     pub dry_run: bool,
     pub quiet: bool,
     pub command_line: Vec<String>,
+    /// Continue the study in `out`: skip what ran to completion, redo the rest.
+    pub resume: bool,
 }
 
 /// How a compare ended.
@@ -73,9 +75,36 @@ pub fn run(opts: &Options) -> Result<Summary, String> {
         environment: Environment::probe(),
         targets: Vec::new(),
         warnings: Vec::new(),
+        completed: Vec::new(),
     };
+    let mut records: Vec<Record> = Vec::new();
     let mut study = if opts.dry_run {
         None
+    } else if opts.resume {
+        let (mut s, old) = Study::open(&opts.out)?;
+        let earlier = crate::store::load_results(&opts.out)?;
+        // Records of a (target, repeat) that did not reach its teardown are set aside and
+        // measured again, so that every (target, test, repeat) ends up in results.jsonl once.
+        let (keep, moved): (Vec<Record>, Vec<Record>) = earlier
+            .into_iter()
+            .partition(|r| old.completed.contains(&(r.target.clone(), r.repeat)));
+        s.set_aside(&keep, &moved)
+            .map_err(|e| format!("cannot rewrite results.jsonl: {e}"))?;
+        manifest = Manifest {
+            status: "running".into(),
+            finished_at: None,
+            ..old
+        };
+        manifest.warnings.push(format!(
+            "resumed at {}: {} target runs were complete; {} records of unfinished ones moved to results.partial.jsonl",
+            now_rfc3339(),
+            manifest.completed.len(),
+            moved.len()
+        ));
+        s.save_manifest(&manifest)
+            .map_err(|e| format!("cannot write the manifest: {e}"))?;
+        records = keep;
+        Some(s)
     } else {
         Some(Study::create(&opts.out, &manifest)?)
     };
@@ -85,7 +114,6 @@ pub fn run(opts: &Options) -> Result<Summary, String> {
         .iter()
         .map(|w| workload::build(w, &opts.plan.overrides).map(|b| (w.name.clone(), b)))
         .collect::<Result<_, _>>()?;
-    let mut records: Vec<Record> = Vec::new();
     let save =
         |study: &mut Option<Study>, rec: Record, records: &mut Vec<Record>| -> Result<(), String> {
             if let Some(s) = study.as_mut() {
@@ -104,6 +132,9 @@ pub fn run(opts: &Options) -> Result<Summary, String> {
         let order: Vec<usize> = (0..n).map(|i| (i + repeat as usize) % n).collect();
         for index in order {
             let spec = &opts.plan.targets[index];
+            if manifest.completed.contains(&(spec.label.clone(), repeat)) {
+                continue;
+            }
             if crate::runner::stop_requested() {
                 ended = Ended::Interrupted;
                 break 'repeats;
@@ -131,6 +162,7 @@ pub fn run(opts: &Options) -> Result<Summary, String> {
                         ProvisionError::Unsupported(why) => {
                             rec.outcome = Outcome::Skipped;
                             rec.reason = Some(why.clone());
+                            manifest.completed.push((spec.label.clone(), repeat));
                             manifest
                                 .warnings
                                 .push(format!("{} skipped: {why}", spec.label));
@@ -245,6 +277,9 @@ pub fn run(opts: &Options) -> Result<Summary, String> {
             }
             info.commands.extend(sys.take_log());
             manifest.targets.push(info);
+            if !crate::runner::stop_requested() {
+                manifest.completed.push((spec.label.clone(), repeat));
+            }
             if let Some(s) = &study {
                 s.save_manifest(&manifest)
                     .map_err(|e| format!("cannot write the manifest: {e}"))?;

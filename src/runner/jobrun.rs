@@ -85,6 +85,7 @@ pub fn run(opts: &Options, jobs: &block::Block) -> Result<Summary, String> {
         environment: Environment::probe(),
         targets: Vec::new(),
         warnings: Vec::new(),
+        completed: Vec::new(),
     };
     let env = Env {
         place: Place::AsFio { wipe: opts.wipe },

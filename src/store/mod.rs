@@ -111,6 +111,9 @@ pub struct Manifest {
     /// Each target as provisioned: backing, commands as run, options in effect.
     pub targets: Vec<TargetInfo>,
     pub warnings: Vec<String>,
+    /// (target label, repeat) pairs that ran to their teardown: `compare --resume` skips them.
+    #[serde(default)]
+    pub completed: Vec<(String, u32)>,
 }
 
 pub struct Study {
@@ -155,6 +158,56 @@ impl Study {
             .save_manifest(manifest)
             .map_err(|e| format!("cannot write the manifest in {}: {e}", dir.display()))?;
         Ok(study)
+    }
+
+    /// Opens an existing study to continue it (`compare --resume`).
+    pub fn open(dir: &Path) -> Result<(Study, Manifest), String> {
+        let mpath = dir.join("manifest.json");
+        let text = std::fs::read_to_string(&mpath).map_err(|e| {
+            format!(
+                "{}: {e}: --resume needs the directory of an earlier compare",
+                mpath.display()
+            )
+        })?;
+        let manifest: Manifest =
+            serde_json::from_str(&text).map_err(|e| format!("{}: {e}", mpath.display()))?;
+        let results_path = dir.join("results.jsonl");
+        let results = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&results_path)
+            .map_err(|e| format!("cannot open {}: {e}", results_path.display()))?;
+        Ok((
+            Study {
+                dir: dir.to_path_buf(),
+                results,
+            },
+            manifest,
+        ))
+    }
+
+    /// Replaces results.jsonl with `keep` (atomically); `moved` are appended to
+    /// results.partial.jsonl, so that nothing measured is lost.
+    pub fn set_aside(&mut self, keep: &[Record], moved: &[Record]) -> std::io::Result<()> {
+        let lines = |rs: &[Record]| -> std::io::Result<Vec<u8>> {
+            let mut out = Vec::new();
+            for r in rs {
+                out.extend(serde_json::to_vec(r).map_err(std::io::Error::other)?);
+                out.push(b'\n');
+            }
+            Ok(out)
+        };
+        let mut partial = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(self.dir.join("results.partial.jsonl"))?;
+        partial.write_all(&lines(moved)?)?;
+        partial.sync_data()?;
+        write_atomic(&self.dir.join("results.jsonl"), &lines(keep)?)?;
+        self.results = std::fs::OpenOptions::new()
+            .append(true)
+            .open(self.dir.join("results.jsonl"))?;
+        Ok(())
     }
 
     /// Appends one record and makes it durable before returning.
