@@ -98,6 +98,12 @@ fn run(cli: Cli) -> Result<Exit, String> {
             let records = store::load_results(&dir)?;
             let base = report::summary::baseline_of(&records, baseline.as_deref())?;
             let rows = report::summary::rows(&records, &base);
+            let manifest_warnings: Vec<String> = std::fs::read_to_string(dir.join("manifest.json"))
+                .ok()
+                .and_then(|t| serde_json::from_str::<store::Manifest>(&t).ok())
+                .map(|m| m.warnings)
+                .unwrap_or_default();
+            let warnings = report::summary::warnings(&records, &rows, &manifest_warnings);
             let views = report::views::all(&records, &rows, &base);
             let text = match format.as_str() {
                 "md" => {
@@ -107,6 +113,7 @@ fn run(cli: Cli) -> Result<Exit, String> {
                     }
                     t.push_str("## Every key metric\n\n");
                     t.push_str(&report::summary::markdown(&rows, &base));
+                    t.push_str(&report::summary::warnings_text(&warnings, true));
                     t
                 }
                 "csv" => report::summary::csv(&rows),
@@ -123,6 +130,7 @@ fn run(cli: Cli) -> Result<Exit, String> {
                         t.push_str(&v.term());
                     }
                     t.push_str(&report::summary::term(&rows, &base));
+                    t.push_str(&report::summary::warnings_text(&warnings, false));
                     t
                 }
             };
@@ -344,6 +352,17 @@ fn run(cli: Cli) -> Result<Exit, String> {
                     }
                     md.push_str("## Every key metric\n\n");
                     md.push_str(&report::summary::markdown(&rows, &base));
+                    let manifest_path = out.join("manifest.json");
+                    if let Some(mut m) = std::fs::read_to_string(&manifest_path)
+                        .ok()
+                        .and_then(|t| serde_json::from_str::<store::Manifest>(&t).ok())
+                    {
+                        let w = report::summary::warnings(&summary.records, &rows, &m.warnings);
+                        md.push_str(&report::summary::warnings_text(&w, true));
+                        eprint!("{}", report::summary::warnings_text(&w, false));
+                        m.warnings = w;
+                        let _ = store::Study::save_manifest_at(&out, &m);
+                    }
                     if let Err(e) = std::fs::write(out.join("report.md"), md) {
                         eprintln!("fsbench: warning: cannot write report.md: {e}");
                     }

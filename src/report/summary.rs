@@ -293,3 +293,82 @@ pub fn json(rows: &[Row], baseline: &str) -> String {
     serde_json::to_string_pretty(&serde_json::json!({"baseline": baseline, "rows": rows}))
         .unwrap_or_default()
 }
+
+/// What the reader must know before trusting the tables: reads that may have come from the page
+/// cache, too few repeats, noisy results, and the manifest's own warnings (options the kernel
+/// changed or ignored, targets skipped and why).
+pub fn warnings(records: &[Record], rows: &[Row], manifest_warnings: &[String]) -> Vec<String> {
+    let mut out: Vec<String> = manifest_warnings.to_vec();
+    let mut cached: Vec<String> = Vec::new();
+    for r in records {
+        if r.notes.iter().any(|n| n.starts_with("page_cache")) {
+            let k = format!("{} {}", r.target, r.test);
+            if !cached.contains(&k) {
+                cached.push(k);
+            }
+        }
+    }
+    if !cached.is_empty() {
+        out.push(format!(
+            "page cache: reads that may have been served from memory (buffered data smaller than RAM, tmpfs, or caches not dropped): {}",
+            cached.join(", ")
+        ));
+    }
+    let max_n = rows.iter().map(|r| r.summary.n).max().unwrap_or(0);
+    if max_n > 0 && max_n < 3 {
+        out.push(format!(
+            "{max_n} repeat(s) only: confidence intervals and significance need at least 3 (--repeat 3)"
+        ));
+    }
+    let noisy: Vec<String> = rows
+        .iter()
+        .filter(|r| r.noisy && KEY_METRICS.contains(&r.metric.as_str()))
+        .map(|r| {
+            format!(
+                "{} {} {} (CV {:.0}%)",
+                r.target,
+                r.test,
+                r.metric,
+                r.summary.cv * 100.0
+            )
+        })
+        .collect();
+    if !noisy.is_empty() {
+        out.push(format!(
+            "noisy (coefficient of variation above 10%): {}",
+            noisy.join(", ")
+        ));
+    }
+    for r in records {
+        if r.outcome == Outcome::Skipped {
+            let w = format!(
+                "skipped: {} {}: {}",
+                r.target,
+                r.test,
+                r.reason.as_deref().unwrap_or("")
+            );
+            if !out.iter().any(|x| x.contains(r.reason.as_deref().unwrap_or("\u{0}")))
+                && !out.contains(&w)
+            {
+                out.push(w);
+            }
+        }
+    }
+    out
+}
+
+pub fn warnings_text(w: &[String], markdown: bool) -> String {
+    if w.is_empty() {
+        return String::new();
+    }
+    let mut out = String::from(if markdown {
+        "## Warnings\n\n"
+    } else {
+        "Warnings:\n"
+    });
+    for x in w {
+        out.push_str(&format!("- {x}\n"));
+    }
+    out.push('\n');
+    out
+}

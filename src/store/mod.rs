@@ -218,6 +218,12 @@ impl Study {
         self.results.sync_data()
     }
 
+    /// Rewrites the manifest of a study that is not open (e.g. to add the report's warnings).
+    pub fn save_manifest_at(dir: &Path, m: &Manifest) -> std::io::Result<()> {
+        let bytes = serde_json::to_vec_pretty(m).map_err(std::io::Error::other)?;
+        write_atomic(&dir.join("manifest.json"), &bytes)
+    }
+
     pub fn save_manifest(&self, m: &Manifest) -> std::io::Result<()> {
         let bytes = serde_json::to_vec_pretty(m).map_err(std::io::Error::other)?;
         write_atomic(&self.dir.join("manifest.json"), &bytes)
