@@ -117,6 +117,14 @@ fn run(cli: Cli) -> Result<Exit, String> {
                     t
                 }
                 "csv" => report::summary::csv(&rows),
+                "html" => report::html::render(
+                    &format!("fsbench study {}", dir.display()),
+                    &records,
+                    &rows,
+                    &views,
+                    &base,
+                    &warnings,
+                ),
                 "json" => report::summary::json(&rows, &base),
                 _ => {
                     let mut t = report::block::tables(
@@ -360,6 +368,17 @@ fn run(cli: Cli) -> Result<Exit, String> {
                         let w = report::summary::warnings(&summary.records, &rows, &m.warnings);
                         md.push_str(&report::summary::warnings_text(&w, true));
                         eprint!("{}", report::summary::warnings_text(&w, false));
+                        let html = report::html::render(
+                            &format!("fsbench study {}", out.display()),
+                            &summary.records,
+                            &rows,
+                            &report::views::all(&summary.records, &rows, &base),
+                            &base,
+                            &w,
+                        );
+                        if let Err(e) = std::fs::write(out.join("report.html"), html) {
+                            eprintln!("fsbench: warning: cannot write report.html: {e}");
+                        }
                         m.warnings = w;
                         let _ = store::Study::save_manifest_at(&out, &m);
                     }

@@ -154,13 +154,13 @@ pub enum Command {
     },
     /// Statistics over a study's repeats: mean, 95% CI, ratio to a baseline, Welch's t-test
     #[command(
-        after_help = "Examples:\n  fsbench report study\n  fsbench report study --format md > report.md\n  fsbench report study --format csv --baseline xfs\n\nNeeds no root: it only reads DIR/results.jsonl. The terminal and Markdown views show the\nkey metrics (iops, bytes_per_sec, lat_p99_ns, files_per_sec, space_overhead_pct); CSV and JSON\ncarry every metric of every test."
+        after_help = "Examples:\n  fsbench report study\n  fsbench report study --format md > report.md\n  fsbench report study --format csv --baseline xfs\n  fsbench report study --format html > report.html\n\nNeeds no root: it only reads DIR/results.jsonl. The terminal and Markdown views show the\nkey metrics (iops, bytes_per_sec, lat_p99_ns, files_per_sec, space_overhead_pct); CSV and JSON\ncarry every metric of every test."
     )]
     Report {
         /// The study directory (holds results.jsonl)
         dir: PathBuf,
-        /// term, md, csv or json
-        #[arg(long, default_value = "term", value_parser = ["term", "md", "csv", "json"])]
+        /// term, md, csv, json or html (one self-contained file with charts)
+        #[arg(long, default_value = "term", value_parser = ["term", "md", "csv", "json", "html"])]
         format: String,
         /// The target every other is compared with (default: the first)
         #[arg(long)]

@@ -347,7 +347,9 @@ pub fn warnings(records: &[Record], rows: &[Row], manifest_warnings: &[String]) 
                 r.test,
                 r.reason.as_deref().unwrap_or("")
             );
-            if !out.iter().any(|x| x.contains(r.reason.as_deref().unwrap_or("\u{0}")))
+            if !out
+                .iter()
+                .any(|x| x.contains(r.reason.as_deref().unwrap_or("\u{0}")))
                 && !out.contains(&w)
             {
                 out.push(w);

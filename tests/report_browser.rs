@@ -1,0 +1,95 @@
+//! The HTML report in a real headless Chromium: it loads offline, the charts render, nothing is
+//! fetched, and a screenshot is saved to target/report-screenshot.png for people to look at.
+
+mod common;
+use common::*;
+
+#[test]
+fn the_html_report_renders_in_headless_chromium_without_network() {
+    let chromium = ["chromium", "chromium-browser", "google-chrome"]
+        .into_iter()
+        .find(|c| have(c));
+    let Some(chromium) = chromium else {
+        skip(true, "no chromium (apt-get install chromium)");
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let study = dir.path().join("study");
+    std::fs::create_dir(&study).unwrap();
+    std::fs::copy(
+        "tests/fixtures/study/results.jsonl",
+        study.join("results.jsonl"),
+    )
+    .unwrap();
+    let o = run(&["report", study.to_str().unwrap(), "--format", "html"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let html = dir.path().join("report.html");
+    std::fs::write(&html, &o.stdout).unwrap();
+    let text = stdout(&o);
+    assert!(
+        !text.contains("http://") && !text.contains("https://") && !text.contains("src="),
+        "the report refers to something outside itself"
+    );
+    let url = format!("file://{}", html.display());
+    let profile = dir.path().join("profile");
+    let base = [
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--no-first-run",
+        "--virtual-time-budget=3000",
+    ];
+    let dom = std::process::Command::new(chromium)
+        .args(base)
+        .arg(format!("--user-data-dir={}", profile.display()))
+        .arg("--dump-dom")
+        .arg(&url)
+        .output()
+        .unwrap();
+    assert!(
+        dom.status.success(),
+        "{}",
+        String::from_utf8_lossy(&dom.stderr)
+    );
+    let dom = String::from_utf8_lossy(&dom.stdout);
+    let body = dom
+        .split("<body")
+        .nth(1)
+        .and_then(|b| b.split('>').next())
+        .unwrap_or_default()
+        .to_string();
+    assert!(
+        body.contains("data-ready=\"1\""),
+        "the page script did not run: {body}"
+    );
+    assert!(
+        body.contains("data-external=\"0\""),
+        "the page fetched something: {body}"
+    );
+    let charts: usize = body
+        .split("data-charts=\"")
+        .nth(1)
+        .and_then(|x| x.split('"').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(0);
+    // Bars of IOPS and of files/s, the ratio heat-map, a latency CDF, per-second lines and the
+    // files trend for write and read.
+    assert!(charts >= 7, "only {charts} charts rendered");
+    let shot =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("target/report-screenshot.png");
+    let _ = std::fs::remove_file(&shot);
+    let o = std::process::Command::new(chromium)
+        .args(base)
+        .arg(format!("--user-data-dir={}", profile.display()))
+        .args(["--hide-scrollbars", "--window-size=1200,4000"])
+        .arg(format!("--screenshot={}", shot.display()))
+        .arg(&url)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let png = std::fs::read(&shot).unwrap();
+    assert!(
+        png.starts_with(b"\x89PNG") && png.len() > 20_000,
+        "screenshot"
+    );
+}
