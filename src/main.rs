@@ -351,6 +351,9 @@ fn run(cli: Cli) -> Result<Exit, String> {
                     report::summary::baseline_of(&summary.records, opts.plan.baseline.as_deref())
                 {
                     let rows = report::summary::rows(&summary.records, &base);
+                    for v in report::views::all(&summary.records, &rows, &base) {
+                        print!("{}", v.term());
+                    }
                     if opts.plan.repeat > 1 {
                         print!("{}", report::summary::term(&rows, &base));
                     }
