@@ -328,4 +328,26 @@ fn report_renders_a_copied_study_without_root() {
         "{}",
         stderr(&o)
     );
+    // As root (CI), check that it also works as an unprivileged user.
+    if is_root() && have("setpriv") {
+        let open = |p: &std::path::Path, mode: u32| {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(p, std::fs::Permissions::from_mode(mode)).unwrap();
+        };
+        open(dir.path(), 0o755);
+        open(&study, 0o755);
+        open(&study.join("results.jsonl"), 0o644);
+        let o = std::process::Command::new("setpriv")
+            .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+            .arg(env!("CARGO_BIN_EXE_fsbench"))
+            .args(["report", s, "--format", "md"])
+            .output()
+            .unwrap();
+        assert!(
+            o.status.success(),
+            "report as nobody: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        assert_eq!(String::from_utf8_lossy(&o.stdout), want);
+    }
 }
