@@ -885,6 +885,33 @@ fn running_out_of_inodes_is_a_result_and_what_was_written_verifies() {
     no_leftovers(wd.path());
 }
 
+/// Starts fsbench with these arguments, its output discarded (a run to be killed).
+fn spawn_quiet(args: &[&str]) -> std::process::Child {
+    bin()
+        .args(args)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap()
+}
+
+/// Waits (at most a minute) until `path` holds at least `n` lines.
+fn wait_for_lines(path: &Path, n: usize) {
+    let t0 = Instant::now();
+    while std::fs::read_to_string(path)
+        .map(|t| t.lines().count())
+        .unwrap_or(0)
+        < n
+    {
+        assert!(
+            t0.elapsed() < Duration::from_secs(60),
+            "{} never reached {n} lines",
+            path.display()
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
 #[test]
 fn a_killed_files_run_resumes_without_writing_a_file_twice() {
     if skip(!is_root(), "needs root") {
@@ -897,32 +924,19 @@ fn a_killed_files_run_resumes_without_writing_a_file_twice() {
         "files:tops=20,subs=10,files=200,seed=42,threads=2,fsync=dir,path={}",
         tree.display()
     );
-    let mut child = bin()
-        .args([
-            "compare",
-            &format!("dir:{}", wd.path().display()),
-            "--workload",
-            &format!("{spec},phases=write"),
-            "--out",
-            wd.path().join("first").to_str().unwrap(),
-            "--workdir",
-            wd.path().to_str().unwrap(),
-        ])
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut child = spawn_quiet(&[
+        "compare",
+        &format!("dir:{}", wd.path().display()),
+        "--workload",
+        &format!("{spec},phases=write"),
+        "--out",
+        wd.path().join("first").to_str().unwrap(),
+        "--workdir",
+        wd.path().to_str().unwrap(),
+    ]);
     // Kill it once some subfolders are checkpointed, long before the 40,000 files are written.
     let progress = tree.join(".fsbench-files.progress");
-    let t0 = Instant::now();
-    while std::fs::read_to_string(&progress)
-        .map(|t| t.lines().count())
-        .unwrap_or(0)
-        < 20
-    {
-        assert!(t0.elapsed() < Duration::from_secs(60), "no progress");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    wait_for_lines(&progress, 20);
     child.kill().unwrap();
     child.wait().unwrap();
     let done_before = std::fs::read_to_string(&progress).unwrap().lines().count();
@@ -1020,39 +1034,25 @@ fn a_killed_study_resumes_and_every_target_test_repeat_appears_once() {
     let _g = serial();
     let wd = workdir();
     let out = wd.path().join("study");
-    let mut child = bin()
-        .args([
-            "compare",
-            "ext4",
-            "xfs",
-            "--workload",
-            "smoke:size=4M",
-            "--workload",
-            "idle:seconds=30",
-            "--repeat",
-            "2",
-            "--size",
-            "512M",
-            "--out",
-            out.to_str().unwrap(),
-            "--workdir",
-            wd.path().to_str().unwrap(),
-        ])
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut child = spawn_quiet(&[
+        "compare",
+        "ext4",
+        "xfs",
+        "--workload",
+        "smoke:size=4M",
+        "--workload",
+        "idle:seconds=30",
+        "--repeat",
+        "2",
+        "--size",
+        "512M",
+        "--out",
+        out.to_str().unwrap(),
+        "--workdir",
+        wd.path().to_str().unwrap(),
+    ]);
     // ext4's smoke records of repeat 0 are in; it now idles. Kill it there.
-    let results = out.join("results.jsonl");
-    let t0 = Instant::now();
-    while std::fs::read_to_string(&results)
-        .map(|t| t.lines().count())
-        .unwrap_or(0)
-        < 2
-    {
-        assert!(t0.elapsed() < Duration::from_secs(60), "no records");
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    wait_for_lines(&out.join("results.jsonl"), 2);
     child.kill().unwrap();
     child.wait().unwrap();
     assert_eq!(
