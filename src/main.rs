@@ -95,7 +95,9 @@ fn run(cli: Cli) -> Result<Exit, String> {
             format,
             baseline,
         } => {
-            let records = store::load_results(&dir)?;
+            let records = store::load_results(&dir).map_err(|e| {
+                format!("{e}: give the directory of a study (what `fsbench compare --out DIR` or `fsbench run --out DIR` wrote)")
+            })?;
             let base = report::summary::baseline_of(&records, baseline.as_deref())?;
             let rows = report::summary::rows(&records, &base);
             let manifest_warnings: Vec<String> = std::fs::read_to_string(dir.join("manifest.json"))
