@@ -98,51 +98,16 @@ fn run(cli: Cli) -> Result<Exit, String> {
             let records = store::load_results(&dir).map_err(|e| {
                 format!("{e}: give the directory of a study (what `fsbench compare --out DIR` or `fsbench run --out DIR` wrote)")
             })?;
-            let base = report::summary::baseline_of(&records, baseline.as_deref())?;
-            let rows = report::summary::rows(&records, &base);
-            let manifest_warnings: Vec<String> = std::fs::read_to_string(dir.join("manifest.json"))
-                .ok()
-                .and_then(|t| serde_json::from_str::<store::Manifest>(&t).ok())
+            let manifest_warnings = store::read_manifest(&dir)
                 .map(|m| m.warnings)
                 .unwrap_or_default();
-            let warnings = report::summary::warnings(&records, &rows, &manifest_warnings);
-            let views = report::views::all(&records, &rows, &base);
+            let rep = report::StudyReport::build(records, baseline.as_deref(), &manifest_warnings)?;
             let text = match format.as_str() {
-                "md" => {
-                    let mut t = String::new();
-                    for v in &views {
-                        t.push_str(&v.markdown());
-                    }
-                    t.push_str("## Every key metric\n\n");
-                    t.push_str(&report::summary::markdown(&rows, &base));
-                    t.push_str(&report::summary::warnings_text(&warnings, true));
-                    t
-                }
-                "csv" => report::summary::csv(&rows),
-                "html" => report::html::render(
-                    &format!("fsbench study {}", dir.display()),
-                    &records,
-                    &rows,
-                    &views,
-                    &base,
-                    &warnings,
-                ),
-                "json" => report::summary::json(&rows, &base),
-                _ => {
-                    let mut t = report::block::tables(
-                        &records
-                            .iter()
-                            .filter(|r| report::block::is_block(r))
-                            .cloned()
-                            .collect::<Vec<_>>(),
-                    );
-                    for v in &views {
-                        t.push_str(&v.term());
-                    }
-                    t.push_str(&report::summary::term(&rows, &base));
-                    t.push_str(&report::summary::warnings_text(&warnings, false));
-                    t
-                }
+                "md" => rep.markdown(),
+                "csv" => rep.csv(),
+                "html" => rep.html(&format!("fsbench study {}", dir.display())),
+                "json" => rep.json(),
+                _ => rep.term(true) + &rep.warnings_text(false),
             };
             print!("{text}");
             Ok(Exit::Ok)
@@ -338,57 +303,39 @@ fn run(cli: Cli) -> Result<Exit, String> {
             };
             let summary = runner::compare::run(&opts)?;
             if !common.dry_run {
-                let (blocks, others): (Vec<_>, Vec<_>) = summary
+                let others: Vec<store::Record> = summary
                     .records
                     .iter()
+                    .filter(|r| !report::block::is_block(r))
                     .cloned()
-                    .partition(report::block::is_block);
+                    .collect();
                 if !others.is_empty() {
                     println!("{}", report::terminal_table(&others));
                 }
-                if !blocks.is_empty() {
-                    print!("{}", report::block::tables(&blocks));
-                }
-                if let Ok(base) =
-                    report::summary::baseline_of(&summary.records, opts.plan.baseline.as_deref())
-                {
-                    let rows = report::summary::rows(&summary.records, &base);
-                    for v in report::views::all(&summary.records, &rows, &base) {
-                        print!("{}", v.term());
-                    }
-                    if opts.plan.repeat > 1 {
-                        print!("{}", report::summary::term(&rows, &base));
-                    }
-                    let mut md = format!("# fsbench study {}\n\n", out.display());
-                    for v in report::views::all(&summary.records, &rows, &base) {
-                        md.push_str(&v.markdown());
-                    }
-                    md.push_str("## Every key metric\n\n");
-                    md.push_str(&report::summary::markdown(&rows, &base));
-                    let manifest_path = out.join("manifest.json");
-                    if let Some(mut m) = std::fs::read_to_string(&manifest_path)
-                        .ok()
-                        .and_then(|t| serde_json::from_str::<store::Manifest>(&t).ok())
-                    {
-                        let w = report::summary::warnings(&summary.records, &rows, &m.warnings);
-                        md.push_str(&report::summary::warnings_text(&w, true));
-                        eprint!("{}", report::summary::warnings_text(&w, false));
-                        let html = report::html::render(
-                            &format!("fsbench study {}", out.display()),
-                            &summary.records,
-                            &rows,
-                            &report::views::all(&summary.records, &rows, &base),
-                            &base,
-                            &w,
-                        );
-                        if let Err(e) = std::fs::write(out.join("report.html"), html) {
-                            eprintln!("fsbench: warning: cannot write report.html: {e}");
+                let mut manifest = store::read_manifest(&out).ok();
+                let manifest_warnings = manifest
+                    .as_ref()
+                    .map(|m| m.warnings.clone())
+                    .unwrap_or_default();
+                if let Ok(rep) = report::StudyReport::build(
+                    summary.records.clone(),
+                    opts.plan.baseline.as_deref(),
+                    &manifest_warnings,
+                ) {
+                    print!("{}", rep.term(opts.plan.repeat > 1));
+                    eprint!("{}", rep.warnings_text(false));
+                    let title = format!("fsbench study {}", out.display());
+                    for (file, text) in [
+                        ("report.md", format!("# {title}\n\n{}", rep.markdown())),
+                        ("report.html", rep.html(&title)),
+                    ] {
+                        if let Err(e) = std::fs::write(out.join(file), text) {
+                            eprintln!("fsbench: warning: cannot write {file}: {e}");
                         }
-                        m.warnings = w;
-                        let _ = store::Study::save_manifest_at(&out, &m);
                     }
-                    if let Err(e) = std::fs::write(out.join("report.md"), md) {
-                        eprintln!("fsbench: warning: cannot write report.md: {e}");
+                    if let Some(m) = manifest.as_mut() {
+                        m.warnings = rep.warnings.clone();
+                        let _ = store::Study::save_manifest_at(&out, m);
                     }
                 }
                 println!("results: {}", out.join("results.jsonl").display());

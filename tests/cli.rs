@@ -288,13 +288,7 @@ fn preset_job_files_are_printed_and_bad_overrides_refused() {
 #[test]
 fn report_renders_a_copied_study_without_root() {
     let dir = tempfile::tempdir().unwrap();
-    let study = dir.path().join("study");
-    std::fs::create_dir(&study).unwrap();
-    std::fs::copy(
-        "tests/fixtures/study/results.jsonl",
-        study.join("results.jsonl"),
-    )
-    .unwrap();
+    let study = copy_fixture_study(dir.path());
     let s = study.to_str().unwrap();
     let o = run(&["report", s, "--format", "md"]);
     assert!(o.status.success(), "{}", stderr(&o));

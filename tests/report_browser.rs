@@ -14,13 +14,7 @@ fn the_html_report_renders_in_headless_chromium_without_network() {
         return;
     };
     let dir = tempfile::tempdir().unwrap();
-    let study = dir.path().join("study");
-    std::fs::create_dir(&study).unwrap();
-    std::fs::copy(
-        "tests/fixtures/study/results.jsonl",
-        study.join("results.jsonl"),
-    )
-    .unwrap();
+    let study = copy_fixture_study(dir.path());
     let o = run(&["report", study.to_str().unwrap(), "--format", "html"]);
     assert!(o.status.success(), "{}", stderr(&o));
     let html = dir.path().join("report.html");

@@ -51,18 +51,7 @@ fn bars(title: &str, metric: &str, groups: &[Group], targets: &[String]) -> Stri
         r#"<svg class="chart" viewBox="0 0 {w} {h}" width="{w}" height="{h}" role="img" aria-label="{t}"><text x="{left}" y="18" class="title">{t}</text>"#,
         t = esc(title)
     );
-    for k in 0..=4 {
-        let v = max * k as f64 / 4.0;
-        let _ = write!(
-            s,
-            r#"<line x1="{left}" x2="{}" y1="{y0:.1}" y2="{y0:.1}" class="grid"/><text x="{}" y="{:.1}" class="axis" text-anchor="end">{}</text>"#,
-            w - 20.0,
-            left - 4.0,
-            y(v) + 4.0,
-            esc(&fmt_value(metric, v)),
-            y0 = y(v)
-        );
-    }
+    y_grid(&mut s, left, w - 20.0, max, &y, &|v| fmt_value(metric, v));
     for (gi, (test, bars)) in groups.iter().enumerate() {
         let gx = left + gi as f64 * gw + gw * 0.1;
         for (label, mean, lo, hi) in bars {
@@ -108,6 +97,40 @@ fn bars(title: &str, metric: &str, groups: &[Group], targets: &[String]) -> Stri
     legend(&mut s, targets, left, h - 18.0);
     s.push_str("</svg>");
     s
+}
+
+/// Five horizontal grid lines from 0 to `max` with their labels; `y` maps a value to a pixel.
+fn y_grid(
+    s: &mut String,
+    left: f64,
+    right: f64,
+    max: f64,
+    y: &dyn Fn(f64) -> f64,
+    label: &dyn Fn(f64) -> String,
+) {
+    for k in 0..=4 {
+        let v = max * k as f64 / 4.0;
+        let _ = write!(
+            s,
+            r#"<line x1="{left}" x2="{right}" y1="{y0:.1}" y2="{y0:.1}" class="grid"/><text x="{}" y="{:.1}" class="axis" text-anchor="end">{}</text>"#,
+            left - 4.0,
+            y(v) + 4.0,
+            esc(&label(v)),
+            y0 = y(v)
+        );
+    }
+}
+
+/// The entry named `name` of a list of named groups, added empty when missing.
+fn group_of<'a, T>(list: &'a mut Vec<(String, Vec<T>)>, name: &str) -> &'a mut Vec<T> {
+    let i = match list.iter().position(|g| g.0 == name) {
+        Some(i) => i,
+        None => {
+            list.push((name.to_string(), Vec::new()));
+            list.len() - 1
+        }
+    };
+    &mut list[i].1
 }
 
 fn legend(s: &mut String, labels: &[String], x0: f64, y0: f64) {
@@ -157,17 +180,8 @@ fn lines(
         r#"<svg class="chart" viewBox="0 0 {w} {h}" width="{w}" height="{h}" role="img" aria-label="{t}"><text x="{left}" y="18" class="title">{t}</text>"#,
         t = esc(title)
     );
+    y_grid(&mut s, left, w - 20.0, y1, &py, y_fmt);
     for k in 0..=4 {
-        let v = y1 * k as f64 / 4.0;
-        let _ = write!(
-            s,
-            r#"<line x1="{left}" x2="{}" y1="{yy:.1}" y2="{yy:.1}" class="grid"/><text x="{}" y="{:.1}" class="axis" text-anchor="end">{}</text>"#,
-            w - 20.0,
-            left - 4.0,
-            py(v) + 4.0,
-            esc(&y_fmt(v)),
-            yy = py(v)
-        );
         let xv = x0 + (x1 - x0) * k as f64 / 4.0;
         let xr = if log_x { 10f64.powf(xv) } else { xv };
         let _ = write!(
@@ -309,16 +323,12 @@ pub fn render(
                 continue;
             }
             let name = test_name(&r.workload, &r.test);
-            let bar = (
+            group_of(&mut groups, &name).push((
                 r.target.clone(),
                 r.summary.mean,
                 r.summary.ci_lo,
                 r.summary.ci_hi,
-            );
-            match groups.iter_mut().find(|g| g.0 == name) {
-                Some(g) => g.1.push(bar),
-                None => groups.push((name, vec![bar])),
-            }
+            ));
         }
         if !groups.is_empty() {
             let _ = write!(
@@ -351,15 +361,9 @@ pub fn render(
                 (h.value_at_quantile(q) as f64, q * 100.0)
             })
             .collect();
-        let entry = match cdfs.iter_mut().find(|c| c.0 == name) {
-            Some(e) => e,
-            None => {
-                cdfs.push((name, Vec::new()));
-                cdfs.last_mut().expect("just pushed")
-            }
-        };
-        if !entry.1.iter().any(|s| s.0 == r.target) {
-            entry.1.push((r.target.clone(), pts));
+        let lines = group_of(&mut cdfs, &name);
+        if !lines.iter().any(|s| s.0 == r.target) {
+            lines.push((r.target.clone(), pts));
         }
     }
     for (name, series) in &cdfs {

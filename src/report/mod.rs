@@ -78,3 +78,86 @@ pub fn terminal_table(records: &[Record]) -> String {
     }
     t.to_string()
 }
+
+/// Everything a study's report is made of, computed once: the baseline, the statistics rows,
+/// the seeds' views and the warnings. `fsbench report` and the end of `compare` both render it.
+pub struct StudyReport {
+    pub records: Vec<Record>,
+    pub baseline: String,
+    pub rows: Vec<summary::Row>,
+    pub views: Vec<views::View>,
+    pub warnings: Vec<String>,
+}
+
+impl StudyReport {
+    pub fn build(
+        records: Vec<Record>,
+        baseline: Option<&str>,
+        manifest_warnings: &[String],
+    ) -> Result<StudyReport, String> {
+        let baseline = summary::baseline_of(&records, baseline)?;
+        let rows = summary::rows(&records, &baseline);
+        let views = views::all(&records, &rows, &baseline);
+        let warnings = summary::warnings(&records, &rows, manifest_warnings);
+        Ok(StudyReport {
+            records,
+            baseline,
+            rows,
+            views,
+            warnings,
+        })
+    }
+
+    /// The tables for a terminal: CrystalDiskMark-like tables, the views and, when `stats`, the
+    /// statistics. Warnings are separate (`warnings_text`).
+    pub fn term(&self, stats: bool) -> String {
+        let blocks: Vec<Record> = self
+            .records
+            .iter()
+            .filter(|r| block::is_block(r))
+            .cloned()
+            .collect();
+        let mut t = block::tables(&blocks);
+        for v in &self.views {
+            t.push_str(&v.term());
+        }
+        if stats {
+            t.push_str(&summary::term(&self.rows, &self.baseline));
+        }
+        t
+    }
+
+    pub fn warnings_text(&self, markdown: bool) -> String {
+        summary::warnings_text(&self.warnings, markdown)
+    }
+
+    pub fn markdown(&self) -> String {
+        let mut t = String::new();
+        for v in &self.views {
+            t.push_str(&v.markdown());
+        }
+        t.push_str("## Every key metric\n\n");
+        t.push_str(&summary::markdown(&self.rows, &self.baseline));
+        t.push_str(&self.warnings_text(true));
+        t
+    }
+
+    pub fn html(&self, title: &str) -> String {
+        html::render(
+            title,
+            &self.records,
+            &self.rows,
+            &self.views,
+            &self.baseline,
+            &self.warnings,
+        )
+    }
+
+    pub fn csv(&self) -> String {
+        summary::csv(&self.rows)
+    }
+
+    pub fn json(&self) -> String {
+        summary::json(&self.rows, &self.baseline)
+    }
+}

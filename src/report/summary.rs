@@ -339,21 +339,11 @@ pub fn warnings(records: &[Record], rows: &[Row], manifest_warnings: &[String]) 
             noisy.join(", ")
         ));
     }
-    for r in records {
-        if r.outcome == Outcome::Skipped {
-            let w = format!(
-                "skipped: {} {}: {}",
-                r.target,
-                r.test,
-                r.reason.as_deref().unwrap_or("")
-            );
-            if !out
-                .iter()
-                .any(|x| x.contains(r.reason.as_deref().unwrap_or("\u{0}")))
-                && !out.contains(&w)
-            {
-                out.push(w);
-            }
+    for r in records.iter().filter(|r| r.outcome == Outcome::Skipped) {
+        let reason = r.reason.as_deref().unwrap_or("no reason given");
+        // The manifest already says why a target was skipped; say it once.
+        if !out.iter().any(|x| x.contains(reason)) {
+            out.push(format!("skipped: {} {}: {reason}", r.target, r.test));
         }
     }
     out

@@ -72,14 +72,7 @@ impl Environment {
             .and_then(|l| l.split_once(':'))
             .map(|(_, v)| v.trim().to_string())
             .unwrap_or_else(|| "unknown".into());
-        let meminfo = std::fs::read_to_string("/proc/meminfo").unwrap_or_default();
-        let mem_total_bytes = meminfo
-            .lines()
-            .find(|l| l.starts_with("MemTotal:"))
-            .and_then(|l| l.split_whitespace().nth(1))
-            .and_then(|v| v.parse::<u64>().ok())
-            .map(|kb| kb * 1024)
-            .unwrap_or(0);
+        let mem_total_bytes = mem_total_bytes();
         Environment {
             hostname: std::fs::read_to_string("/proc/sys/kernel/hostname")
                 .map(|s| s.trim().to_string())
@@ -93,6 +86,25 @@ impl Environment {
             fsbench_version: env!("CARGO_PKG_VERSION").to_string(),
         }
     }
+}
+
+/// MemTotal from /proc/meminfo, in bytes (0 when unknown).
+pub fn mem_total_bytes() -> u64 {
+    std::fs::read_to_string("/proc/meminfo")
+        .unwrap_or_default()
+        .lines()
+        .find(|l| l.starts_with("MemTotal:"))
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|v| v.parse::<u64>().ok())
+        .map(|kb| kb * 1024)
+        .unwrap_or(0)
+}
+
+/// Reads a study's manifest.json.
+pub fn read_manifest(dir: &Path) -> Result<Manifest, String> {
+    let mpath = dir.join("manifest.json");
+    let text = std::fs::read_to_string(&mpath).map_err(|e| format!("{}: {e}", mpath.display()))?;
+    serde_json::from_str(&text).map_err(|e| format!("{}: {e}", mpath.display()))
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -162,15 +174,8 @@ impl Study {
 
     /// Opens an existing study to continue it (`compare --resume`).
     pub fn open(dir: &Path) -> Result<(Study, Manifest), String> {
-        let mpath = dir.join("manifest.json");
-        let text = std::fs::read_to_string(&mpath).map_err(|e| {
-            format!(
-                "{}: {e}: --resume needs the directory of an earlier compare",
-                mpath.display()
-            )
-        })?;
-        let manifest: Manifest =
-            serde_json::from_str(&text).map_err(|e| format!("{}: {e}", mpath.display()))?;
+        let manifest = read_manifest(dir)
+            .map_err(|e| format!("{e}: --resume needs the directory of an earlier compare"))?;
         let results_path = dir.join("results.jsonl");
         let results = std::fs::OpenOptions::new()
             .create(true)

@@ -397,7 +397,7 @@ impl Block {
             groups.last_mut().expect("a group exists").push(i);
         }
         let stats_name = env.stats_device.as_deref().and_then(diskstats::kernel_name);
-        let mem_total = crate::store::Environment::probe().mem_total_bytes;
+        let mem_total = crate::store::mem_total_bytes();
         for group in groups {
             if crate::runner::stop_requested() {
                 return Err("interrupted".into());

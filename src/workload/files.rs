@@ -1082,7 +1082,7 @@ fn write_unit(
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => existed = d == dir.as_path(),
             Err(e) => {
                 if is_exhaustion(&e) {
-                    exhausted(sh, counts);
+                    exhausted(sh);
                 } else {
                     sh.fail(format!("mkdir {}: {e}", d.display()));
                 }
@@ -1128,7 +1128,7 @@ fn write_unit(
             Ok(f) => f,
             Err(e) if is_exhaustion(&e) => {
                 log_unit(sh, u, written, bytes);
-                exhausted(sh, counts);
+                exhausted(sh);
                 return;
             }
             Err(e) => return sh.fail(format!("create {path}: {e}")),
@@ -1139,7 +1139,7 @@ fn write_unit(
             if is_exhaustion(&e) {
                 let _ = std::fs::remove_file(&*path);
                 log_unit(sh, u, written, bytes);
-                exhausted(sh, counts);
+                exhausted(sh);
                 return;
             }
             return sh.fail(format!("write {path}: {e}"));
@@ -1188,10 +1188,9 @@ fn log_unit(sh: &Shared, u: u64, files: u64, bytes: u64) {
     }
 }
 
-fn exhausted(sh: &Shared, counts: &Counts) {
+fn exhausted(sh: &Shared) {
     let st = crate::sys::statvfs(sh.root).ok();
     let total: u64 = sh.have.lock().expect("lock").values().sum::<u64>();
-    let _ = counts;
     let fs = crate::target::mounts::mounts()
         .into_iter()
         .rev()

@@ -153,3 +153,16 @@ pub fn zfs_fuse_running() -> bool {
         stat.contains("(zfs-fuse) ") && !stat.contains("(zfs-fuse) Z")
     })
 }
+
+/// A copy of the fixture study (tests/fixtures/study: 3 repeats of ext4 and xfs, block and files)
+/// in `dir`/study; returns the study directory.
+pub fn copy_fixture_study(dir: &Path) -> PathBuf {
+    let study = dir.join("study");
+    std::fs::create_dir(&study).unwrap();
+    std::fs::copy(
+        "tests/fixtures/study/results.jsonl",
+        study.join("results.jsonl"),
+    )
+    .unwrap();
+    study
+}
