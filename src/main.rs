@@ -4,11 +4,11 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
-use fsbench::{cli, metrics, report, runner, store, sys, target};
+use fsbench::{cli, metrics, provision, report, runner, store, sys};
 
 use fsbench::cli::{Cli, Command};
-use target::cleanup::{self, Scope};
-use target::exec::Sys;
+use provision::cleanup::{self, Scope};
+use provision::exec::Sys;
 
 /// 0 ok, 1 a check failed, 2 usage or environment error.
 enum Exit {
@@ -69,7 +69,7 @@ fn clean_leftovers(quiet: bool) {
 fn run(cli: Cli) -> Result<Exit, String> {
     match cli.command {
         Command::Doctor { json } => {
-            let d = target::probe::doctor();
+            let d = provision::probe::doctor();
             if json {
                 println!(
                     "{}",
@@ -152,7 +152,7 @@ fn run(cli: Cli) -> Result<Exit, String> {
             backing,
             common,
         } => {
-            let spec = target::parse_target(&spec)?;
+            let spec = provision::parse_target(&spec)?;
             if !common.dry_run {
                 need_root("fsbench provision")?;
                 runner::install_signal_handlers().map_err(|e| e.to_string())?;
@@ -160,7 +160,7 @@ fn run(cli: Cli) -> Result<Exit, String> {
             }
             let sys = Sys::new(common.dry_run);
             let run_id = metrics::clock::run_id();
-            let req = target::provision::Request {
+            let req = provision::lifecycle::Request {
                 workdir: &common.workdir,
                 run_id: &run_id,
                 index: 0,
@@ -170,7 +170,8 @@ fn run(cli: Cli) -> Result<Exit, String> {
                 keep_image: false,
                 persistent: true,
             };
-            let m = target::provision::provision(&sys, &spec, &req).map_err(|e| e.to_string())?;
+            let m =
+                provision::lifecycle::provision(&sys, &spec, &req).map_err(|e| e.to_string())?;
             if !common.quiet {
                 eprintln!(
                     "fsbench: provisioned '{}' ({}) on {}",
@@ -209,7 +210,7 @@ fn run(cli: Cli) -> Result<Exit, String> {
             }
             let sys = Sys::new(common.dry_run);
             if let Some(mp) = &mountpoint {
-                let reg = target::registry::Registry::open().map_err(|e| e.to_string())?;
+                let reg = provision::registry::Registry::open().map_err(|e| e.to_string())?;
                 let Some(mut state) = reg
                     .list()
                     .into_iter()

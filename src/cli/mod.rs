@@ -215,9 +215,9 @@ pub fn build_plan(
     let overrides = block.overrides();
     let mut specs = Vec::new();
     for t in targets {
-        let spec = crate::target::parse_target(t)?;
+        let spec = crate::provision::parse_target(t)?;
         if backing.device.is_none() {
-            crate::target::check_size(&spec, spec.size.unwrap_or(backing.size))?;
+            crate::provision::check_size(&spec, spec.size.unwrap_or(backing.size))?;
         }
         if specs
             .iter()

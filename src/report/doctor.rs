@@ -2,7 +2,7 @@
 
 use comfy_table::{presets::UTF8_FULL_CONDENSED, Table};
 
-use crate::target::probe::Doctor;
+use crate::provision::probe::Doctor;
 
 pub fn render(d: &Doctor) -> String {
     let mut host = Table::new();

@@ -2,7 +2,7 @@
 
 use crate::engine::ENGINES;
 use crate::plan::spec::key_usage;
-use crate::target::FILESYSTEMS;
+use crate::provision::FILESYSTEMS;
 use crate::workload::presets::PRESETS;
 use crate::workload::WORKLOADS;
 

@@ -7,9 +7,9 @@ use std::time::Instant;
 
 use crate::metrics::clock::now_rfc3339;
 use crate::plan::Plan;
+use crate::provision::exec::Sys;
+use crate::provision::{self, ProvisionError, Request};
 use crate::store::{Environment, Manifest, Outcome, Record, Study, SCHEMA_VERSION};
-use crate::target::exec::Sys;
-use crate::target::provision::{self, ProvisionError, Request};
 use crate::workload::{self, Context, Phase};
 
 pub struct Options {

@@ -26,7 +26,7 @@ pub struct Summary {
 /// The filesystem type and block device under a directory (for the record and diskstats).
 fn where_is(dir: &Path) -> (String, Option<PathBuf>) {
     let dir = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
-    let fs = crate::target::mounts::mounts()
+    let fs = crate::provision::mounts::mounts()
         .into_iter()
         .rev()
         .find(|m| dir.starts_with(&m.mountpoint))

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use crate::plan::Plan;
-use crate::target::provision::TargetInfo;
+use crate::provision::lifecycle::TargetInfo;
 
 /// Version of the record and manifest format (docs/results-schema.md).
 pub const SCHEMA_VERSION: u32 = 1;
@@ -77,7 +77,7 @@ impl Environment {
             hostname: std::fs::read_to_string("/proc/sys/kernel/hostname")
                 .map(|s| s.trim().to_string())
                 .unwrap_or_default(),
-            kernel: crate::target::probe::kernel_release(),
+            kernel: crate::provision::probe::kernel_release(),
             cpu_model,
             cpus: std::thread::available_parallelism()
                 .map(|n| n.get())

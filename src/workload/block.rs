@@ -289,7 +289,7 @@ impl Block {
                 if blockdev {
                     if let Place::AsFio { wipe } = env.place {
                         if writes(job.rw) {
-                            crate::target::safety::check_device(&path, wipe).map_err(|e| {
+                            crate::provision::safety::check_device(&path, wipe).map_err(|e| {
                                 format!("job '{name}' writes to {}: {e}", path.display())
                             })?;
                         }

@@ -1191,7 +1191,7 @@ fn log_unit(sh: &Shared, u: u64, files: u64, bytes: u64) {
 fn exhausted(sh: &Shared) {
     let st = crate::sys::statvfs(sh.root).ok();
     let total: u64 = sh.have.lock().expect("lock").values().sum::<u64>();
-    let fs = crate::target::mounts::mounts()
+    let fs = crate::provision::mounts::mounts()
         .into_iter()
         .rev()
         .find(|m| sh.root.starts_with(&m.mountpoint))

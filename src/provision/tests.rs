@@ -206,7 +206,7 @@ fn every_filesystem_has_one_table_line_and_documented_keys() {
 
 #[test]
 fn requested_options_are_matched_against_mountinfo_spelling() {
-    use provision::option_in_effect;
+    use lifecycle::option_in_effect;
     let have: Vec<String> = ["rw", "compress=zstd:3", "nodatasum", "nobarrier"]
         .iter()
         .map(|s| s.to_string())

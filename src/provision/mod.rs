@@ -1,4 +1,4 @@
-//! Provisioning: the FILESYSTEMS table, backings, safety guards, teardown and leftover cleanup.
+//! Provisioning (the folder was `src/target/`): the FILESYSTEMS table, backings, safety guards, teardown and leftover cleanup.
 //! This is the only module that runs mkfs, mount, zpool and losetup.
 
 pub mod btrfs;
@@ -7,16 +7,18 @@ pub mod dir;
 pub mod exec;
 pub mod ext4;
 pub mod f2fs;
+pub mod lifecycle;
 pub mod loopdev;
 pub mod mounts;
 pub mod probe;
-pub mod provision;
 pub mod raw;
 pub mod registry;
 pub mod safety;
 pub mod tmpfs;
 pub mod xfs;
 pub mod zfs;
+
+pub use lifecycle::{provision, Mounted, ProvisionError, Request, TargetInfo};
 
 use crate::plan::spec::{self, Effect, FsSchema, TargetSpec};
 
