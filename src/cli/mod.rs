@@ -104,46 +104,17 @@ pub enum Command {
     #[command(
         after_help = "Examples:\n  fsbench run randread.fio\n  fsbench run cdm.fio --runtime 2s --out study-cdm\n  fsbench list --preset cdm > cdm.fio && fsbench run cdm.fio\n\nAccepted: [global] and job sections, ; and # comments, rw, bs, bsrange, bssplit, iodepth,\nnumjobs, direct, size, runtime, time_based, ramp_time, rwmixread, ioengine (sync, psync,\nio_uring; libaio runs on io_uring), filename, directory, name, stonewall, group_reporting,\nfsync, fdatasync, end_fsync. Anything else is an error naming its line.\nWriting to a block device named by filename= passes the same guards as mkfs (--wipe to\noverwrite a device carrying a filesystem signature)."
     )]
-    Run {
-        /// The fio job file
-        jobfile: PathBuf,
-        /// Study directory for results.jsonl and manifest.json
-        #[arg(short, long)]
-        out: Option<PathBuf>,
-        /// Allow writing to a block device that carries a filesystem, partition table or pool label
-        #[arg(long)]
-        wipe: bool,
-        #[command(flatten)]
-        block: BlockArgs,
-        /// Less chatter on standard error
-        #[arg(short, long)]
-        quiet: bool,
-    },
+    Run(RunArgs),
     /// Create one target and leave it mounted; the last line of output is the mount point
     #[command(
         after_help = "Examples:\n  fsbench provision ext4:inodes=2000000 --size 2G\n  cd \"$(fsbench provision -q xfs:maxpct=10 | tail -n1)\"\n  fsbench provision btrfs:compress=zstd --device /dev/sdb --wipe\n\nRemove it with `fsbench teardown MOUNTPOINT` (or `fsbench teardown` for all)."
     )]
-    Provision {
-        /// Target spec, e.g. zfs:recordsize=128k,primarycache=metadata
-        spec: String,
-        #[command(flatten)]
-        backing: Backing,
-        #[command(flatten)]
-        common: Common,
-    },
+    Provision(ProvisionArgs),
     /// Remove a provisioned target (or all of them, and any leftovers)
     #[command(
         after_help = "Examples:\n  fsbench teardown /var/tmp/fsbench/fsbench-20261121T054512-4711/mnt-0-ext4\n  fsbench teardown            all provisioned targets and leftovers\n  fsbench teardown --dry-run"
     )]
-    Teardown {
-        /// Mount point printed by `fsbench provision`
-        mountpoint: Option<PathBuf>,
-        /// Keep the loop image file
-        #[arg(long)]
-        keep: bool,
-        #[command(flatten)]
-        common: Common,
-    },
+    Teardown(TeardownArgs),
     /// Remove what killed runs left behind (mounts, loop devices, pools, a zfs-fuse fsbench started)
     #[command(
         after_help = "Examples:\n  fsbench cleanup --dry-run   list what would be removed\n  fsbench cleanup\n\nOnly what fsbench created and no running fsbench claims is touched. Targets left by\n`fsbench provision` stay: remove them with `fsbench teardown`."
@@ -156,50 +127,94 @@ pub enum Command {
     #[command(
         after_help = "Examples:\n  fsbench report study\n  fsbench report study --format md > report.md\n  fsbench report study --format csv --baseline xfs\n  fsbench report study --format html > report.html\n\nNeeds no root: it only reads DIR/results.jsonl. The terminal and Markdown views show the\nkey metrics (iops, bytes_per_sec, lat_p99_ns, files_per_sec, space_overhead_pct); CSV and JSON\ncarry every metric of every test."
     )]
-    Report {
-        /// The study directory (holds results.jsonl)
-        dir: PathBuf,
-        /// term, md, csv, json or html (one self-contained file with charts)
-        #[arg(long, default_value = "term", value_parser = ["term", "md", "csv", "json", "html"])]
-        format: String,
-        /// The target every other is compared with (default: the first)
-        #[arg(long)]
-        baseline: Option<String>,
-    },
+    Report(ReportArgs),
     /// Provision each target, run the workloads on it, record every phase, tear down
     #[command(
         after_help = "Examples:\n  fsbench compare ext4 xfs btrfs zfs --out study\n  fsbench compare ext4 'ext4:nojournal,label=ext4-nj' --workload smoke:size=256M\n  fsbench compare 'zfs:recordsize=128k,label=zfs-128k' 'zfs:recordsize=4k,label=zfs-4k'\n  fsbench compare xfs btrfs --device /dev/sdb --wipe\n  fsbench compare dir:/mnt/nfs tmpfs\n  fsbench compare ext4 xfs raw --workload cdm --runtime 2s --file-size 256M\n  fsbench compare ext4 btrfs --workload 'block:rw=randread,bs=4k,iodepth=32'\n  fsbench compare ext4 xfs --workload fio:db.fio\n  fsbench compare --resume study                 finish a killed study\n\nResults: OUT/results.jsonl (one JSON record per phase, written as it finishes) and\nOUT/manifest.json (plan, environment, commands as run). Schema: docs/results-schema.md."
     )]
-    Compare {
-        /// Target specs: FS[:KEY[=VALUE],...] (see `fsbench list`)
-        #[arg(required_unless_present = "resume")]
-        targets: Vec<String>,
-        /// Workloads to run on each target (repeatable)
-        #[arg(short, long = "workload", default_value = "smoke")]
-        workloads: Vec<String>,
-        /// Study directory for results and manifest
-        #[arg(short, long)]
-        out: Option<PathBuf>,
-        /// Run everything this many times, each on a freshly provisioned target; the order of the
-        /// targets rotates from one repeat to the next so that drift favours none
-        #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1000))]
-        repeat: u32,
-        /// The target every other is compared with in the report (default: the first)
-        #[arg(long)]
-        baseline: Option<String>,
-        /// Continue the study in DIR (killed or interrupted): run only what is missing, then report
-        #[arg(long, value_name = "DIR", conflicts_with_all = ["targets", "out"])]
-        resume: Option<PathBuf>,
-        /// Keep the loop image files after teardown
-        #[arg(long)]
-        keep: bool,
-        #[command(flatten)]
-        block: BlockArgs,
-        #[command(flatten)]
-        backing: Backing,
-        #[command(flatten)]
-        common: Common,
-    },
+    Compare(Box<CompareArgs>),
+}
+
+#[derive(Args, Debug)]
+pub struct RunArgs {
+    /// The fio job file
+    pub jobfile: PathBuf,
+    /// Study directory for results.jsonl and manifest.json
+    #[arg(short, long)]
+    pub out: Option<PathBuf>,
+    /// Allow writing to a block device that carries a filesystem, partition table or pool label
+    #[arg(long)]
+    pub wipe: bool,
+    #[command(flatten)]
+    pub block: BlockArgs,
+    /// Less chatter on standard error
+    #[arg(short, long)]
+    pub quiet: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct ProvisionArgs {
+    /// Target spec, e.g. zfs:recordsize=128k,primarycache=metadata
+    pub spec: String,
+    #[command(flatten)]
+    pub backing: Backing,
+    #[command(flatten)]
+    pub common: Common,
+}
+
+#[derive(Args, Debug)]
+pub struct TeardownArgs {
+    /// Mount point printed by `fsbench provision`
+    pub mountpoint: Option<PathBuf>,
+    /// Keep the loop image file
+    #[arg(long)]
+    pub keep: bool,
+    #[command(flatten)]
+    pub common: Common,
+}
+
+#[derive(Args, Debug)]
+pub struct ReportArgs {
+    /// The study directory (holds results.jsonl)
+    pub dir: PathBuf,
+    /// One of the report formats (see `fsbench report --help`)
+    #[arg(long, default_value = "term", value_parser = clap::builder::PossibleValuesParser::new(crate::report::formats::names()))]
+    pub format: String,
+    /// The target every other is compared with (default: the first)
+    #[arg(long)]
+    pub baseline: Option<String>,
+}
+
+#[derive(Args, Debug)]
+pub struct CompareArgs {
+    /// Target specs: FS[:KEY[=VALUE],...] (see `fsbench list`)
+    #[arg(required_unless_present = "resume")]
+    pub targets: Vec<String>,
+    /// Workloads to run on each target (repeatable)
+    #[arg(short, long = "workload", default_value = "smoke")]
+    pub workloads: Vec<String>,
+    /// Study directory for results and manifest
+    #[arg(short, long)]
+    pub out: Option<PathBuf>,
+    /// Run everything this many times, each on a freshly provisioned target; the order of the
+    /// targets rotates from one repeat to the next so that drift favours none
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub repeat: u32,
+    /// The target every other is compared with in the report (default: the first)
+    #[arg(long)]
+    pub baseline: Option<String>,
+    /// Continue the study in DIR (killed or interrupted): run only what is missing, then report
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["targets", "out"])]
+    pub resume: Option<PathBuf>,
+    /// Keep the loop image files after teardown
+    #[arg(long)]
+    pub keep: bool,
+    #[command(flatten)]
+    pub block: BlockArgs,
+    #[command(flatten)]
+    pub backing: Backing,
+    #[command(flatten)]
+    pub common: Common,
 }
 
 /// Parses targets and workloads into a plan, checking everything that can be checked without
@@ -233,7 +248,7 @@ pub fn build_plan(
     let mut wl = Vec::new();
     for w in workloads {
         let spec = crate::plan::workload::parse_workload(w)?;
-        crate::workload::build(&spec, &overrides)?;
+        crate::workload::build(&spec, &overrides).map_err(|e| e.0)?;
         wl.push(spec);
     }
     if let Some(b) = baseline {

@@ -26,7 +26,7 @@ pub fn parse(text: &str, name: &str) -> Option<DevIo> {
 pub fn kernel_name(device: &Path) -> Option<String> {
     use std::os::unix::fs::MetadataExt;
     let rdev = std::fs::metadata(device).ok()?.rdev();
-    let (maj, min) = crate::provision::safety::split_dev(rdev);
+    let (maj, min) = crate::sys::split_dev(rdev);
     let link = std::fs::read_link(format!("/sys/dev/block/{maj}:{min}")).ok()?;
     Some(link.file_name()?.to_string_lossy().into_owned())
 }
@@ -35,7 +35,7 @@ pub fn kernel_name(device: &Path) -> Option<String> {
 pub fn device_of_dir(dir: &Path) -> Option<PathBuf> {
     use std::os::unix::fs::MetadataExt;
     let dev = std::fs::metadata(dir).ok()?.dev();
-    let (maj, min) = crate::provision::safety::split_dev(dev);
+    let (maj, min) = crate::sys::split_dev(dev);
     let link = std::fs::read_link(format!("/sys/dev/block/{maj}:{min}")).ok()?;
     Some(PathBuf::from("/dev").join(link.file_name()?))
 }

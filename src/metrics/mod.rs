@@ -4,3 +4,4 @@ pub mod clock;
 pub mod cpu;
 pub mod diskstats;
 pub mod hist;
+pub mod progress;

@@ -2,12 +2,14 @@
 
 pub mod job;
 pub mod jobfile;
+pub mod provisioned;
 pub mod spec;
 pub mod units;
 pub mod workload;
 
 use serde::{Deserialize, Serialize};
 
+pub use provisioned::TargetInfo;
 pub use spec::TargetSpec;
 pub use workload::{Overrides, WorkloadSpec};
 

@@ -9,7 +9,8 @@ use std::time::Duration;
 
 use super::exec::{argv, Sys};
 use super::registry::{in_workdir, Registry, Resource, TargetState};
-use super::{loopdev, mounts, zfs, NAME_PREFIX};
+use super::{loopdev, zfs, NAME_PREFIX};
+use crate::sys::mounts;
 
 /// Unmounts a mount point, retrying while it is busy; a lazy unmount is the last resort.
 fn unmount(sys: &Sys, path: &Path) -> Result<(), String> {

@@ -5,15 +5,7 @@ use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-use serde::Serialize;
-
-/// One command as run, for the manifest.
-#[derive(Debug, Clone, Serialize, serde::Deserialize)]
-pub struct CommandRecord {
-    pub argv: Vec<String>,
-    pub exit_code: Option<i32>,
-    pub duration_s: f64,
-}
+pub use crate::plan::provisioned::CommandRecord;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ExecError {

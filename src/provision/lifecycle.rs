@@ -3,12 +3,11 @@
 
 use std::path::{Path, PathBuf};
 
-use serde::Serialize;
-
-use super::exec::{argv, CommandRecord, ExecError, Sys};
+use super::exec::{argv, ExecError, Sys};
 use super::registry::{self, Owner, Registry, Resource, TargetState};
-use super::{cleanup, loopdev, mounts, probe, safety, zfs, Kind, NAME_PREFIX};
+use super::{cleanup, loopdev, probe, safety, zfs, Kind, NAME_PREFIX};
 use crate::plan::TargetSpec;
+use crate::sys::mounts;
 
 /// What a provisioning request needs besides the spec.
 #[derive(Debug, Clone)]
@@ -44,27 +43,7 @@ impl From<ExecError> for ProvisionError {
     }
 }
 
-/// What the manifest keeps about a provisioned target.
-#[derive(Debug, Clone, Serialize, serde::Deserialize, Default)]
-pub struct TargetInfo {
-    pub id: String,
-    pub label: String,
-    pub fs: String,
-    pub spec: String,
-    pub backing: String,
-    pub size_bytes: u64,
-    pub device: Option<String>,
-    pub mountpoint: String,
-    pub tool_version: Option<String>,
-    /// Mount options fsbench asked for.
-    pub requested_mount_options: Vec<String>,
-    /// Options in /proc/self/mountinfo after mounting (per-mount and superblock).
-    pub mount_options: Vec<String>,
-    /// Requested options missing from mountinfo: changed or ignored by the kernel.
-    pub options_not_in_effect: Vec<String>,
-    pub zfs_properties: Vec<(String, String)>,
-    pub commands: Vec<CommandRecord>,
-}
+pub use crate::plan::provisioned::TargetInfo;
 
 /// A provisioned target. Teardown runs when it is dropped, if not before.
 pub struct Mounted {
@@ -301,7 +280,7 @@ pub fn provision(sys: &Sys, spec: &TargetSpec, req: &Request) -> Result<Mounted,
 }
 
 fn interrupted() -> Result<(), ProvisionError> {
-    if crate::runner::stop_requested() {
+    if crate::stop::stop_requested() {
         return Err(ProvisionError::Failed("interrupted".into()));
     }
     Ok(())

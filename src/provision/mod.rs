@@ -9,7 +9,6 @@ pub mod ext4;
 pub mod f2fs;
 pub mod lifecycle;
 pub mod loopdev;
-pub mod mounts;
 pub mod probe;
 pub mod raw;
 pub mod registry;

@@ -151,11 +151,7 @@ fn free_loop_devices() -> (usize, usize) {
     (total, free)
 }
 
-pub fn kernel_release() -> String {
-    std::fs::read_to_string("/proc/sys/kernel/osrelease")
-        .map(|s| s.trim().to_string())
-        .unwrap_or_else(|_| "unknown".into())
-}
+pub use crate::sys::host::kernel_release;
 
 pub fn doctor() -> Doctor {
     let mut host = Vec::new();

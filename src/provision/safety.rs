@@ -11,7 +11,7 @@ use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
 use super::exec::{argv, run_command};
-use super::mounts;
+use crate::sys::mounts;
 
 #[derive(Debug, thiserror::Error)]
 pub enum GuardError {
@@ -23,12 +23,7 @@ pub enum GuardError {
     HasData { path: String, what: String },
 }
 
-/// (major, minor) of a device number, as glibc's gnu_dev_major / gnu_dev_minor compute them.
-pub fn split_dev(rdev: u64) -> (u32, u32) {
-    let major = ((rdev >> 32) & 0xffff_f000) | ((rdev >> 8) & 0x0000_0fff);
-    let minor = ((rdev >> 12) & 0xffff_ff00) | (rdev & 0x0000_00ff);
-    (major as u32, minor as u32)
-}
+pub use crate::sys::split_dev;
 
 /// The device number of a block device path (following symlinks).
 pub fn block_dev_number(path: &Path) -> Result<(u32, u32), GuardError> {

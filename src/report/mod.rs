@@ -2,6 +2,7 @@
 
 pub mod block;
 pub mod doctor;
+pub mod formats;
 pub mod html;
 pub mod list;
 pub mod stats;

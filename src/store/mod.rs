@@ -9,8 +9,44 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use crate::frame::Phase;
 use crate::plan::Plan;
-use crate::provision::lifecycle::TargetInfo;
+use crate::plan::TargetInfo;
+
+/// Why the study directory could not be read or written.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("{path}: {source}")]
+    Io {
+        path: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{path}: {why}")]
+    Format { path: String, why: String },
+    #[error(
+        "{0} already holds a study (results.jsonl is not empty): choose a new --out directory"
+    )]
+    Exists(String),
+}
+
+fn io_at(path: &Path) -> impl FnOnce(std::io::Error) -> StoreError + '_ {
+    move |source| StoreError::Io {
+        path: path.display().to_string(),
+        source,
+    }
+}
+
+/// The state of a study, as its manifest says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Status {
+    Running,
+    Complete,
+    Interrupted,
+    Failed,
+    Refused,
+}
 
 /// Version of the record and manifest format (docs/results-schema.md).
 pub const SCHEMA_VERSION: u32 = 1;
@@ -53,58 +89,60 @@ pub struct Record {
     pub config: Option<serde_json::Value>,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct Environment {
-    pub hostname: String,
-    pub kernel: String,
-    pub cpu_model: String,
-    pub cpus: usize,
-    pub mem_total_bytes: u64,
-    pub fsbench_version: String,
+pub use crate::sys::host::Environment;
+
+/// Which target, workload and repeat a record belongs to.
+#[derive(Debug, Clone)]
+pub struct RecordKey<'a> {
+    pub target: &'a str,
+    pub fs: &'a str,
+    pub workload: &'a str,
+    pub repeat: u32,
 }
 
-impl Environment {
-    pub fn probe() -> Environment {
-        let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
-        let cpu_model = cpuinfo
-            .lines()
-            .find(|l| l.starts_with("model name"))
-            .and_then(|l| l.split_once(':'))
-            .map(|(_, v)| v.trim().to_string())
-            .unwrap_or_else(|| "unknown".into());
-        let mem_total_bytes = mem_total_bytes();
-        Environment {
-            hostname: std::fs::read_to_string("/proc/sys/kernel/hostname")
-                .map(|s| s.trim().to_string())
-                .unwrap_or_default(),
-            kernel: crate::provision::probe::kernel_release(),
-            cpu_model,
-            cpus: std::thread::available_parallelism()
-                .map(|n| n.get())
-                .unwrap_or(1),
-            mem_total_bytes,
-            fsbench_version: env!("CARGO_PKG_VERSION").to_string(),
+impl Record {
+    /// The one way to build a record: a phase as measured, with its key.
+    pub fn from_phase(key: &RecordKey, p: Phase) -> Record {
+        let outcome = if p.error.is_some() {
+            Outcome::Failed
+        } else if p.skipped.is_some() {
+            Outcome::Skipped
+        } else {
+            Outcome::Ok
+        };
+        Record {
+            schema: SCHEMA_VERSION,
+            target: key.target.to_string(),
+            fs: key.fs.to_string(),
+            workload: key.workload.to_string(),
+            test: p.test,
+            repeat: key.repeat,
+            started_at: if p.started_at.is_empty() {
+                crate::metrics::clock::now_rfc3339()
+            } else {
+                p.started_at
+            },
+            duration_s: p.duration_s,
+            outcome,
+            reason: p.skipped,
+            error: p.error,
+            metrics: p.metrics,
+            notes: p.notes,
+            histograms: p.histograms,
+            series: p.series,
+            config: p.config,
         }
     }
 }
 
-/// MemTotal from /proc/meminfo, in bytes (0 when unknown).
-pub fn mem_total_bytes() -> u64 {
-    std::fs::read_to_string("/proc/meminfo")
-        .unwrap_or_default()
-        .lines()
-        .find(|l| l.starts_with("MemTotal:"))
-        .and_then(|l| l.split_whitespace().nth(1))
-        .and_then(|v| v.parse::<u64>().ok())
-        .map(|kb| kb * 1024)
-        .unwrap_or(0)
-}
-
 /// Reads a study's manifest.json.
-pub fn read_manifest(dir: &Path) -> Result<Manifest, String> {
+pub fn read_manifest(dir: &Path) -> Result<Manifest, StoreError> {
     let mpath = dir.join("manifest.json");
-    let text = std::fs::read_to_string(&mpath).map_err(|e| format!("{}: {e}", mpath.display()))?;
-    serde_json::from_str(&text).map_err(|e| format!("{}: {e}", mpath.display()))
+    let text = std::fs::read_to_string(&mpath).map_err(io_at(&mpath))?;
+    serde_json::from_str(&text).map_err(|e| StoreError::Format {
+        path: mpath.display().to_string(),
+        why: e.to_string(),
+    })
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -115,8 +153,7 @@ pub struct Manifest {
     pub created_at: String,
     #[serde(default)]
     pub finished_at: Option<String>,
-    /// running, complete, interrupted, failed
-    pub status: String,
+    pub status: Status,
     pub command_line: Vec<String>,
     pub plan: Plan,
     pub environment: Environment,
@@ -128,9 +165,37 @@ pub struct Manifest {
     pub completed: Vec<(String, u32)>,
 }
 
+impl Manifest {
+    /// The one way to build a manifest: a new study of `plan`, running.
+    pub fn new(plan: Plan, command_line: Vec<String>, environment: Environment) -> Manifest {
+        Manifest {
+            schema: SCHEMA_VERSION,
+            fsbench_version: env!("CARGO_PKG_VERSION").to_string(),
+            run_id: crate::metrics::clock::run_id(),
+            created_at: crate::metrics::clock::now_rfc3339(),
+            finished_at: None,
+            status: Status::Running,
+            command_line,
+            plan,
+            environment,
+            targets: Vec::new(),
+            warnings: Vec::new(),
+            completed: Vec::new(),
+        }
+    }
+}
+
 pub struct Study {
     pub dir: PathBuf,
     results: File,
+}
+
+fn open_append(path: &Path) -> Result<File, StoreError> {
+    std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+        .map_err(io_at(path))
 }
 
 fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
@@ -143,57 +208,38 @@ fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
 
 impl Study {
     /// Creates a new study directory; refuses one that already holds results.
-    pub fn create(dir: &Path, manifest: &Manifest) -> Result<Study, String> {
+    pub fn create(dir: &Path, manifest: &Manifest) -> Result<Study, StoreError> {
         let results_path = dir.join("results.jsonl");
         if results_path
             .metadata()
             .map(|m| m.len() > 0)
             .unwrap_or(false)
         {
-            return Err(format!(
-                "{} already holds a study (results.jsonl is not empty): choose a new --out directory",
-                dir.display()
-            ));
+            return Err(StoreError::Exists(dir.display().to_string()));
         }
-        std::fs::create_dir_all(dir)
-            .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-        let results = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(&results_path)
-            .map_err(|e| format!("cannot open {}: {e}", results_path.display()))?;
+        std::fs::create_dir_all(dir).map_err(io_at(dir))?;
         let study = Study {
             dir: dir.to_path_buf(),
-            results,
+            results: open_append(&results_path)?,
         };
-        study
-            .save_manifest(manifest)
-            .map_err(|e| format!("cannot write the manifest in {}: {e}", dir.display()))?;
+        study.save_manifest(manifest)?;
         Ok(study)
     }
 
     /// Opens an existing study to continue it (`compare --resume`).
-    pub fn open(dir: &Path) -> Result<(Study, Manifest), String> {
-        let manifest = read_manifest(dir)
-            .map_err(|e| format!("{e}: --resume needs the directory of an earlier compare"))?;
-        let results_path = dir.join("results.jsonl");
-        let results = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(&results_path)
-            .map_err(|e| format!("cannot open {}: {e}", results_path.display()))?;
-        Ok((
-            Study {
-                dir: dir.to_path_buf(),
-                results,
-            },
-            manifest,
-        ))
+    pub fn open(dir: &Path) -> Result<(Study, Manifest), StoreError> {
+        let manifest = read_manifest(dir)?;
+        let results = open_append(&dir.join("results.jsonl"))?;
+        let study = Study {
+            dir: dir.to_path_buf(),
+            results,
+        };
+        Ok((study, manifest))
     }
 
     /// Replaces results.jsonl with `keep` (atomically); `moved` are appended to
     /// results.partial.jsonl, so that nothing measured is lost.
-    pub fn set_aside(&mut self, keep: &[Record], moved: &[Record]) -> std::io::Result<()> {
+    pub fn set_aside(&mut self, keep: &[Record], moved: &[Record]) -> Result<(), StoreError> {
         let lines = |rs: &[Record]| -> std::io::Result<Vec<u8>> {
             let mut out = Vec::new();
             for r in rs {
@@ -202,43 +248,49 @@ impl Study {
             }
             Ok(out)
         };
-        let mut partial = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(self.dir.join("results.partial.jsonl"))?;
-        partial.write_all(&lines(moved)?)?;
-        partial.sync_data()?;
-        write_atomic(&self.dir.join("results.jsonl"), &lines(keep)?)?;
-        self.results = std::fs::OpenOptions::new()
-            .append(true)
-            .open(self.dir.join("results.jsonl"))?;
+        let ppath = self.dir.join("results.partial.jsonl");
+        let mut partial = open_append(&ppath)?;
+        lines(moved)
+            .and_then(|b| partial.write_all(&b))
+            .and_then(|_| partial.sync_data())
+            .map_err(io_at(&ppath))?;
+        let rpath = self.dir.join("results.jsonl");
+        lines(keep)
+            .and_then(|b| write_atomic(&rpath, &b))
+            .map_err(io_at(&rpath))?;
+        self.results = open_append(&rpath)?;
         Ok(())
     }
 
     /// Appends one record and makes it durable before returning.
-    pub fn append(&mut self, rec: &Record) -> std::io::Result<()> {
-        let mut line = serde_json::to_vec(rec).map_err(std::io::Error::other)?;
+    pub fn append(&mut self, rec: &Record) -> Result<(), StoreError> {
+        let path = self.dir.join("results.jsonl");
+        let mut line = serde_json::to_vec(rec)
+            .map_err(std::io::Error::other)
+            .map_err(io_at(&path))?;
         line.push(b'\n');
-        self.results.write_all(&line)?;
-        self.results.sync_data()
+        self.results.write_all(&line).map_err(io_at(&path))?;
+        self.results.sync_data().map_err(io_at(&path))
     }
 
     /// Rewrites the manifest of a study that is not open (e.g. to add the report's warnings).
-    pub fn save_manifest_at(dir: &Path, m: &Manifest) -> std::io::Result<()> {
-        let bytes = serde_json::to_vec_pretty(m).map_err(std::io::Error::other)?;
-        write_atomic(&dir.join("manifest.json"), &bytes)
+    pub fn save_manifest_at(dir: &Path, m: &Manifest) -> Result<(), StoreError> {
+        let path = dir.join("manifest.json");
+        let bytes = serde_json::to_vec_pretty(m)
+            .map_err(std::io::Error::other)
+            .map_err(io_at(&path))?;
+        write_atomic(&path, &bytes).map_err(io_at(&path))
     }
 
-    pub fn save_manifest(&self, m: &Manifest) -> std::io::Result<()> {
-        let bytes = serde_json::to_vec_pretty(m).map_err(std::io::Error::other)?;
-        write_atomic(&self.dir.join("manifest.json"), &bytes)
+    pub fn save_manifest(&self, m: &Manifest) -> Result<(), StoreError> {
+        Study::save_manifest_at(&self.dir, m)
     }
 }
 
 /// Reads every complete record of a study; a torn last line (a crash mid-write) is skipped.
-pub fn load_results(dir: &Path) -> Result<Vec<Record>, String> {
+pub fn load_results(dir: &Path) -> Result<Vec<Record>, StoreError> {
     let path = dir.join("results.jsonl");
-    let text = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let text = std::fs::read_to_string(&path).map_err(io_at(&path))?;
     let mut out = Vec::new();
     let lines: Vec<&str> = text.lines().collect();
     for (i, line) in lines.iter().enumerate() {
@@ -248,7 +300,12 @@ pub fn load_results(dir: &Path) -> Result<Vec<Record>, String> {
         match serde_json::from_str(line) {
             Ok(r) => out.push(r),
             Err(_) if i + 1 == lines.len() && !text.ends_with('\n') => {}
-            Err(e) => return Err(format!("{} line {}: {e}", path.display(), i + 1)),
+            Err(e) => {
+                return Err(StoreError::Format {
+                    path: format!("{} line {}", path.display(), i + 1),
+                    why: e.to_string(),
+                })
+            }
         }
     }
     Ok(out)

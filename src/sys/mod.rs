@@ -1,4 +1,5 @@
-//! The only module allowed `unsafe`. Each wrapper names the C call, its contract and its man page.
+//! The system layer, and the only module allowed `unsafe`: syscall wrappers (host.rs and
+//! mounts.rs read /proc without any). Each wrapper names the C call, its contract and its man page.
 
 use std::ffi::CString;
 use std::io;
@@ -104,7 +105,16 @@ pub fn reap(pid: u32) {
     unsafe { libc::waitpid(pid as libc::pid_t, &mut status, libc::WNOHANG) };
 }
 
+pub mod host;
+pub mod mounts;
 pub mod uring;
+
+/// (major, minor) of a device number, as glibc's gnu_dev_major / gnu_dev_minor compute them.
+pub fn split_dev(rdev: u64) -> (u32, u32) {
+    let major = ((rdev >> 32) & 0xffff_f000) | ((rdev >> 8) & 0x0000_0fff);
+    let minor = ((rdev >> 12) & 0xffff_ff00) | (rdev & 0x0000_00ff);
+    (major as u32, minor as u32)
+}
 
 /// Heap memory aligned for O_DIRECT (4096 bytes), zero-filled, freed on drop.
 pub struct AlignedBuf {

@@ -1,59 +1,41 @@
-//! Workloads: one table, each entry builds a runnable workload from its spec.
+//! Workloads: one table, each entry builds a runnable workload from its spec. A workload binds to
+//! a target as a `frame::Session` that declares its phases; the phase frame runs them.
 
 pub mod block;
-pub mod data;
 pub mod files;
 pub mod idle;
 pub mod presets;
 pub mod smoke;
 
-use std::collections::BTreeMap;
-use std::path::Path;
-
+use crate::frame::{RunError, Session, TargetCtx};
 use crate::plan::{Overrides, WorkloadSpec};
 
-/// One measured phase, as a workload reports it; the runner adds target, repeat and times.
-#[derive(Debug, Clone, Default)]
-pub struct Phase {
-    pub test: String,
-    pub started_at: String,
-    pub duration_s: f64,
-    /// Some(error) when the phase failed (e.g. a verification mismatch).
-    pub error: Option<String>,
-    pub metrics: BTreeMap<String, f64>,
-    /// Flags about how far to trust the numbers, e.g. "page_cache".
-    pub notes: Vec<String>,
-    /// Whole latency histograms, encoded (metrics::hist::encode), by name.
-    pub histograms: BTreeMap<String, String>,
-    /// Per-second series, by name (e.g. iops, bytes_per_sec).
-    pub series: BTreeMap<String, Vec<f64>>,
-    /// The job as run, with every option that changes results.
-    pub config: Option<serde_json::Value>,
-    /// Some(reason) when the phase could not run on this target.
-    pub skipped: Option<String>,
+pub use crate::frame::Phase;
+
+/// A workload spec that cannot run as written: a usage error, found before anything runs.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct SpecError(pub String);
+
+impl From<String> for SpecError {
+    fn from(s: String) -> Self {
+        SpecError(s)
+    }
 }
 
-/// What a workload may use while it runs.
-pub struct Context<'a> {
-    /// Where to work: the target's mount point (or scratch directory).
-    pub dir: &'a Path,
-    /// The target's filesystem type (tmpfs reads are always cache reads).
-    pub fs: &'a str,
-    /// The block device under the target (loop device, --device), for device statistics.
-    pub device: Option<&'a Path>,
-    /// Set for `raw` targets: the device itself is the target; `dir` is unused.
-    pub raw_device: Option<&'a Path>,
-    pub quiet: bool,
-    /// Hands a finished phase to the runner, which persists it at once.
-    pub emit: &'a mut dyn FnMut(Phase) -> std::io::Result<()>,
+/// What a workload does on a target: run its phases, or skip with a reason (one record).
+pub enum Opened {
+    Run(Box<dyn Session>),
+    Skip { test: String, reason: String },
 }
 
-pub trait Workload {
-    fn run(&self, ctx: &mut Context) -> Result<(), String>;
+pub trait Workload: Send + Sync {
+    /// Binds the workload to a target, checking what can be checked there before anything runs.
+    fn open(&self, t: &TargetCtx) -> Result<Opened, RunError>;
 }
 
 /// Checks a workload spec (with the command line's overrides) and builds the workload.
-pub type BuildFn = fn(&WorkloadSpec, &Overrides) -> Result<Box<dyn Workload>, String>;
+pub type BuildFn = fn(&WorkloadSpec, &Overrides) -> Result<Box<dyn Workload>, SpecError>;
 
 pub struct WorkloadDef {
     pub name: &'static str,
@@ -64,39 +46,28 @@ pub struct WorkloadDef {
     pub build: BuildFn,
 }
 
+/// Every workload: adding one is a file in this folder and a line here.
 pub static WORKLOADS: &[WorkloadDef] = &[
     smoke::DEF,
-    WorkloadDef {
-        name: "block",
-        summary: "one fio-class job from fio options: block:rw=randread,bs=4k,iodepth=32 (defaults: io_uring, direct, 1 GiB file, 5 s)",
-        params: &[],
-        fio_params: true,
-        build: block::build_adhoc,
-    },
-    WorkloadDef {
-        name: "fio",
-        summary: "a fio job file, run on each target's mount point: fio:PATH",
-        params: &[],
-        fio_params: true,
-        build: block::build_jobfile,
-    },
+    block::DEF_BLOCK,
+    block::DEF_FIO,
     files::DEF,
     idle::DEF,
 ];
 
 /// Checks a workload spec (a workload of the table or a block preset) and builds it.
-pub fn build(spec: &WorkloadSpec, o: &Overrides) -> Result<Box<dyn Workload>, String> {
+pub fn build(spec: &WorkloadSpec, o: &Overrides) -> Result<Box<dyn Workload>, SpecError> {
     if let Some(p) = presets::find(&spec.name) {
         return block::build_preset(p, spec, o);
     }
     let Some(def) = WORKLOADS.iter().find(|w| w.name == spec.name) else {
         let mut names: Vec<&str> = WORKLOADS.iter().map(|w| w.name).collect();
         names.extend(presets::PRESETS.iter().map(|p| p.name));
-        return Err(format!(
+        return Err(SpecError(format!(
             "unknown workload '{}': valid workloads are {}",
             spec.name,
             names.join(", ")
-        ));
+        )));
     };
     if def.fio_params {
         return (def.build)(spec, o);
@@ -108,12 +79,21 @@ pub fn build(spec: &WorkloadSpec, o: &Overrides) -> Result<Box<dyn Workload>, St
                 .iter()
                 .map(|(p, h)| format!("{p} ({h})"))
                 .collect();
-            return Err(format!(
+            return Err(SpecError(format!(
                 "unknown parameter '{k}' for workload '{}': valid parameters are {}",
                 def.name,
                 valid.join(", ")
-            ));
+            )));
         }
     }
     (def.build)(spec, o)
+}
+
+/// A worker's output that only carries an error (setup failed before any work).
+pub fn failed(part: usize, e: impl std::fmt::Display) -> crate::frame::WorkerOut {
+    crate::frame::WorkerOut {
+        part,
+        error: Some(e.to_string()),
+        ..Default::default()
+    }
 }

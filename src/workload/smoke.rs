@@ -1,14 +1,16 @@
 //! `smoke`: write a file of random data, fsync, drop caches, read it back from the device and
 //! verify every byte. It proves a target works end to end; the real workloads measure it.
 
-use std::collections::BTreeMap;
 use std::fs::File;
 use std::io::{Read, Write};
+use std::path::PathBuf;
 use std::time::Instant;
 
-use super::data::DataGen;
-use super::{Context, Phase, Workload, WorkloadDef};
-use crate::metrics::clock::now_rfc3339;
+use super::{Opened, SpecError, Workload, WorkloadDef};
+use crate::frame::{
+    CachePolicy, Merged, Phase, PhaseSpec, RunError, Session, TargetCtx, WorkerCtx, WorkerOut,
+};
+use crate::io::DataGen;
 use crate::plan::units::parse_size;
 use crate::plan::WorkloadSpec;
 
@@ -30,141 +32,170 @@ pub struct Smoke {
     seed: u64,
 }
 
-fn build(spec: &WorkloadSpec, _o: &crate::plan::Overrides) -> Result<Box<dyn Workload>, String> {
+fn build(spec: &WorkloadSpec, _o: &crate::plan::Overrides) -> Result<Box<dyn Workload>, SpecError> {
+    let bad = |what: String| SpecError(format!("workload '{}': {what}", spec.spec));
     let size = match spec.param("size") {
-        Some(s) => parse_size(s).map_err(|e| format!("workload '{}': size: {e}", spec.spec))?,
+        Some(s) => parse_size(s).map_err(|e| bad(format!("size: {e}")))?,
         None => 64 << 20,
     };
     if size == 0 {
-        return Err(format!(
-            "workload '{}': size must be more than 0",
-            spec.spec
-        ));
+        return Err(bad("size must be more than 0".into()));
     }
     let seed = match spec.param("seed") {
         Some(s) => s
             .parse()
-            .map_err(|_| format!("workload '{}': seed '{s}' is not a whole number", spec.spec))?,
+            .map_err(|_| bad(format!("seed '{s}' is not a whole number")))?,
         None => 1,
     };
     Ok(Box::new(Smoke { size, seed }))
 }
 
 impl Workload for Smoke {
-    fn run(&self, ctx: &mut Context) -> Result<(), String> {
-        if ctx.raw_device.is_some() {
-            return (ctx.emit)(Phase {
+    fn open(&self, t: &TargetCtx) -> Result<Opened, RunError> {
+        let Some(dir) = t.dir() else {
+            return Ok(Opened::Skip {
                 test: "smoke".into(),
-                started_at: now_rfc3339(),
-                skipped: Some("smoke needs a filesystem; raw targets run block workloads".into()),
-                ..Default::default()
-            })
-            .map_err(|e| format!("cannot save the record: {e}"));
-        }
-        let path = ctx.dir.join("fsbench-smoke.dat");
-        let io = |e: std::io::Error| format!("{}: {e}", path.display());
-        let mut buf = vec![0u8; CHUNK];
-
-        // write + fsync
-        let used = |d: &std::path::Path| {
-            crate::sys::statvfs(d)
-                .ok()
-                .map(|s| (s.blocks - s.blocks_free) * s.block_size)
+                reason: "smoke needs a filesystem; raw targets run block workloads".into(),
+            });
         };
-        let used_before = used(ctx.dir);
-        let started_at = now_rfc3339();
-        let t0 = Instant::now();
-        let mut f = File::create(&path).map_err(io)?;
+        let phase = |name: &str, does: &str, cache, writes| PhaseSpec {
+            name: name.into(),
+            does: does.into(),
+            cache,
+            writes,
+            reads: !writes,
+            workers: 1,
+            unit: "bytes",
+            total_ops: None,
+        };
+        Ok(Opened::Run(Box::new(SmokeSession {
+            path: dir.join("fsbench-smoke.dat"),
+            size: self.size,
+            seed: self.seed,
+            specs: vec![
+                phase(
+                    "write",
+                    "write the file and fsync it",
+                    CachePolicy::Keep,
+                    true,
+                ),
+                phase(
+                    "read",
+                    "read it back from the device and verify",
+                    CachePolicy::Drop,
+                    false,
+                ),
+            ],
+        })))
+    }
+}
+
+struct SmokeSession {
+    path: PathBuf,
+    size: u64,
+    seed: u64,
+    specs: Vec<PhaseSpec>,
+}
+
+impl SmokeSession {
+    fn write(&self, out: &mut WorkerOut) -> std::io::Result<()> {
+        let mut buf = vec![0u8; CHUNK];
+        let mut f = File::create(&self.path)?;
         let mut gen = DataGen::new(self.seed);
         let mut left = self.size;
         while left > 0 {
             let n = left.min(CHUNK as u64) as usize;
             gen.fill(&mut buf[..n]);
-            f.write_all(&buf[..n]).map_err(io)?;
+            f.write_all(&buf[..n])?;
             left -= n as u64;
-            if crate::runner::stop_requested() {
-                return Err("interrupted".into());
+            if let Some(why) = crate::stop::requested() {
+                out.stopped = Some(why);
+                return Ok(());
             }
         }
-        let t_fsync = Instant::now();
-        f.sync_all().map_err(io)?;
-        let fsync_s = t_fsync.elapsed().as_secs_f64();
-        let write_s = t0.elapsed().as_secs_f64();
-        drop(f);
-        let mut metrics = BTreeMap::new();
-        metrics.insert("bytes".into(), self.size as f64);
-        metrics.insert("bytes_per_sec".into(), self.size as f64 / write_s);
-        metrics.insert("fsync_ns".into(), fsync_s * 1e9);
-        if let (Some(before), Some(after)) = (used_before, used(ctx.dir)) {
-            metrics.insert(
-                "space_used_bytes".into(),
-                after.saturating_sub(before) as f64,
-            );
-        }
-        (ctx.emit)(Phase {
-            test: "write".into(),
-            started_at,
-            duration_s: write_s,
-            error: None,
-            metrics,
-            ..Default::default()
-        })
-        .map_err(|e| format!("cannot save the record: {e}"))?;
+        let t = Instant::now();
+        f.sync_all()?;
+        out.counters
+            .insert("fsync_ns", t.elapsed().as_nanos() as f64);
+        out.counters.insert("bytes", self.size as f64);
+        Ok(())
+    }
 
-        // drop caches, read back, verify
-        let mut notes = Vec::new();
-        if !crate::runner::sync_and_drop_caches() {
-            notes.push("page_cache: caches could not be dropped (not root); the read may be served from memory".to_string());
-        }
-        if ctx.fs == "tmpfs" {
-            notes.push(
-                "page_cache: tmpfs lives in the page cache; reads measure memory".to_string(),
-            );
-        }
-        let started_at = now_rfc3339();
-        let t0 = Instant::now();
-        let mut f = File::open(&path).map_err(io)?;
+    fn read(&self, out: &mut WorkerOut) -> std::io::Result<()> {
+        let mut buf = vec![0u8; CHUNK];
+        let mut expect = vec![0u8; CHUNK];
+        let mut f = File::open(&self.path)?;
         let _ = crate::sys::fadvise_dontneed(&f);
         let mut gen = DataGen::new(self.seed);
-        let mut expect = vec![0u8; CHUNK];
         let mut offset = 0u64;
-        let mut error = None;
         while offset < self.size {
             let n = (self.size - offset).min(CHUNK as u64) as usize;
-            f.read_exact(&mut buf[..n]).map_err(io)?;
+            f.read_exact(&mut buf[..n])?;
             gen.fill(&mut expect[..n]);
-            if buf[..n] != expect[..n] {
-                let at = buf[..n]
-                    .iter()
-                    .zip(&expect[..n])
-                    .position(|(a, b)| a != b)
-                    .unwrap_or(0);
-                error = Some(format!(
+            if let Some(at) = buf[..n].iter().zip(&expect[..n]).position(|(a, b)| a != b) {
+                out.error = Some(format!(
                     "verification failed: {} differs from what was written at byte {}",
-                    path.display(),
+                    self.path.display(),
                     offset + at as u64
                 ));
                 break;
             }
             offset += n as u64;
         }
-        let read_s = t0.elapsed().as_secs_f64();
-        let mut metrics = BTreeMap::new();
-        metrics.insert("bytes".into(), offset as f64);
-        metrics.insert("bytes_per_sec".into(), offset as f64 / read_s);
-        metrics.insert("verified_bytes".into(), offset as f64);
-        (ctx.emit)(Phase {
-            test: "read".into(),
-            started_at,
-            duration_s: read_s,
-            error,
-            metrics,
-            notes,
-            ..Default::default()
-        })
-        .map_err(|e| format!("cannot save the record: {e}"))?;
-        drop(f);
-        std::fs::remove_file(&path).map_err(io)?;
+        out.counters.insert("bytes", offset as f64);
         Ok(())
+    }
+}
+
+impl Session for SmokeSession {
+    fn phases(&self) -> &[PhaseSpec] {
+        &self.specs
+    }
+
+    fn work(&self, phase: usize, _ctx: &WorkerCtx) -> WorkerOut {
+        let mut out = WorkerOut::default();
+        let t0 = Instant::now();
+        let r = if phase == 0 {
+            self.write(&mut out)
+        } else {
+            self.read(&mut out)
+        };
+        if let Err(e) = r {
+            out.error = Some(format!("{}: {e}", self.path.display()));
+        }
+        out.window = t0.elapsed();
+        out
+    }
+
+    fn finish(&mut self, phase: usize, m: &Merged) -> Result<Vec<Phase>, RunError> {
+        let part = &m.parts[0];
+        let secs = part.window.as_secs_f64().max(1e-9);
+        let bytes = part.counter("bytes");
+        let mut p = Phase {
+            test: self.specs[phase].name.clone(),
+            duration_s: part.window.as_secs_f64(),
+            error: part.error.clone(),
+            ..Default::default()
+        };
+        p.metrics.insert("bytes".into(), bytes);
+        p.metrics.insert("bytes_per_sec".into(), bytes / secs);
+        if phase == 0 {
+            p.metrics
+                .insert("fsync_ns".into(), part.counter("fsync_ns"));
+            if let (Some(b), Some(a)) = (&m.frame.statvfs_before, &m.frame.statvfs_after) {
+                let used = |s: &crate::sys::FsStat| (s.blocks - s.blocks_free) * s.block_size;
+                p.metrics.insert(
+                    "space_used_bytes".into(),
+                    used(a).saturating_sub(used(b)) as f64,
+                );
+            }
+        } else {
+            p.metrics.insert("verified_bytes".into(), bytes);
+        }
+        Ok(vec![p])
+    }
+
+    fn close(&mut self) -> Result<(), RunError> {
+        std::fs::remove_file(&self.path).map_err(RunError::io(self.path.display()))
     }
 }

@@ -1,0 +1,52 @@
+//! `fsbench cleanup`: remove what killed runs left behind (only fsbench's own).
+
+use super::{need_root, Exit};
+use crate::cli::Common;
+use crate::provision::cleanup::{self, Scope};
+use crate::provision::exec::Sys;
+
+pub fn run(common: Common) -> anyhow::Result<Exit> {
+    if !common.dry_run {
+        need_root("fsbench cleanup")?;
+    }
+    let rep = cleanup::cleanup(&Sys::new(common.dry_run), Scope::Leftovers, None);
+    print(&rep, common.dry_run);
+    Ok(if rep.errors.is_empty() {
+        Exit::Ok
+    } else {
+        eprintln!("fsbench: some leftovers could not be removed (see above)");
+        Exit::CleanupIncomplete
+    })
+}
+
+/// Cleans what dead runs left, with a notice; run at the start of every provisioning command.
+pub fn leftovers(quiet: bool) {
+    let rep = cleanup::cleanup(&Sys::new(false), Scope::Leftovers, None);
+    if !rep.found.is_empty() && !quiet {
+        eprintln!("fsbench: cleaned up what an earlier run left behind:");
+        for a in &rep.actions {
+            eprintln!("  {a}");
+        }
+    }
+    for e in &rep.errors {
+        eprintln!("fsbench: warning: leftover cleanup: {e}");
+    }
+}
+
+pub fn print(rep: &cleanup::Report, dry_run: bool) {
+    if rep.found.is_empty() {
+        println!("nothing of fsbench's to clean up");
+    }
+    for f in &rep.found {
+        println!("{}{f}", if dry_run { "found: " } else { "removed: " });
+    }
+    for a in &rep.actions {
+        eprintln!("  {a}");
+    }
+    for p in &rep.provisioned_left {
+        println!("left alone: {p} (use `fsbench teardown`)");
+    }
+    for e in &rep.errors {
+        eprintln!("fsbench: error: {e}");
+    }
+}

@@ -1,0 +1,131 @@
+//! `fsbench compare TARGET...`: provision each target, run the workloads, record every phase,
+//! tear down, then report.
+
+use std::path::{Path, PathBuf};
+
+use super::{exit_for, need_root, Exit};
+use crate::cli::CompareArgs;
+use crate::plan::Plan;
+use crate::report::{self, formats, StudyReport};
+use crate::runner::{self, Ended, Where};
+use crate::store::{self, Record};
+
+/// The plan: a resumed study's, or one built from the arguments.
+fn plan_of(a: &CompareArgs) -> anyhow::Result<Plan> {
+    let plan = match &a.resume {
+        Some(dir) => {
+            store::read_manifest(dir)
+                .map_err(|e| {
+                    anyhow::anyhow!("{e}: --resume needs the directory of an earlier compare")
+                })?
+                .plan
+        }
+        None => crate::cli::build_plan(
+            &a.targets,
+            &a.workloads,
+            &a.backing,
+            a.repeat,
+            &a.block,
+            a.baseline.as_deref(),
+        )
+        .map_err(anyhow::Error::msg)?,
+    };
+    // The workloads of a resumed plan must still build (e.g. a fio job file that moved).
+    for w in &plan.workloads {
+        crate::workload::build(w, &plan.overrides)?;
+    }
+    Ok(plan)
+}
+
+/// Needs root only for what it provisions: `dir:` targets format nothing.
+fn needs_root(plan: &Plan) -> bool {
+    plan.targets.iter().any(|t| t.fs != "dir")
+}
+
+pub fn run(a: CompareArgs) -> anyhow::Result<Exit> {
+    let plan = plan_of(&a)?;
+    let dry_run = a.common.dry_run;
+    if !dry_run {
+        if needs_root(&plan) {
+            need_root("fsbench compare")?;
+        }
+        crate::stop::install_signal_handlers()?;
+        if crate::sys::is_root() {
+            super::cleanup::leftovers(a.common.quiet);
+        }
+    }
+    let out = a.resume.clone().or(a.out.clone()).unwrap_or_else(|| {
+        PathBuf::from(format!("fsbench-study-{}", crate::metrics::clock::run_id()))
+    });
+    let opts = runner::Options {
+        plan,
+        out: out.clone(),
+        place: Where::Provision {
+            workdir: a.common.workdir.clone(),
+            keep: a.keep,
+        },
+        dry_run,
+        quiet: a.common.quiet,
+        command_line: std::env::args().collect(),
+        resume: a.resume.is_some(),
+    };
+    let summary = runner::run(&opts)?;
+    if !dry_run {
+        report_at_end(&out, &opts.plan, &summary.records);
+    }
+    Ok(match summary.ended {
+        Ended::Refused(why) => {
+            eprintln!("fsbench: error: {why}");
+            Exit::Usage
+        }
+        Ended::Interrupted(why) => {
+            eprintln!(
+                "fsbench: interrupted; targets torn down, results so far kept in {}",
+                out.display()
+            );
+            Exit::Stopped(why)
+        }
+        Ended::Complete => exit_for(&summary.records),
+    })
+}
+
+/// The tables in the terminal; report.md and report.html in the study; warnings in the manifest.
+fn report_at_end(out: &Path, plan: &Plan, records: &[Record]) {
+    let others: Vec<Record> = records
+        .iter()
+        .filter(|r| !report::block::is_block(r))
+        .cloned()
+        .collect();
+    if !others.is_empty() {
+        println!("{}", report::terminal_table(&others));
+    }
+    let mut manifest = store::read_manifest(out).ok();
+    let manifest_warnings = manifest
+        .as_ref()
+        .map(|m| m.warnings.clone())
+        .unwrap_or_default();
+    if let Ok(rep) = StudyReport::build(
+        records.to_vec(),
+        plan.baseline.as_deref(),
+        &manifest_warnings,
+    ) {
+        print!("{}", rep.term(plan.repeat > 1));
+        eprint!("{}", rep.warnings_text(false));
+        let title = format!("fsbench study {}", out.display());
+        for (file, format) in [("report.md", "md"), ("report.html", "html")] {
+            let body = formats::find(format).map(|f| f.render(&rep, &title));
+            let text = match format {
+                "md" => format!("# {title}\n\n{}", body.unwrap_or_default()),
+                _ => body.unwrap_or_default(),
+            };
+            if let Err(e) = std::fs::write(out.join(file), text) {
+                eprintln!("fsbench: warning: cannot write {file}: {e}");
+            }
+        }
+        if let Some(m) = manifest.as_mut() {
+            m.warnings = rep.warnings.clone();
+            let _ = store::Study::save_manifest_at(out, m);
+        }
+    }
+    println!("results: {}", out.join("results.jsonl").display());
+}

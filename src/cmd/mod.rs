@@ -1,0 +1,73 @@
+//! The command edge: one file per subcommand. Errors become messages with their context here
+//! (anyhow), and outcomes become exit statuses whose names say what happened.
+
+pub mod cleanup;
+pub mod compare;
+pub mod doctor;
+pub mod list;
+pub mod provision;
+pub mod report;
+pub mod run;
+pub mod teardown;
+
+use crate::cli::{Cli, Command};
+use crate::stop::StopReason;
+use crate::store::{Outcome, Record};
+
+/// How a command ended; `code` is the process exit status.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Exit {
+    /// 0: everything ran.
+    Ok,
+    /// 1: a check failed (a verification, an integrity count, a failed phase).
+    CheckFailed,
+    /// 2: a usage or environment error (the message says what to fix); nothing was destroyed.
+    Usage,
+    /// 3: teardown or cleanup could not remove everything (listed above it).
+    CleanupIncomplete,
+    /// 128 + the signal's number: stopped by a signal, results kept, targets torn down.
+    Stopped(StopReason),
+}
+
+impl Exit {
+    pub fn code(&self) -> u8 {
+        match self {
+            Exit::Ok => 0,
+            Exit::CheckFailed => 1,
+            Exit::Usage => 2,
+            Exit::CleanupIncomplete => 3,
+            Exit::Stopped(why) => why.exit_code(),
+        }
+    }
+}
+
+/// 1 when any record failed (e.g. a verification), else 0.
+pub fn exit_for(records: &[Record]) -> Exit {
+    if records.iter().any(|r| r.outcome == Outcome::Failed) {
+        Exit::CheckFailed
+    } else {
+        Exit::Ok
+    }
+}
+
+pub fn need_root(what: &str) -> anyhow::Result<()> {
+    if crate::sys::is_root() {
+        Ok(())
+    } else {
+        anyhow::bail!("{what} needs root (it manages mounts, loop devices and pools): run it with sudo, or add --dry-run to see the commands it would run")
+    }
+}
+
+/// Runs one command; an error is a usage or environment error (exit 2).
+pub fn dispatch(cli: Cli) -> anyhow::Result<Exit> {
+    match cli.command {
+        Command::Doctor { json } => doctor::run(json),
+        Command::List { json, preset } => list::run(json, preset.as_deref()),
+        Command::Report(a) => report::run(a),
+        Command::Run(a) => run::run(a),
+        Command::Provision(a) => provision::run(a),
+        Command::Teardown(a) => teardown::run(a),
+        Command::Cleanup { common } => cleanup::run(common),
+        Command::Compare(a) => compare::run(*a),
+    }
+}

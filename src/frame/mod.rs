@@ -1,0 +1,273 @@
+//! The phase frame: one way to run a phase of any workload.
+//!
+//! A workload declares its phases as data (`PhaseSpec`: name, what it does, the cache policy
+//! before it, whether it writes or reads, how many workers) and runs one phase at a time through a
+//! `Session`. For every phase the frame does the same steps:
+//!
+//! ```text
+//! prepare (untimed) -> barrier -> sync + drop caches (per policy) -> start CPU, diskstats and
+//! statvfs sampling -> run the workers (one pool) -> stop sampling -> merge the workers' histograms
+//! and counters -> the session's figures + the frame's figures -> records, persisted at once
+//! ```
+//!
+//! The barrier and the merge sit behind `Cluster` (one process today: `Local`), which is where a
+//! multi-rank mode puts its barrier across processes and its reduction.
+
+pub mod cluster;
+pub mod pool;
+pub mod run;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use crate::metrics::hist::Hist;
+use crate::metrics::progress::Progress;
+use crate::stop::StopReason;
+
+pub use cluster::{Cluster, Local};
+pub use run::{run_phase, run_session, PhaseOutcome};
+
+/// What to do with the page cache before a phase.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CachePolicy {
+    /// Leave it (writes, deletes, and phases that measure warm caches on purpose).
+    Keep,
+    /// sync(2) and drop the page cache, dentries and inodes, so reads come from the device.
+    Drop,
+}
+
+/// One phase of a workload, declared as data.
+#[derive(Debug, Clone)]
+pub struct PhaseSpec {
+    /// The record's test name (e.g. `write`, `SEQ1M_Q8T1_read`).
+    pub name: String,
+    /// One line: what the phase does.
+    pub does: String,
+    pub cache: CachePolicy,
+    pub writes: bool,
+    pub reads: bool,
+    /// Workers the pool starts for this phase.
+    pub workers: usize,
+    /// What a worker's progress counts (e.g. "files", "I/Os"), and how many of them the phase
+    /// expects in all (for the ETA), when known.
+    pub unit: &'static str,
+    pub total_ops: Option<u64>,
+}
+
+/// Where a workload runs.
+#[derive(Debug, Clone)]
+pub enum Place {
+    /// A target's mount point (or scratch directory).
+    Mount(PathBuf),
+    /// A target's raw block device: the device itself is the target.
+    Raw(PathBuf),
+    /// Where the jobs say (a fio job file's `filename`/`directory`, relative to the current
+    /// directory); block devices it names pass the guards (`wipe` as --wipe).
+    Here { wipe: bool },
+}
+
+/// The target a session runs on.
+#[derive(Debug, Clone)]
+pub struct TargetCtx {
+    pub place: Place,
+    /// Filesystem type (tmpfs reads are memory reads).
+    pub fs: String,
+    /// The block device under the target, for device statistics.
+    pub device: Option<PathBuf>,
+    /// A directory on the target's filesystem: statvfs before and after each phase, and the
+    /// syncfs after a writing phase.
+    pub stat_dir: Option<PathBuf>,
+    pub quiet: bool,
+}
+
+impl TargetCtx {
+    /// The directory a workload works in, when the target has one.
+    pub fn dir(&self) -> Option<&Path> {
+        match &self.place {
+            Place::Mount(d) => Some(d),
+            _ => None,
+        }
+    }
+}
+
+/// One measured phase, as a workload reports it; the coordinator adds target, repeat and times.
+#[derive(Debug, Clone, Default)]
+pub struct Phase {
+    pub test: String,
+    pub started_at: String,
+    pub duration_s: f64,
+    /// Some(error) when the phase failed (e.g. a verification mismatch).
+    pub error: Option<String>,
+    pub metrics: BTreeMap<String, f64>,
+    /// Flags about how far to trust the numbers, e.g. "page_cache".
+    pub notes: Vec<String>,
+    /// Whole latency histograms, encoded (metrics::hist::encode), by name.
+    pub histograms: BTreeMap<String, String>,
+    /// Per-second series, by name (e.g. iops, bytes_per_sec).
+    pub series: BTreeMap<String, Vec<f64>>,
+    /// The job as run, with every option that changes results.
+    pub config: Option<serde_json::Value>,
+    /// Some(reason) when the phase could not run on this target.
+    pub skipped: Option<String>,
+}
+
+/// What a worker may use while it runs.
+pub struct WorkerCtx<'a> {
+    /// This worker's number in the phase (0..workers).
+    pub index: usize,
+    /// Publish finished operations here (live progress, first-done figures).
+    pub progress: &'a Progress,
+    start: &'a pool::StartLine,
+}
+
+impl WorkerCtx<'_> {
+    /// Waits until every worker of the phase has finished its setup, so that all start together.
+    /// A worker that returns without calling it is counted as ready.
+    pub fn start_line(&self) {
+        self.start.wait(self.index);
+    }
+}
+
+/// What one worker measured. Histograms add, counters add, series add per second, windows take
+/// the longest.
+#[derive(Debug, Default)]
+pub struct WorkerOut {
+    /// The record this worker's figures belong to (block: the job within its group).
+    pub part: usize,
+    pub hists: BTreeMap<&'static str, Hist>,
+    pub counters: BTreeMap<&'static str, f64>,
+    pub series: BTreeMap<&'static str, Vec<f64>>,
+    /// The worker's measured window (after any ramp).
+    pub window: Duration,
+    /// Lines about how it ran (engine, direct or buffered); kept once each.
+    pub how: Vec<String>,
+    pub error: Option<String>,
+    pub stopped: Option<StopReason>,
+}
+
+impl WorkerOut {
+    pub fn merge(&mut self, o: &WorkerOut) {
+        for (k, h) in &o.hists {
+            match self.hists.get_mut(k) {
+                Some(mine) => {
+                    let _ = mine.add(h);
+                }
+                None => {
+                    self.hists.insert(k, h.clone());
+                }
+            }
+        }
+        for (k, v) in &o.counters {
+            *self.counters.entry(k).or_insert(0.0) += v;
+        }
+        for (k, v) in &o.series {
+            let mine = self.series.entry(k).or_default();
+            if mine.len() < v.len() {
+                mine.resize(v.len(), 0.0);
+            }
+            for (a, b) in mine.iter_mut().zip(v) {
+                *a += b;
+            }
+        }
+        self.window = self.window.max(o.window);
+        for h in &o.how {
+            if !self.how.contains(h) {
+                self.how.push(h.clone());
+            }
+        }
+        if self.error.is_none() {
+            self.error.clone_from(&o.error);
+        }
+        self.stopped = self.stopped.or(o.stopped);
+    }
+
+    pub fn counter(&self, k: &str) -> f64 {
+        self.counters.get(k).copied().unwrap_or(0.0)
+    }
+}
+
+/// "First done" (stonewall): what every worker had done when the fastest one finished.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct FirstDone {
+    pub secs: f64,
+    pub ops: u64,
+    pub bytes: u64,
+}
+
+/// What the frame measured around a phase, for the session's figures and the records.
+#[derive(Debug, Clone, Default)]
+pub struct Frame {
+    pub started_at: String,
+    pub wall: Duration,
+    /// Caches were dropped as the phase's policy asked (always true for `Keep`).
+    pub dropped: bool,
+    /// cpu_user_pct, cpu_sys_pct, system_cpu_*_pct.
+    pub cpu: BTreeMap<String, f64>,
+    pub cpu_user_ns: u64,
+    /// What the device read and wrote during the phase (and its write-back).
+    pub device: Option<crate::metrics::diskstats::DevIo>,
+    pub statvfs_before: Option<crate::sys::FsStat>,
+    pub statvfs_after: Option<crate::sys::FsStat>,
+    pub workers: usize,
+    /// Per part: first-done figures, and the last worker's end (seconds from the start).
+    pub first_done: Vec<FirstDone>,
+    pub last_done_s: f64,
+}
+
+/// The workers' figures merged per part, with the frame's own.
+#[derive(Debug, Default)]
+pub struct Merged {
+    pub parts: Vec<WorkerOut>,
+    pub frame: Frame,
+}
+
+/// Why a workload could not go on. Stopping is a type, not a string.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    /// The workload cannot run on this target as asked (sizes, files, engines): nothing ran.
+    #[error("{0}")]
+    Invalid(String),
+    /// A system call failed outside the measured work.
+    #[error("{context}: {source}")]
+    Io {
+        context: String,
+        #[source]
+        source: std::io::Error,
+    },
+    /// A stop was requested (a signal).
+    #[error(transparent)]
+    Stopped(#[from] StopReason),
+    /// The record could not be persisted.
+    #[error("cannot save the record: {0}")]
+    Store(#[from] crate::store::StoreError),
+}
+
+impl RunError {
+    pub fn io(context: impl std::fmt::Display) -> impl FnOnce(std::io::Error) -> RunError {
+        let context = context.to_string();
+        move |source| RunError::Io { context, source }
+    }
+}
+
+/// A workload bound to one target: its phases, run one at a time by the frame.
+pub trait Session: Sync {
+    fn phases(&self) -> &[PhaseSpec];
+    /// Untimed work before the phase (laying out files); runs before the barrier.
+    fn prepare(&mut self, _phase: usize) -> Result<(), RunError> {
+        Ok(())
+    }
+    /// One worker's share of a phase; called on `spec.workers` threads at once.
+    fn work(&self, phase: usize, ctx: &WorkerCtx) -> WorkerOut;
+    /// The phase's records from the merged figures (block: one per job of the group).
+    fn finish(&mut self, phase: usize, m: &Merged) -> Result<Vec<Phase>, RunError>;
+    /// The directory whose filesystem the frame samples, when not the target's own (a files tree
+    /// given by path=).
+    fn stat_dir(&self) -> Option<&Path> {
+        None
+    }
+    /// Untimed work after every phase ran (removing what the workload made).
+    fn close(&mut self) -> Result<(), RunError> {
+        Ok(())
+    }
+}

@@ -1,0 +1,203 @@
+//! The one worker pool: N threads for a phase, a start line they cross together, the live
+//! progress line, and the "first done" snapshot taken the moment the fastest worker finishes.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Condvar, Mutex};
+use std::time::{Duration, Instant};
+
+use super::{PhaseSpec, WorkerCtx, WorkerOut};
+use crate::metrics::progress::Progress;
+use crate::plan::units::format_count;
+
+/// A barrier that a worker may also pass by returning: no worker waits for one that failed.
+pub struct StartLine {
+    ready: Mutex<Vec<bool>>,
+    all: Condvar,
+}
+
+impl StartLine {
+    fn new(n: usize) -> StartLine {
+        StartLine {
+            ready: Mutex::new(vec![false; n]),
+            all: Condvar::new(),
+        }
+    }
+
+    fn mark(&self, index: usize) -> std::sync::MutexGuard<'_, Vec<bool>> {
+        let mut r = self.ready.lock().unwrap_or_else(|e| e.into_inner());
+        r[index] = true;
+        if r.iter().all(|x| *x) {
+            self.all.notify_all();
+        }
+        r
+    }
+
+    pub(super) fn wait(&self, index: usize) {
+        let mut r = self.mark(index);
+        while !r.iter().all(|x| *x) {
+            r = self.all.wait(r).unwrap_or_else(|e| e.into_inner());
+        }
+    }
+}
+
+/// What the pool saw: each worker's output, its progress when the first finished, and times.
+pub struct PoolRun {
+    pub outs: Vec<WorkerOut>,
+    /// (ops, bytes) of every worker at the moment the fastest finished.
+    pub first_done: Vec<(u64, u64)>,
+    pub first_done_s: f64,
+    pub last_done_s: f64,
+}
+
+/// Runs `spec.workers` workers side by side and waits for all of them.
+pub fn run_workers<F>(spec: &PhaseSpec, label: &str, quiet: bool, work: F) -> PoolRun
+where
+    F: Fn(&WorkerCtx) -> WorkerOut + Sync,
+{
+    let n = spec.workers.max(1);
+    let progress: Vec<Progress> = (0..n).map(|_| Progress::new()).collect();
+    let start = StartLine::new(n);
+    let first = AtomicBool::new(false);
+    let snapshot: Mutex<(Vec<(u64, u64)>, f64)> = Mutex::new((Vec::new(), 0.0));
+    let t0 = Instant::now();
+    let show = !quiet && std::io::IsTerminal::is_terminal(&std::io::stderr());
+    let ends: Mutex<Vec<f64>> = Mutex::new(Vec::new());
+    let outs: Vec<WorkerOut> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..n)
+            .map(|index| {
+                let (progress, start, work) = (&progress, &start, &work);
+                let (first, snapshot, ends) = (&first, &snapshot, &ends);
+                s.spawn(move || {
+                    let ctx = WorkerCtx {
+                        index,
+                        progress: &progress[index],
+                        start,
+                    };
+                    let out = work(&ctx);
+                    // A worker that never reached the start line must not hold the others.
+                    drop(start.mark(index));
+                    let at = t0.elapsed().as_secs_f64();
+                    if !first.swap(true, Ordering::AcqRel) {
+                        let snap = progress.iter().map(Progress::get).collect();
+                        *snapshot.lock().unwrap_or_else(|e| e.into_inner()) = (snap, at);
+                    }
+                    ends.lock().unwrap_or_else(|e| e.into_inner()).push(at);
+                    out
+                })
+            })
+            .collect();
+        if show {
+            while !handles.iter().all(|h| h.is_finished()) {
+                std::thread::sleep(Duration::from_millis(200));
+                let done: u64 = progress.iter().map(|p| p.get().0).sum();
+                eprint!("{}", progress_line(spec, label, done, t0));
+            }
+            eprintln!();
+        }
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join().unwrap_or_else(|_| WorkerOut {
+                    error: Some("a worker thread panicked".into()),
+                    ..Default::default()
+                })
+            })
+            .collect()
+    });
+    let (first_done, first_done_s) = snapshot.into_inner().unwrap_or_else(|e| e.into_inner());
+    let last_done_s = ends
+        .into_inner()
+        .unwrap_or_else(|e| e.into_inner())
+        .into_iter()
+        .fold(0.0, f64::max);
+    PoolRun {
+        outs,
+        first_done,
+        first_done_s,
+        last_done_s,
+    }
+}
+
+/// Progress on standard error: done, rate and the ETA (terminals only).
+fn progress_line(spec: &PhaseSpec, label: &str, done: u64, t0: Instant) -> String {
+    let secs = t0.elapsed().as_secs_f64().max(1e-3);
+    let rate = done as f64 / secs;
+    let of = match spec.total_ops {
+        Some(total) => {
+            let eta = if rate > 0.0 {
+                format!(", ETA {:.0} s", total.saturating_sub(done) as f64 / rate)
+            } else {
+                String::new()
+            };
+            format!(
+                " / {} ({:.1}%){eta}",
+                format_count(total as f64),
+                done as f64 / total.max(1) as f64 * 100.0
+            )
+        }
+        None => String::new(),
+    };
+    format!(
+        "\rfsbench:   [{label}] {}: {} {}{of}, {} {}/s, {:.0} s   ",
+        spec.name,
+        format_count(done as f64),
+        spec.unit,
+        format_count(rate),
+        spec.unit,
+        secs
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::frame::CachePolicy;
+
+    fn spec(workers: usize) -> PhaseSpec {
+        PhaseSpec {
+            name: "t".into(),
+            does: "test".into(),
+            cache: CachePolicy::Keep,
+            writes: false,
+            reads: false,
+            workers,
+            unit: "ops",
+            total_ops: None,
+        }
+    }
+
+    #[test]
+    fn first_done_is_what_all_had_done_when_the_fastest_finished() {
+        // Worker 0 does 10 ops and ends; the others do 10 before the start line is crossed
+        // and 1000 more after worker 0 has ended.
+        let r = run_workers(&spec(3), "x", true, |ctx| {
+            ctx.progress.add(10, 10 * 4096);
+            ctx.start_line();
+            if ctx.index > 0 {
+                std::thread::sleep(Duration::from_millis(100));
+                ctx.progress.add(1000, 0);
+            }
+            WorkerOut::default()
+        });
+        let at_first: u64 = r.first_done.iter().map(|x| x.0).sum();
+        assert_eq!(at_first, 30);
+        assert!(r.first_done_s <= r.last_done_s);
+        assert!(r.last_done_s >= 0.1);
+    }
+
+    #[test]
+    fn a_worker_that_fails_before_the_start_line_does_not_hold_the_others() {
+        let r = run_workers(&spec(2), "x", true, |ctx| {
+            if ctx.index == 0 {
+                return WorkerOut {
+                    error: Some("cannot open".into()),
+                    ..Default::default()
+                };
+            }
+            ctx.start_line();
+            WorkerOut::default()
+        });
+        assert_eq!(r.outs.len(), 2);
+        assert!(r.outs[0].error.is_some());
+    }
+}

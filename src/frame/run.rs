@@ -1,0 +1,206 @@
+//! One phase through the frame: the same steps for every phase of every workload.
+
+use std::collections::BTreeMap;
+use std::fs::File;
+use std::path::Path;
+use std::time::Instant;
+
+use super::{
+    pool, CachePolicy, Cluster, FirstDone, Frame, Merged, Phase, PhaseSpec, RunError, Session,
+    TargetCtx, WorkerOut,
+};
+use crate::metrics::clock::now_rfc3339;
+use crate::metrics::{cpu, diskstats};
+use crate::stop::StopReason;
+
+/// A phase's records, and whether a stop request ended it early.
+pub struct PhaseOutcome {
+    pub phases: Vec<Phase>,
+    pub stopped: Option<StopReason>,
+}
+
+fn statvfs(dir: Option<&Path>) -> Option<crate::sys::FsStat> {
+    crate::sys::statvfs(dir?).ok()
+}
+
+/// Runs phase `i` of `s` on target `t`: prepare, barrier, cache policy, sampling, workers,
+/// merge, records. `label` names the target on the progress line.
+pub fn run_phase(
+    s: &mut dyn Session,
+    i: usize,
+    t: &TargetCtx,
+    label: &str,
+    cluster: &dyn Cluster,
+) -> Result<PhaseOutcome, RunError> {
+    let spec = s.phases()[i].clone();
+    s.prepare(i)?;
+    if let Some(why) = crate::stop::requested() {
+        return Err(RunError::Stopped(why));
+    }
+    cluster.barrier();
+    let dropped = match spec.cache {
+        CachePolicy::Drop => crate::sys::host::sync_and_drop_caches(),
+        CachePolicy::Keep => true,
+    };
+    let stat_dir = s
+        .stat_dir()
+        .or(t.stat_dir.as_deref())
+        .map(Path::to_path_buf);
+    let stats_name = t.device.as_deref().and_then(diskstats::kernel_name);
+    let disk_before = stats_name.as_deref().and_then(diskstats::read);
+    let statvfs_before = statvfs(stat_dir.as_deref());
+    let started_at = now_rfc3339();
+    let t0 = Instant::now();
+    let cpu0 = cpu::start();
+    let run = {
+        let shared: &dyn Session = s;
+        pool::run_workers(&spec, label, t.quiet, |ctx| shared.work(i, ctx))
+    };
+    let mut cpu = BTreeMap::new();
+    let (cpu_user_ns, _) = cpu0.finish(&mut cpu);
+    // What the device wrote includes what the filesystem writes back after the phase.
+    if spec.writes {
+        if let Some(f) = stat_dir.as_deref().and_then(|d| File::open(d).ok()) {
+            let _ = crate::sys::syncfs(&f);
+        }
+    }
+    let disk_after = stats_name.as_deref().and_then(diskstats::read);
+    let statvfs_after = statvfs(stat_dir.as_deref());
+    let wall = t0.elapsed();
+    let mut parts: Vec<WorkerOut> = Vec::new();
+    let mut first_done: Vec<FirstDone> = Vec::new();
+    for (w, out) in run.outs.iter().enumerate() {
+        while parts.len() <= out.part {
+            parts.push(WorkerOut {
+                part: parts.len(),
+                ..Default::default()
+            });
+            first_done.push(FirstDone {
+                secs: run.first_done_s,
+                ..Default::default()
+            });
+        }
+        parts[out.part].merge(out);
+        if let Some((ops, bytes)) = run.first_done.get(w) {
+            first_done[out.part].ops += ops;
+            first_done[out.part].bytes += bytes;
+        }
+    }
+    let frame = Frame {
+        started_at,
+        wall,
+        dropped,
+        cpu,
+        cpu_user_ns,
+        device: match (disk_before, disk_after) {
+            (Some(a), Some(b)) => Some(diskstats::DevIo {
+                read_bytes: b.read_bytes.saturating_sub(a.read_bytes),
+                write_bytes: b.write_bytes.saturating_sub(a.write_bytes),
+            }),
+            _ => None,
+        },
+        statvfs_before,
+        statvfs_after,
+        workers: run.outs.len(),
+        first_done,
+        last_done_s: run.last_done_s,
+    };
+    let merged = cluster.reduce(Merged { parts, frame });
+    let stopped = merged.parts.iter().find_map(|p| p.stopped);
+    let mut phases = s.finish(i, &merged)?;
+    for (k, p) in phases.iter_mut().enumerate() {
+        decorate(p, k, &spec, &merged, t, stopped);
+    }
+    Ok(PhaseOutcome { phases, stopped })
+}
+
+/// The frame's own figures and notes, the same on every record.
+fn decorate(
+    p: &mut Phase,
+    k: usize,
+    spec: &PhaseSpec,
+    m: &Merged,
+    t: &TargetCtx,
+    stopped: Option<StopReason>,
+) {
+    let f = &m.frame;
+    if p.started_at.is_empty() {
+        p.started_at = f.started_at.clone();
+    }
+    if p.duration_s == 0.0 {
+        p.duration_s = f.wall.as_secs_f64();
+    }
+    for (name, v) in &f.cpu {
+        p.metrics.entry(name.clone()).or_insert(*v);
+    }
+    if let Some(d) = f.device {
+        p.metrics
+            .insert("device_write_bytes".into(), d.write_bytes as f64);
+        p.metrics
+            .insert("device_read_bytes".into(), d.read_bytes as f64);
+        let written: f64 = m.parts.iter().map(|x| x.counter("write_bytes")).sum();
+        if written > 0.0 {
+            p.metrics
+                .insert("write_amplification".into(), d.write_bytes as f64 / written);
+        }
+    }
+    if f.workers > 1 {
+        if let Some(fd) = f.first_done.get(k) {
+            let secs = fd.secs.max(1e-9);
+            p.metrics.insert("first_done_s".into(), fd.secs);
+            p.metrics.insert("first_done_ops".into(), fd.ops as f64);
+            p.metrics
+                .insert("first_done_ops_per_sec".into(), fd.ops as f64 / secs);
+            p.metrics
+                .insert("first_done_bytes_per_sec".into(), fd.bytes as f64 / secs);
+            p.metrics.insert("last_done_s".into(), f.last_done_s);
+        }
+    }
+    let part_reads = m.parts.get(k).map(|x| x.counters.get("reads").copied());
+    let reads = spec.reads && !matches!(part_reads, Some(Some(r)) if r == 0.0);
+    let mut notes = Vec::new();
+    if reads && t.fs == "tmpfs" {
+        notes.push("page_cache: tmpfs lives in the page cache; reads measure memory".to_string());
+    } else if reads && !f.dropped {
+        notes.push(
+            "page_cache: caches could not be dropped before the phase (not root); reads may be served from memory"
+                .to_string(),
+        );
+    }
+    if m.parts.len() > 1 {
+        notes.push(format!(
+            "cpu and device figures are for the {} jobs that ran together",
+            m.parts.len()
+        ));
+    }
+    if let Some(why) = stopped {
+        notes.push(format!("interrupted: stopped early ({why})"));
+    }
+    for n in notes {
+        if !p.notes.contains(&n) {
+            p.notes.push(n);
+        }
+    }
+}
+
+/// Runs every phase of a session, handing each record to `save` the moment it exists; then closes
+/// the session. Returns the stop reason when a stop request ended it early.
+pub fn run_session(
+    s: &mut dyn Session,
+    t: &TargetCtx,
+    label: &str,
+    cluster: &dyn Cluster,
+    save: &mut dyn FnMut(Phase) -> Result<(), RunError>,
+) -> Result<Option<StopReason>, RunError> {
+    for i in 0..s.phases().len() {
+        let out = run_phase(s, i, t, label, cluster)?;
+        for p in out.phases {
+            save(p)?;
+        }
+        if let Some(why) = out.stopped {
+            return Ok(Some(why));
+        }
+    }
+    s.close()?;
+    Ok(crate::stop::requested())
+}

@@ -1,0 +1,112 @@
+//! Report formats: one table of renderers behind one small trait (as hyperfine's exporters).
+//! Adding a format is a type here (or in its own file) and one line in `FORMATS`.
+
+use super::StudyReport;
+
+pub trait Renderer: Sync {
+    /// The name `--format` takes.
+    fn name(&self) -> &'static str;
+    /// One line for `--help`.
+    fn help(&self) -> &'static str;
+    /// The whole output; `title` names the study.
+    fn render(&self, rep: &StudyReport, title: &str) -> String;
+}
+
+struct Term;
+struct Markdown;
+struct Csv;
+struct Json;
+struct Html;
+
+impl Renderer for Term {
+    fn name(&self) -> &'static str {
+        "term"
+    }
+    fn help(&self) -> &'static str {
+        "tables for a terminal: CrystalDiskMark-like, the seeds' views, statistics, warnings"
+    }
+    fn render(&self, rep: &StudyReport, _title: &str) -> String {
+        rep.term(true) + &rep.warnings_text(false)
+    }
+}
+
+impl Renderer for Markdown {
+    fn name(&self) -> &'static str {
+        "md"
+    }
+    fn help(&self) -> &'static str {
+        "Markdown: the views, every key metric with its interval, warnings"
+    }
+    fn render(&self, rep: &StudyReport, _title: &str) -> String {
+        rep.markdown()
+    }
+}
+
+impl Renderer for Csv {
+    fn name(&self) -> &'static str {
+        "csv"
+    }
+    fn help(&self) -> &'static str {
+        "one row per (target, test, metric) with n, mean, sd, CI, ratio, p"
+    }
+    fn render(&self, rep: &StudyReport, _title: &str) -> String {
+        rep.csv()
+    }
+}
+
+impl Renderer for Json {
+    fn name(&self) -> &'static str {
+        "json"
+    }
+    fn help(&self) -> &'static str {
+        "the statistics rows as JSON"
+    }
+    fn render(&self, rep: &StudyReport, _title: &str) -> String {
+        rep.json()
+    }
+}
+
+impl Renderer for Html {
+    fn name(&self) -> &'static str {
+        "html"
+    }
+    fn help(&self) -> &'static str {
+        "one self-contained offline page with charts"
+    }
+    fn render(&self, rep: &StudyReport, title: &str) -> String {
+        rep.html(title)
+    }
+}
+
+pub static FORMATS: &[&dyn Renderer] = &[&Term, &Markdown, &Csv, &Json, &Html];
+
+pub fn names() -> Vec<&'static str> {
+    FORMATS.iter().map(|f| f.name()).collect()
+}
+
+pub fn find(name: &str) -> Option<&'static dyn Renderer> {
+    FORMATS.iter().copied().find(|f| f.name() == name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_format_has_a_unique_name_and_renders_an_empty_study() {
+        let mut seen = std::collections::HashSet::new();
+        let rep = StudyReport::build(Vec::new(), None, &[]).unwrap_or_else(|_| StudyReport {
+            records: Vec::new(),
+            baseline: String::new(),
+            rows: Vec::new(),
+            views: Vec::new(),
+            warnings: Vec::new(),
+        });
+        for f in FORMATS {
+            assert!(seen.insert(f.name()), "{} twice", f.name());
+            assert!(!f.help().is_empty());
+            let _ = f.render(&rep, "t");
+        }
+        assert!(find("html").is_some() && find("pdf").is_none());
+    }
+}

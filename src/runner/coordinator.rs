@@ -1,0 +1,296 @@
+//! One coordinator for `compare` and `run`.
+
+use std::path::PathBuf;
+
+use super::sink::Sink;
+use super::targets::{release, Getter, Got};
+use crate::frame::{run_session, Local, RunError};
+use crate::metrics::clock::now_rfc3339;
+use crate::plan::{Plan, TargetSpec};
+use crate::provision::exec::Sys;
+use crate::stop::StopReason;
+use crate::store::{Manifest, Record, RecordKey, Status, StoreError, Study};
+use crate::workload::{self, Opened, SpecError, Workload};
+
+/// Where the targets come from.
+pub enum Where {
+    /// Provision each target of the plan in turn (`compare`).
+    Provision { workdir: PathBuf, keep: bool },
+    /// The paths the jobs name (`run`): one target, labelled "local", nothing provisioned.
+    Here {
+        fs: String,
+        device: Option<PathBuf>,
+        /// A directory on that filesystem (statvfs, syncfs).
+        dir: PathBuf,
+        wipe: bool,
+    },
+}
+
+pub struct Options {
+    pub plan: Plan,
+    pub out: PathBuf,
+    pub place: Where,
+    pub dry_run: bool,
+    pub quiet: bool,
+    pub command_line: Vec<String>,
+    /// Continue the study in `out`: skip what ran to completion, redo the rest.
+    pub resume: bool,
+}
+
+/// How a run ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Ended {
+    /// Every case ran (some may have been skipped or failed; the records say which).
+    Complete,
+    /// A stop request (a signal) ended it; everything measured so far is saved.
+    Interrupted(StopReason),
+    /// A guard refused the device: nothing was formatted.
+    Refused(String),
+}
+
+pub struct Summary {
+    pub records: Vec<Record>,
+    pub ended: Ended,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum RunnerError {
+    #[error(transparent)]
+    Spec(#[from] SpecError),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// The jobs cannot run where they say (`run`): nothing was created.
+    #[error("{0}")]
+    Invalid(String),
+}
+
+/// The target list: the plan's, or the one "here" target of `run`.
+fn targets_of(opts: &Options) -> Vec<TargetSpec> {
+    match &opts.place {
+        Where::Provision { .. } => opts.plan.targets.clone(),
+        Where::Here { fs, .. } => {
+            let mut t = crate::provision::parse_target("dir:/").expect("a valid spec");
+            t.spec = "local".into();
+            t.label = "local".into();
+            t.fs = fs.clone();
+            vec![t]
+        }
+    }
+}
+
+/// Opens the study: new, resumed (records of unfinished targets set aside), or none (dry run).
+fn open_study(opts: &Options, manifest: &mut Manifest) -> Result<Sink, RunnerError> {
+    if opts.dry_run {
+        return Ok(Sink {
+            study: None,
+            records: Vec::new(),
+        });
+    }
+    if !opts.resume {
+        let study = Study::create(&opts.out, manifest)?;
+        return Ok(Sink {
+            study: Some(study),
+            records: Vec::new(),
+        });
+    }
+    let (mut s, old) = Study::open(&opts.out)?;
+    let earlier = crate::store::load_results(&opts.out)?;
+    // Records of a (target, repeat) that did not reach its teardown are set aside and measured
+    // again, so that every (target, test, repeat) ends up in results.jsonl once.
+    let (keep, moved): (Vec<Record>, Vec<Record>) = earlier
+        .into_iter()
+        .partition(|r| old.completed.contains(&(r.target.clone(), r.repeat)));
+    s.set_aside(&keep, &moved)?;
+    *manifest = Manifest {
+        status: Status::Running,
+        finished_at: None,
+        ..old
+    };
+    manifest.warnings.push(format!(
+        "resumed at {}: {} target runs were complete; {} records of unfinished ones moved to results.partial.jsonl",
+        now_rfc3339(),
+        manifest.completed.len(),
+        moved.len()
+    ));
+    s.save_manifest(manifest)?;
+    Ok(Sink {
+        study: Some(s),
+        records: keep,
+    })
+}
+
+/// In `run`, the jobs must fit where they say before the study directory is created.
+fn check_here(
+    opts: &Options,
+    workloads: &[(String, Box<dyn Workload>)],
+) -> Result<(), RunnerError> {
+    let Where::Here { .. } = &opts.place else {
+        return Ok(());
+    };
+    let sys = Sys::new(true);
+    let targets = targets_of(opts);
+    let getter = Getter {
+        sys: &sys,
+        run_id: "",
+        plan: &opts.plan,
+        place: &opts.place,
+        quiet: opts.quiet,
+    };
+    let Ok(got) = getter.get(&targets[0], 0, 0) else {
+        return Ok(());
+    };
+    for (_, w) in workloads {
+        w.open(&got.ctx)
+            .map_err(|e| RunnerError::Invalid(e.to_string()))?;
+    }
+    Ok(())
+}
+
+pub fn run(opts: &Options) -> Result<Summary, RunnerError> {
+    let sys = Sys::new(opts.dry_run);
+    let workloads: Vec<(String, Box<dyn Workload>)> = opts
+        .plan
+        .workloads
+        .iter()
+        .map(|w| workload::build(w, &opts.plan.overrides).map(|b| (w.name.clone(), b)))
+        .collect::<Result<_, _>>()?;
+    check_here(opts, &workloads)?;
+    let mut manifest = Manifest::new(
+        opts.plan.clone(),
+        opts.command_line.clone(),
+        crate::sys::host::Environment::probe(),
+    );
+    let mut sink = open_study(opts, &mut manifest)?;
+    let run_id = manifest.run_id.clone();
+    let targets = targets_of(opts);
+    let getter = Getter {
+        sys: &sys,
+        run_id: &run_id,
+        plan: &opts.plan,
+        place: &opts.place,
+        quiet: opts.quiet,
+    };
+    let mut ended = Ended::Complete;
+    'repeats: for repeat in 0..opts.plan.repeat {
+        // Interleave: each repeat starts one target later, so drift of the machine over the
+        // study does not always fall on the same filesystem.
+        let n = targets.len();
+        for index in (0..n).map(|i| (i + repeat as usize) % n) {
+            let spec = &targets[index];
+            if manifest.completed.contains(&(spec.label.clone(), repeat)) {
+                continue;
+            }
+            if let Some(why) = crate::stop::requested() {
+                ended = Ended::Interrupted(why);
+                break 'repeats;
+            }
+            let got = match getter.get(spec, index, repeat) {
+                Ok(g) => g,
+                Err(m) => {
+                    if let Some(why) = &m.unsupported {
+                        manifest.completed.push((spec.label.clone(), repeat));
+                        manifest
+                            .warnings
+                            .push(format!("{} skipped: {why}", spec.label));
+                    }
+                    sink.save(m.record)?;
+                    if let Some(why) = m.refused {
+                        ended = Ended::Refused(why);
+                        break 'repeats;
+                    }
+                    continue;
+                }
+            };
+            if let Some(m) = &got.mounted {
+                if !m.info.options_not_in_effect.is_empty() {
+                    manifest.warnings.push(format!(
+                        "{}: requested options not in effect after mounting: {}",
+                        spec.label,
+                        m.info.options_not_in_effect.join(", ")
+                    ));
+                }
+            }
+            if !opts.dry_run {
+                run_workloads(&got, &workloads, repeat, &mut sink)?;
+            }
+            let (info, warning) = release(got, &sys);
+            manifest.targets.extend(info);
+            manifest.warnings.extend(warning);
+            if !crate::stop::stop_requested() {
+                manifest.completed.push((spec.label.clone(), repeat));
+            }
+            if let Some(s) = &sink.study {
+                s.save_manifest(&manifest)?;
+            }
+        }
+    }
+    if let Some(why) = crate::stop::requested() {
+        ended = Ended::Interrupted(why);
+    }
+    manifest.finished_at = Some(now_rfc3339());
+    manifest.status = match &ended {
+        Ended::Complete => Status::Complete,
+        Ended::Interrupted(_) => Status::Interrupted,
+        Ended::Refused(_) => Status::Refused,
+    };
+    if let Some(s) = &sink.study {
+        s.save_manifest(&manifest)?;
+    }
+    Ok(Summary {
+        records: sink.records,
+        ended,
+    })
+}
+
+/// Every workload on one target, each phase through the frame; a workload that fails is one
+/// failed record and the next workload runs.
+fn run_workloads(
+    got: &Got,
+    workloads: &[(String, Box<dyn Workload>)],
+    repeat: u32,
+    sink: &mut Sink,
+) -> Result<(), StoreError> {
+    for (wname, w) in workloads {
+        if crate::stop::stop_requested() {
+            break;
+        }
+        let key = RecordKey {
+            target: &got.label,
+            fs: &got.fs,
+            workload: wname,
+            repeat,
+        };
+        let result = match w.open(&got.ctx) {
+            Ok(Opened::Skip { test, reason }) => {
+                let p = crate::frame::Phase {
+                    test,
+                    skipped: Some(reason),
+                    ..Default::default()
+                };
+                sink.save(Record::from_phase(&key, p))?;
+                continue;
+            }
+            Ok(Opened::Run(mut s)) => {
+                run_session(s.as_mut(), &got.ctx, &got.label, &Local, &mut |p| {
+                    sink.save(Record::from_phase(&key, p))
+                        .map_err(RunError::from)
+                })
+            }
+            Err(e) => Err(e),
+        };
+        match result {
+            Ok(_) | Err(RunError::Stopped(_)) => {}
+            Err(RunError::Store(e)) => return Err(e),
+            Err(e) => {
+                let p = crate::frame::Phase {
+                    test: "run".into(),
+                    error: Some(e.to_string()),
+                    ..Default::default()
+                };
+                eprintln!("fsbench: [{}] {wname} failed: {e}", got.label);
+                sink.save(Record::from_phase(&key, p))?;
+            }
+        }
+    }
+    Ok(())
+}

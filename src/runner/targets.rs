@@ -1,0 +1,180 @@
+//! Getting a target to run on: provisioned (compare) or here (run), as one `Got` with the frame's
+//! view of it and, when provisioned, the guard that tears it down.
+
+use std::path::PathBuf;
+use std::time::Instant;
+
+use super::coordinator::Where;
+use crate::frame::{Place, TargetCtx};
+use crate::plan::{Plan, TargetInfo, TargetSpec};
+use crate::provision::exec::Sys;
+use crate::provision::{self, Mounted, ProvisionError, Request};
+use crate::store::{Outcome, Record, RecordKey};
+
+/// A target ready for workloads.
+pub struct Got {
+    pub label: String,
+    pub fs: String,
+    pub ctx: TargetCtx,
+    pub mounted: Option<Mounted>,
+}
+
+/// A target that could not be had: its record, and whether the whole study must stop.
+pub struct Missed {
+    pub record: Record,
+    /// Some(why) when a guard refused the device: nothing may be formatted after it.
+    pub refused: Option<String>,
+    /// Some(why) when this host cannot provide it: the (target, repeat) counts as done.
+    pub unsupported: Option<String>,
+}
+
+pub struct Getter<'a> {
+    pub sys: &'a Sys,
+    pub run_id: &'a str,
+    pub plan: &'a Plan,
+    pub place: &'a Where,
+    pub quiet: bool,
+}
+
+impl Getter<'_> {
+    /// The target `spec` for repeat `repeat` (index `index` in the plan).
+    pub fn get(&self, spec: &TargetSpec, index: usize, repeat: u32) -> Result<Got, Box<Missed>> {
+        let (workdir, keep) = match self.place {
+            Where::Here {
+                fs,
+                device,
+                dir,
+                wipe,
+            } => {
+                return Ok(Got {
+                    label: spec.label.clone(),
+                    fs: fs.clone(),
+                    ctx: TargetCtx {
+                        place: Place::Here { wipe: *wipe },
+                        fs: fs.clone(),
+                        device: device.clone(),
+                        stat_dir: Some(dir.clone()),
+                        quiet: self.quiet,
+                    },
+                    mounted: None,
+                })
+            }
+            Where::Provision { workdir, keep } => (workdir, *keep),
+        };
+        if !self.quiet {
+            eprintln!("fsbench: [{}] provisioning {}", spec.label, spec.spec);
+        }
+        let device = self.plan.device.as_ref().map(PathBuf::from);
+        let req = Request {
+            workdir,
+            run_id: self.run_id,
+            index: index + repeat as usize * self.plan.targets.len(),
+            size: self.plan.size_bytes,
+            device: device.as_deref(),
+            wipe: self.plan.wipe,
+            keep_image: keep,
+            persistent: false,
+        };
+        let t0 = Instant::now();
+        match provision::provision(self.sys, spec, &req) {
+            Ok(m) => Ok(self.got(spec, m)),
+            Err(e) => Err(Box::new(missed(spec, repeat, e, t0))),
+        }
+    }
+
+    fn got(&self, spec: &TargetSpec, m: Mounted) -> Got {
+        if !self.quiet {
+            eprintln!(
+                "fsbench: [{}] {} {} ({})",
+                spec.label,
+                if m.info.fs == "raw" {
+                    "using the device"
+                } else {
+                    "mounted on"
+                },
+                m.mountpoint.display(),
+                m.info.backing
+            );
+        }
+        let fs = m.info.fs.clone();
+        let device: Option<PathBuf> = m.info.device.as_ref().map(PathBuf::from);
+        let place = match (&device, fs.as_str()) {
+            (Some(d), "raw") => Place::Raw(d.clone()),
+            _ => Place::Mount(m.mountpoint.clone()),
+        };
+        Got {
+            label: spec.label.clone(),
+            fs: fs.clone(),
+            ctx: TargetCtx {
+                stat_dir: matches!(place, Place::Mount(_)).then(|| m.mountpoint.clone()),
+                place,
+                fs,
+                device,
+                quiet: self.quiet,
+            },
+            mounted: Some(m),
+        }
+    }
+}
+
+fn missed(spec: &TargetSpec, repeat: u32, e: ProvisionError, t0: Instant) -> Missed {
+    let key = RecordKey {
+        target: &spec.label,
+        fs: &spec.fs,
+        workload: "provision",
+        repeat,
+    };
+    let mut rec = Record::from_phase(
+        &key,
+        crate::frame::Phase {
+            test: "provision".into(),
+            duration_s: t0.elapsed().as_secs_f64(),
+            ..Default::default()
+        },
+    );
+    let mut m = Missed {
+        record: rec.clone(),
+        refused: None,
+        unsupported: None,
+    };
+    match &e {
+        ProvisionError::Unsupported(why) => {
+            rec.outcome = Outcome::Skipped;
+            rec.reason = Some(why.clone());
+            m.unsupported = Some(why.clone());
+        }
+        ProvisionError::Refused(why) => {
+            rec.outcome = Outcome::Skipped;
+            rec.reason = Some(why.clone());
+            m.refused = Some(why.clone());
+        }
+        ProvisionError::Failed(err) => {
+            rec.outcome = Outcome::Failed;
+            rec.error = Some(err.clone());
+        }
+    }
+    eprintln!(
+        "fsbench: [{}] {}: {e}",
+        spec.label,
+        match rec.outcome {
+            Outcome::Skipped => "skipped",
+            _ => "failed",
+        }
+    );
+    m.record = rec;
+    m
+}
+
+/// Tears a provisioned target down; returns what the manifest keeps and a warning if it failed.
+pub fn release(got: Got, sys: &Sys) -> (Option<TargetInfo>, Option<String>) {
+    let Some(m) = got.mounted else {
+        return (None, None);
+    };
+    let mut info = m.info.clone();
+    let warning = m
+        .teardown()
+        .err()
+        .map(|e| format!("{}: teardown: {e}", got.label));
+    info.commands.extend(sys.take_log());
+    (Some(info), warning)
+}

@@ -1,0 +1,82 @@
+//! The host as records describe it (kernel, CPU, memory) and the page cache: /proc readers with
+//! no `unsafe`, kept in the system layer so that nothing above it reads /proc on its own.
+
+use serde::{Deserialize, Serialize};
+
+/// The machine a study ran on (the manifest's `environment`).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Environment {
+    pub hostname: String,
+    pub kernel: String,
+    pub cpu_model: String,
+    pub cpus: usize,
+    pub mem_total_bytes: u64,
+    pub fsbench_version: String,
+}
+
+impl Environment {
+    pub fn probe() -> Environment {
+        let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+        let cpu_model = cpuinfo
+            .lines()
+            .find(|l| l.starts_with("model name"))
+            .and_then(|l| l.split_once(':'))
+            .map(|(_, v)| v.trim().to_string())
+            .unwrap_or_else(|| "unknown".into());
+        Environment {
+            hostname: std::fs::read_to_string("/proc/sys/kernel/hostname")
+                .map(|s| s.trim().to_string())
+                .unwrap_or_default(),
+            kernel: kernel_release(),
+            cpu_model,
+            cpus: cpus(),
+            mem_total_bytes: mem_total_bytes(),
+            fsbench_version: env!("CARGO_PKG_VERSION").to_string(),
+        }
+    }
+}
+
+/// CPUs this process may use.
+pub fn cpus() -> usize {
+    std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1)
+}
+
+pub fn kernel_release() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/osrelease")
+        .map(|s| s.trim().to_string())
+        .unwrap_or_else(|_| "unknown".into())
+}
+
+/// MemTotal from /proc/meminfo, in bytes (0 when unknown).
+pub fn mem_total_bytes() -> u64 {
+    std::fs::read_to_string("/proc/meminfo")
+        .unwrap_or_default()
+        .lines()
+        .find(|l| l.starts_with("MemTotal:"))
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|v| v.parse::<u64>().ok())
+        .map(|kb| kb * 1024)
+        .unwrap_or(0)
+}
+
+/// sync(2), then drop the page cache, dentries and inodes. Returns false if the caches could not
+/// be dropped (not root), so that the reads that follow are flagged.
+pub fn sync_and_drop_caches() -> bool {
+    let _ = std::process::Command::new("sync").status();
+    std::fs::write("/proc/sys/vm/drop_caches", "3\n").is_ok()
+}
+
+/// fsbench's peak resident memory so far (VmHWM).
+pub fn peak_rss_bytes() -> Option<u64> {
+    let s = std::fs::read_to_string("/proc/self/status").ok()?;
+    let kb = s
+        .lines()
+        .find(|l| l.starts_with("VmHWM:"))?
+        .split_whitespace()
+        .nth(1)?
+        .parse::<u64>()
+        .ok()?;
+    Some(kb * 1024)
+}

@@ -1,0 +1,173 @@
+//! Block I/O workloads: presets (`cdm`, `seed000`, ...), ad hoc `block:` jobs and fio job files
+//! (`fio:JOBFILE`, `fsbench run`). Jobs run in groups split at `stonewall` (one frame phase per
+//! group); jobs of a group run side by side, each with `numjobs` workers. Each job becomes one
+//! record with throughput, IOPS, latency (whole histogram), CPU, a per-second series and what the
+//! device itself wrote.
+
+mod resolve;
+mod session;
+
+use std::path::Path;
+
+use super::presets::{self, Preset};
+use super::{Opened, SpecError, Workload, WorkloadDef};
+use crate::frame::{RunError, TargetCtx};
+use crate::plan::job::{Job, Rw};
+use crate::plan::workload::Overrides;
+use crate::plan::WorkloadSpec;
+
+pub const DEF_BLOCK: WorkloadDef = WorkloadDef {
+    name: "block",
+    summary: "one fio-class job from fio options: block:rw=randread,bs=4k,iodepth=32 (defaults: io_uring, direct, 1 GiB file, 5 s)",
+    params: &[],
+    fio_params: true,
+    build: build_adhoc,
+};
+
+pub const DEF_FIO: WorkloadDef = WorkloadDef {
+    name: "fio",
+    summary: "a fio job file, run on each target's mount point: fio:PATH",
+    params: &[],
+    fio_params: true,
+    build: build_jobfile,
+};
+
+/// Metrics every block record carries (docs/results-schema.md); device figures come on top when
+/// the target has a block device.
+pub const RECORD_METRICS: &[&str] = &[
+    "ios",
+    "bytes",
+    "runtime_s",
+    "iops",
+    "bytes_per_sec",
+    "lat_mean_ns",
+    "lat_p50_ns",
+    "lat_p90_ns",
+    "lat_p99_ns",
+    "lat_p999_ns",
+    "lat_max_ns",
+    "cpu_user_pct",
+    "cpu_sys_pct",
+    "system_cpu_user_pct",
+    "system_cpu_sys_pct",
+];
+
+#[derive(Clone)]
+pub struct Block {
+    jobs: Vec<Job>,
+    /// Notes from reading the jobs (e.g. libaio run on io_uring).
+    notes: Vec<String>,
+    from_jobfile: bool,
+}
+
+fn extra_options(spec: &WorkloadSpec) -> String {
+    spec.params
+        .iter()
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+fn finish_jobs(mut jobs: Vec<Job>, o: &Overrides) -> Vec<Job> {
+    for j in &mut jobs {
+        presets::apply_overrides(j, o);
+    }
+    jobs
+}
+
+pub fn build_preset(
+    p: &Preset,
+    spec: &WorkloadSpec,
+    o: &Overrides,
+) -> Result<Box<dyn Workload>, SpecError> {
+    let jobs = presets::expand(p, &extra_options(spec))
+        .map_err(|e| SpecError(format!("workload '{}': {e}", spec.spec)))?;
+    Ok(Box::new(Block {
+        jobs: finish_jobs(jobs, o),
+        notes: Vec::new(),
+        from_jobfile: false,
+    }))
+}
+
+/// `block:rw=randread,bs=4k,iodepth=32`: one job with the presets' defaults and these options.
+pub fn build_adhoc(spec: &WorkloadSpec, o: &Overrides) -> Result<Box<dyn Workload>, SpecError> {
+    let mut job = Job::default();
+    let wrap = |e: String| SpecError(format!("workload '{}': {e}", spec.spec));
+    presets::apply_options(&mut job, presets::DEFAULTS).map_err(wrap)?;
+    job.filename = Some(presets::SHARED_FILE.into());
+    job.name = "block".into();
+    let notes = presets::apply_options(&mut job, &extra_options(spec)).map_err(wrap)?;
+    Ok(Box::new(Block {
+        jobs: finish_jobs(vec![job], o),
+        notes,
+        from_jobfile: false,
+    }))
+}
+
+/// Reads and checks a fio job file (errors carry line numbers).
+pub fn from_jobfile(path: &Path, o: &Overrides) -> Result<Block, SpecError> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| SpecError(format!("cannot read job file {}: {e}", path.display())))?;
+    let parsed =
+        crate::plan::jobfile::parse(&text, &path.display().to_string()).map_err(|errs| {
+            SpecError(format!(
+                "job file {} has errors:\n  {}",
+                path.display(),
+                errs.join("\n  ")
+            ))
+        })?;
+    for j in &parsed.jobs {
+        if j.filename.as_deref().is_some_and(|f| f.contains(':')) {
+            return Err(SpecError(format!(
+                "{}: job '{}': several files per job (filename=a:b) are not supported; give one file",
+                path.display(),
+                j.name
+            )));
+        }
+    }
+    Ok(Block {
+        jobs: finish_jobs(parsed.jobs, o),
+        notes: parsed.notes,
+        from_jobfile: true,
+    })
+}
+
+/// `fio:JOBFILE` in compare.
+pub fn build_jobfile(spec: &WorkloadSpec, o: &Overrides) -> Result<Box<dyn Workload>, SpecError> {
+    let file = spec.param("file").unwrap_or_default();
+    Ok(Box::new(from_jobfile(Path::new(file), o)?))
+}
+
+fn writes(rw: Rw) -> bool {
+    !matches!(rw, Rw::Read | Rw::RandRead)
+}
+
+fn fmt(n: u64) -> String {
+    crate::plan::units::format_bytes(n)
+}
+
+impl Block {
+    pub fn jobs(&self) -> &[Job] {
+        &self.jobs
+    }
+
+    /// Everything that can be checked before running: files, sizes, space, guards, engines.
+    pub fn check(&self, t: &TargetCtx) -> Result<(), RunError> {
+        resolve::resolve(self, t).map(|_| ())
+    }
+}
+
+impl Workload for Block {
+    fn open(&self, t: &TargetCtx) -> Result<Opened, RunError> {
+        let r = resolve::resolve(self, t)?;
+        Ok(Opened::Run(Box::new(session::BlockSession::new(
+            self.clone(),
+            r,
+            t.fs.clone(),
+            t.quiet,
+        ))))
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,371 @@
+//! A block workload on one target: one frame phase per stonewall group; each worker opens its
+//! engine, crosses the start line with the others and drives its I/O loop.
+
+use std::collections::{BTreeMap, HashSet};
+use std::fs::OpenOptions;
+use std::io::Write;
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::{Path, PathBuf};
+
+use super::resolve::{Resolved, Worker};
+use super::{fmt, writes, Block};
+use crate::engine;
+use crate::frame::{
+    CachePolicy, Merged, Phase, PhaseSpec, RunError, Session, WorkerCtx, WorkerOut,
+};
+use crate::io::{self, Stats, WriteData};
+use crate::metrics::hist;
+use crate::plan::job::{EngineKind, Job};
+
+pub struct BlockSession {
+    block: Block,
+    r: Resolved,
+    fs: String,
+    quiet: bool,
+    /// Job indices of each phase (stonewall group).
+    groups: Vec<Vec<usize>>,
+    /// Worker indices of each phase.
+    members: Vec<Vec<usize>>,
+    specs: Vec<PhaseSpec>,
+    datas: Vec<WriteData>,
+    laid: HashSet<PathBuf>,
+    mem_total: u64,
+}
+
+impl BlockSession {
+    pub fn new(block: Block, r: Resolved, fs: String, quiet: bool) -> BlockSession {
+        // Groups: a job with stonewall starts a new group (fio's semantics).
+        let mut groups: Vec<Vec<usize>> = Vec::new();
+        for (i, j) in block.jobs.iter().enumerate() {
+            if j.stonewall || groups.is_empty() {
+                groups.push(Vec::new());
+            }
+            groups.last_mut().expect("a group exists").push(i);
+        }
+        let members: Vec<Vec<usize>> = groups
+            .iter()
+            .map(|g| {
+                (0..r.workers.len())
+                    .filter(|&w| g.contains(&r.workers[w].job))
+                    .collect()
+            })
+            .collect();
+        let specs = groups
+            .iter()
+            .zip(&members)
+            .map(|(g, m)| {
+                let jobs: Vec<&Job> = g.iter().map(|&j| &block.jobs[j]).collect();
+                PhaseSpec {
+                    name: jobs
+                        .iter()
+                        .map(|j| j.name.as_str())
+                        .collect::<Vec<_>>()
+                        .join("+"),
+                    does: "fio-class block I/O".into(),
+                    cache: CachePolicy::Drop,
+                    writes: jobs.iter().any(|j| writes(j.rw)),
+                    reads: jobs.iter().any(|j| {
+                        j.rw != crate::plan::job::Rw::Write
+                            && j.rw != crate::plan::job::Rw::RandWrite
+                    }),
+                    workers: m.len(),
+                    unit: "I/Os",
+                    total_ops: None,
+                }
+            })
+            .collect();
+        let datas = r
+            .workers
+            .iter()
+            .map(|w| WriteData::new(w.pattern.seed, w.pattern.max_bs(), w.pattern.compress_pct))
+            .collect();
+        BlockSession {
+            block,
+            r,
+            fs,
+            quiet,
+            groups,
+            members,
+            specs,
+            datas,
+            laid: HashSet::new(),
+            mem_total: crate::sys::host::mem_total_bytes(),
+        }
+    }
+}
+
+impl Session for BlockSession {
+    fn phases(&self) -> &[PhaseSpec] {
+        &self.specs
+    }
+
+    fn prepare(&mut self, phase: usize) -> Result<(), RunError> {
+        for &wi in &self.members[phase] {
+            let w = &self.r.workers[wi];
+            if let Some((path, region)) = self.r.layout.iter().find(|(p, _)| p == &w.path) {
+                if self.laid.insert(path.clone()) {
+                    lay_out(path, *region, w.blockdev, self.quiet)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn work(&self, phase: usize, ctx: &WorkerCtx) -> WorkerOut {
+        let wi = self.members[phase][ctx.index];
+        let w = &self.r.workers[wi];
+        let part = self.groups[phase]
+            .iter()
+            .position(|&j| j == w.job)
+            .unwrap_or(0);
+        let job = &self.block.jobs[w.job];
+        let (mut eng, how) = match open_engine(job, w) {
+            Ok(x) => x,
+            Err(e) => return super::super::failed(part, e),
+        };
+        ctx.start_line();
+        let st = io::drive(eng.as_mut(), &w.pattern, &self.datas[wi], ctx.progress);
+        worker_out(part, st, how)
+    }
+
+    fn finish(&mut self, phase: usize, m: &Merged) -> Result<Vec<Phase>, RunError> {
+        let group_ios: f64 = m
+            .parts
+            .iter()
+            .map(|p| p.counter("reads") + p.counter("writes"))
+            .sum();
+        let mut out = Vec::new();
+        for (k, &ji) in self.groups[phase].iter().enumerate() {
+            let Some(part) = m.parts.get(k) else { continue };
+            let mut metrics = job_metrics(&self.block.jobs[ji], part);
+            if group_ios > 0.0 {
+                metrics.insert(
+                    "cpu_user_ns_per_io".into(),
+                    m.frame.cpu_user_ns as f64 / group_ios,
+                );
+            }
+            out.push(Phase {
+                test: self.block.jobs[ji].name.clone(),
+                started_at: m.frame.started_at.clone(),
+                duration_s: m.frame.wall.as_secs_f64(),
+                error: part.error.clone(),
+                metrics,
+                notes: self.notes(ji, part),
+                histograms: histograms(part),
+                series: part
+                    .series
+                    .iter()
+                    .map(|(k, v)| (k.to_string(), v.clone()))
+                    .collect(),
+                config: Some(self.config(ji, part)),
+                skipped: None,
+            });
+        }
+        Ok(out)
+    }
+}
+
+impl BlockSession {
+    fn region_total(&self, ji: usize) -> u64 {
+        self.r
+            .workers
+            .iter()
+            .filter(|w| w.job == ji)
+            .map(|w| w.pattern.region)
+            .sum()
+    }
+
+    fn notes(&self, ji: usize, part: &WorkerOut) -> Vec<String> {
+        let mut notes = self.r.notes[ji].clone();
+        let buffered = part.how.iter().any(|h| h.starts_with("buffered"));
+        let region_total = self.region_total(ji);
+        if part.counter("reads") > 0.0
+            && self.fs != "tmpfs"
+            && buffered
+            && region_total < self.mem_total
+        {
+            notes.push(format!(
+                "page_cache: buffered reads of {} on a machine with {} of RAM may be served from the page cache",
+                fmt(region_total),
+                fmt(self.mem_total)
+            ));
+        }
+        if part.how.iter().any(|h| h.contains("O_DIRECT refused")) {
+            notes.push(format!("direct=1 refused by {}: ran buffered", self.fs));
+        }
+        notes
+    }
+
+    fn config(&self, ji: usize, part: &WorkerOut) -> serde_json::Value {
+        let job = &self.block.jobs[ji];
+        let mut config = serde_json::to_value(job).unwrap_or_default();
+        if let Some(o) = config.as_object_mut() {
+            let files: Vec<String> = self
+                .r
+                .workers
+                .iter()
+                .filter(|w| w.job == ji)
+                .map(|w| w.path.display().to_string())
+                .collect::<HashSet<_>>()
+                .into_iter()
+                .collect();
+            o.insert("files".into(), files.into());
+            o.insert(
+                "region_bytes".into(),
+                (self.region_total(ji) / job.numjobs as u64).into(),
+            );
+            o.insert("engine_detail".into(), part.how.join("; ").into());
+        }
+        config
+    }
+}
+
+/// A worker's loop statistics as the frame merges them.
+fn worker_out(part: usize, st: Stats, how: Vec<String>) -> WorkerOut {
+    let mut o = WorkerOut {
+        part,
+        window: st.measured,
+        how,
+        error: st.error,
+        stopped: st.stopped,
+        ..Default::default()
+    };
+    o.counters.insert("reads", st.reads as f64);
+    o.counters.insert("writes", st.writes as f64);
+    o.counters.insert("read_bytes", st.read_bytes as f64);
+    o.counters.insert("write_bytes", st.write_bytes as f64);
+    o.series
+        .insert("iops", st.per_sec.iter().map(|x| x.0 as f64).collect());
+    o.series.insert(
+        "bytes_per_sec",
+        st.per_sec.iter().map(|x| x.1 as f64).collect(),
+    );
+    o.hists.insert("lat", st.lat);
+    o.hists.insert("read_lat", st.read_lat);
+    o.hists.insert("write_lat", st.write_lat);
+    o
+}
+
+fn job_metrics(job: &Job, p: &WorkerOut) -> BTreeMap<String, f64> {
+    let mut metrics = BTreeMap::new();
+    let secs = p.window.as_secs_f64().max(1e-9);
+    let (reads, writes) = (p.counter("reads"), p.counter("writes"));
+    let (rb, wb) = (p.counter("read_bytes"), p.counter("write_bytes"));
+    let mut put = |k: &str, v: f64| {
+        metrics.insert(k.to_string(), v);
+    };
+    put("ios", reads + writes);
+    put("bytes", rb + wb);
+    put("runtime_s", p.window.as_secs_f64());
+    put("iops", (reads + writes) / secs);
+    put("bytes_per_sec", (rb + wb) / secs);
+    put("read_ios", reads);
+    put("write_ios", writes);
+    put("read_bytes", rb);
+    put("write_bytes", wb);
+    put("read_iops", reads / secs);
+    put("write_iops", writes / secs);
+    put("read_bytes_per_sec", rb / secs);
+    put("write_bytes_per_sec", wb / secs);
+    put("iodepth", job.iodepth as f64);
+    put("numjobs", job.numjobs as f64);
+    if let Some(h) = p.hists.get("lat") {
+        hist::summarize(h, "lat", &mut metrics);
+    }
+    if reads > 0.0 && writes > 0.0 {
+        for k in ["read_lat", "write_lat"] {
+            if let Some(h) = p.hists.get(k) {
+                hist::summarize(h, k, &mut metrics);
+            }
+        }
+    }
+    metrics
+}
+
+fn histograms(p: &WorkerOut) -> BTreeMap<String, String> {
+    let mixed = p.counter("reads") > 0.0 && p.counter("writes") > 0.0;
+    let mut out = BTreeMap::new();
+    for (k, name) in [
+        ("lat", "lat_ns"),
+        ("read_lat", "read_lat_ns"),
+        ("write_lat", "write_lat_ns"),
+    ] {
+        if k != "lat" && !mixed {
+            continue;
+        }
+        if let Some(h) = p.hists.get(k) {
+            out.insert(name.to_string(), hist::encode(h));
+        }
+    }
+    out
+}
+
+type Prepared = (Box<dyn engine::IoEngine>, Vec<String>);
+
+fn open_engine(job: &Job, w: &Worker) -> Result<Prepared, String> {
+    let def = engine::def(job.engine);
+    let depth = job.iodepth.max(1) as usize;
+    let bs = w.pattern.max_bs() as usize;
+    if job.engine == EngineKind::Null {
+        let eng = (def.open)(None, depth, bs).map_err(|e| e.to_string())?;
+        return Ok((eng, vec!["null".into()]));
+    }
+    let mut how = Vec::new();
+    let open = |direct: bool| {
+        let mut o = OpenOptions::new();
+        o.read(true).write(writes(job.rw));
+        if direct {
+            o.custom_flags(libc::O_DIRECT);
+        }
+        o.open(&w.path)
+    };
+    let file = match open(job.direct) {
+        Ok(f) => {
+            how.push(if job.direct { "direct" } else { "buffered" }.to_string());
+            f
+        }
+        Err(e) if job.direct && e.raw_os_error() == Some(libc::EINVAL) => {
+            how.push("buffered (O_DIRECT refused by the filesystem)".to_string());
+            open(false).map_err(|e| format!("{}: {e}", w.path.display()))?
+        }
+        Err(e) => return Err(format!("{}: {e}", w.path.display())),
+    };
+    let eng = (def.open)(Some(file), depth, bs)
+        .map_err(|e| format!("cannot set up {} on {}: {e}", def.name, w.path.display()))?;
+    how.push(eng.describe());
+    Ok((eng, how))
+}
+
+/// Writes `region` bytes of fresh data to a job's file (or fsbench's device) and syncs it, so that
+/// reads read real data, as fio lays out its files. Not measured.
+fn lay_out(path: &Path, region: u64, blockdev: bool, quiet: bool) -> Result<(), RunError> {
+    if !quiet {
+        eprintln!(
+            "fsbench:   laying out {} of test data in {}",
+            fmt(region),
+            path.display()
+        );
+    }
+    let ctx = || format!("laying out {}", path.display());
+    let mut f = OpenOptions::new()
+        .write(true)
+        .create(!blockdev)
+        .truncate(false)
+        .open(path)
+        .map_err(RunError::io(ctx()))?;
+    const CHUNK: usize = 1 << 20;
+    let data = WriteData::new(0x1a70_u64, CHUNK as u64, 0);
+    let mut rng = crate::io::DataGen::new(region);
+    let mut buf = vec![0u8; CHUNK];
+    let mut done = 0u64;
+    while done < region {
+        if let Some(why) = crate::stop::requested() {
+            return Err(RunError::Stopped(why));
+        }
+        let n = (region - done).min(CHUNK as u64) as usize;
+        data.fill(&mut buf[..n], &mut rng);
+        f.write_all(&buf[..n]).map_err(RunError::io(ctx()))?;
+        done += n as u64;
+    }
+    f.sync_all().map_err(RunError::io(ctx()))
+}

@@ -1,0 +1,104 @@
+//! Block workload tests through the frame, on a scratch directory (no root needed).
+use super::*;
+use crate::frame::{Local, Phase, Place};
+use crate::metrics::hist;
+use std::collections::HashSet;
+
+fn target(dir: &Path) -> TargetCtx {
+    TargetCtx {
+        place: Place::Mount(dir.to_path_buf()),
+        fs: "test".into(),
+        device: None,
+        stat_dir: Some(dir.to_path_buf()),
+        quiet: true,
+    }
+}
+
+fn run_in(dir: &Path, jobfile: &str) -> Vec<Phase> {
+    let path = dir.join("t.fio");
+    std::fs::write(&path, jobfile).unwrap();
+    let b = from_jobfile(&path, &Overrides::default()).unwrap();
+    let t = target(dir);
+    let Ok(Opened::Run(mut s)) = b.open(&t) else {
+        panic!("does not open")
+    };
+    let mut phases = Vec::new();
+    crate::frame::run_session(s.as_mut(), &t, "test", &Local, &mut |p| {
+        phases.push(p);
+        Ok(())
+    })
+    .unwrap();
+    phases
+}
+
+#[test]
+fn written_data_is_incompressible_and_never_repeats() {
+    let dir = tempfile::tempdir().unwrap();
+    let phases = run_in(
+        dir.path(),
+        "[w]\nrw=write\nbs=64k\nsize=4m\nfilename=data\nioengine=sync\n",
+    );
+    assert_eq!(phases.len(), 1);
+    assert!(phases[0].error.is_none(), "{:?}", phases[0].error);
+    assert_eq!(phases[0].metrics["write_bytes"], (4 << 20) as f64);
+    let data = std::fs::read(dir.path().join("data")).unwrap();
+    assert_eq!(data.len(), 4 << 20);
+    // gzip -9 gains less than 1%.
+    let out = std::process::Command::new("gzip")
+        .args(["-9", "-c"])
+        .arg(dir.path().join("data"))
+        .output()
+        .unwrap();
+    let ratio = out.stdout.len() as f64 / data.len() as f64;
+    assert!(ratio > 0.99, "compressed to {ratio}");
+    // No 4 KiB block appears twice.
+    let blocks: HashSet<&[u8]> = data.chunks(4096).collect();
+    assert_eq!(blocks.len(), data.len() / 4096);
+}
+
+#[test]
+fn jobs_record_every_metric_and_the_histogram_decodes() {
+    let dir = tempfile::tempdir().unwrap();
+    let phases = run_in(
+        dir.path(),
+        "[global]\nsize=2m\nfilename=f\n[r]\nrw=randread\nbs=4k\nstonewall\n[m]\nrw=randrw\nrwmixread=50\nbs=4k\nnumjobs=2\nstonewall\n",
+    );
+    assert_eq!(phases.len(), 2);
+    let r = &phases[0];
+    assert_eq!(r.test, "r");
+    for k in RECORD_METRICS {
+        assert!(r.metrics.contains_key(*k), "missing {k}");
+    }
+    assert_eq!(r.metrics["read_bytes"], (2 << 20) as f64);
+    let h = hist::decode(&r.histograms["lat_ns"]).unwrap();
+    assert_eq!(h.len() as f64, r.metrics["ios"]);
+    let m = &phases[1];
+    assert_eq!(m.metrics["bytes"], (4 << 20) as f64, "2 workers x 2 MiB");
+    assert!(
+        m.metrics.contains_key("read_lat_p99_ns") && m.metrics.contains_key("write_lat_p99_ns")
+    );
+    assert!(m.notes.iter().any(|n| n.contains("2 workers")));
+    assert!(
+        r.notes.iter().any(|n| n.starts_with("page_cache")),
+        "{:?}",
+        r.notes
+    );
+}
+
+#[test]
+fn bad_jobs_are_refused_before_anything_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("t.fio");
+    std::fs::write(&path, "[a]\nrw=read\nfilename=/etc/passwd\nsize=1m\n").unwrap();
+    let b = from_jobfile(&path, &Overrides::default()).unwrap();
+    let t = target(dir.path());
+    let e = b.open(&t).err().unwrap().to_string();
+    assert!(e.contains("absolute"), "{e}");
+    std::fs::write(&path, "[a]\nrw=read\nfilename=nofile\n").unwrap();
+    let b = from_jobfile(&path, &Overrides::default()).unwrap();
+    let e = b.open(&t).err().unwrap().to_string();
+    assert!(e.contains("no size"), "{e}");
+    std::fs::write(&path, "[a]\nrw=read\nsize=1p\n").unwrap();
+    let e = from_jobfile(&path, &Overrides::default()).err().unwrap().0;
+    assert!(e.contains("t.fio:3:"), "{e}");
+}

@@ -1,0 +1,352 @@
+//! The files workload on one target: one frame phase per phase kind; workers take subfolders one
+//! at a time from a shared counter.
+
+use std::collections::BTreeMap;
+use std::fs::File;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+use super::tree::{Fsync, Tree, POOL};
+use super::{checkpoint, scan, write, Counts, Files, Ops, PhaseKind};
+use crate::frame::{
+    CachePolicy, Merged, Phase, PhaseSpec, RunError, Session, WorkerCtx, WorkerOut,
+};
+use crate::io::DataGen;
+use crate::metrics::hist;
+
+/// The degradation curve: the last 1% threshold passed, and (seconds, files done, bytes) at each.
+pub type Trend = (u64, Vec<(f64, u64, u64)>);
+
+/// What the workers of one phase share.
+pub struct State {
+    pub next: AtomicU64,
+    pub stop: AtomicBool,
+    pub exhausted: Mutex<Option<String>>,
+    pub error: Mutex<Option<String>>,
+    /// The progress log (write phases).
+    pub log: Option<Mutex<File>>,
+    /// Files per unit present (resume, and what a later phase may expect).
+    pub have: Mutex<BTreeMap<u64, u64>>,
+    pub trend: Mutex<Trend>,
+    pub started: OnceLock<Instant>,
+    pub done_files: AtomicU64,
+    /// Files already done when the phase started (resume).
+    pub start_files: u64,
+    finished_workers: AtomicUsize,
+}
+
+impl State {
+    pub fn fail(&self, e: String) {
+        self.error
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get_or_insert(e);
+        self.stop.store(true, Ordering::Relaxed);
+    }
+
+    pub fn unit_done(&self, files: u64, bytes: u64, total: u64) {
+        let done = self.done_files.fetch_add(files, Ordering::Relaxed) + files;
+        let mut t = self.trend.lock().unwrap_or_else(|e| e.into_inner());
+        // One trend point per 1% of the phase's files.
+        let step = (total / 100).max(1);
+        if done >= t.0 + step || done == total {
+            t.0 = done - done % step;
+            let e = self
+                .started
+                .get()
+                .map(|s| s.elapsed().as_secs_f64())
+                .unwrap_or(0.0);
+            t.1.push((e, done, bytes));
+        }
+    }
+}
+
+pub struct FilesSession {
+    pub tree: Tree,
+    pub root: PathBuf,
+    pub pool: Vec<u8>,
+    pub fsync: Fsync,
+    pub resume: bool,
+    /// Files per unit on disk (from the progress log, then from the write phase).
+    have: BTreeMap<u64, u64>,
+    threads: usize,
+    own_root: bool,
+    kinds: Vec<PhaseKind>,
+    specs: Vec<PhaseSpec>,
+    state: Option<State>,
+}
+
+impl FilesSession {
+    pub fn new(f: &Files, root: PathBuf, tree: Tree, have: BTreeMap<u64, u64>) -> FilesSession {
+        let mut pool = vec![0u8; POOL];
+        DataGen::new(tree.seed ^ 0x900d).fill(&mut pool);
+        let resumed: u64 = have.values().sum();
+        let specs = f
+            .phases
+            .iter()
+            .map(|k| PhaseSpec {
+                name: k.name().into(),
+                does: match k {
+                    PhaseKind::Write => "create and write every file",
+                    PhaseKind::Read => "read every file back and verify its trailer",
+                    PhaseKind::Stat => "stat every file and check its size",
+                    PhaseKind::Delete => "unlink every file and folder",
+                }
+                .into(),
+                cache: match k {
+                    PhaseKind::Read | PhaseKind::Stat => CachePolicy::Drop,
+                    _ => CachePolicy::Keep,
+                },
+                writes: matches!(k, PhaseKind::Write | PhaseKind::Delete),
+                reads: *k == PhaseKind::Read,
+                workers: f.threads,
+                unit: "files",
+                total_ops: Some(if *k == PhaseKind::Write {
+                    tree.count.saturating_sub(resumed)
+                } else {
+                    tree.count
+                }),
+            })
+            .collect();
+        FilesSession {
+            own_root: f.path.is_none(),
+            tree,
+            root,
+            pool,
+            fsync: f.fsync,
+            resume: f.resume,
+            have,
+            threads: f.threads,
+            kinds: f.phases.clone(),
+            specs,
+            state: None,
+        }
+    }
+
+    /// Files expected in unit `u` by a scanning phase.
+    fn expect(&self, u: u64) -> u64 {
+        if self.have.is_empty() {
+            self.tree.files_in(u)
+        } else {
+            self.have.get(&u).copied().unwrap_or(0)
+        }
+    }
+
+    fn state(&self) -> &State {
+        self.state.as_ref().expect("prepare made the phase's state")
+    }
+
+    /// The last worker to finish a write phase with fsync=end syncs the filesystem (timed).
+    fn end_fsync(&self, out: &mut WorkerOut) {
+        let st = self.state();
+        let last = st.finished_workers.fetch_add(1, Ordering::AcqRel) + 1 == self.threads;
+        let ok = st.error.lock().map(|e| e.is_none()).unwrap_or(false);
+        if last && ok {
+            let t = Instant::now();
+            if let Ok(f) = File::open(&self.root) {
+                let _ = crate::sys::syncfs(&f);
+            }
+            out.counters
+                .insert("end_fsync_ns", t.elapsed().as_nanos() as f64);
+        }
+    }
+}
+
+impl Session for FilesSession {
+    fn phases(&self) -> &[PhaseSpec] {
+        &self.specs
+    }
+
+    fn prepare(&mut self, phase: usize) -> Result<(), RunError> {
+        let kind = self.kinds[phase];
+        let log = match kind {
+            PhaseKind::Write => Some(Mutex::new(checkpoint::start_writing(
+                &self.root, &self.tree,
+            )?)),
+            _ => None,
+        };
+        let start_files = match kind {
+            PhaseKind::Write => self.have.values().sum(),
+            _ => 0,
+        };
+        self.state = Some(State {
+            next: AtomicU64::new(0),
+            stop: AtomicBool::new(false),
+            exhausted: Mutex::new(None),
+            error: Mutex::new(None),
+            log,
+            have: Mutex::new(self.have.clone()),
+            trend: Mutex::new((start_files, Vec::new())),
+            started: OnceLock::new(),
+            done_files: AtomicU64::new(start_files),
+            start_files,
+            finished_workers: AtomicUsize::new(0),
+        });
+        Ok(())
+    }
+
+    fn stat_dir(&self) -> Option<&Path> {
+        Some(&self.root)
+    }
+
+    fn work(&self, phase: usize, ctx: &WorkerCtx) -> WorkerOut {
+        let kind = self.kinds[phase];
+        let st = self.state();
+        let started = *st.started.get_or_init(Instant::now);
+        let mut ops = Ops::new();
+        let mut c = Counts::default();
+        let mut buf = vec![0u8; self.tree.max as usize + super::TRAILER + 1];
+        let mut path = String::new();
+        let mut out = WorkerOut::default();
+        loop {
+            if st.stop.load(Ordering::Relaxed) {
+                break;
+            }
+            if let Some(why) = crate::stop::requested() {
+                out.stopped = Some(why);
+                break;
+            }
+            let u = st.next.fetch_add(1, Ordering::Relaxed);
+            if u >= self.tree.units() {
+                break;
+            }
+            let before = (c.files, c.bytes);
+            let mut w = scan::Unit {
+                s: self,
+                st,
+                ops: &mut ops,
+                c: &mut c,
+                buf: &mut buf,
+                path: &mut path,
+            };
+            match kind {
+                PhaseKind::Write => write::unit(&mut w, u),
+                PhaseKind::Read => w.read(u, self.expect(u)),
+                PhaseKind::Stat => w.stat(u, self.expect(u)),
+                PhaseKind::Delete => w.delete(u, self.expect(u)),
+            }
+            ctx.progress.add(c.files - before.0, c.bytes - before.1);
+        }
+        if kind == PhaseKind::Write && self.fsync == Fsync::End {
+            self.end_fsync(&mut out);
+        }
+        out.window = started.elapsed();
+        for op in kind.ops() {
+            out.hists.insert(op.name(), ops.hists[*op as usize].clone());
+        }
+        for (k, v) in [
+            ("files", c.files),
+            ("bytes", c.bytes),
+            ("ok", c.ok),
+            ("crc", c.crc),
+            ("identity", c.identity),
+            ("size", c.size),
+            ("missing", c.missing),
+            ("fs_detected", c.fs_detected),
+        ] {
+            out.counters.insert(k, v as f64);
+        }
+        out
+    }
+
+    fn finish(&mut self, phase: usize, m: &Merged) -> Result<Vec<Phase>, RunError> {
+        let kind = self.kinds[phase];
+        let st = self.state.take().expect("prepare made the phase's state");
+        let part = &m.parts[0];
+        let wall = Duration::from_secs_f64(m.frame.last_done_s);
+        let (mut metrics, notes, error) = match kind {
+            PhaseKind::Write => write::figures(&st, part, m, wall),
+            _ => scan::figures(kind, &st, part, m, wall),
+        };
+        if kind == PhaseKind::Write {
+            self.have = st.have.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        }
+        metrics.insert("threads".into(), self.threads as f64);
+        if kind == PhaseKind::Delete && error.is_none() {
+            checkpoint::remove(&self.root, self.own_root);
+        }
+        Ok(vec![
+            self.phase(kind, &st, part, wall, metrics, notes, error)
+        ])
+    }
+}
+
+impl FilesSession {
+    /// The record every phase kind shares: histograms, time outside syscalls, trend, config.
+    #[allow(clippy::too_many_arguments)]
+    fn phase(
+        &self,
+        kind: PhaseKind,
+        st: &State,
+        part: &WorkerOut,
+        wall: Duration,
+        mut m: BTreeMap<String, f64>,
+        notes: Vec<String>,
+        error: Option<String>,
+    ) -> Phase {
+        if let Some(rss) = crate::sys::host::peak_rss_bytes() {
+            m.insert("peak_rss_bytes".into(), rss as f64);
+        }
+        let mut histograms = BTreeMap::new();
+        let mut syscall_ns = 0.0;
+        for op in kind.ops() {
+            let Some(h) = part.hists.get(op.name()) else {
+                continue;
+            };
+            if !h.is_empty() {
+                hist::summarize(h, op.name(), &mut m);
+                histograms.insert(format!("{}_ns", op.name()), hist::encode(h));
+                syscall_ns += h.mean() * h.len() as f64;
+            }
+        }
+        let workers = (self.threads as f64).min(self.tree.units() as f64);
+        let busy = wall.as_secs_f64() * 1e9 * workers;
+        if busy > 0.0 {
+            m.insert(
+                "outside_syscalls_pct".into(),
+                ((busy - syscall_ns) / busy * 100.0).clamp(0.0, 100.0),
+            );
+        }
+        let mut config = serde_json::to_value(&self.tree).unwrap_or_default();
+        if let Some(o) = config.as_object_mut() {
+            o.insert("threads".into(), self.threads.into());
+            o.insert(
+                "fsync".into(),
+                serde_json::to_value(self.fsync).unwrap_or_default(),
+            );
+            o.insert("root".into(), self.root.display().to_string().into());
+        }
+        Phase {
+            test: kind.name().into(),
+            duration_s: wall.as_secs_f64(),
+            error,
+            metrics: m,
+            notes,
+            histograms,
+            series: trend_series(st),
+            config: Some(config),
+            ..Default::default()
+        }
+    }
+}
+
+fn trend_series(st: &State) -> BTreeMap<String, Vec<f64>> {
+    let t = st.trend.lock().unwrap_or_else(|e| e.into_inner());
+    let mut fps = Vec::new();
+    let mut at = Vec::new();
+    let mut last = (0.0f64, st.start_files);
+    for &(e, done, _) in &t.1 {
+        let dt = e - last.0;
+        if dt > 0.0 && done > last.1 {
+            fps.push((done - last.1) as f64 / dt);
+            at.push(done as f64);
+        }
+        last = (e, done);
+    }
+    let mut series = BTreeMap::new();
+    series.insert("files_per_sec".to_string(), fps);
+    series.insert("files_done".to_string(), at);
+    series
+}
