@@ -1,7 +1,13 @@
 //! fsbench: provision real filesystems and benchmark them side by side.
 //!
-//! Layout and arrows (see ../shared/DESIGN.md and docs/): `plan` and `report` never call the
-//! system; only `target` runs mkfs and mount; only `sys` holds `unsafe`.
+//! Layers, from the bottom (docs/architecture.md draws the arrows): `stop` and `sys` (the system
+//! layer, the only place with `unsafe`); `plan` (plain data); `metrics`, `engine`, `io`;
+//! `provision` (the only module that runs mkfs, mount, zpool, losetup); `store`; `frame` (the
+//! phase frame); `workload`; `runner` (the coordinator); `report` (pure: never calls the system);
+//! `cli` and `cmd` (the command edge). No top-level module imports one that imports it back
+//! (tests/architecture.rs checks it).
+
+#![deny(unsafe_code)]
 
 pub mod cli;
 pub mod cmd;
@@ -15,5 +21,6 @@ pub mod report;
 pub mod runner;
 pub mod stop;
 pub mod store;
+#[allow(unsafe_code)]
 pub mod sys;
 pub mod workload;

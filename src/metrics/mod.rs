@@ -1,5 +1,6 @@
 //! Measurements: latency histograms, CPU time, device statistics, and the clock.
 
+pub mod catalog;
 pub mod clock;
 pub mod cpu;
 pub mod diskstats;

@@ -234,21 +234,7 @@ impl Job {
     pub fn apply(&mut self, key: &str, value: Option<&str>) -> Result<Option<String>, String> {
         match key {
             "name" => self.name = need(key, value)?.to_string(),
-            "rw" | "readwrite" => {
-                self.rw = match need(key, value)? {
-                    "read" => Rw::Read,
-                    "write" => Rw::Write,
-                    "randread" => Rw::RandRead,
-                    "randwrite" => Rw::RandWrite,
-                    "rw" | "readwrite" => Rw::Rw,
-                    "randrw" => Rw::RandRw,
-                    o => {
-                        return Err(format!(
-                            "rw={o}: expected read, write, randread, randwrite, rw or randrw"
-                        ))
-                    }
-                }
-            }
+            "rw" | "readwrite" => self.rw = parse_rw(need(key, value)?)?,
             "rwmixread" => self.rwmixread = parse_u32(key, need(key, value)?, 0, 100)?,
             "rwmixwrite" => self.rwmixread = 100 - parse_u32(key, need(key, value)?, 0, 100)?,
             "bs" | "blocksize" => {
@@ -260,58 +246,13 @@ impl Job {
                 }
                 self.bs = BlockSize::Fixed(block_size(key, v)?);
             }
-            "bsrange" => {
-                let v = need(key, value)?;
-                let Some((lo, hi)) = v.split_once('-') else {
-                    return Err(format!(
-                        "bsrange={v}: write two sizes with a hyphen, e.g. bsrange=4k-64k"
-                    ));
-                };
-                let (lo, hi) = (block_size(key, lo)?, block_size(key, hi)?);
-                if lo > hi {
-                    return Err(format!(
-                        "bsrange={v}: the first size must not exceed the second"
-                    ));
-                }
-                self.bs = BlockSize::Range(lo, hi);
-            }
-            "bssplit" => {
-                let v = need(key, value)?;
-                if v.contains(',') {
-                    return Err(format!("bssplit={v}: separate read and write splits are not supported; give one list, e.g. 4k/50:64k/50"));
-                }
-                let mut parts = Vec::new();
-                for p in v.split(':') {
-                    let (size, pct) = p.split_once('/').ok_or_else(|| {
-                        format!("bssplit={v}: each entry is SIZE/PERCENT, e.g. 4k/50")
-                    })?;
-                    parts.push((block_size(key, size)?, parse_u32(key, pct, 0, 100)?));
-                }
-                let total: u32 = parts.iter().map(|p| p.1).sum();
-                if total != 100 {
-                    return Err(format!(
-                        "bssplit={v}: the percentages add up to {total}, not 100"
-                    ));
-                }
-                self.bs = BlockSize::Split(parts);
-            }
+            "bsrange" => self.bs = parse_bsrange(need(key, value)?)?,
+            "bssplit" => self.bs = parse_bssplit(need(key, value)?)?,
             "iodepth" => self.iodepth = parse_u32(key, need(key, value)?, 1, 65536)?,
             "numjobs" => self.numjobs = parse_u32(key, need(key, value)?, 1, 4096)?,
             "direct" => self.direct = parse_bool(key, value)?,
             "buffered" => self.direct = !parse_bool(key, value)?,
-            "size" => {
-                let v = need(key, value)?;
-                self.size = Some(match v.strip_suffix('%') {
-                    Some(p) => SizeSpec::Percent(
-                        p.trim()
-                            .parse::<f64>()
-                            .ok()
-                            .filter(|x| *x > 0.0 && *x <= 100.0)
-                            .ok_or_else(|| format!("size={v}: a percentage is from 1% to 100%"))?,
-                    ),
-                    None => SizeSpec::Bytes(parse_fio_size(v).map_err(|e| format!("size: {e}"))?),
-                });
-            }
+            "size" => self.size = Some(parse_size_spec(need(key, value)?)?),
             "runtime" => {
                 self.runtime =
                     Some(parse_duration(need(key, value)?).map_err(|e| format!("runtime: {e}"))?)
@@ -325,16 +266,10 @@ impl Job {
             "fdatasync" => self.fdatasync = parse_u32(key, need(key, value)?, 0, u32::MAX)?,
             "end_fsync" => self.end_fsync = parse_bool(key, value)?,
             "ioengine" => {
-                let v = need(key, value)?;
-                self.engine = match v {
-                    "sync" | "psync" => EngineKind::Sync,
-                    "io_uring" => EngineKind::IoUring,
-                    "null" => EngineKind::Null,
-                    "libaio" => {
-                        self.engine = EngineKind::IoUring;
-                        return Ok(Some("ioengine=libaio runs on io_uring (same queue depth, direct I/O as given)".into()));
-                    }
-                    o => return Err(format!("ioengine={o}: fsbench has sync, psync, io_uring, libaio (run on io_uring) and null")),
+                let (engine, note) = parse_engine(need(key, value)?)?;
+                self.engine = engine;
+                if note.is_some() {
+                    return Ok(note);
                 }
             }
             "filename" => self.filename = Some(need(key, value)?.to_string()),
@@ -360,6 +295,90 @@ impl Job {
         }
         Ok(None)
     }
+}
+
+fn parse_rw(v: &str) -> Result<Rw, String> {
+    Ok(match v {
+        "read" => Rw::Read,
+        "write" => Rw::Write,
+        "randread" => Rw::RandRead,
+        "randwrite" => Rw::RandWrite,
+        "rw" | "readwrite" => Rw::Rw,
+        "randrw" => Rw::RandRw,
+        o => {
+            return Err(format!(
+                "rw={o}: expected read, write, randread, randwrite, rw or randrw"
+            ))
+        }
+    })
+}
+
+fn parse_bsrange(v: &str) -> Result<BlockSize, String> {
+    let key = "bsrange";
+    let Some((lo, hi)) = v.split_once('-') else {
+        return Err(format!(
+            "bsrange={v}: write two sizes with a hyphen, e.g. bsrange=4k-64k"
+        ));
+    };
+    let (lo, hi) = (block_size(key, lo)?, block_size(key, hi)?);
+    if lo > hi {
+        return Err(format!(
+            "bsrange={v}: the first size must not exceed the second"
+        ));
+    }
+    Ok(BlockSize::Range(lo, hi))
+}
+
+fn parse_bssplit(v: &str) -> Result<BlockSize, String> {
+    let key = "bssplit";
+    if v.contains(',') {
+        return Err(format!("bssplit={v}: separate read and write splits are not supported; give one list, e.g. 4k/50:64k/50"));
+    }
+    let mut parts = Vec::new();
+    for p in v.split(':') {
+        let (size, pct) = p
+            .split_once('/')
+            .ok_or_else(|| format!("bssplit={v}: each entry is SIZE/PERCENT, e.g. 4k/50"))?;
+        parts.push((block_size(key, size)?, parse_u32(key, pct, 0, 100)?));
+    }
+    let total: u32 = parts.iter().map(|p| p.1).sum();
+    if total != 100 {
+        return Err(format!(
+            "bssplit={v}: the percentages add up to {total}, not 100"
+        ));
+    }
+    Ok(BlockSize::Split(parts))
+}
+
+fn parse_size_spec(v: &str) -> Result<SizeSpec, String> {
+    Ok(match v.strip_suffix('%') {
+        Some(p) => SizeSpec::Percent(
+            p.trim()
+                .parse::<f64>()
+                .ok()
+                .filter(|x| *x > 0.0 && *x <= 100.0)
+                .ok_or_else(|| format!("size={v}: a percentage is from 1% to 100%"))?,
+        ),
+        None => SizeSpec::Bytes(parse_fio_size(v).map_err(|e| format!("size: {e}"))?),
+    })
+}
+
+/// The engine, and a note when it was translated (libaio runs on io_uring).
+fn parse_engine(v: &str) -> Result<(EngineKind, Option<String>), String> {
+    Ok(match v {
+        "sync" | "psync" => (EngineKind::Sync, None),
+        "io_uring" => (EngineKind::IoUring, None),
+        "null" => (EngineKind::Null, None),
+        "libaio" => (
+            EngineKind::IoUring,
+            Some("ioengine=libaio runs on io_uring (same queue depth, direct I/O as given)".into()),
+        ),
+        o => {
+            return Err(format!(
+            "ioengine={o}: fsbench has sync, psync, io_uring, libaio (run on io_uring) and null"
+        ))
+        }
+    })
 }
 
 fn block_size(key: &str, v: &str) -> Result<u64, String> {

@@ -35,6 +35,9 @@ pub enum ProvisionError {
     /// Something failed while creating it; whatever was made has been torn down.
     #[error("{0}")]
     Failed(String),
+    /// A stop request (a signal) came while provisioning; what was made has been torn down.
+    #[error(transparent)]
+    Stopped(#[from] crate::stop::StopReason),
 }
 
 impl From<ExecError> for ProvisionError {
@@ -280,10 +283,94 @@ pub fn provision(sys: &Sys, spec: &TargetSpec, req: &Request) -> Result<Mounted,
 }
 
 fn interrupted() -> Result<(), ProvisionError> {
-    if crate::stop::stop_requested() {
-        return Err(ProvisionError::Failed("interrupted".into()));
+    match crate::stop::requested() {
+        Some(why) => Err(ProvisionError::Stopped(why)),
+        None => Ok(()),
     }
-    Ok(())
+}
+
+/// A `dir:` target: a scratch directory of ours inside the user's directory.
+fn dir_target(
+    sys: &Sys,
+    spec: &TargetSpec,
+    intent: &mut Intent,
+    info: &mut TargetInfo,
+) -> Result<PathBuf, ProvisionError> {
+    let user_dir = PathBuf::from(spec.path.as_deref().unwrap_or("/"));
+    let scratch = user_dir.join(format!("{NAME_PREFIX}{}", intent.state.id));
+    intent.record(Resource::Scratch {
+        path: scratch.clone(),
+    })?;
+    if sys.dry_run {
+        println!("would create: {}", scratch.display());
+    } else {
+        std::fs::create_dir(&scratch).map_err(|e| {
+            ProvisionError::Failed(format!("cannot create {}: {e}", scratch.display()))
+        })?;
+    }
+    info.backing = format!("existing directory {}", user_dir.display());
+    info.mountpoint = scratch.to_string_lossy().into_owned();
+    if let Some(m) = mounts::mounts()
+        .into_iter()
+        .rev()
+        .find(|m| user_dir.starts_with(&m.mountpoint))
+    {
+        info.mount_options = m.all_options();
+        info.fs = format!("dir ({})", m.fstype);
+    }
+    Ok(scratch)
+}
+
+/// A sparse loop image of ours, attached; returns the loop device.
+fn loop_image(
+    sys: &Sys,
+    req: &Request,
+    run_dir: &Path,
+    size: u64,
+    intent: &mut Intent,
+    info: &mut TargetInfo,
+) -> Result<PathBuf, ProvisionError> {
+    let image = run_dir.join(format!("{NAME_PREFIX}{}.img", req.index));
+    intent.record(Resource::Image {
+        path: image.clone(),
+    })?;
+    if sys.dry_run {
+        println!(
+            "would create: sparse image {} of {}",
+            image.display(),
+            crate::plan::units::format_bytes(size)
+        );
+    } else {
+        let f = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&image)
+            .and_then(|f| f.set_len(size).map(|_| f));
+        f.map_err(|e| {
+            ProvisionError::Failed(format!("cannot create image {}: {e}", image.display()))
+        })?;
+    }
+    let dev = loopdev::attach(sys, &image)?;
+    intent.record(Resource::Loop {
+        device: dev.clone(),
+        image: image.clone(),
+    })?;
+    if !sys.dry_run {
+        // Belt and braces: the device losetup handed us must be ours and idle.
+        safety::check_device(&dev, false).map_err(|e| ProvisionError::Failed(e.to_string()))?;
+    }
+    info.backing = format!(
+        "loop image {} ({}, sparse) on {}{}",
+        image.display(),
+        crate::plan::units::format_bytes(size),
+        dev.display(),
+        match loopdev::direct_io(&dev) {
+            Some(true) => ", loop direct I/O on",
+            Some(false) => ", loop direct I/O off: the host page cache also caches the image",
+            None => "",
+        }
+    );
+    Ok(dev)
 }
 
 fn build(
@@ -299,29 +386,7 @@ fn build(
     let mnt = run_dir.join(format!("mnt-{}-{}", req.index, sanitize(&spec.label)));
     let mnt_s = mnt.to_string_lossy().to_string();
     if def.kind == Kind::Dir {
-        let user_dir = PathBuf::from(spec.path.as_deref().unwrap_or("/"));
-        let scratch = user_dir.join(format!("{NAME_PREFIX}{}", intent.state.id));
-        intent.record(Resource::Scratch {
-            path: scratch.clone(),
-        })?;
-        if sys.dry_run {
-            println!("would create: {}", scratch.display());
-        } else {
-            std::fs::create_dir(&scratch).map_err(|e| {
-                ProvisionError::Failed(format!("cannot create {}: {e}", scratch.display()))
-            })?;
-        }
-        info.backing = format!("existing directory {}", user_dir.display());
-        info.mountpoint = scratch.to_string_lossy().into_owned();
-        if let Some(m) = mounts::mounts()
-            .into_iter()
-            .rev()
-            .find(|m| user_dir.starts_with(&m.mountpoint))
-        {
-            info.mount_options = m.all_options();
-            info.fs = format!("dir ({})", m.fstype);
-        }
-        return Ok(scratch);
+        return dir_target(sys, spec, intent, info);
     }
     intent.mkdir(&run_dir)?;
     if def.kind != Kind::Raw {
@@ -348,51 +413,7 @@ fn build(
             info.backing = format!("block device {}", dev.display());
             dev.to_path_buf()
         }
-        None => {
-            let image = run_dir.join(format!("{NAME_PREFIX}{}.img", req.index));
-            intent.record(Resource::Image {
-                path: image.clone(),
-            })?;
-            if sys.dry_run {
-                println!(
-                    "would create: sparse image {} of {}",
-                    image.display(),
-                    crate::plan::units::format_bytes(size)
-                );
-            } else {
-                let f = std::fs::OpenOptions::new()
-                    .write(true)
-                    .create_new(true)
-                    .open(&image)
-                    .and_then(|f| f.set_len(size).map(|_| f));
-                f.map_err(|e| {
-                    ProvisionError::Failed(format!("cannot create image {}: {e}", image.display()))
-                })?;
-            }
-            let dev = loopdev::attach(sys, &image)?;
-            intent.record(Resource::Loop {
-                device: dev.clone(),
-                image: image.clone(),
-            })?;
-            if !sys.dry_run {
-                // Belt and braces: the device losetup handed us must be ours and idle.
-                safety::check_device(&dev, false)
-                    .map_err(|e| ProvisionError::Failed(e.to_string()))?;
-            }
-            info.backing = format!(
-                "loop image {} ({}, sparse) on {}{}",
-                image.display(),
-                crate::plan::units::format_bytes(size),
-                dev.display(),
-                match loopdev::direct_io(&dev) {
-                    Some(true) => ", loop direct I/O on",
-                    Some(false) =>
-                        ", loop direct I/O off: the host page cache also caches the image",
-                    None => "",
-                }
-            );
-            dev
-        }
+        None => loop_image(sys, req, &run_dir, size, intent, info)?,
     };
     info.device = Some(device.to_string_lossy().into_owned());
     let dev_s = device.to_string_lossy().to_string();

@@ -293,23 +293,9 @@ fn test_name(w: &str, t: &str) -> String {
     }
 }
 
-pub fn render(
-    title: &str,
-    records: &[Record],
-    rows: &[Row],
-    views: &[View],
-    baseline: &str,
-    warnings: &[String],
-) -> String {
-    let mut targets: Vec<String> = Vec::new();
-    for r in rows {
-        if !targets.contains(&r.target) {
-            targets.push(r.target.clone());
-        }
-    }
-    let mut body = String::new();
-    // 1. Grouped bars of each headline metric, with CIs.
-    for metric in ["iops", "files_per_sec", "bytes_per_sec"] {
+/// 1. Grouped bars of each headline metric, with CIs.
+fn bar_charts(rows: &[Row], targets: &[String], body: &mut String) {
+    for &metric in crate::metrics::catalog::HEADLINES {
         let mut groups: Vec<Group> = Vec::new();
         for r in rows.iter().filter(|r| r.metric == metric) {
             // bytes_per_sec only where neither iops nor files/s stands for the test.
@@ -334,18 +320,14 @@ pub fn render(
             let _ = write!(
                 body,
                 "<h2>{metric} (mean, 95% CI)</h2>{}",
-                bars(&format!("{metric} per test"), metric, &groups, &targets)
+                bars(&format!("{metric} per test"), metric, &groups, targets)
             );
         }
     }
-    // 2. The ratio heat-map and the tables.
-    for v in views {
-        if v.title.starts_with("Ratio to") {
-            let _ = write!(body, "<h2>Ratio to {}</h2>{}", esc(baseline), heatmap(v));
-        }
-        body.push_str(&table(v));
-    }
-    // 3. Latency CDFs from the histograms (first repeat of each target).
+}
+
+/// 3. Latency CDFs from the histograms (first repeat of each target).
+fn cdf_charts(records: &[Record], body: &mut String) {
     let mut cdfs: Vec<(String, Vec<Line>)> = Vec::new();
     for r in records.iter().filter(|r| r.outcome == Outcome::Ok) {
         let Some(enc) = r.histograms.get("lat_ns") else {
@@ -381,31 +363,42 @@ pub fn render(
             )
         );
     }
-    // 4. Per-second throughput and 5. the files trend (first repeat of each target).
+}
+
+/// The (x, y) points of a record's per-second series, or its files trend; with the metric.
+fn series_points(r: &Record) -> Option<(&'static str, Vec<(f64, f64)>)> {
+    let (key, xk) = if r.series.contains_key("files_done") {
+        ("files_per_sec", Some("files_done"))
+    } else if r.series.contains_key("bytes_per_sec") {
+        ("bytes_per_sec", None)
+    } else {
+        return None;
+    };
+    let ys = &r.series[key];
+    if ys.is_empty() {
+        return None;
+    }
+    let pts: Vec<(f64, f64)> = match xk {
+        Some(x) => r.series[x]
+            .iter()
+            .copied()
+            .zip(ys.iter().copied())
+            .collect(),
+        None => ys
+            .iter()
+            .enumerate()
+            .map(|(i, y)| (i as f64 + 1.0, *y))
+            .collect(),
+    };
+    Some((key, pts))
+}
+
+/// 4. Per-second throughput and 5. the files trend (first repeat of each target).
+fn series_charts(records: &[Record], body: &mut String) {
     let mut per_sec: Vec<(String, String, Vec<Line>)> = Vec::new();
     for r in records.iter().filter(|r| r.outcome == Outcome::Ok) {
-        let (key, xk) = if r.series.contains_key("files_done") {
-            ("files_per_sec", Some("files_done"))
-        } else if r.series.contains_key("bytes_per_sec") {
-            ("bytes_per_sec", None)
-        } else {
+        let Some((key, pts)) = series_points(r) else {
             continue;
-        };
-        let ys = &r.series[key];
-        if ys.is_empty() {
-            continue;
-        }
-        let pts: Vec<(f64, f64)> = match xk {
-            Some(x) => r.series[x]
-                .iter()
-                .copied()
-                .zip(ys.iter().copied())
-                .collect(),
-            None => ys
-                .iter()
-                .enumerate()
-                .map(|(i, y)| (i as f64 + 1.0, *y))
-                .collect(),
         };
         let name = test_name(&r.workload, &r.test);
         let entry = match per_sec.iter_mut().find(|c| c.0 == name) {
@@ -440,6 +433,33 @@ pub fn render(
             )
         );
     }
+}
+
+pub fn render(
+    title: &str,
+    records: &[Record],
+    rows: &[Row],
+    views: &[View],
+    baseline: &str,
+    warnings: &[String],
+) -> String {
+    let mut targets: Vec<String> = Vec::new();
+    for r in rows {
+        if !targets.contains(&r.target) {
+            targets.push(r.target.clone());
+        }
+    }
+    let mut body = String::new();
+    bar_charts(rows, &targets, &mut body);
+    // 2. The ratio heat-map and the tables.
+    for v in views {
+        if v.title.starts_with("Ratio to") {
+            let _ = write!(body, "<h2>Ratio to {}</h2>{}", esc(baseline), heatmap(v));
+        }
+        body.push_str(&table(v));
+    }
+    cdf_charts(records, &mut body);
+    series_charts(records, &mut body);
     let mut warn = String::new();
     if !warnings.is_empty() {
         warn.push_str("<h2>Warnings</h2><ul class=\"warn\">");

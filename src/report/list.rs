@@ -1,6 +1,7 @@
 //! `fsbench list`: filesystems with their keys, and workloads, from the tables.
 
 use crate::engine::ENGINES;
+use crate::metrics::catalog::METRICS;
 use crate::plan::spec::key_usage;
 use crate::provision::FILESYSTEMS;
 use crate::workload::presets::PRESETS;
@@ -45,6 +46,21 @@ pub fn render() -> String {
         };
         out.push_str(&format!("  {:<11} {}{avail}\n", e.name, e.summary));
     }
+    out.push_str("\nReport formats (fsbench report DIR --format NAME):\n\n");
+    for f in super::formats::FORMATS {
+        out.push_str(&format!("  {:<11} {}\n", f.name(), f.help()));
+    }
+    out.push_str("\nMetrics (records' `metrics`; * is min, mean, p50, p90, p99, p999 or max; docs/results-schema.md):\n\n");
+    for m in METRICS {
+        out.push_str(&format!(
+            "  {:<26} {:<5} {:<7} {}{}\n",
+            m.name,
+            m.unit.symbol(),
+            format!("{:?}", m.better).to_lowercase(),
+            m.by.join(", "),
+            if m.key { " (key)" } else { "" }
+        ));
+    }
     out
 }
 
@@ -83,6 +99,10 @@ pub fn json() -> String {
         .iter()
         .map(|e| serde_json::json!({"name": e.name, "summary": e.summary, "available": (e.available)().is_ok()}))
         .collect();
-    serde_json::to_string_pretty(&serde_json::json!({"filesystems": fs, "workloads": wl, "presets": presets, "engines": engines}))
+    let formats: Vec<serde_json::Value> = super::formats::FORMATS
+        .iter()
+        .map(|f| serde_json::json!({"name": f.name(), "help": f.help()}))
+        .collect();
+    serde_json::to_string_pretty(&serde_json::json!({"filesystems": fs, "workloads": wl, "presets": presets, "engines": engines, "formats": formats, "metrics": METRICS}))
         .unwrap_or_default()
 }

@@ -9,17 +9,15 @@ use comfy_table::{presets::UTF8_FULL_CONDENSED, Cell, CellAlignment, Table};
 use serde::Serialize;
 
 use super::stats::{self, Summary};
+use crate::metrics::catalog::{self, Unit};
 use crate::plan::units::{format_count, format_ns};
 use crate::store::{Outcome, Record};
 
-/// The metrics shown in the terminal and Markdown views; CSV and JSON carry every metric.
-pub const KEY_METRICS: &[&str] = &[
-    "iops",
-    "bytes_per_sec",
-    "lat_p99_ns",
-    "files_per_sec",
-    "space_overhead_pct",
-];
+/// The metrics shown in the terminal and Markdown views (the catalog's key metrics); CSV and JSON
+/// carry every metric.
+fn is_key(metric: &str) -> bool {
+    catalog::key_metrics().any(|k| k == metric)
+}
 
 #[derive(Debug, Clone, Serialize)]
 pub struct Row {
@@ -135,6 +133,16 @@ pub fn rows(records: &[Record], baseline: &str) -> Vec<Row> {
 
 /// A value in the unit its metric name carries.
 pub fn fmt_value(metric: &str, v: f64) -> String {
+    if let Some(d) = catalog::find(metric) {
+        return match d.unit {
+            Unit::Nanoseconds => format_ns(v),
+            Unit::BytesPerSec => format!("{:.1} MB/s", v / 1e6),
+            Unit::OpsPerSec => format_count(v),
+            Unit::Percent => format!("{v:.1}%"),
+            _ if v.abs() >= 1000.0 => format_count(v),
+            _ => format!("{v:.3}"),
+        };
+    }
     if metric.ends_with("_ns") {
         format_ns(v)
     } else if metric.ends_with("bytes_per_sec") {
@@ -204,9 +212,7 @@ const HEADER: [&str; 10] = [
 ];
 
 fn key(rows: &[Row]) -> Vec<&Row> {
-    rows.iter()
-        .filter(|r| KEY_METRICS.contains(&r.metric.as_str()))
-        .collect()
+    rows.iter().filter(|r| is_key(&r.metric)).collect()
 }
 
 pub fn term(rows: &[Row], baseline: &str) -> String {
@@ -322,7 +328,7 @@ pub fn warnings(records: &[Record], rows: &[Row], manifest_warnings: &[String]) 
     }
     let noisy: Vec<String> = rows
         .iter()
-        .filter(|r| r.noisy && KEY_METRICS.contains(&r.metric.as_str()))
+        .filter(|r| r.noisy && is_key(&r.metric))
         .map(|r| {
             format!(
                 "{} {} {} (CV {:.0}%)",

@@ -57,8 +57,9 @@ impl View {
 /// The metric that stands for a test in the ratio matrix: IOPS for block jobs, files/s for the
 /// files workload, else bytes/s.
 fn headline(rows: &[Row], workload: &str, test: &str) -> Option<&'static str> {
-    ["iops", "files_per_sec", "bytes_per_sec"]
-        .into_iter()
+    crate::metrics::catalog::HEADLINES
+        .iter()
+        .copied()
         .find(|m| {
             rows.iter()
                 .any(|r| r.workload == workload && r.test == test && r.metric == *m)

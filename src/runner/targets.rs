@@ -152,6 +152,10 @@ fn missed(spec: &TargetSpec, repeat: u32, e: ProvisionError, t0: Instant) -> Mis
             rec.outcome = Outcome::Failed;
             rec.error = Some(err.clone());
         }
+        ProvisionError::Stopped(why) => {
+            rec.outcome = Outcome::Failed;
+            rec.error = Some(why.to_string());
+        }
     }
     eprintln!(
         "fsbench: [{}] {}: {e}",

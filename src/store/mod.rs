@@ -9,7 +9,6 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::frame::Phase;
 use crate::plan::Plan;
 use crate::plan::TargetInfo;
 
@@ -90,6 +89,27 @@ pub struct Record {
 }
 
 pub use crate::sys::host::Environment;
+
+/// One measured phase, as a workload reports it; the coordinator adds target, repeat and times.
+#[derive(Debug, Clone, Default)]
+pub struct Phase {
+    pub test: String,
+    pub started_at: String,
+    pub duration_s: f64,
+    /// Some(error) when the phase failed (e.g. a verification mismatch).
+    pub error: Option<String>,
+    pub metrics: BTreeMap<String, f64>,
+    /// Flags about how far to trust the numbers, e.g. "page_cache".
+    pub notes: Vec<String>,
+    /// Whole latency histograms, encoded (metrics::hist::encode), by name.
+    pub histograms: BTreeMap<String, String>,
+    /// Per-second series, by name (e.g. iops, bytes_per_sec).
+    pub series: BTreeMap<String, Vec<f64>>,
+    /// The job as run, with every option that changes results.
+    pub config: Option<serde_json::Value>,
+    /// Some(reason) when the phase could not run on this target.
+    pub skipped: Option<String>,
+}
 
 /// Which target, workload and repeat a record belongs to.
 #[derive(Debug, Clone)]

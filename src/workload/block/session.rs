@@ -121,7 +121,7 @@ impl Session for BlockSession {
         let job = &self.block.jobs[w.job];
         let (mut eng, how) = match open_engine(job, w) {
             Ok(x) => x,
-            Err(e) => return super::super::failed(part, e),
+            Err(e) => return crate::workload::failed(part, e),
         };
         ctx.start_line();
         let st = io::drive(eng.as_mut(), &w.pattern, &self.datas[wi], ctx.progress);

@@ -66,6 +66,20 @@ fn jobs_record_every_metric_and_the_histogram_decodes() {
     assert_eq!(phases.len(), 2);
     let r = &phases[0];
     assert_eq!(r.test, "r");
+    for p in &phases {
+        for k in p.metrics.keys() {
+            assert!(
+                crate::metrics::catalog::find(k).is_some(),
+                "{k} is not in the metrics catalog"
+            );
+        }
+    }
+    let m = &phases[1];
+    assert!(
+        m.metrics["first_done_ops"] <= m.metrics["ios"],
+        "first done <= last done"
+    );
+    assert!(m.metrics["first_done_s"] <= m.metrics["last_done_s"]);
     for k in RECORD_METRICS {
         assert!(r.metrics.contains_key(*k), "missing {k}");
     }

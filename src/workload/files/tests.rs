@@ -143,6 +143,15 @@ fn reading_back_counts_each_kind_of_damage_done_to_files_on_disk() {
     let spec = "files:tops=2,subs=2,files=10,seed=11,threads=2,phases=write";
     let w = run_files(spec, dir.path()).unwrap();
     assert_eq!(w[0].metrics["files"], 40.0);
+    for k in w[0].metrics.keys() {
+        assert!(
+            crate::metrics::catalog::find(k).is_some(),
+            "{k} is not in the metrics catalog"
+        );
+    }
+    // The phase frame gives files records CPU figures and, with 2 workers, first-done figures.
+    assert!(w[0].metrics.contains_key("cpu_user_pct"));
+    assert!(w[0].metrics["first_done_ops"] <= 40.0);
     assert!(w[0].error.is_none());
     run_files(
         "files:tops=2,subs=2,files=10,seed=12,phases=write",
