@@ -2,7 +2,7 @@
 //! - no import cycle between top-level modules (it prints each module's `use crate::X` list);
 //! - no file in src/ over 700 lines, no function over 120 lines, main.rs under 80 lines;
 //! - `unsafe` only in src/sys/ and src/engine/uring.rs (the crate denies it elsewhere);
-//! - nothing tracked refers to ../shared (a user's clone does not have it).
+//! - nothing tracked refers to the shared folder beside the repository (a user's clone lacks it).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};

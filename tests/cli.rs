@@ -345,3 +345,75 @@ fn report_renders_a_copied_study_without_root() {
         assert_eq!(String::from_utf8_lossy(&o.stdout), want);
     }
 }
+
+/// The command for an unprivileged user: as itself when not root, as nobody through setpriv when
+/// root (CI); None when root has no setpriv.
+fn unprivileged() -> Option<std::process::Command> {
+    if !is_root() {
+        return Some(bin());
+    }
+    if !have("setpriv") {
+        return None;
+    }
+    let mut c = std::process::Command::new("setpriv");
+    c.args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+        .arg(env!("CARGO_BIN_EXE_fsbench"))
+        .env_remove("FSBENCH_WORKDIR")
+        .env_remove("FSBENCH_STATE_DIR");
+    Some(c)
+}
+
+#[test]
+fn a_whole_compare_on_a_dir_target_runs_without_root() {
+    let Some(mut cmd) = unprivileged() else {
+        eprintln!("SKIPPED: root without setpriv cannot drop privileges");
+        return;
+    };
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o777)).unwrap();
+    let state = dir.path().join("state");
+    let study = dir.path().join("study");
+    let target = format!("dir:{}", dir.path().display());
+    let o = cmd
+        .env("XDG_RUNTIME_DIR", &state)
+        .current_dir(dir.path())
+        .args([
+            "compare",
+            &target,
+            "--workload",
+            "block:ioengine=null,size=8m,runtime=300ms",
+            "--workload",
+            "files:count=300,threads=2",
+            "--repeat",
+            "2",
+            "--out",
+        ])
+        .arg(&study)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = std::fs::read_to_string(study.join("results.jsonl")).unwrap();
+    let records: Vec<serde_json::Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    // 2 repeats x (1 block job + files write + files read), all ok.
+    assert_eq!(records.len(), 6, "{text}");
+    for r in &records {
+        assert_eq!(r["outcome"], "ok", "{r}");
+        assert!(r["metrics"]["cpu_user_pct"].is_number(), "{r}");
+    }
+    let manifest: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(study.join("manifest.json")).unwrap())
+            .unwrap();
+    assert_eq!(manifest["status"], "complete");
+    assert!(study.join("report.html").exists());
+    // Nothing left in the directory but the study and the state.
+    let left: Vec<String> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n != "study" && n != "state")
+        .collect();
+    assert!(left.is_empty(), "left behind: {left:?}");
+}

@@ -252,3 +252,6 @@ pub trait Session: Sync {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests;

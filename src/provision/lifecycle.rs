@@ -204,7 +204,8 @@ pub fn provision(sys: &Sys, spec: &TargetSpec, req: &Request) -> Result<Mounted,
             )));
         }
     }
-    if !sys.dry_run {
+    // A `dir:` target works in a scratch directory inside the user's: no work directory.
+    if !sys.dry_run && super::find(&spec.fs).is_some_and(|d| d.kind != Kind::Dir) {
         prepare_workdir(req.workdir).map_err(|e| {
             ProvisionError::Refused(format!(
                 "work directory {}: {e}; choose another with --workdir",

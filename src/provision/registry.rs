@@ -8,11 +8,21 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-/// Where state files live: `$FSBENCH_STATE_DIR`, else /run/fsbench.
+/// Where state files live: `$FSBENCH_STATE_DIR`; else /run/fsbench for root, and for another user
+/// (who can test only `dir:` targets) `$XDG_RUNTIME_DIR/fsbench` or `~/.local/state/fsbench`.
 pub fn state_dir() -> PathBuf {
-    std::env::var_os("FSBENCH_STATE_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from("/run/fsbench"))
+    if let Some(d) = std::env::var_os("FSBENCH_STATE_DIR") {
+        return PathBuf::from(d);
+    }
+    if !crate::sys::is_root() {
+        if let Some(x) = std::env::var_os("XDG_RUNTIME_DIR") {
+            return PathBuf::from(x).join("fsbench");
+        }
+        if let Some(h) = std::env::var_os("HOME").filter(|h| Path::new(h).is_dir()) {
+            return PathBuf::from(h).join(".local/state/fsbench");
+        }
+    }
+    PathBuf::from("/run/fsbench")
 }
 
 /// A process, named so that a reused pid is not mistaken for it.

@@ -7,3 +7,6 @@ mod sink;
 mod targets;
 
 pub use coordinator::{run, Ended, Options, RunnerError, Summary, Where};
+
+#[cfg(test)]
+mod tests;

@@ -2,6 +2,10 @@
 //! devices owned by the test (detached by name, never "all").
 #![allow(dead_code)]
 
+mod privileged;
+#[allow(unused_imports)]
+pub use privileged::*;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::{Mutex, MutexGuard};
@@ -165,4 +169,65 @@ pub fn copy_fixture_study(dir: &Path) -> PathBuf {
     )
     .unwrap();
     study
+}
+
+/// `fsbench compare ...` as the tests write it: targets, then what differs, then where.
+/// `Compare::new(&["ext4"]).workload("smoke:size=8M").size("512M").out(o).workdir(w).run()`.
+#[derive(Default, Clone)]
+pub struct Compare {
+    args: Vec<String>,
+}
+
+impl Compare {
+    pub fn new(targets: &[&str]) -> Compare {
+        let mut args = vec!["compare".to_string()];
+        args.extend(targets.iter().map(|t| t.to_string()));
+        Compare { args }
+    }
+
+    fn pair(mut self, flag: &str, v: impl AsRef<str>) -> Compare {
+        self.args.push(flag.to_string());
+        self.args.push(v.as_ref().to_string());
+        self
+    }
+
+    pub fn workload(self, w: impl AsRef<str>) -> Compare {
+        self.pair("--workload", w)
+    }
+
+    pub fn size(self, s: &str) -> Compare {
+        self.pair("--size", s)
+    }
+
+    pub fn out(self, p: impl AsRef<str>) -> Compare {
+        self.pair("--out", p)
+    }
+
+    pub fn workdir(self, p: impl AsRef<str>) -> Compare {
+        self.pair("--workdir", p)
+    }
+
+    /// Any other arguments, as given.
+    pub fn args(mut self, more: &[&str]) -> Compare {
+        self.args.extend(more.iter().map(|a| a.to_string()));
+        self
+    }
+
+    pub fn argv(&self) -> Vec<&str> {
+        self.args.iter().map(String::as_str).collect()
+    }
+
+    pub fn run(&self) -> Output {
+        run(&self.argv())
+    }
+
+    /// Started in the background with its output discarded (to be killed or signalled).
+    pub fn spawn(&self) -> std::process::Child {
+        bin()
+            .args(self.argv())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("start fsbench")
+    }
 }

@@ -1,0 +1,144 @@
+//! The frame with a fake session and a fake cluster: the order of the steps, the merge, and the
+//! figures the frame adds to every record.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+
+use super::*;
+
+struct Fake {
+    specs: Vec<PhaseSpec>,
+    log: Mutex<Vec<String>>,
+}
+
+impl Session for Fake {
+    fn phases(&self) -> &[PhaseSpec] {
+        &self.specs
+    }
+    fn prepare(&mut self, phase: usize) -> Result<(), RunError> {
+        self.log.lock().unwrap().push(format!("prepare {phase}"));
+        Ok(())
+    }
+    fn work(&self, phase: usize, ctx: &WorkerCtx) -> WorkerOut {
+        self.log.lock().unwrap().push(format!("work {phase}"));
+        ctx.start_line();
+        ctx.progress.add(10, 4096);
+        let mut out = WorkerOut {
+            part: ctx.index % 2,
+            window: Duration::from_millis(5),
+            ..Default::default()
+        };
+        out.counters.insert("write_bytes", 4096.0);
+        out.counters.insert("reads", 0.0);
+        let mut h = crate::metrics::hist::new();
+        h.record(1000 * (ctx.index as u64 + 1)).unwrap();
+        out.hists.insert("lat", h);
+        out.series.insert("iops", vec![1.0, 2.0]);
+        out
+    }
+    fn finish(&mut self, phase: usize, m: &Merged) -> Result<Vec<Phase>, RunError> {
+        self.log.lock().unwrap().push(format!("finish {phase}"));
+        Ok(m.parts
+            .iter()
+            .map(|p| {
+                let mut ph = Phase {
+                    test: format!("t{phase}.{}", p.part),
+                    ..Default::default()
+                };
+                ph.metrics
+                    .insert("write_bytes".into(), p.counter("write_bytes"));
+                ph.metrics
+                    .insert("n".into(), p.hists.get("lat").map_or(0, |h| h.len()) as f64);
+                ph.metrics.insert("s1".into(), p.series["iops"][1]);
+                ph
+            })
+            .collect())
+    }
+}
+
+#[derive(Default)]
+struct CountingCluster {
+    barriers: AtomicUsize,
+    reductions: AtomicUsize,
+}
+
+impl Cluster for CountingCluster {
+    fn barrier(&self) {
+        self.barriers.fetch_add(1, Ordering::SeqCst);
+    }
+    fn reduce(&self, local: Merged) -> Merged {
+        self.reductions.fetch_add(1, Ordering::SeqCst);
+        local
+    }
+}
+
+fn spec(name: &str, workers: usize, cache: CachePolicy) -> PhaseSpec {
+    PhaseSpec {
+        name: name.into(),
+        does: "test".into(),
+        cache,
+        writes: true,
+        reads: true,
+        workers,
+        unit: "ops",
+        total_ops: None,
+    }
+}
+
+#[test]
+fn every_phase_goes_through_the_same_steps_and_merges_per_part() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = Fake {
+        specs: vec![
+            spec("a", 4, CachePolicy::Keep),
+            spec("b", 1, CachePolicy::Keep),
+        ],
+        log: Mutex::new(Vec::new()),
+    };
+    let t = TargetCtx {
+        place: Place::Mount(dir.path().to_path_buf()),
+        fs: "tmpfs".into(),
+        device: None,
+        stat_dir: Some(dir.path().to_path_buf()),
+        quiet: true,
+    };
+    let cluster = CountingCluster::default();
+    let mut saved = Vec::new();
+    let stopped = run_session(&mut s, &t, "x", &cluster, &mut |p| {
+        saved.push(p);
+        Ok(())
+    })
+    .unwrap();
+    assert!(stopped.is_none());
+    assert_eq!(cluster.barriers.load(Ordering::SeqCst), 2);
+    assert_eq!(cluster.reductions.load(Ordering::SeqCst), 2);
+    let log = s.log.into_inner().unwrap();
+    assert_eq!(log[0], "prepare 0");
+    assert_eq!(log.iter().filter(|l| *l == "work 0").count(), 4);
+    assert_eq!(log[5], "finish 0");
+    assert_eq!(&log[6..], ["prepare 1", "work 1", "finish 1"]);
+    // Phase a: 4 workers in 2 parts of 2: counters, histograms and series add per part.
+    let names: Vec<&str> = saved.iter().map(|p| p.test.as_str()).collect();
+    assert_eq!(names, ["t0.0", "t0.1", "t1.0"]);
+    let a0 = &saved[0].metrics;
+    assert_eq!(a0["write_bytes"], 8192.0);
+    assert_eq!(a0["n"], 2.0);
+    assert_eq!(a0["s1"], 4.0);
+    // The frame's own figures: CPU on every record, first-done with more than one worker.
+    for p in &saved {
+        assert!(p.metrics.contains_key("cpu_user_pct"), "{:?}", p.metrics);
+        assert!(!p.started_at.is_empty() && p.duration_s > 0.0);
+    }
+    assert_eq!(a0["first_done_ops"], 20.0, "2 workers x 10 ops in part 0");
+    assert!(a0["first_done_s"] <= a0["last_done_s"]);
+    assert!(
+        !saved[2].metrics.contains_key("first_done_ops"),
+        "one worker"
+    );
+    assert!(saved[0]
+        .notes
+        .iter()
+        .any(|n| n.contains("2 jobs that ran together")));
+    // Reads on tmpfs are flagged, except for a part that read nothing ("reads" = 0).
+    assert!(!saved[0].notes.iter().any(|n| n.starts_with("page_cache")));
+}

@@ -1,0 +1,68 @@
+//! The coordinator on a "here" target (no root, nothing provisioned): records persisted as
+//! they come, one manifest, a refusal before anything is created.
+
+use super::*;
+use crate::plan::{Plan, WorkloadSpec};
+
+fn opts(dir: &std::path::Path, jobfile: &str) -> Options {
+    let path = dir.join("t.fio");
+    std::fs::write(&path, jobfile).unwrap();
+    Options {
+        plan: Plan {
+            targets: Vec::new(),
+            workloads: vec![WorkloadSpec {
+                spec: format!("fio:{}", path.display()),
+                name: "fio".into(),
+                params: vec![("file".into(), path.display().to_string())],
+            }],
+            size_bytes: 0,
+            device: None,
+            wipe: false,
+            repeat: 1,
+            baseline: None,
+            overrides: Default::default(),
+        },
+        out: dir.join("study"),
+        place: Where::Here {
+            fs: "test".into(),
+            device: None,
+            dir: dir.to_path_buf(),
+            wipe: false,
+        },
+        dry_run: false,
+        quiet: true,
+        command_line: vec!["test".into()],
+        resume: false,
+    }
+}
+
+#[test]
+fn a_job_file_here_gives_one_record_per_job_and_a_complete_manifest() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().display();
+    let o = opts(
+        dir.path(),
+        &format!("[global]\ndirectory={d}\nsize=1m\nioengine=null\n[a]\nrw=read\n[b]\nrw=write\nstonewall\n"),
+    );
+    let s = run(&o).unwrap();
+    assert_eq!(s.ended, Ended::Complete);
+    let tests: Vec<&str> = s.records.iter().map(|r| r.test.as_str()).collect();
+    assert_eq!(tests, ["a", "b"]);
+    let stored = crate::store::load_results(&o.out).unwrap();
+    assert_eq!(stored.len(), 2);
+    assert!(stored
+        .iter()
+        .all(|r| r.target == "local" && r.workload == "fio"));
+    let m = crate::store::read_manifest(&o.out).unwrap();
+    assert_eq!(m.status, crate::store::Status::Complete);
+    assert_eq!(m.completed, [("local".to_string(), 0)]);
+}
+
+#[test]
+fn jobs_that_cannot_run_here_create_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = opts(dir.path(), "[a]\nrw=read\nfilename=does-not-exist\n");
+    let e = run(&o).err().unwrap().to_string();
+    assert!(e.contains("no size"), "{e}");
+    assert!(!o.out.exists(), "a refused run creates no study");
+}

@@ -1,0 +1,281 @@
+//! Privileged tier, what survives a kill or a signal: cleanup after SIGKILL, SIGTERM teardown,
+//! resuming a killed files run and a killed study. Needs root; tests run one at a time.
+
+mod common;
+use common::*;
+
+#[allow(unused_imports)]
+use std::path::Path;
+#[allow(unused_imports)]
+use std::time::{Duration, Instant};
+
+#[test]
+fn cleanup_after_sigkill_removes_only_fsbenchs_own() {
+    if needs("ext4", "mkfs.ext4") {
+        return;
+    }
+    let _g = serial();
+    // A decoy that fsbench does not own: a loop device and a mount of the test's.
+    let decoy = TestLoop::new(64);
+    assert!(sh(&format!("mkfs.ext4 -q {}", decoy.device)).0);
+    let decoy_mnt = decoy.dir.path().join("decoy-mnt");
+    std::fs::create_dir(&decoy_mnt).unwrap();
+    assert!(sh(&format!("mount {} {}", decoy.device, decoy_mnt.display())).0);
+
+    let wd = workdir();
+    let mut child = spawn_compare(wd.path(), "ext4");
+    assert!(
+        wait_for_mount_under(wd.path(), 60),
+        "fsbench never mounted its target"
+    );
+    child.kill().unwrap(); // SIGKILL: no teardown
+    child.wait().unwrap();
+    assert!(
+        !loops_backed_by_dir(wd.path()).is_empty(),
+        "expected a leftover loop device"
+    );
+
+    // --dry-run lists and changes nothing.
+    let o = run(&["cleanup", "--dry-run"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stdout(&o).contains("leftover target 'ext4'"),
+        "{}",
+        stdout(&o)
+    );
+    assert!(
+        mounts_text().contains(&*wd.path().to_string_lossy()),
+        "dry run unmounted"
+    );
+
+    let o = run(&["cleanup"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    no_leftovers(wd.path());
+    // The decoy is untouched.
+    assert!(
+        mountinfo_line(decoy_mnt.to_str().unwrap()).is_some(),
+        "decoy mount removed"
+    );
+    assert!(
+        sh(&format!(
+            "test -e /sys/block/{}/loop/backing_file",
+            decoy.device.trim_start_matches("/dev/")
+        ))
+        .0,
+        "decoy loop detached"
+    );
+}
+
+#[test]
+fn the_next_run_cleans_a_killed_zfs_run_and_stops_the_daemon_it_started() {
+    if needs_zfs() {
+        return;
+    }
+    let _g = serial();
+    let daemon_before = zfs_fuse_running();
+    let wd = workdir();
+    let mut child = spawn_compare(wd.path(), "zfs");
+    assert!(
+        wait_for_mount_under(wd.path(), 60),
+        "fsbench never mounted its pool"
+    );
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert!(
+        sh("zpool list -H -o name").1.contains("fsbench-"),
+        "expected a leftover pool"
+    );
+
+    let wd2 = workdir();
+    let o = Compare::new(&["tmpfs"])
+        .workload("smoke:size=1M")
+        .out(wd2.path().join("s").to_str().unwrap())
+        .workdir(wd2.path().to_str().unwrap())
+        .run();
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("cleaned up what an earlier run left behind"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(
+        !sh("zpool list -H -o name").1.contains("fsbench-"),
+        "pool left"
+    );
+    no_leftovers(wd.path());
+    daemon_as_before(daemon_before);
+}
+
+#[test]
+fn sigterm_tears_down_and_keeps_the_results() {
+    if needs("ext4", "mkfs.ext4") {
+        return;
+    }
+    let _g = serial();
+    let wd = workdir();
+    let out = wd.path().join("study");
+    let mut child = Compare::new(&["ext4"])
+        .workload("smoke:size=4M")
+        .workload("idle:seconds=120")
+        .size("512M")
+        .args(&["-q"])
+        .out(out.to_str().unwrap())
+        .workdir(wd.path().to_str().unwrap())
+        .spawn();
+    let results = out.join("results.jsonl");
+    let end = Instant::now() + Duration::from_secs(60);
+    while std::fs::read_to_string(&results)
+        .map(|t| t.lines().count() < 2)
+        .unwrap_or(true)
+    {
+        assert!(Instant::now() < end, "no smoke results");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    sh(&format!("kill -TERM {}", child.id()));
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(143));
+    no_leftovers(wd.path());
+    let text = std::fs::read_to_string(&results).unwrap();
+    assert!(
+        text.contains("\"test\":\"write\"") && text.contains("\"test\":\"read\""),
+        "{text}"
+    );
+    let m = std::fs::read_to_string(out.join("manifest.json")).unwrap();
+    assert!(m.contains("\"status\": \"interrupted\""), "{m}");
+}
+
+#[test]
+fn a_killed_files_run_resumes_without_writing_a_file_twice() {
+    if skip(!is_root(), "needs root") {
+        return;
+    }
+    let _g = serial();
+    let wd = workdir();
+    let tree = wd.path().join("tree");
+    let spec = format!(
+        "files:tops=20,subs=10,files=200,seed=42,threads=2,fsync=dir,path={}",
+        tree.display()
+    );
+    let mut child = Compare::new(&[&format!("dir:{}", wd.path().display())])
+        .workload(format!("{spec},phases=write"))
+        .out(wd.path().join("first").to_str().unwrap())
+        .workdir(wd.path().to_str().unwrap())
+        .spawn();
+    // Kill it once some subfolders are checkpointed, long before the 40,000 files are written.
+    let progress = tree.join(".fsbench-files.progress");
+    wait_for_lines(&progress, 20);
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let done_before = std::fs::read_to_string(&progress).unwrap().lines().count();
+    assert!(done_before < 200, "the run finished before it was killed");
+    // Remember the identity of every file of the checkpointed subfolders.
+    use std::os::unix::fs::MetadataExt;
+    let ino = |p: &Path| std::fs::metadata(p).map(|m| m.ino()).ok();
+    let first = tree.join("t000/s000/f0");
+    let before = ino(&first).expect("the first file exists");
+    let out = wd.path().join("second");
+    let o = Compare::new(&[&format!("dir:{}", wd.path().display())])
+        .workload(format!("{spec},resume=1,phases=write+read"))
+        .out(out.to_str().unwrap())
+        .workdir(wd.path().to_str().unwrap())
+        .run();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let recs = records_of(&out);
+    let w = &recs[0]["metrics"];
+    assert_eq!(w["files_total"].as_f64(), Some(40_000.0));
+    assert!(
+        w["files"].as_f64().unwrap() < 40_000.0,
+        "only what was missing is written"
+    );
+    assert!(recs[0]["notes"][0]
+        .as_str()
+        .unwrap()
+        .starts_with("resumed:"));
+    assert_eq!(
+        ino(&first),
+        Some(before),
+        "a finished file was not written again"
+    );
+    let r = &recs[1]["metrics"];
+    assert_eq!(
+        r["files"].as_f64(),
+        Some(40_000.0),
+        "every file counted once"
+    );
+    assert_eq!(r["integrity_ok"].as_f64(), Some(40_000.0));
+    // Each subfolder is checkpointed once, except one the kill cut short (logged again whole).
+    let lines = std::fs::read_to_string(&progress).unwrap();
+    let units: std::collections::BTreeSet<&str> = lines
+        .lines()
+        .map(|l| l.split(' ').next().unwrap())
+        .collect();
+    assert_eq!(units.len(), 200);
+}
+
+#[test]
+fn a_killed_study_resumes_and_every_target_test_repeat_appears_once() {
+    if needs("ext4", "mkfs.ext4") || needs("xfs", "mkfs.xfs") {
+        return;
+    }
+    let _g = serial();
+    let wd = workdir();
+    let out = wd.path().join("study");
+    let mut child = Compare::new(&["ext4", "xfs"])
+        .workload("smoke:size=4M")
+        .workload("idle:seconds=30")
+        .size("512M")
+        .out(out.to_str().unwrap())
+        .workdir(wd.path().to_str().unwrap())
+        .args(&["--repeat", "2"])
+        .spawn();
+    // ext4's smoke records of repeat 0 are in; it now idles. Kill it there.
+    wait_for_lines(&out.join("results.jsonl"), 2);
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert_eq!(
+        records_of(&out).len(),
+        2,
+        "killed with ext4's repeat 0 half done"
+    );
+    // --resume runs the manifest's plan; shorten its idle there so that the test stays quick.
+    let mpath = out.join("manifest.json");
+    let m = std::fs::read_to_string(&mpath)
+        .unwrap()
+        .replace("idle:seconds=30", "idle:seconds=0")
+        .replace("\"30\"", "\"0\"");
+    std::fs::write(&mpath, m).unwrap();
+    let o = Compare::new(&[])
+        .workdir(wd.path().to_str().unwrap())
+        .args(&["--resume", out.to_str().unwrap()])
+        .run();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let recs = records_of(&out);
+    let mut keys: Vec<(String, String, u64)> = recs
+        .iter()
+        .map(|r| {
+            (
+                r["target"].as_str().unwrap().to_string(),
+                r["test"].as_str().unwrap().to_string(),
+                r["repeat"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    keys.sort();
+    let n = keys.len();
+    keys.dedup();
+    assert_eq!(
+        n,
+        keys.len(),
+        "a (target, test, repeat) appears twice: {keys:?}"
+    );
+    assert_eq!(n, 8, "2 targets x 2 tests x 2 repeats: {keys:?}");
+    // What the killed run measured is kept aside, not lost.
+    let partial = std::fs::read_to_string(out.join("results.partial.jsonl")).unwrap();
+    assert_eq!(partial.lines().count(), 2);
+    let m: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&mpath).unwrap()).unwrap();
+    assert_eq!(m["status"], "complete");
+    assert_eq!(m["completed"].as_array().unwrap().len(), 4);
+    assert!(out.join("report.md").exists());
+    no_leftovers(wd.path());
+}

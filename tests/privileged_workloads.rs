@@ -1,0 +1,224 @@
+//! Privileged tier, workloads on real filesystems: CrystalDiskMark on ext4 and on a raw loop
+//! device, the files workload against df, inode exhaustion, zfs-fuse teardown after many files.
+//! Needs root; tests run one at a time.
+
+mod common;
+use common::*;
+
+#[allow(unused_imports)]
+use std::path::Path;
+#[allow(unused_imports)]
+use std::time::{Duration, Instant};
+
+const CDM_TESTS: [&str; 8] = [
+    "SEQ1M_Q8T1-read",
+    "SEQ1M_Q8T1-write",
+    "SEQ1M_Q1T1-read",
+    "SEQ1M_Q1T1-write",
+    "RND4K_Q32T1-read",
+    "RND4K_Q32T1-write",
+    "RND4K_Q1T1-read",
+    "RND4K_Q1T1-write",
+];
+
+#[test]
+fn cdm_runs_on_ext4_and_records_every_field() {
+    if needs("ext4", "mkfs.ext4") {
+        return;
+    }
+    let _g = serial();
+    let wd = workdir();
+    let out = wd.path().join("study");
+    let o = Compare::new(&["ext4"])
+        .workload("cdm")
+        .size("512M")
+        .out(out.to_str().unwrap())
+        .workdir(wd.path().to_str().unwrap())
+        .args(&["--runtime", "500ms", "--file-size", "64M"])
+        .run();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let table = stdout(&o);
+    assert!(
+        table.contains("RND4K_Q32T1") && table.contains("read IOPS"),
+        "{table}"
+    );
+    let recs = check_block_records(&out, "ext4", &CDM_TESTS);
+    // One shared 64 MiB test file, laid out once: the sequential read covers it.
+    assert_eq!(recs[0]["config"]["region_bytes"], 64 * 1048576);
+    no_leftovers(wd.path());
+}
+
+#[test]
+fn cdm_runs_on_a_raw_loop_device_and_the_device_counts_what_was_written() {
+    if skip(!is_root(), "needs root") {
+        return;
+    }
+    let _g = serial();
+    let dev = TestLoop::new(128);
+    let out = dev.dir.path().join("study");
+    let o = Compare::new(&["raw"])
+        .workload("cdm")
+        .out(out.to_str().unwrap())
+        .workdir(dev.dir.path().to_str().unwrap())
+        .args(&[
+            "--runtime",
+            "500ms",
+            "--file-size",
+            "64M",
+            "--device",
+            &dev.device,
+        ])
+        .run();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let recs = check_block_records(&out, "raw", &CDM_TESTS);
+    // On the raw device, what the device wrote is what the job wrote.
+    let w = &recs[1]["metrics"];
+    let wa = w["write_amplification"].as_f64().unwrap();
+    assert!((0.95..1.1).contains(&wa), "raw write amplification {wa}");
+    // The device stays attached (it is the user's) and nothing is mounted from it.
+    assert!(std::path::Path::new(&format!(
+        "/sys/block/{}/loop",
+        dev.device.trim_start_matches("/dev/")
+    ))
+    .exists());
+    // A device that carries a filesystem is refused for raw writes, as for mkfs.
+    assert!(sh(&format!("mkfs.ext4 -q -F {}", dev.device)).0);
+    let o = Compare::new(&["raw"])
+        .workload("cdm")
+        .out(dev.dir.path().join("refused").to_str().unwrap())
+        .args(&["--device", &dev.device])
+        .run();
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("--wipe"), "{}", stderr(&o));
+    assert!(sh(&format!("blkid -p {}", dev.device)).1.contains("ext4"));
+}
+
+#[test]
+fn the_seed_schedule_scaled_down_agrees_with_df_on_ext4_xfs_btrfs() {
+    if skip(!is_root(), "needs root") {
+        return;
+    }
+    let _g = serial();
+    for (fs, tool) in [
+        ("ext4", "mkfs.ext4"),
+        ("xfs", "mkfs.xfs"),
+        ("btrfs", "mkfs.btrfs"),
+    ] {
+        if skip(!have(tool), &format!("{tool} not installed")) {
+            continue;
+        }
+        let wd = workdir();
+        let mp = provision(wd.path(), fs, &["--size", "1G"]);
+        let (used0, iused0) = df_used(&mp);
+        let out = wd.path().join("study");
+        // Seed 003's 10M schedule (100 tops) scaled down: 100 tops x 2 subfolders x 100 files.
+        let spec = format!(
+            "files:tops=100,subs=2,files=100,threads=2,phases=write+read+stat,path={mp}/tree"
+        );
+        let o = Compare::new(&[&format!("dir:{mp}")])
+            .workload(&spec)
+            .out(out.to_str().unwrap())
+            .workdir(wd.path().to_str().unwrap())
+            .run();
+        assert!(o.status.success(), "{fs}: {}", stderr(&o));
+        let (used1, iused1) = df_used(&mp);
+        let recs = records_of(&out);
+        let w = &recs[0]["metrics"];
+        assert_eq!(recs[0]["test"], "write");
+        assert_eq!(w["files"].as_f64(), Some(20_000.0), "{fs}");
+        // Inodes: the 20,000 files, 301 folders and 2 bookkeeping files, as df counts them
+        // (btrfs reports no inode counts to df).
+        let inodes = w["inodes_used"].as_f64().unwrap();
+        if iused1 > 0.0 {
+            assert!(
+                (inodes - (iused1 - iused0)).abs() <= 8.0,
+                "{fs}: inodes_used {inodes}, df {}",
+                iused1 - iused0
+            );
+            assert!((20_000.0..20_320.0).contains(&inodes), "{fs}: {inodes}");
+        }
+        let space = w["space_used_bytes"].as_f64().unwrap();
+        let df_space = used1 - used0;
+        assert!(
+            (space - df_space).abs() <= df_space * 0.02 + 2.0 * 1048576.0,
+            "{fs}: space_used_bytes {space}, df {df_space}"
+        );
+        let bytes = w["bytes"].as_f64().unwrap();
+        let overhead = w["space_overhead_pct"].as_f64().unwrap();
+        assert!(
+            (overhead - (space - bytes) / space * 100.0).abs() < 1e-6,
+            "{fs}: overhead as seed 003 defines it"
+        );
+        let r = &recs[1]["metrics"];
+        assert_eq!(r["integrity_ok"].as_f64(), Some(20_000.0), "{fs}");
+        assert_eq!(recs[2]["metrics"]["integrity_ok"].as_f64(), Some(20_000.0));
+        assert!(!recs[0]["series"]["files_per_sec"]
+            .as_array()
+            .unwrap()
+            .is_empty());
+        teardown(&mp);
+        no_leftovers(wd.path());
+    }
+}
+
+#[test]
+fn running_out_of_inodes_is_a_result_and_what_was_written_verifies() {
+    if needs("ext4", "mkfs.ext4") {
+        return;
+    }
+    let _g = serial();
+    let wd = workdir();
+    let out = wd.path().join("study");
+    let o = Compare::new(&["ext4:inodes=3000"])
+        .workload("files:tops=10,subs=10,files=100,threads=2")
+        .size("256M")
+        .out(out.to_str().unwrap())
+        .workdir(wd.path().to_str().unwrap())
+        .run();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let recs = records_of(&out);
+    let w = &recs[0];
+    assert_eq!(w["outcome"], "ok");
+    assert_eq!(w["metrics"]["exhausted_inodes"].as_f64(), Some(1.0));
+    let note = w["notes"].as_array().unwrap()[0].as_str().unwrap();
+    assert!(
+        note.starts_with("exhausted: ext4 ran out of inodes after "),
+        "{note}"
+    );
+    let total = w["metrics"]["files_total"].as_f64().unwrap();
+    assert!((2000.0..3000.0).contains(&total), "{total}");
+    let r = &recs[1]["metrics"];
+    assert_eq!(r["integrity_ok"].as_f64(), Some(total));
+    assert_eq!(r["missing"].as_f64(), Some(0.0));
+    no_leftovers(wd.path());
+}
+
+#[test]
+fn many_files_on_zfs_fuse_tear_down_cleanly() {
+    if needs_zfs() {
+        return;
+    }
+    let _g = serial();
+    let daemon_before = zfs_fuse_running();
+    let wd = workdir();
+    let out = wd.path().join("study");
+    let o = Compare::new(&["zfs"])
+        .workload("files:count=5000,threads=2")
+        .size("1G")
+        .out(out.to_str().unwrap())
+        .workdir(wd.path().to_str().unwrap())
+        .run();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let recs = records_of(&out);
+    assert_eq!(recs[1]["metrics"]["integrity_ok"].as_f64(), Some(5000.0));
+    // zfs-fuse reports the pool busy for a while after thousands of files: teardown waits.
+    let m: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("manifest.json")).unwrap()).unwrap();
+    assert!(
+        !m["warnings"].to_string().contains("teardown"),
+        "{}",
+        m["warnings"]
+    );
+    no_leftovers(wd.path());
+    daemon_as_before(daemon_before);
+}
