@@ -1,5 +1,6 @@
 //! Command-line definitions and their translation into plans. No side effects here.
 
+use crate::plan::PlanError;
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
@@ -46,11 +47,11 @@ pub struct Backing {
     pub wipe: bool,
 }
 
-fn size_arg(s: &str) -> Result<u64, String> {
+fn size_arg(s: &str) -> Result<u64, PlanError> {
     parse_size(s)
 }
 
-fn duration_arg(s: &str) -> Result<std::time::Duration, String> {
+fn duration_arg(s: &str) -> Result<std::time::Duration, PlanError> {
     let d = crate::plan::job::parse_duration(s)?;
     if d.is_zero() {
         return Err("the runtime must be more than 0, e.g. 2s".into());
@@ -226,7 +227,7 @@ pub fn build_plan(
     repeat: u32,
     block: &BlockArgs,
     baseline: Option<&str>,
-) -> Result<Plan, String> {
+) -> Result<Plan, PlanError> {
     let overrides = block.overrides();
     let mut specs = Vec::new();
     for t in targets {
@@ -241,7 +242,8 @@ pub fn build_plan(
             return Err(format!(
                 "two targets are labelled '{}': give one a label, e.g. {},label={}-2",
                 spec.label, spec.spec, spec.fs
-            ));
+            )
+            .into());
         }
         specs.push(spec);
     }
@@ -257,7 +259,8 @@ pub fn build_plan(
             return Err(format!(
                 "--baseline {b} is not one of the targets: labels are {}",
                 labels.join(", ")
-            ));
+            )
+            .into());
         }
     }
     Ok(Plan {

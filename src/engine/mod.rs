@@ -37,13 +37,18 @@ pub trait IoEngine: Send {
 /// Builds an engine over a file (None only for `null`) with `depth` slots of `buf_size` bytes.
 pub type OpenFn = fn(Option<File>, usize, usize) -> io::Result<Box<dyn IoEngine>>;
 
+/// Why this host cannot run an engine.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct Unavailable(#[from] pub io::Error);
+
 pub struct EngineDef {
     pub kind: EngineKind,
     pub name: &'static str,
     pub summary: &'static str,
     pub open: OpenFn,
     /// Why this host cannot run the engine, if it cannot.
-    pub available: fn() -> Result<(), String>,
+    pub available: fn() -> Result<(), Unavailable>,
 }
 
 pub static ENGINES: &[EngineDef] = &[sync::DEF, uring::DEF, null::DEF];
@@ -60,6 +65,6 @@ fn need_file(file: Option<File>) -> io::Result<File> {
     file.ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "this engine needs a file"))
 }
 
-fn always() -> Result<(), String> {
+fn always() -> Result<(), Unavailable> {
     Ok(())
 }

@@ -15,7 +15,7 @@ pub const DEF: EngineDef = EngineDef {
     summary:
         "io_uring with registered buffers and file; iodepth I/Os in flight (fio io_uring, libaio)",
     open,
-    available: crate::sys::io_uring_available,
+    available: || Ok(crate::sys::io_uring_available()?),
 };
 
 struct Uring {

@@ -24,13 +24,20 @@ pub fn encode(h: &Hist) -> String {
     base64::engine::general_purpose::STANDARD.encode(bytes)
 }
 
-pub fn decode(text: &str) -> Result<Hist, String> {
-    let bytes = base64::engine::general_purpose::STANDARD
-        .decode(text.trim())
-        .map_err(|e| format!("histogram is not base64: {e}"))?;
+/// A stored histogram that cannot be read back.
+#[derive(Debug, thiserror::Error)]
+pub enum HistError {
+    #[error("histogram is not base64: {0}")]
+    Base64(#[from] base64::DecodeError),
+    #[error("histogram does not decode: {0}")]
+    Decode(String),
+}
+
+pub fn decode(text: &str) -> Result<Hist, HistError> {
+    let bytes = base64::engine::general_purpose::STANDARD.decode(text.trim())?;
     Deserializer::new()
         .deserialize(&mut std::io::Cursor::new(bytes))
-        .map_err(|e| format!("histogram does not decode: {e:?}"))
+        .map_err(|e| HistError::Decode(format!("{e:?}")))
 }
 
 /// The summary figures every latency metric carries, under `prefix` (e.g. "lat" → lat_p99_ns).

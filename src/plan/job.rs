@@ -1,6 +1,7 @@
 //! The block I/O job model (one struct, serde), as fio understands a job; the fio job-file parser
 //! and the presets both produce it. Pure data: nothing here does I/O.
 
+use super::PlanError;
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
@@ -154,13 +155,13 @@ pub const OPTIONS: &[&str] = &[
 ];
 
 /// A size in fio's spelling: `4k`, `1M`, `10 G` (space allowed), `4ki`, `1MiB`.
-pub fn parse_fio_size(v: &str) -> Result<u64, String> {
+pub fn parse_fio_size(v: &str) -> Result<u64, PlanError> {
     let compact: String = v.chars().filter(|c| !c.is_whitespace()).collect();
     parse_size(&compact)
 }
 
 /// A duration in fio's spelling: plain seconds, or with us, ms, s, m, h, d.
-pub fn parse_duration(v: &str) -> Result<Duration, String> {
+pub fn parse_duration(v: &str) -> Result<Duration, PlanError> {
     let t: String = v
         .chars()
         .filter(|c| !c.is_whitespace())
@@ -181,37 +182,34 @@ pub fn parse_duration(v: &str) -> Result<Duration, String> {
         "h" => n * 3600.0,
         "d" => n * 86400.0,
         _ => {
-            return Err(format!(
-                "'{v}' has an unknown time unit '{unit}': use us, ms, s, m or h"
-            ))
+            return Err(
+                format!("'{v}' has an unknown time unit '{unit}': use us, ms, s, m or h").into(),
+            )
         }
     };
     Ok(Duration::from_secs_f64(secs))
 }
 
-fn parse_bool(key: &str, v: Option<&str>) -> Result<bool, String> {
+fn parse_bool(key: &str, v: Option<&str>) -> Result<bool, PlanError> {
     match v.map(str::trim) {
         None | Some("1") | Some("true") | Some("yes") | Some("on") => Ok(true),
         Some("0") | Some("false") | Some("no") | Some("off") => Ok(false),
-        Some(o) => Err(format!("{key}={o}: expected 0 or 1")),
+        Some(o) => Err(format!("{key}={o}: expected 0 or 1").into()),
     }
 }
 
-fn parse_u32(key: &str, v: &str, min: u32, max: u32) -> Result<u32, String> {
+fn parse_u32(key: &str, v: &str, min: u32, max: u32) -> Result<u32, PlanError> {
     v.trim()
         .parse::<u32>()
         .ok()
         .filter(|n| (min..=max).contains(n))
-        .ok_or_else(|| format!("{key}={v}: expected a whole number from {min} to {max}"))
+        .ok_or_else(|| format!("{key}={v}: expected a whole number from {min} to {max}").into())
 }
 
-fn need<'a>(key: &str, v: Option<&'a str>) -> Result<&'a str, String> {
+fn need<'a>(key: &str, v: Option<&'a str>) -> Result<&'a str, PlanError> {
     match v {
         Some(v) if !v.trim().is_empty() => Ok(v.trim()),
-        _ => Err(format!(
-            "option '{key}' needs a value, e.g. {key}={}",
-            example(key)
-        )),
+        _ => Err(format!("option '{key}' needs a value, e.g. {key}={}", example(key)).into()),
     }
 }
 
@@ -231,7 +229,7 @@ fn example(key: &str) -> &'static str {
 impl Job {
     /// Applies one `key[=value]` option. Returns a note when the option was translated
     /// (libaio runs on io_uring); an error names what is wrong and what would be right.
-    pub fn apply(&mut self, key: &str, value: Option<&str>) -> Result<Option<String>, String> {
+    pub fn apply(&mut self, key: &str, value: Option<&str>) -> Result<Option<String>, PlanError> {
         match key {
             "name" => self.name = need(key, value)?.to_string(),
             "rw" | "readwrite" => self.rw = parse_rw(need(key, value)?)?,
@@ -242,7 +240,7 @@ impl Job {
                 if v.contains('-') || v.contains('–') {
                     return Err(format!(
                         "{key}={v}: a block size range is written bsrange=8k-64k (ASCII hyphen, no spaces)"
-                    ));
+                    ).into());
                 }
                 self.bs = BlockSize::Fixed(block_size(key, v)?);
             }
@@ -290,14 +288,15 @@ impl Job {
                 return Err(format!(
                     "option '{other}' is not supported by fsbench (supported: {})",
                     OPTIONS.join(", ")
-                ))
+                )
+                .into())
             }
         }
         Ok(None)
     }
 }
 
-fn parse_rw(v: &str) -> Result<Rw, String> {
+fn parse_rw(v: &str) -> Result<Rw, PlanError> {
     Ok(match v {
         "read" => Rw::Read,
         "write" => Rw::Write,
@@ -306,33 +305,31 @@ fn parse_rw(v: &str) -> Result<Rw, String> {
         "rw" | "readwrite" => Rw::Rw,
         "randrw" => Rw::RandRw,
         o => {
-            return Err(format!(
-                "rw={o}: expected read, write, randread, randwrite, rw or randrw"
-            ))
+            return Err(
+                format!("rw={o}: expected read, write, randread, randwrite, rw or randrw").into(),
+            )
         }
     })
 }
 
-fn parse_bsrange(v: &str) -> Result<BlockSize, String> {
+fn parse_bsrange(v: &str) -> Result<BlockSize, PlanError> {
     let key = "bsrange";
     let Some((lo, hi)) = v.split_once('-') else {
-        return Err(format!(
-            "bsrange={v}: write two sizes with a hyphen, e.g. bsrange=4k-64k"
-        ));
+        return Err(
+            format!("bsrange={v}: write two sizes with a hyphen, e.g. bsrange=4k-64k").into(),
+        );
     };
     let (lo, hi) = (block_size(key, lo)?, block_size(key, hi)?);
     if lo > hi {
-        return Err(format!(
-            "bsrange={v}: the first size must not exceed the second"
-        ));
+        return Err(format!("bsrange={v}: the first size must not exceed the second").into());
     }
     Ok(BlockSize::Range(lo, hi))
 }
 
-fn parse_bssplit(v: &str) -> Result<BlockSize, String> {
+fn parse_bssplit(v: &str) -> Result<BlockSize, PlanError> {
     let key = "bssplit";
     if v.contains(',') {
-        return Err(format!("bssplit={v}: separate read and write splits are not supported; give one list, e.g. 4k/50:64k/50"));
+        return Err(format!("bssplit={v}: separate read and write splits are not supported; give one list, e.g. 4k/50:64k/50").into());
     }
     let mut parts = Vec::new();
     for p in v.split(':') {
@@ -343,14 +340,12 @@ fn parse_bssplit(v: &str) -> Result<BlockSize, String> {
     }
     let total: u32 = parts.iter().map(|p| p.1).sum();
     if total != 100 {
-        return Err(format!(
-            "bssplit={v}: the percentages add up to {total}, not 100"
-        ));
+        return Err(format!("bssplit={v}: the percentages add up to {total}, not 100").into());
     }
     Ok(BlockSize::Split(parts))
 }
 
-fn parse_size_spec(v: &str) -> Result<SizeSpec, String> {
+fn parse_size_spec(v: &str) -> Result<SizeSpec, PlanError> {
     Ok(match v.strip_suffix('%') {
         Some(p) => SizeSpec::Percent(
             p.trim()
@@ -364,7 +359,7 @@ fn parse_size_spec(v: &str) -> Result<SizeSpec, String> {
 }
 
 /// The engine, and a note when it was translated (libaio runs on io_uring).
-fn parse_engine(v: &str) -> Result<(EngineKind, Option<String>), String> {
+fn parse_engine(v: &str) -> Result<(EngineKind, Option<String>), PlanError> {
     Ok(match v {
         "sync" | "psync" => (EngineKind::Sync, None),
         "io_uring" => (EngineKind::IoUring, None),
@@ -376,17 +371,16 @@ fn parse_engine(v: &str) -> Result<(EngineKind, Option<String>), String> {
         o => {
             return Err(format!(
             "ioengine={o}: fsbench has sync, psync, io_uring, libaio (run on io_uring) and null"
-        ))
+        )
+            .into())
         }
     })
 }
 
-fn block_size(key: &str, v: &str) -> Result<u64, String> {
+fn block_size(key: &str, v: &str) -> Result<u64, PlanError> {
     let n = parse_fio_size(v).map_err(|e| format!("{key}: {e}"))?;
     if n == 0 || n % 512 != 0 {
-        return Err(format!(
-            "{key}={v}: a block size is a non-zero multiple of 512 bytes"
-        ));
+        return Err(format!("{key}={v}: a block size is a non-zero multiple of 512 bytes").into());
     }
     Ok(n)
 }

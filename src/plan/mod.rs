@@ -9,6 +9,24 @@ pub mod workload;
 
 use serde::{Deserialize, Serialize};
 
+/// Input that cannot be planned (a target or workload spec, a size, a fio option): the message
+/// names the input and the fix. A usage error: found before anything runs.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct PlanError(pub String);
+
+impl From<String> for PlanError {
+    fn from(s: String) -> Self {
+        PlanError(s)
+    }
+}
+
+impl From<&str> for PlanError {
+    fn from(s: &str) -> Self {
+        PlanError(s.to_string())
+    }
+}
+
 pub use provisioned::TargetInfo;
 pub use spec::TargetSpec;
 pub use workload::{Overrides, WorkloadSpec};

@@ -4,6 +4,7 @@
 //! Parsing is pure: it checks every key and value against the filesystem's schema (from the
 //! FILESYSTEMS table in `target`) and says exactly what is wrong and what would be right.
 
+use super::PlanError;
 use serde::{Deserialize, Serialize};
 
 use super::units::parse_size;
@@ -142,7 +143,7 @@ impl TargetSpec {
 const COMMON_KEYS: &str = "label=NAME, size=SIZE";
 
 /// Parses one target spec against the schemas of the known filesystems.
-pub fn parse_target(text: &str, schemas: &[FsSchema]) -> Result<TargetSpec, String> {
+pub fn parse_target(text: &str, schemas: &[FsSchema]) -> Result<TargetSpec, PlanError> {
     let spec = text.trim();
     let known = || {
         schemas
@@ -155,7 +156,7 @@ pub fn parse_target(text: &str, schemas: &[FsSchema]) -> Result<TargetSpec, Stri
         return Err(format!(
             "empty target: name a filesystem ({}), optionally with options, e.g. ext4:inodes=2000000",
             known()
-        ));
+        ).into());
     }
     let (fs, rest) = match spec.split_once(':') {
         Some((fs, rest)) => (fs, Some(rest)),
@@ -187,14 +188,15 @@ pub fn parse_target(text: &str, schemas: &[FsSchema]) -> Result<TargetSpec, Stri
             return Err(format!(
                 "target '{spec}' needs a directory: write {}:/path/to/mounted/dir",
                 schema.name
-            ));
+            )
+            .into());
         }
         let path = tokens.remove(0);
         if !path.starts_with('/') {
             return Err(format!(
                 "target '{spec}': the directory '{path}' must be an absolute path, e.g. {}:/mnt/nfs",
                 schema.name
-            ));
+            ).into());
         }
         target.path = Some(path);
     }
@@ -203,14 +205,15 @@ pub fn parse_target(text: &str, schemas: &[FsSchema]) -> Result<TargetSpec, Stri
         if token.is_empty() {
             return Err(format!(
                 "target '{spec}' has an empty option (two commas in a row, or a trailing comma)"
-            ));
+            )
+            .into());
         }
         let (key, value) = match token.split_once('=') {
             Some((k, v)) => (k.trim().to_string(), Some(unquote(v.trim()))),
             None => (token.trim().to_string(), None),
         };
         if seen.contains(&key) && key != "mkfs" && key != "mount" {
-            return Err(format!("target '{spec}' gives '{key}' twice: keep one"));
+            return Err(format!("target '{spec}' gives '{key}' twice: keep one").into());
         }
         seen.push(key.clone());
         match key.as_str() {
@@ -248,7 +251,8 @@ pub fn parse_target(text: &str, schemas: &[FsSchema]) -> Result<TargetSpec, Stri
                 "unknown option '{key}' for {} in target '{spec}': valid options are {}",
                 schema.name,
                 valid_keys(schema)
-            ));
+            )
+            .into());
         };
         let value = check_value(spec, def, value)?;
         target.options.push(TargetOption { key, value });
@@ -285,23 +289,25 @@ fn need_value(
     key: &str,
     value: Option<String>,
     example: &str,
-) -> Result<String, String> {
+) -> Result<String, PlanError> {
     match value {
         Some(v) if !v.is_empty() => Ok(v),
-        _ => Err(format!(
-            "option '{key}' in target '{spec}' needs a value, e.g. {example}"
-        )),
+        _ => Err(format!("option '{key}' in target '{spec}' needs a value, e.g. {example}").into()),
     }
 }
 
-fn check_value(spec: &str, def: &OptKey, value: Option<String>) -> Result<Option<String>, String> {
+fn check_value(
+    spec: &str,
+    def: &OptKey,
+    value: Option<String>,
+) -> Result<Option<String>, PlanError> {
     let key = def.name;
     match def.value {
         ValueKind::Flag => match value {
             None => Ok(None),
             Some(v) => Err(format!(
                 "option '{key}' in target '{spec}' takes no value (got '{key}={v}'): write just '{key}'"
-            )),
+            ).into()),
         },
         kind => {
             let example = key_usage(def);
@@ -316,7 +322,7 @@ fn check_value(spec: &str, def: &OptKey, value: Option<String>) -> Result<Option
                     if n < min || n > max {
                         return Err(format!(
                             "invalid value '{v}' for '{key}' in target '{spec}': expected a whole number from {min} to {max}"
-                        ));
+                        ).into());
                     }
                 }
                 ValueKind::Size => {
@@ -329,7 +335,7 @@ fn check_value(spec: &str, def: &OptKey, value: Option<String>) -> Result<Option
                         return Err(format!(
                             "invalid value '{v}' for '{key}' in target '{spec}': expected one of {}",
                             choices.join(", ")
-                        ));
+                        ).into());
                     }
                 }
                 ValueKind::Text | ValueKind::Flag => {}
@@ -340,7 +346,7 @@ fn check_value(spec: &str, def: &OptKey, value: Option<String>) -> Result<Option
 }
 
 /// Splits on commas that are not inside single or double quotes.
-fn split_tokens(text: &str) -> Result<Vec<String>, String> {
+fn split_tokens(text: &str) -> Result<Vec<String>, PlanError> {
     let mut out = Vec::new();
     let mut cur = String::new();
     let mut quote: Option<char> = None;
@@ -360,9 +366,7 @@ fn split_tokens(text: &str) -> Result<Vec<String>, String> {
         }
     }
     if let Some(q) = quote {
-        return Err(format!(
-            "unbalanced {q} quote: close it, e.g. mkfs='-O ^has_journal'"
-        ));
+        return Err(format!("unbalanced {q} quote: close it, e.g. mkfs='-O ^has_journal'").into());
     }
     out.push(cur);
     Ok(out)

@@ -1,8 +1,10 @@
 //! Sizes and durations: parsed and printed in one place so they read the same everywhere.
 
+use super::PlanError;
+
 /// Parses a size such as `4096`, `4k`, `256M`, `1G`, `1GiB`, `10MB`. Suffixes are binary
 /// (k = 1024), as in fio and mkfs.
-pub fn parse_size(text: &str) -> Result<u64, String> {
+pub fn parse_size(text: &str) -> Result<u64, PlanError> {
     let t = text.trim();
     let split = t
         .find(|c: char| !(c.is_ascii_digit() || c == '.'))
@@ -11,7 +13,8 @@ pub fn parse_size(text: &str) -> Result<u64, String> {
     if num.is_empty() {
         return Err(format!(
             "'{text}' is not a size: write a number with an optional unit, e.g. 512M or 2G"
-        ));
+        )
+        .into());
     }
     let mult: u64 = match suffix.trim().to_ascii_lowercase().as_str() {
         "" | "b" => 1,
@@ -22,7 +25,8 @@ pub fn parse_size(text: &str) -> Result<u64, String> {
         other => {
             return Err(format!(
                 "'{text}' has an unknown size unit '{other}': use k, M, G or T (binary, 1k = 1024)"
-            ))
+            )
+            .into())
         }
     };
     let value: f64 = num
@@ -30,7 +34,7 @@ pub fn parse_size(text: &str) -> Result<u64, String> {
         .map_err(|_| format!("'{text}' is not a size: '{num}' is not a number"))?;
     let bytes = value * mult as f64;
     if !bytes.is_finite() || bytes > u64::MAX as f64 {
-        return Err(format!("'{text}' is too large"));
+        return Err(format!("'{text}' is too large").into());
     }
     Ok(bytes.round() as u64)
 }
@@ -111,11 +115,12 @@ mod tests {
 
     #[test]
     fn bad_sizes_name_the_input() {
-        assert!(parse_size("").unwrap_err().contains("not a size"));
+        assert!(parse_size("").unwrap_err().0.contains("not a size"));
         assert!(parse_size("12Q")
             .unwrap_err()
+            .0
             .contains("unknown size unit 'q'"));
-        assert!(parse_size("M").unwrap_err().contains("'M' is not a size"));
+        assert!(parse_size("M").unwrap_err().0.contains("'M' is not a size"));
     }
 
     #[test]

@@ -1,5 +1,6 @@
 //! Workload specs: `name[:key=value,...]`, e.g. `smoke`, `smoke:size=16M`.
 
+use super::PlanError;
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -20,7 +21,7 @@ impl WorkloadSpec {
 }
 
 /// Splits a workload spec into its name and `key=value` parameters; the workload checks them.
-pub fn parse_workload(text: &str) -> Result<WorkloadSpec, String> {
+pub fn parse_workload(text: &str) -> Result<WorkloadSpec, PlanError> {
     let spec = text.trim();
     let (name, rest) = spec.split_once(':').unwrap_or((spec, ""));
     // `fio:JOBFILE`: the rest is a path, not parameters.
@@ -35,14 +36,15 @@ pub fn parse_workload(text: &str) -> Result<WorkloadSpec, String> {
         });
     }
     if name.is_empty() {
-        return Err("empty workload: name one, e.g. --workload smoke".to_string());
+        return Err("empty workload: name one, e.g. --workload smoke".into());
     }
     let mut params = Vec::new();
     for token in rest.split(',').filter(|t| !t.trim().is_empty()) {
         let Some((k, v)) = token.split_once('=') else {
             return Err(format!(
                 "workload '{spec}': parameter '{token}' needs a value, e.g. {name}:size=16M"
-            ));
+            )
+            .into());
         };
         params.push((k.trim().to_string(), v.trim().to_string()));
     }

@@ -41,13 +41,18 @@ fn unmount(sys: &Sys, path: &Path) -> Result<(), String> {
     Ok(())
 }
 
+/// What could not be removed; the state file stays so that a later `fsbench cleanup` retries.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("{}", .0.join("; "))]
+pub struct TeardownError(pub Vec<String>);
+
 /// Undoes what a state names, last first, then forgets the state. Returns notices; on failure the
 /// state file stays, so that a later `fsbench cleanup` can try again.
 pub fn clean_state(
     sys: &Sys,
     registry: Option<&Registry>,
     state: &TargetState,
-) -> Result<Vec<String>, String> {
+) -> Result<Vec<String>, TeardownError> {
     let mut errors = Vec::new();
     let mut notices = Vec::new();
     let mut had_pool = false;
@@ -131,10 +136,15 @@ pub fn clean_state(
         }
     }
     if !errors.is_empty() {
-        return Err(errors.join("; "));
+        return Err(TeardownError(errors));
     }
     if let (Some(reg), false) = (registry, sys.dry_run) {
-        reg.remove(&state.id).map_err(|e| e.to_string())?;
+        reg.remove(&state.id).map_err(|e| {
+            TeardownError(vec![format!(
+                "cannot forget the state of {}: {e}",
+                state.id
+            )])
+        })?;
     }
     Ok(notices)
 }

@@ -60,12 +60,12 @@ pub struct Mounted {
 
 impl Mounted {
     /// Unmounts, destroys the pool, detaches the loop device, deletes the image (unless kept).
-    pub fn teardown(mut self) -> Result<Vec<String>, String> {
+    pub fn teardown(mut self) -> Result<Vec<String>, cleanup::TeardownError> {
         self.done = true;
         self.teardown_inner()
     }
 
-    fn teardown_inner(&mut self) -> Result<Vec<String>, String> {
+    fn teardown_inner(&mut self) -> Result<Vec<String>, cleanup::TeardownError> {
         cleanup::clean_state(&self.sys, self.registry.as_ref(), &self.state)
     }
 }
@@ -188,7 +188,7 @@ pub fn provision(sys: &Sys, spec: &TargetSpec, req: &Request) -> Result<Mounted,
     availability(spec)?;
     let size = spec.size.unwrap_or(req.size);
     if req.device.is_none() || def.kind == Kind::Tmpfs {
-        super::check_size(spec, size).map_err(ProvisionError::Refused)?;
+        super::check_size(spec, size).map_err(|e| ProvisionError::Refused(e.0))?;
     }
     if let Some(dev) = req.device {
         if matches!(def.kind, Kind::Mkfs | Kind::Zfs | Kind::Raw) {

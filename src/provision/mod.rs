@@ -20,6 +20,7 @@ pub mod zfs;
 pub use lifecycle::{provision, Mounted, ProvisionError, Request, TargetInfo};
 
 use crate::plan::spec::{self, Effect, FsSchema, TargetSpec};
+use crate::plan::PlanError;
 
 pub const MIB: u64 = 1 << 20;
 
@@ -95,7 +96,7 @@ pub fn schemas() -> Vec<FsSchema> {
 }
 
 /// Parses a target spec against the FILESYSTEMS table.
-pub fn parse_target(text: &str) -> Result<TargetSpec, String> {
+pub fn parse_target(text: &str) -> Result<TargetSpec, PlanError> {
     spec::parse_target(text, &schemas())
 }
 
@@ -175,7 +176,7 @@ pub fn mount_argv(spec: &TargetSpec, source: &str, mountpoint: &str, size: u64) 
 }
 
 /// Refuses a backing smaller than the filesystem can honestly be made on.
-pub fn check_size(spec: &TargetSpec, size: u64) -> Result<(), String> {
+pub fn check_size(spec: &TargetSpec, size: u64) -> Result<(), PlanError> {
     let def = def_of(spec);
     if matches!(def.kind, Kind::Mkfs | Kind::Zfs | Kind::Raw) && size < def.min_size {
         return Err(format!(
@@ -185,7 +186,7 @@ pub fn check_size(spec: &TargetSpec, size: u64) -> Result<(), String> {
             spec.label,
             crate::plan::units::format_bytes(size),
             crate::plan::units::format_bytes(def.min_size.next_multiple_of(MIB)),
-        ));
+        ).into());
     }
     Ok(())
 }

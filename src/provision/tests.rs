@@ -8,7 +8,7 @@ fn parse(s: &str) -> TargetSpec {
 }
 
 fn err(s: &str) -> String {
-    parse_target(s).expect_err(s)
+    parse_target(s).expect_err(s).0
 }
 
 fn mkfs(s: &str) -> String {
@@ -126,10 +126,10 @@ fn tmpfs_size_is_a_mount_option_and_dir_takes_a_path() {
 
 #[test]
 fn small_images_are_refused_for_xfs_and_btrfs() {
-    let e = check_size(&parse("xfs"), 200 << 20).unwrap_err();
+    let e = check_size(&parse("xfs"), 200 << 20).unwrap_err().0;
     assert!(e.contains("xfs needs a backing of at least 300 MiB"), "{e}");
     assert!(e.contains("--size"), "{e}");
-    let e = check_size(&parse("btrfs"), 100 << 20).unwrap_err();
+    let e = check_size(&parse("btrfs"), 100 << 20).unwrap_err().0;
     assert!(
         e.contains("btrfs needs a backing of at least 110 MiB"),
         "{e}"

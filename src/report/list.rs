@@ -1,7 +1,6 @@
 //! `fsbench list`: filesystems with their keys, and workloads, from the tables.
 
 use crate::engine::ENGINES;
-use crate::metrics::catalog::METRICS;
 use crate::plan::spec::key_usage;
 use crate::provision::FILESYSTEMS;
 use crate::workload::presets::PRESETS;
@@ -51,26 +50,26 @@ pub fn render() -> String {
         out.push_str(&format!("  {:<11} {}\n", f.name(), f.help()));
     }
     out.push_str("\nMetrics (records' `metrics`; * is min, mean, p50, p90, p99, p999 or max; docs/results-schema.md):\n\n");
-    for m in METRICS {
+    for e in crate::workload::catalog::all() {
         out.push_str(&format!(
             "  {:<26} {:<5} {:<7} {}{}\n",
-            m.name,
-            m.unit.symbol(),
-            format!("{:?}", m.better).to_lowercase(),
-            m.by.join(", "),
-            if m.key { " (key)" } else { "" }
+            e.def.name,
+            e.def.unit.symbol(),
+            format!("{:?}", e.def.better).to_lowercase(),
+            e.by.join(", "),
+            if e.def.key { " (key)" } else { "" }
         ));
     }
     out
 }
 
 /// The fio job file a preset equals.
-pub fn preset_jobfile(name: &str) -> Result<String, String> {
+pub fn preset_jobfile(name: &str) -> Result<String, crate::plan::PlanError> {
     crate::workload::presets::find(name)
         .map(crate::workload::presets::to_fio)
         .ok_or_else(|| {
             let names: Vec<&str> = PRESETS.iter().map(|p| p.name).collect();
-            format!("unknown preset '{name}': presets are {}", names.join(", "))
+            format!("unknown preset '{name}': presets are {}", names.join(", ")).into()
         })
 }
 
@@ -103,6 +102,6 @@ pub fn json() -> String {
         .iter()
         .map(|f| serde_json::json!({"name": f.name(), "help": f.help()}))
         .collect();
-    serde_json::to_string_pretty(&serde_json::json!({"filesystems": fs, "workloads": wl, "presets": presets, "engines": engines, "formats": formats, "metrics": METRICS}))
+    serde_json::to_string_pretty(&serde_json::json!({"filesystems": fs, "workloads": wl, "presets": presets, "engines": engines, "formats": formats, "metrics": crate::workload::catalog::all()}))
         .unwrap_or_default()
 }

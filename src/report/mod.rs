@@ -80,6 +80,11 @@ pub fn terminal_table(records: &[Record]) -> String {
     t.to_string()
 }
 
+/// A report that cannot be made from the records (e.g. a baseline that is not a target).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct ReportError(pub String);
+
 /// Everything a study's report is made of, computed once: the baseline, the statistics rows,
 /// the seeds' views and the warnings. `fsbench report` and the end of `compare` both render it.
 pub struct StudyReport {
@@ -95,7 +100,7 @@ impl StudyReport {
         records: Vec<Record>,
         baseline: Option<&str>,
         manifest_warnings: &[String],
-    ) -> Result<StudyReport, String> {
+    ) -> Result<StudyReport, ReportError> {
         let baseline = summary::baseline_of(&records, baseline)?;
         let rows = summary::rows(&records, &baseline);
         let views = views::all(&records, &rows, &baseline);

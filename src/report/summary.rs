@@ -9,14 +9,15 @@ use comfy_table::{presets::UTF8_FULL_CONDENSED, Cell, CellAlignment, Table};
 use serde::Serialize;
 
 use super::stats::{self, Summary};
-use crate::metrics::catalog::{self, Unit};
+use crate::metrics::catalog::Unit;
 use crate::plan::units::{format_count, format_ns};
 use crate::store::{Outcome, Record};
+use crate::workload::catalog;
 
 /// The metrics shown in the terminal and Markdown views (the catalog's key metrics); CSV and JSON
 /// carry every metric.
 fn is_key(metric: &str) -> bool {
-    catalog::key_metrics().any(|k| k == metric)
+    catalog::key_metrics().contains(&metric)
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -37,7 +38,7 @@ pub struct Row {
 }
 
 /// The baseline: the one named, else the first target in the records.
-pub fn baseline_of(records: &[Record], named: Option<&str>) -> Result<String, String> {
+pub fn baseline_of(records: &[Record], named: Option<&str>) -> Result<String, super::ReportError> {
     let mut labels: Vec<&str> = Vec::new();
     for r in records {
         if !labels.contains(&r.target.as_str()) {
@@ -46,14 +47,14 @@ pub fn baseline_of(records: &[Record], named: Option<&str>) -> Result<String, St
     }
     match named {
         Some(b) if labels.contains(&b) => Ok(b.to_string()),
-        Some(b) => Err(format!(
+        Some(b) => Err(super::ReportError(format!(
             "baseline '{b}' is not a target of this study: targets are {}",
             labels.join(", ")
-        )),
+        ))),
         None => labels
             .first()
             .map(|s| s.to_string())
-            .ok_or_else(|| "the study has no results yet".to_string()),
+            .ok_or_else(|| super::ReportError("the study has no results yet".into())),
     }
 }
 

@@ -83,14 +83,14 @@ pub fn lock_exclusive(file: &std::fs::File) -> io::Result<()> {
 }
 
 /// Probes io_uring with io_uring_setup(2) for a one-entry ring, then closes it.
-pub fn io_uring_available() -> Result<(), String> {
+pub fn io_uring_available() -> io::Result<()> {
     // struct io_uring_params is 120 bytes; zeroed means "no flags".
     let mut params = [0u8; 120];
     // SAFETY: io_uring_setup reads and writes `params`, which is large enough for the kernel's
     // struct io_uring_params (io_uring_setup(2)); the returned descriptor is closed at once.
     let fd = unsafe { libc::syscall(libc::SYS_io_uring_setup, 1u32, params.as_mut_ptr()) };
     if fd < 0 {
-        return Err(io::Error::last_os_error().to_string());
+        return Err(io::Error::last_os_error());
     }
     // SAFETY: `fd` is a descriptor we own and close once (close(2)).
     unsafe { libc::close(fd as i32) };

@@ -14,6 +14,7 @@ pub const DEF: WorkloadDef = WorkloadDef {
     summary: "keep the target mounted for a while, measuring nothing (default 10 s)",
     params: &[("seconds", "how long, default 10")],
     fio_params: false,
+    metrics: &[],
     build,
 };
 

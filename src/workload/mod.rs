@@ -2,6 +2,7 @@
 //! a target as a `frame::Session` that declares its phases; the phase frame runs them.
 
 pub mod block;
+pub mod catalog;
 pub mod files;
 pub mod idle;
 pub mod presets;
@@ -13,15 +14,7 @@ use crate::plan::{Overrides, WorkloadSpec};
 pub use crate::frame::Phase;
 
 /// A workload spec that cannot run as written: a usage error, found before anything runs.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{0}")]
-pub struct SpecError(pub String);
-
-impl From<String> for SpecError {
-    fn from(s: String) -> Self {
-        SpecError(s)
-    }
-}
+pub use crate::plan::PlanError as SpecError;
 
 /// What a workload does on a target: run its phases, or skip with a reason (one record).
 pub enum Opened {
@@ -43,6 +36,8 @@ pub struct WorkloadDef {
     pub params: &'static [(&'static str, &'static str)],
     /// Parameters are any fio option (block jobs), not a fixed list.
     pub fio_params: bool,
+    /// The metrics its records carry besides the phase frame's (docs/results-schema.md).
+    pub metrics: &'static [crate::metrics::catalog::MetricDef],
     pub build: BuildFn,
 }
 

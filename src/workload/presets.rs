@@ -3,6 +3,7 @@
 
 use crate::plan::job::Job;
 use crate::plan::workload::Overrides;
+use crate::plan::PlanError;
 
 pub struct Preset {
     pub name: &'static str,
@@ -137,7 +138,7 @@ pub fn find(name: &str) -> Option<&'static Preset> {
 }
 
 /// Applies `a=b,c,d=e` options to a job; an empty value (`filename=`) clears the option.
-pub fn apply_options(job: &mut Job, options: &str) -> Result<Vec<String>, String> {
+pub fn apply_options(job: &mut Job, options: &str) -> Result<Vec<String>, PlanError> {
     let mut notes = Vec::new();
     for token in options.split(',').filter(|t| !t.trim().is_empty()) {
         let (k, v) = match token.split_once('=') {
@@ -167,7 +168,7 @@ pub fn apply_overrides(job: &mut Job, o: &Overrides) {
 }
 
 /// The jobs of a preset, with the user's extra options (`cdm:runtime=2s`) applied to each.
-pub fn expand(p: &Preset, extra: &str) -> Result<Vec<Job>, String> {
+pub fn expand(p: &Preset, extra: &str) -> Result<Vec<Job>, PlanError> {
     p.jobs
         .iter()
         .map(|(name, opts)| {
@@ -283,6 +284,7 @@ mod tests {
                 && j.size == Some(SizeSpec::Bytes(256 << 20))));
         assert!(expand(find("cdm").unwrap(), "bogus=1")
             .unwrap_err()
+            .0
             .contains("'bogus'"));
     }
 }

@@ -11,6 +11,7 @@ use crate::frame::{
     CachePolicy, Merged, Phase, PhaseSpec, RunError, Session, TargetCtx, WorkerCtx, WorkerOut,
 };
 use crate::io::DataGen;
+use crate::metrics::catalog::{key, m, Better::*, Unit::*};
 use crate::plan::units::parse_size;
 use crate::plan::WorkloadSpec;
 
@@ -22,6 +23,13 @@ pub const DEF: WorkloadDef = WorkloadDef {
         ("seed", "data seed, default 1"),
     ],
     fio_params: false,
+    metrics: &[
+        m("bytes", Bytes, Neither),
+        key("bytes_per_sec", BytesPerSec, Higher),
+        m("fsync_ns", Nanoseconds, Lower),
+        m("space_used_bytes", Bytes, Lower),
+        m("verified_bytes", Bytes, Neither),
+    ],
     build,
 };
 

@@ -12,6 +12,7 @@ use std::path::Path;
 use super::presets::{self, Preset};
 use super::{Opened, SpecError, Workload, WorkloadDef};
 use crate::frame::{RunError, TargetCtx};
+use crate::metrics::catalog::{key, m, Better::*, MetricDef, Unit::*};
 use crate::plan::job::{Job, Rw};
 use crate::plan::workload::Overrides;
 use crate::plan::WorkloadSpec;
@@ -21,6 +22,7 @@ pub const DEF_BLOCK: WorkloadDef = WorkloadDef {
     summary: "one fio-class job from fio options: block:rw=randread,bs=4k,iodepth=32 (defaults: io_uring, direct, 1 GiB file, 5 s)",
     params: &[],
     fio_params: true,
+    metrics: METRICS,
     build: build_adhoc,
 };
 
@@ -29,8 +31,33 @@ pub const DEF_FIO: WorkloadDef = WorkloadDef {
     summary: "a fio job file, run on each target's mount point: fio:PATH",
     params: &[],
     fio_params: true,
+    metrics: METRICS,
     build: build_jobfile,
 };
+
+/// What block records carry besides the frame's figures (presets, `block:` and `fio:` alike).
+pub static METRICS: &[MetricDef] = &[
+    key("iops", OpsPerSec, Higher),
+    key("bytes_per_sec", BytesPerSec, Higher),
+    key("lat_p99_ns", Nanoseconds, Lower),
+    m("lat_*_ns", Nanoseconds, Lower),
+    m("read_lat_*_ns", Nanoseconds, Lower),
+    m("write_lat_*_ns", Nanoseconds, Lower),
+    m("ios", Count, Neither),
+    m("bytes", Bytes, Neither),
+    m("runtime_s", Seconds, Neither),
+    m("read_ios", Count, Neither),
+    m("write_ios", Count, Neither),
+    m("read_bytes", Bytes, Neither),
+    m("write_bytes", Bytes, Neither),
+    m("read_iops", OpsPerSec, Higher),
+    m("write_iops", OpsPerSec, Higher),
+    m("read_bytes_per_sec", BytesPerSec, Higher),
+    m("write_bytes_per_sec", BytesPerSec, Higher),
+    m("iodepth", Count, Neither),
+    m("numjobs", Count, Neither),
+    m("cpu_user_ns_per_io", Nanoseconds, Lower),
+];
 
 /// Metrics every block record carries (docs/results-schema.md); device figures come on top when
 /// the target has a block device.
@@ -92,7 +119,7 @@ pub fn build_preset(
 /// `block:rw=randread,bs=4k,iodepth=32`: one job with the presets' defaults and these options.
 pub fn build_adhoc(spec: &WorkloadSpec, o: &Overrides) -> Result<Box<dyn Workload>, SpecError> {
     let mut job = Job::default();
-    let wrap = |e: String| SpecError(format!("workload '{}': {e}", spec.spec));
+    let wrap = |e: crate::plan::PlanError| SpecError(format!("workload '{}': {e}", spec.spec));
     presets::apply_options(&mut job, presets::DEFAULTS).map_err(wrap)?;
     job.filename = Some(presets::SHARED_FILE.into());
     job.name = "block".into();

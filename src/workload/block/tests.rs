@@ -69,7 +69,7 @@ fn jobs_record_every_metric_and_the_histogram_decodes() {
     for p in &phases {
         for k in p.metrics.keys() {
             assert!(
-                crate::metrics::catalog::find(k).is_some(),
+                crate::workload::catalog::find(k).is_some(),
                 "{k} is not in the metrics catalog"
             );
         }

@@ -21,6 +21,7 @@ use std::time::Duration;
 
 use super::{Opened, Workload, WorkloadDef};
 use crate::frame::{RunError, TargetCtx};
+use crate::metrics::catalog::{key, m, Better::*, MetricDef, Unit::*};
 use crate::metrics::hist::{self, Hist};
 
 pub use tree::{content, verify, Checksum, Dist, Fsync, Tree, Verdict, TRAILER};
@@ -49,8 +50,47 @@ pub const DEF: WorkloadDef = WorkloadDef {
         ("resume", "1: continue a tree whose write phase was interrupted"),
     ],
     fio_params: false,
+    metrics: METRICS,
     build: options::build,
 };
+
+/// What files records carry besides the frame's figures.
+pub static METRICS: &[MetricDef] = &[
+    key("files_per_sec", OpsPerSec, Higher),
+    key("space_overhead_pct", Percent, Lower),
+    m("bytes", Bytes, Neither),
+    m("bytes_per_sec", BytesPerSec, Higher),
+    m("files", Count, Neither),
+    m("files_total", Count, Neither),
+    m("threads", Count, Neither),
+    m("end_fsync_ns", Nanoseconds, Lower),
+    m("space_used_bytes", Bytes, Lower),
+    m("blocks_used", Count, Lower),
+    m("block_size", Bytes, Neither),
+    m("blocks_per_sec", OpsPerSec, Higher),
+    m("inodes_used", Count, Lower),
+    m("exhausted_inodes", Ratio, Neither),
+    m("exhausted_space", Ratio, Neither),
+    m("peak_rss_bytes", Bytes, Lower),
+    m("outside_syscalls_pct", Percent, Lower),
+    m("integrity_ok", Count, Neither),
+    m("crc_mismatch", Count, Lower),
+    m("wrong_identity", Count, Lower),
+    m("wrong_size", Count, Lower),
+    m("missing", Count, Lower),
+    m("fs_detected", Count, Lower),
+    m("space_freed_bytes", Bytes, Neither),
+    m("mkdir_*_ns", Nanoseconds, Lower),
+    m("create_*_ns", Nanoseconds, Lower),
+    m("write_*_ns", Nanoseconds, Lower),
+    m("close_*_ns", Nanoseconds, Lower),
+    m("fsync_*_ns", Nanoseconds, Lower),
+    m("open_*_ns", Nanoseconds, Lower),
+    m("read_*_ns", Nanoseconds, Lower),
+    m("stat_*_ns", Nanoseconds, Lower),
+    m("unlink_*_ns", Nanoseconds, Lower),
+    m("rmdir_*_ns", Nanoseconds, Lower),
+];
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PhaseKind {

@@ -145,7 +145,7 @@ fn reading_back_counts_each_kind_of_damage_done_to_files_on_disk() {
     assert_eq!(w[0].metrics["files"], 40.0);
     for k in w[0].metrics.keys() {
         assert!(
-            crate::metrics::catalog::find(k).is_some(),
+            crate::workload::catalog::find(k).is_some(),
             "{k} is not in the metrics catalog"
         );
     }

@@ -1,0 +1,106 @@
+//! The one table of metrics: the phase frame's and every workload's (each lists its own in its
+//! `WorkloadDef`), with the workloads that emit each. The report, the HTML charts, `fsbench list`
+//! and docs/results-schema.md read it; tests check that records carry only metrics listed here
+//! and that the document names them all.
+
+use super::WORKLOADS;
+use crate::metrics::catalog::{matches, MetricDef, FRAME};
+
+/// A metric and who emits it (`frame` for the phase frame's own).
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Entry {
+    #[serde(flatten)]
+    pub def: MetricDef,
+    pub by: Vec<&'static str>,
+}
+
+/// Every metric once, in order: the frame's, then each workload's in table order.
+pub fn all() -> Vec<Entry> {
+    let mut out: Vec<Entry> = FRAME
+        .iter()
+        .map(|d| Entry {
+            def: *d,
+            by: vec!["frame"],
+        })
+        .collect();
+    for w in WORKLOADS {
+        for d in w.metrics {
+            match out.iter_mut().find(|e| e.def.name == d.name) {
+                Some(e) => {
+                    e.by.push(w.name);
+                    e.def.key |= d.key;
+                }
+                None => out.push(Entry {
+                    def: *d,
+                    by: vec![w.name],
+                }),
+            }
+        }
+    }
+    // Key metrics first, in the order the workloads list them.
+    out.sort_by_key(|e| !e.def.key);
+    out
+}
+
+/// The catalog entry of a metric name (exact names first, then families such as `lat_*_ns`).
+pub fn find(name: &str) -> Option<MetricDef> {
+    let all = all();
+    all.iter()
+        .find(|e| e.def.name == name)
+        .or_else(|| all.iter().find(|e| matches(e.def.name, name)))
+        .map(|e| e.def)
+}
+
+/// The key metrics, in the table's order.
+pub fn key_metrics() -> Vec<&'static str> {
+    all()
+        .into_iter()
+        .filter(|e| e.def.key)
+        .map(|e| e.def.name)
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::metrics::catalog::Unit;
+
+    #[test]
+    fn names_and_families_are_found() {
+        assert_eq!(find("iops").unwrap().unit, Unit::OpsPerSec);
+        assert_eq!(find("lat_p99_ns").unwrap().name, "lat_p99_ns");
+        assert_eq!(find("lat_p999_ns").unwrap().name, "lat_*_ns");
+        assert_eq!(find("read_lat_max_ns").unwrap().name, "read_lat_*_ns");
+        assert_eq!(find("create_p50_ns").unwrap().name, "create_*_ns");
+        assert_eq!(find("cpu_user_pct").unwrap().name, "cpu_user_pct");
+        assert!(find("lat_p42_ns").is_none());
+        assert!(find("nonsense").is_none());
+        let mut keys = key_metrics();
+        keys.sort_unstable();
+        assert_eq!(
+            keys,
+            [
+                "bytes_per_sec",
+                "files_per_sec",
+                "iops",
+                "lat_p99_ns",
+                "space_overhead_pct"
+            ]
+        );
+        let all = all();
+        let bps = all.iter().find(|e| e.def.name == "bytes_per_sec").unwrap();
+        assert_eq!(bps.by, ["smoke", "block", "fio", "files"]);
+    }
+
+    #[test]
+    fn every_metric_is_documented_in_the_results_schema() {
+        let doc = include_str!("../../docs/results-schema.md");
+        for e in all() {
+            assert!(
+                doc.contains(&format!("`{}`", e.def.name)),
+                "docs/results-schema.md does not list `{}`",
+                e.def.name
+            );
+        }
+    }
+}
