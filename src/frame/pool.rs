@@ -118,27 +118,27 @@ where
     }
 }
 
-/// Progress on standard error: done, rate and the ETA (terminals only).
+/// Progress on standard error: done (of the total), rate, elapsed and the ETA (terminals only).
 fn progress_line(spec: &PhaseSpec, label: &str, done: u64, t0: Instant) -> String {
     let secs = t0.elapsed().as_secs_f64().max(1e-3);
     let rate = done as f64 / secs;
-    let of = match spec.total_ops {
-        Some(total) => {
-            let eta = if rate > 0.0 {
+    let (of, eta) = match spec.total_ops {
+        Some(total) => (
+            format!(
+                " / {} ({:.1}%)",
+                format_count(total as f64),
+                done as f64 / total.max(1) as f64 * 100.0
+            ),
+            if rate > 0.0 {
                 format!(", ETA {:.0} s", total.saturating_sub(done) as f64 / rate)
             } else {
                 String::new()
-            };
-            format!(
-                " / {} ({:.1}%){eta}",
-                format_count(total as f64),
-                done as f64 / total.max(1) as f64 * 100.0
-            )
-        }
-        None => String::new(),
+            },
+        ),
+        None => (String::new(), String::new()),
     };
     format!(
-        "\rfsbench:   [{label}] {}: {} {}{of}, {} {}/s, {:.0} s   ",
+        "\rfsbench:   [{label}] {}: {}{of} {}, {} {}/s, elapsed {:.0} s{eta}   ",
         spec.name,
         format_count(done as f64),
         spec.unit,
