@@ -417,3 +417,91 @@ fn a_whole_compare_on_a_dir_target_runs_without_root() {
         .collect();
     assert!(left.is_empty(), "left behind: {left:?}");
 }
+
+#[test]
+fn bonnie_runs_every_test_and_its_csv_reads_in_bonnies_own_tools() {
+    let Some(mut cmd) = unprivileged() else {
+        eprintln!("SKIPPED: root without setpriv cannot drop privileges");
+        return;
+    };
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o777)).unwrap();
+    let study = dir.path().join("study");
+    let target = format!("dir:{}", dir.path().display());
+    let o = cmd
+        .env("XDG_RUNTIME_DIR", dir.path().join("state"))
+        .args([
+            "compare",
+            &target,
+            "--workload",
+            "bonnie:size=8M,ram=0,files=1:2k:1k:4,seeks=400",
+            "-q",
+            "--out",
+        ])
+        .arg(&study)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stdout(&o).contains("-Per Chr- --Block-- -Rewrite-"),
+        "the terminal shows bonnie++'s table:\n{}",
+        stdout(&o)
+    );
+    let text = std::fs::read_to_string(study.join("results.jsonl")).unwrap();
+    let tests: Vec<String> = text
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .inspect(|r| assert_eq!(r["outcome"], "ok", "{r}"))
+        .map(|r| r["test"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(
+        tests,
+        [
+            "putc",
+            "put_block",
+            "rewrite",
+            "getc",
+            "get_block",
+            "seeks",
+            "seq_create",
+            "seq_stat",
+            "seq_del",
+            "ran_create",
+            "ran_stat",
+            "ran_del"
+        ]
+    );
+    let o = run(&["report", study.to_str().unwrap(), "--format", "bonnie-csv"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let csv = stdout(&o);
+    assert_eq!(csv.trim_end().split(',').count(), 50, "{csv}");
+    if skip(
+        !have("bon_csv2txt"),
+        "bon_csv2txt not installed (apt-get install bonnie++)",
+    ) {
+        return;
+    }
+    for (tool, want) in [("bon_csv2txt", "files:max:min"), ("bon_csv2html", "<table")] {
+        let mut p = std::process::Command::new(tool)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        use std::io::Write;
+        p.stdin.take().unwrap().write_all(csv.as_bytes()).unwrap();
+        let out = p.wait_with_output().unwrap();
+        let s = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success() && s.contains(want),
+            "{tool}: {s}\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(
+            out.stderr.is_empty(),
+            "{tool} complained: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}

@@ -222,3 +222,83 @@ fn many_files_on_zfs_fuse_tear_down_cleanly() {
     no_leftovers(wd.path());
     daemon_as_before(daemon_before);
 }
+
+#[test]
+fn bonnie_on_ext4_gives_every_record_and_refuses_a_file_too_big_for_the_target() {
+    if needs("ext4", "mkfs.ext4") {
+        return;
+    }
+    let _g = serial();
+    let wd = workdir();
+    let out = wd.path().join("study");
+    let o = Compare::new(&["ext4"])
+        .workload("bonnie:size=32M,ram=0,files=1:4k:1k:2,seeks=1000")
+        .size("256M")
+        .out(out.to_str().unwrap())
+        .workdir(wd.path().to_str().unwrap())
+        .run();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let recs = records_of(&out);
+    assert_eq!(recs.len(), 12, "{recs:?}");
+    for r in &recs {
+        assert_eq!(r["outcome"], "ok", "{r}");
+        assert_eq!(r["fs"], "ext4");
+        let m = &r["metrics"];
+        assert!(
+            m["cpu_pct"].is_number() && m["lat_max_ns"].is_number(),
+            "{r}"
+        );
+    }
+    let put = recs.iter().find(|r| r["test"] == "put_block").unwrap();
+    assert_eq!(put["metrics"]["bytes"], (32u64 << 20) as f64);
+    assert!(put["metrics"]["device_write_bytes"].as_f64().unwrap() >= (32u64 << 20) as f64);
+    let seeks = recs.iter().find(|r| r["test"] == "seeks").unwrap();
+    assert_eq!(seeks["metrics"]["seeks"], 1000.0);
+    no_leftovers(wd.path());
+
+    // A 1 GiB IO file on a 256 MiB target is refused before any test runs.
+    let out2 = wd.path().join("study2");
+    let o = Compare::new(&["ext4"])
+        .workload("bonnie:size=1G,ram=0,files=0")
+        .size("256M")
+        .out(out2.to_str().unwrap())
+        .workdir(wd.path().to_str().unwrap())
+        .run();
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let recs = records_of(&out2);
+    assert_eq!(recs.len(), 1, "{recs:?}");
+    assert!(
+        recs[0]["error"].as_str().unwrap().contains("bonnie needs"),
+        "{}",
+        recs[0]
+    );
+    no_leftovers(wd.path());
+}
+
+#[test]
+fn bonnie_running_out_of_inodes_is_a_recorded_outcome() {
+    if skip(!is_root(), "needs root") {
+        return;
+    }
+    let _g = serial();
+    let wd = workdir();
+    let out = wd.path().join("study");
+    let o = Compare::new(&["tmpfs:nr_inodes=600"])
+        .workload("bonnie:size=8M,ram=0,files=1,seeks=100")
+        .size("64M")
+        .out(out.to_str().unwrap())
+        .workdir(wd.path().to_str().unwrap())
+        .run();
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let recs = records_of(&out);
+    let create = recs.iter().find(|r| r["test"] == "seq_create").unwrap();
+    assert_eq!(create["outcome"], "failed", "{create}");
+    assert!(
+        create["error"].as_str().unwrap().contains("No space left"),
+        "{create}"
+    );
+    // The IO tests before it are whole, and the target is gone.
+    let put = recs.iter().find(|r| r["test"] == "put_block").unwrap();
+    assert_eq!(put["outcome"], "ok");
+    no_leftovers(wd.path());
+}

@@ -53,6 +53,11 @@ pub struct PhaseSpec {
     /// expects in all (for the ETA), when known.
     pub unit: &'static str,
     pub total_ops: Option<u64>,
+    /// Run the one worker on the coordinator's thread with no other thread alive, as a
+    /// single-threaded program runs: the kernel skips per-call locking for single-threaded
+    /// processes (read/write take the file position lock only when the file table is shared),
+    /// which one-byte calls would otherwise measure. No live progress line then.
+    pub single_thread: bool,
 }
 
 /// Where a workload runs.

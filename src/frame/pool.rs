@@ -55,6 +55,9 @@ where
     F: Fn(&WorkerCtx) -> WorkerOut + Sync,
 {
     let n = spec.workers.max(1);
+    if n == 1 && spec.single_thread {
+        return run_inline(work);
+    }
     let progress: Vec<Progress> = (0..n).map(|_| Progress::new()).collect();
     let start = StartLine::new(n);
     let first = AtomicBool::new(false);
@@ -118,6 +121,29 @@ where
     }
 }
 
+/// One worker on the calling thread, no other thread started (see `PhaseSpec::single_thread`).
+fn run_inline<F>(work: F) -> PoolRun
+where
+    F: Fn(&WorkerCtx) -> WorkerOut,
+{
+    let progress = Progress::new();
+    let start = StartLine::new(1);
+    let t0 = Instant::now();
+    let ctx = WorkerCtx {
+        index: 0,
+        progress: &progress,
+        start: &start,
+    };
+    let out = work(&ctx);
+    let at = t0.elapsed().as_secs_f64();
+    PoolRun {
+        outs: vec![out],
+        first_done: vec![progress.get()],
+        first_done_s: at,
+        last_done_s: at,
+    }
+}
+
 /// Progress on standard error: done (of the total), rate, elapsed and the ETA (terminals only).
 fn progress_line(spec: &PhaseSpec, label: &str, done: u64, t0: Instant) -> String {
     let secs = t0.elapsed().as_secs_f64().max(1e-3);
@@ -163,6 +189,7 @@ mod tests {
             workers,
             unit: "ops",
             total_ops: None,
+            single_thread: false,
         }
     }
 

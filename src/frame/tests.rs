@@ -21,8 +21,9 @@ impl Session for Fake {
     }
     fn work(&self, phase: usize, ctx: &WorkerCtx) -> WorkerOut {
         self.log.lock().unwrap().push(format!("work {phase}"));
-        ctx.start_line();
+        // Progress before the start line: every worker has it when the first one finishes.
         ctx.progress.add(10, 4096);
+        ctx.start_line();
         let mut out = WorkerOut {
             part: ctx.index % 2,
             window: Duration::from_millis(5),
@@ -82,6 +83,7 @@ fn spec(name: &str, workers: usize, cache: CachePolicy) -> PhaseSpec {
         workers,
         unit: "ops",
         total_ops: None,
+        single_thread: false,
     }
 }
 

@@ -9,6 +9,8 @@
 pub enum Unit {
     Bytes,
     BytesPerSec,
+    /// KiB (1024 bytes) per second, as bonnie++ and iozone report.
+    KibPerSec,
     /// Operations per second (IOPS, files/s).
     OpsPerSec,
     Count,
@@ -24,6 +26,7 @@ impl Unit {
         match self {
             Unit::Bytes => "B",
             Unit::BytesPerSec => "MB/s",
+            Unit::KibPerSec => "KiB/s",
             Unit::OpsPerSec => "/s",
             Unit::Count => "",
             Unit::Nanoseconds => "ns",
@@ -78,7 +81,7 @@ use Unit::*;
 
 /// The headline metric of a test, in this order: IOPS for block jobs, files/s for files, else
 /// bytes/s.
-pub const HEADLINES: &[&str] = &["iops", "files_per_sec", "bytes_per_sec"];
+pub const HEADLINES: &[&str] = &["iops", "files_per_sec", "seeks_per_sec", "bytes_per_sec"];
 
 /// What the phase frame adds to every record (CPU, device, first done / last done).
 pub static FRAME: &[MetricDef] = &[

@@ -17,6 +17,19 @@ struct Markdown;
 struct Csv;
 struct Json;
 struct Html;
+struct BonnieCsv;
+
+impl Renderer for BonnieCsv {
+    fn name(&self) -> &'static str {
+        "bonnie-csv"
+    }
+    fn help(&self) -> &'static str {
+        "the bonnie workload's records as bonnie++ 1.98-format CSV lines (for bon_csv2txt, bon_csv2html)"
+    }
+    fn render(&self, rep: &StudyReport, _title: &str) -> String {
+        super::bonnie::csv(&rep.records)
+    }
+}
 
 impl Renderer for Term {
     fn name(&self) -> &'static str {
@@ -78,7 +91,7 @@ impl Renderer for Html {
     }
 }
 
-pub static FORMATS: &[&dyn Renderer] = &[&Term, &Markdown, &Csv, &Json, &Html];
+pub static FORMATS: &[&dyn Renderer] = &[&Term, &Markdown, &Csv, &Json, &Html, &BonnieCsv];
 
 pub fn names() -> Vec<&'static str> {
     FORMATS.iter().map(|f| f.name()).collect()

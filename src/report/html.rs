@@ -303,7 +303,8 @@ fn bar_charts(rows: &[Row], targets: &[String], body: &mut String) {
                 && rows.iter().any(|x| {
                     x.workload == r.workload
                         && x.test == r.test
-                        && (x.metric == "iops" || x.metric == "files_per_sec")
+                        && x.metric != "bytes_per_sec"
+                        && crate::metrics::catalog::HEADLINES.contains(&x.metric.as_str())
                 })
             {
                 continue;
@@ -457,6 +458,10 @@ pub fn render(
             let _ = write!(body, "<h2>Ratio to {}</h2>{}", esc(baseline), heatmap(v));
         }
         body.push_str(&table(v));
+    }
+    let bon = super::bonnie::text(records);
+    if !bon.is_empty() {
+        let _ = write!(body, "<h2>bonnie++</h2><pre>{}</pre>", esc(&bon));
     }
     cdf_charts(records, &mut body);
     series_charts(records, &mut body);

@@ -1,6 +1,7 @@
 //! Renderers over stored results. Pure: no system calls, so a laptop can render a cluster's study.
 
 pub mod block;
+pub mod bonnie;
 pub mod doctor;
 pub mod formats;
 pub mod html;
@@ -124,6 +125,12 @@ impl StudyReport {
             .cloned()
             .collect();
         let mut t = block::tables(&blocks);
+        let bon = bonnie::text(&self.records);
+        if !bon.is_empty() {
+            t.push_str(&format!(
+                "bonnie++ (fsbench's bonnie workload; + marks a test under 0.5 s)\n{bon}\n"
+            ));
+        }
         for v in &self.views {
             t.push_str(&v.term());
         }
@@ -139,6 +146,10 @@ impl StudyReport {
 
     pub fn markdown(&self) -> String {
         let mut t = String::new();
+        let bon = bonnie::text(&self.records);
+        if !bon.is_empty() {
+            t.push_str(&format!("## bonnie++\n\n```text\n{bon}```\n\n"));
+        }
         for v in &self.views {
             t.push_str(&v.markdown());
         }

@@ -138,6 +138,7 @@ pub fn fmt_value(metric: &str, v: f64) -> String {
         return match d.unit {
             Unit::Nanoseconds => format_ns(v),
             Unit::BytesPerSec => format!("{:.1} MB/s", v / 1e6),
+            Unit::KibPerSec => format!("{v:.0} KiB/s"),
             Unit::OpsPerSec => format_count(v),
             Unit::Percent => format!("{v:.1}%"),
             _ if v.abs() >= 1000.0 => format_count(v),

@@ -105,6 +105,7 @@ pub fn reap(pid: u32) {
     unsafe { libc::waitpid(pid as libc::pid_t, &mut status, libc::WNOHANG) };
 }
 
+pub mod dirfd;
 pub mod host;
 pub mod mounts;
 pub mod uring;
@@ -180,6 +181,56 @@ pub fn process_cpu_ns() -> (u64, u64) {
     let ru = unsafe { ru.assume_init() };
     let ns = |t: libc::timeval| t.tv_sec as u64 * 1_000_000_000 + t.tv_usec as u64 * 1000;
     (ns(ru.ru_utime), ns(ru.ru_stime))
+}
+
+/// write(2) as a raw system call. glibc's wrapper is a cancellation point that costs tens of
+/// nanoseconds more per call once a process has a second thread (its single-thread fast path is
+/// gone); one-byte calls (bonnie's per-character tests) would measure that, not the filesystem.
+pub fn raw_write(file: &std::fs::File, buf: &[u8]) -> io::Result<usize> {
+    // SAFETY: the descriptor is open for the life of `file`, and `buf` is valid for `buf.len()`
+    // bytes of reading (write(2)).
+    let n = unsafe { libc::syscall(libc::SYS_write, file.as_raw_fd(), buf.as_ptr(), buf.len()) };
+    if n < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(n as usize)
+    }
+}
+
+/// read(2) as a raw system call (see `raw_write`).
+pub fn raw_read(file: &std::fs::File, buf: &mut [u8]) -> io::Result<usize> {
+    // SAFETY: the descriptor is open for the life of `file`, and `buf` is valid for `buf.len()`
+    // bytes of writing (read(2)).
+    let n = unsafe {
+        libc::syscall(
+            libc::SYS_read,
+            file.as_raw_fd(),
+            buf.as_mut_ptr(),
+            buf.len(),
+        )
+    };
+    if n < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(n as usize)
+    }
+}
+
+/// pipe2(2) with O_CLOEXEC: (read end, write end).
+pub fn pipe() -> io::Result<(std::fs::File, std::fs::File)> {
+    use std::os::unix::io::FromRawFd;
+    let mut fds = [0i32; 2];
+    // SAFETY: `fds` has room for the two descriptors pipe2 returns (pipe2(2)).
+    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: both descriptors were just created and are owned by nothing else.
+    Ok(unsafe {
+        (
+            std::fs::File::from_raw_fd(fds[0]),
+            std::fs::File::from_raw_fd(fds[1]),
+        )
+    })
 }
 
 /// syncfs(2): writes back the filesystem that holds `file`.

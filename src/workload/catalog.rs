@@ -84,12 +84,13 @@ mod tests {
                 "files_per_sec",
                 "iops",
                 "lat_p99_ns",
+                "seeks_per_sec",
                 "space_overhead_pct"
             ]
         );
         let all = all();
         let bps = all.iter().find(|e| e.def.name == "bytes_per_sec").unwrap();
-        assert_eq!(bps.by, ["smoke", "block", "fio", "files"]);
+        assert_eq!(bps.by, ["smoke", "block", "fio", "files", "bonnie"]);
     }
 
     #[test]

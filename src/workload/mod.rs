@@ -2,6 +2,7 @@
 //! a target as a `frame::Session` that declares its phases; the phase frame runs them.
 
 pub mod block;
+pub mod bonnie;
 pub mod catalog;
 pub mod files;
 pub mod idle;
@@ -47,6 +48,7 @@ pub static WORKLOADS: &[WorkloadDef] = &[
     block::DEF_BLOCK,
     block::DEF_FIO,
     files::DEF,
+    bonnie::DEF,
     idle::DEF,
 ];
 

@@ -71,6 +71,7 @@ impl BlockSession {
                     workers: m.len(),
                     unit: "I/Os",
                     total_ops: None,
+                    single_thread: false,
                 }
             })
             .collect();

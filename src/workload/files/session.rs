@@ -108,6 +108,7 @@ impl FilesSession {
                 } else {
                     tree.count
                 }),
+                single_thread: false,
             })
             .collect();
         FilesSession {

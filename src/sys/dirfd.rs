@@ -1,0 +1,93 @@
+//! Files by name inside an open directory (openat(2), unlinkat(2), fstatat(2)), as a program that
+//! has changed into the directory works: one path component per call, not the whole path.
+
+use std::ffi::CString;
+use std::fs::File;
+use std::io;
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::io::{AsRawFd, FromRawFd};
+use std::path::Path;
+
+/// An open directory.
+pub struct Dir {
+    dir: File,
+}
+
+fn cname(name: &str) -> io::Result<CString> {
+    CString::new(name).map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "name contains NUL"))
+}
+
+fn check(rc: libc::c_int) -> io::Result<libc::c_int> {
+    if rc < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(rc)
+    }
+}
+
+impl Dir {
+    pub fn open(path: &Path) -> io::Result<Dir> {
+        let c = CString::new(path.as_os_str().as_bytes())
+            .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "path contains NUL"))?;
+        // SAFETY: `c` is NUL-terminated; the returned descriptor is owned by the File (open(2)).
+        let fd = check(unsafe {
+            libc::open(
+                c.as_ptr(),
+                libc::O_RDONLY | libc::O_DIRECTORY | libc::O_CLOEXEC,
+            )
+        })?;
+        // SAFETY: `fd` was just opened and is owned by nothing else.
+        Ok(Dir {
+            dir: unsafe { File::from_raw_fd(fd) },
+        })
+    }
+
+    fn openat(&self, name: &str, flags: libc::c_int) -> io::Result<File> {
+        let c = cname(name)?;
+        // SAFETY: the directory descriptor is open and `c` NUL-terminated; the new descriptor is
+        // owned by the returned File (openat(2)).
+        let fd = check(unsafe {
+            libc::openat(
+                self.dir.as_raw_fd(),
+                c.as_ptr(),
+                flags | libc::O_CLOEXEC,
+                0o644,
+            )
+        })?;
+        // SAFETY: `fd` was just opened and is owned by nothing else.
+        Ok(unsafe { File::from_raw_fd(fd) })
+    }
+
+    /// openat(O_CREAT|O_EXCL|O_WRONLY).
+    pub fn create_new(&self, name: &str) -> io::Result<File> {
+        self.openat(name, libc::O_CREAT | libc::O_EXCL | libc::O_WRONLY)
+    }
+
+    pub fn open_read(&self, name: &str) -> io::Result<File> {
+        self.openat(name, libc::O_RDONLY)
+    }
+
+    /// fstatat(2): the file's size.
+    pub fn size_of(&self, name: &str) -> io::Result<u64> {
+        let c = cname(name)?;
+        let mut st = std::mem::MaybeUninit::<libc::stat>::zeroed();
+        // SAFETY: `c` is NUL-terminated and `st` is writable memory of the right type (fstatat(2)).
+        check(unsafe { libc::fstatat(self.dir.as_raw_fd(), c.as_ptr(), st.as_mut_ptr(), 0) })?;
+        // SAFETY: fstatat returned 0, so it filled the struct.
+        Ok(unsafe { st.assume_init() }.st_size as u64)
+    }
+
+    /// unlinkat(2).
+    pub fn unlink(&self, name: &str) -> io::Result<()> {
+        let c = cname(name)?;
+        // SAFETY: the directory descriptor is open and `c` NUL-terminated (unlinkat(2)).
+        check(unsafe { libc::unlinkat(self.dir.as_raw_fd(), c.as_ptr(), 0) }).map(|_| ())
+    }
+
+    /// The names in the directory, in the order readdir gives them.
+    pub fn names(path: &Path) -> io::Result<Vec<String>> {
+        std::fs::read_dir(path)?
+            .map(|e| e.map(|e| e.file_name().to_string_lossy().into_owned()))
+            .collect()
+    }
+}
