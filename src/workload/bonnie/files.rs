@@ -141,21 +141,31 @@ pub fn create(
     Ok(d)
 }
 
-/// Every file in directory order (bonnie++'s sequential read and delete walk readdir).
-pub fn listing(root: &Path, dirs: u64) -> io::Result<Vec<Entry>> {
-    let mut out = Vec::new();
-    for (i, f) in folders(root, dirs).iter().enumerate() {
-        for name in Dir::names(f)? {
-            out.push((i, name));
-        }
-    }
-    Ok(out)
+/// Every file in directory order, read as it goes (bonnie++'s sequential read and delete walk
+/// readdir, acting on each entry as it comes).
+pub fn walk(root: &Path, dirs: u64) -> impl Iterator<Item = io::Result<Entry>> {
+    folders(root, dirs).into_iter().enumerate().flat_map(
+        |(i, f)| -> Box<dyn Iterator<Item = io::Result<Entry>>> {
+            match std::fs::read_dir(&f) {
+                Err(e) => Box::new(std::iter::once(Err(e))),
+                Ok(rd) => Box::new(
+                    rd.map(move |e| e.map(|e| (i, e.file_name().to_string_lossy().into_owned()))),
+                ),
+            }
+        },
+    )
 }
 
 /// stat(2) every file, reading those with data.
-pub fn stat(paths: &[Entry], dirs: &[Dir], buf: &mut [u8], lat: &mut Lat) -> io::Result<Done> {
+pub fn stat(
+    paths: impl Iterator<Item = io::Result<Entry>>,
+    dirs: &[Dir],
+    buf: &mut [u8],
+    lat: &mut Lat,
+) -> io::Result<Done> {
     let mut d = Done::default();
     for p in paths {
+        let p = &p?;
         if let Some(why) = crate::stop::requested() {
             d.stopped = Some(why);
             return Ok(d);
@@ -179,9 +189,15 @@ pub fn stat(paths: &[Entry], dirs: &[Dir], buf: &mut [u8], lat: &mut Lat) -> io:
 }
 
 /// unlink(2) every file, then syncs.
-pub fn delete(paths: &[Entry], dirs: &[Dir], root: &Path, lat: &mut Lat) -> io::Result<Done> {
+pub fn delete(
+    paths: impl Iterator<Item = io::Result<Entry>>,
+    dirs: &[Dir],
+    root: &Path,
+    lat: &mut Lat,
+) -> io::Result<Done> {
     let mut d = Done::default();
     for p in paths {
+        let p = &p?;
         if let Some(why) = crate::stop::requested() {
             d.stopped = Some(why);
             return Ok(d);
@@ -241,18 +257,21 @@ mod tests {
         let c = create(&n, &dirs, &root, &sizes, &pool, &mut rng, &mut lat).unwrap();
         assert_eq!(c.files, 50);
         assert!((500..=5000).contains(&c.bytes));
-        let list = listing(&root, 2).unwrap();
+        let list = walk(&root, 2).collect::<io::Result<Vec<Entry>>>().unwrap();
         assert_eq!(list.len(), 50);
         let mut buf = vec![0u8; 4096];
-        let s = stat(&list, &dirs, &mut buf, &mut lat).unwrap();
+        let s = stat(list.iter().cloned().map(Ok), &dirs, &mut buf, &mut lat).unwrap();
         assert_eq!(
             (s.files, s.bytes),
             (50, c.bytes),
             "files with data are read"
         );
-        let d = delete(&list, &dirs, &root, &mut lat).unwrap();
+        let d = delete(walk(&root, 2), &dirs, &root, &mut lat).unwrap();
         assert_eq!(d.files, 50);
-        assert!(listing(&root, 2).unwrap().is_empty());
+        assert!(walk(&root, 2)
+            .collect::<io::Result<Vec<Entry>>>()
+            .unwrap()
+            .is_empty());
         let mut h = crate::metrics::hist::new();
         lat.into_hist(&mut h);
         assert_eq!(h.len(), 150);

@@ -248,15 +248,21 @@ impl BonnieSession {
                 names, &self.dirs, &self.root, &sizes, &self.pool, &mut rng, lat,
             ),
             Test::SeqStat => {
-                let list = files::listing(&self.root, self.b.dirs)?;
-                files::stat(&list, &self.dirs, &mut buf, lat)
+                let walk = files::walk(&self.root, self.b.dirs);
+                files::stat(walk, &self.dirs, &mut buf, lat)
             }
             Test::SeqDel => {
-                let list = files::listing(&self.root, self.b.dirs)?;
-                files::delete(&list, &self.dirs, &self.root, lat)
+                let walk = files::walk(&self.root, self.b.dirs);
+                files::delete(walk, &self.dirs, &self.root, lat)
             }
-            Test::RanStat => files::stat(&self.order, &self.dirs, &mut buf, lat),
-            _ => files::delete(&self.order, &self.dirs, &self.root, lat),
+            Test::RanStat => {
+                let order = self.order.iter().cloned().map(Ok);
+                files::stat(order, &self.dirs, &mut buf, lat)
+            }
+            _ => {
+                let order = self.order.iter().cloned().map(Ok);
+                files::delete(order, &self.dirs, &self.root, lat)
+            }
         }
     }
 }
