@@ -11,20 +11,7 @@ use std::fmt::Write as _;
 
 use crate::store::{Outcome, Record};
 
-const TESTS: [&str; 12] = [
-    "putc",
-    "put_block",
-    "rewrite",
-    "getc",
-    "get_block",
-    "seeks",
-    "seq_create",
-    "seq_stat",
-    "seq_del",
-    "ran_create",
-    "ran_stat",
-    "ran_del",
-];
+use crate::workload::bonnie::TESTS;
 
 /// One run of the battery: a target's records of one repeat, by test.
 struct Run<'a> {
@@ -153,7 +140,7 @@ pub fn csv(records: &[Record]) -> String {
             f.push(v);
             f.push(cpu);
         }
-        for t in &TESTS {
+        for t in TESTS {
             f.push(lat_of(run.tests.get(t)));
         }
         out.push_str(&f.join(","));
@@ -296,7 +283,7 @@ mod tests {
     #[test]
     fn csv_has_bonnies_fifty_fields_and_text_its_two_blocks() {
         let mut rs = Vec::new();
-        for t in TESTS {
+        for &t in TESTS {
             let key = match t {
                 "seeks" => "seeks_per_sec",
                 t if t.contains('_') && !t.contains("block") => "files_per_sec",
