@@ -178,7 +178,7 @@ pub struct TeardownArgs {
 pub struct ReportArgs {
     /// The study directory (holds results.jsonl)
     pub dir: PathBuf,
-    /// One of the report formats (see `fsbench report --help`)
+    /// Report format (`fsbench list` describes each)
     #[arg(long, default_value = "term", value_parser = clap::builder::PossibleValuesParser::new(crate::report::formats::names()))]
     pub format: String,
     /// The target every other is compared with (default: the first)
