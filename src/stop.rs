@@ -44,15 +44,6 @@ pub fn install_signal_handlers() -> std::io::Result<()> {
     Ok(())
 }
 
-/// Asks the run to stop, as the signal would (for tests, and later for a failing rank).
-pub fn request(reason: StopReason) {
-    let cell = match reason {
-        StopReason::Interrupt => &INTERRUPT,
-        StopReason::Terminate => &TERMINATE,
-    };
-    flag(cell).store(true, Ordering::Relaxed);
-}
-
 /// Why the run was asked to stop, if it was.
 pub fn requested() -> Option<StopReason> {
     if flag(&INTERRUPT).load(Ordering::Relaxed) {

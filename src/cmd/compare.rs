@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use super::{exit_for, need_root, Exit};
 use crate::cli::CompareArgs;
 use crate::plan::Plan;
-use crate::report::{self, formats, StudyReport};
+use crate::report::{self, StudyReport};
 use crate::runner::{self, Ended, Where};
 use crate::store::{self, Record};
 
@@ -112,12 +112,10 @@ fn report_at_end(out: &Path, plan: &Plan, records: &[Record]) {
         print!("{}", rep.term(plan.repeat > 1));
         eprint!("{}", rep.warnings_text(false));
         let title = format!("fsbench study {}", out.display());
-        for (file, format) in [("report.md", "md"), ("report.html", "html")] {
-            let body = formats::find(format).map(|f| f.render(&rep, &title));
-            let text = match format {
-                "md" => format!("# {title}\n\n{}", body.unwrap_or_default()),
-                _ => body.unwrap_or_default(),
-            };
+        for (file, text) in [
+            ("report.md", format!("# {title}\n\n{}", rep.markdown())),
+            ("report.html", rep.html(&title)),
+        ] {
             if let Err(e) = std::fs::write(out.join(file), text) {
                 eprintln!("fsbench: warning: cannot write {file}: {e}");
             }

@@ -29,10 +29,7 @@ fn first_dir(jobs: &[crate::plan::job::Job]) -> PathBuf {
 /// The filesystem type and block device under a directory (for the record and diskstats).
 fn where_is(dir: &Path) -> (String, Option<PathBuf>) {
     let dir = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
-    let fs = crate::sys::mounts::mounts()
-        .into_iter()
-        .rev()
-        .find(|m| dir.starts_with(&m.mountpoint))
+    let fs = crate::sys::mounts::containing(&dir)
         .map(|m| m.fstype)
         .unwrap_or_else(|| "unknown".into());
     (fs, crate::metrics::diskstats::device_of_dir(&dir))

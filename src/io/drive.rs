@@ -245,7 +245,7 @@ impl<'a> Driver<'a> {
         }
     }
 
-    /// Runs the loop to its end; false when it ended on an error that stops everything.
+    /// Runs the loop to its end (its limit, its runtime, an error, or a stop request).
     fn run(&mut self, engine: &mut dyn IoEngine) {
         let depth = self.p.depth.max(1);
         loop {

@@ -311,11 +311,7 @@ fn dir_target(
     }
     info.backing = format!("existing directory {}", user_dir.display());
     info.mountpoint = scratch.to_string_lossy().into_owned();
-    if let Some(m) = mounts::mounts()
-        .into_iter()
-        .rev()
-        .find(|m| user_dir.starts_with(&m.mountpoint))
-    {
+    if let Some(m) = mounts::containing(&user_dir) {
         info.mount_options = m.all_options();
         info.fs = format!("dir ({})", m.fstype);
     }

@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 use super::sink::Sink;
-use super::targets::{release, Getter, Got};
+use super::targets::{here_ctx, release, Getter, Got};
 use crate::frame::{run_session, Local, RunError};
 use crate::metrics::clock::now_rfc3339;
 use crate::plan::{Plan, TargetSpec};
@@ -68,13 +68,16 @@ pub enum RunnerError {
 fn targets_of(opts: &Options) -> Vec<TargetSpec> {
     match &opts.place {
         Where::Provision { .. } => opts.plan.targets.clone(),
-        Where::Here { fs, .. } => {
-            let mut t = crate::provision::parse_target("dir:/").expect("a valid spec");
-            t.spec = "local".into();
-            t.label = "local".into();
-            t.fs = fs.clone();
-            vec![t]
-        }
+        Where::Here { fs, .. } => vec![TargetSpec {
+            spec: "local".into(),
+            fs: fs.clone(),
+            label: "local".into(),
+            options: Vec::new(),
+            extra_mkfs: Vec::new(),
+            extra_mount: Vec::new(),
+            size: None,
+            path: None,
+        }],
     }
 }
 
@@ -124,23 +127,11 @@ fn check_here(
     opts: &Options,
     workloads: &[(String, Box<dyn Workload>)],
 ) -> Result<(), RunnerError> {
-    let Where::Here { .. } = &opts.place else {
-        return Ok(());
-    };
-    let sys = Sys::new(true);
-    let targets = targets_of(opts);
-    let getter = Getter {
-        sys: &sys,
-        run_id: "",
-        plan: &opts.plan,
-        place: &opts.place,
-        quiet: opts.quiet,
-    };
-    let Ok(got) = getter.get(&targets[0], 0, 0) else {
+    let Some(ctx) = here_ctx(&opts.place, opts.quiet) else {
         return Ok(());
     };
     for (_, w) in workloads {
-        w.open(&got.ctx)
+        w.open(&ctx)
             .map_err(|e| RunnerError::Invalid(e.to_string()))?;
     }
     Ok(())

@@ -36,30 +36,39 @@ pub struct Getter<'a> {
     pub quiet: bool,
 }
 
+/// The frame's view of `run`'s one target, "here"; None when targets are provisioned.
+pub fn here_ctx(place: &Where, quiet: bool) -> Option<TargetCtx> {
+    match place {
+        Where::Here {
+            fs,
+            device,
+            dir,
+            wipe,
+        } => Some(TargetCtx {
+            place: Place::Here { wipe: *wipe },
+            fs: fs.clone(),
+            device: device.clone(),
+            stat_dir: Some(dir.clone()),
+            quiet,
+        }),
+        Where::Provision { .. } => None,
+    }
+}
+
 impl Getter<'_> {
     /// The target `spec` for repeat `repeat` (index `index` in the plan).
     pub fn get(&self, spec: &TargetSpec, index: usize, repeat: u32) -> Result<Got, Box<Missed>> {
         let (workdir, keep) = match self.place {
-            Where::Here {
-                fs,
-                device,
-                dir,
-                wipe,
-            } => {
+            Where::Provision { workdir, keep } => (workdir, *keep),
+            Where::Here { .. } => {
+                let ctx = here_ctx(self.place, self.quiet).expect("a here target");
                 return Ok(Got {
                     label: spec.label.clone(),
-                    fs: fs.clone(),
-                    ctx: TargetCtx {
-                        place: Place::Here { wipe: *wipe },
-                        fs: fs.clone(),
-                        device: device.clone(),
-                        stat_dir: Some(dir.clone()),
-                        quiet: self.quiet,
-                    },
+                    fs: ctx.fs.clone(),
+                    ctx,
                     mounted: None,
-                })
+                });
             }
-            Where::Provision { workdir, keep } => (workdir, *keep),
         };
         if !self.quiet {
             eprintln!("fsbench: [{}] provisioning {}", spec.label, spec.spec);
@@ -124,49 +133,34 @@ fn missed(spec: &TargetSpec, repeat: u32, e: ProvisionError, t0: Instant) -> Mis
         workload: "provision",
         repeat,
     };
-    let mut rec = Record::from_phase(
+    // A target the host cannot provide or a guard refuses is skipped; anything else failed.
+    let (skipped, error) = match &e {
+        ProvisionError::Unsupported(why) | ProvisionError::Refused(why) => {
+            (Some(why.clone()), None)
+        }
+        ProvisionError::Failed(err) => (None, Some(err.clone())),
+        ProvisionError::Stopped(why) => (None, Some(why.to_string())),
+    };
+    let record = Record::from_phase(
         &key,
         crate::frame::Phase {
             test: "provision".into(),
             duration_s: t0.elapsed().as_secs_f64(),
+            skipped,
+            error,
             ..Default::default()
         },
     );
-    let mut m = Missed {
-        record: rec.clone(),
-        refused: None,
-        unsupported: None,
+    let what = match record.outcome {
+        Outcome::Skipped => "skipped",
+        _ => "failed",
     };
-    match &e {
-        ProvisionError::Unsupported(why) => {
-            rec.outcome = Outcome::Skipped;
-            rec.reason = Some(why.clone());
-            m.unsupported = Some(why.clone());
-        }
-        ProvisionError::Refused(why) => {
-            rec.outcome = Outcome::Skipped;
-            rec.reason = Some(why.clone());
-            m.refused = Some(why.clone());
-        }
-        ProvisionError::Failed(err) => {
-            rec.outcome = Outcome::Failed;
-            rec.error = Some(err.clone());
-        }
-        ProvisionError::Stopped(why) => {
-            rec.outcome = Outcome::Failed;
-            rec.error = Some(why.to_string());
-        }
+    eprintln!("fsbench: [{}] {what}: {e}", spec.label);
+    Missed {
+        record,
+        refused: matches!(&e, ProvisionError::Refused(_)).then(|| e.to_string()),
+        unsupported: matches!(&e, ProvisionError::Unsupported(_)).then(|| e.to_string()),
     }
-    eprintln!(
-        "fsbench: [{}] {}: {e}",
-        spec.label,
-        match rec.outcome {
-            Outcome::Skipped => "skipped",
-            _ => "failed",
-        }
-    );
-    m.record = rec;
-    m
 }
 
 /// Tears a provisioned target down; returns what the manifest keeps and a warning if it failed.

@@ -83,11 +83,4 @@ impl Dir {
         // SAFETY: the directory descriptor is open and `c` NUL-terminated (unlinkat(2)).
         check(unsafe { libc::unlinkat(self.dir.as_raw_fd(), c.as_ptr(), 0) }).map(|_| ())
     }
-
-    /// The names in the directory, in the order readdir gives them.
-    pub fn names(path: &Path) -> io::Result<Vec<String>> {
-        std::fs::read_dir(path)?
-            .map(|e| e.map(|e| e.file_name().to_string_lossy().into_owned()))
-            .collect()
-    }
 }

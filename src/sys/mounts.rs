@@ -89,6 +89,14 @@ pub fn mounts() -> Vec<MountEntry> {
         .unwrap_or_default()
 }
 
+/// The mount that holds `path`: the topmost whose mount point is a prefix of it.
+pub fn containing(path: &Path) -> Option<MountEntry> {
+    mounts()
+        .into_iter()
+        .rev()
+        .find(|m| path.starts_with(&m.mountpoint))
+}
+
 /// The topmost mount at exactly `path`, if any.
 pub fn mount_at(path: &Path) -> Option<MountEntry> {
     mounts().into_iter().rev().find(|m| m.mountpoint == path)

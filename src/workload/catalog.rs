@@ -3,6 +3,8 @@
 //! and docs/results-schema.md read it; tests check that records carry only metrics listed here
 //! and that the document names them all.
 
+use std::sync::OnceLock;
+
 use super::WORKLOADS;
 use crate::metrics::catalog::{matches, MetricDef, FRAME};
 
@@ -14,8 +16,14 @@ pub struct Entry {
     pub by: Vec<&'static str>,
 }
 
-/// Every metric once, in order: the frame's, then each workload's in table order.
-pub fn all() -> Vec<Entry> {
+/// Every metric once, in order: the frame's, then each workload's in table order. Built once:
+/// the report looks metrics up for every figure it prints.
+pub fn all() -> &'static [Entry] {
+    static ALL: OnceLock<Vec<Entry>> = OnceLock::new();
+    ALL.get_or_init(build)
+}
+
+fn build() -> Vec<Entry> {
     let mut out: Vec<Entry> = FRAME
         .iter()
         .map(|d| Entry {
@@ -52,12 +60,8 @@ pub fn find(name: &str) -> Option<MetricDef> {
 }
 
 /// The key metrics, in the table's order.
-pub fn key_metrics() -> Vec<&'static str> {
-    all()
-        .into_iter()
-        .filter(|e| e.def.key)
-        .map(|e| e.def.name)
-        .collect()
+pub fn key_metrics() -> impl Iterator<Item = &'static str> {
+    all().iter().filter(|e| e.def.key).map(|e| e.def.name)
 }
 
 #[cfg(test)]
@@ -75,7 +79,7 @@ mod tests {
         assert_eq!(find("cpu_user_pct").unwrap().name, "cpu_user_pct");
         assert!(find("lat_p42_ns").is_none());
         assert!(find("nonsense").is_none());
-        let mut keys = key_metrics();
+        let mut keys: Vec<&str> = key_metrics().collect();
         keys.sort_unstable();
         assert_eq!(
             keys,

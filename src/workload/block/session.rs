@@ -15,7 +15,7 @@ use crate::frame::{
 };
 use crate::io::{self, Stats, WriteData};
 use crate::metrics::hist;
-use crate::plan::job::{EngineKind, Job};
+use crate::plan::job::{EngineKind, Job, Rw};
 
 pub struct BlockSession {
     block: Block,
@@ -64,10 +64,9 @@ impl BlockSession {
                     does: "fio-class block I/O".into(),
                     cache: CachePolicy::Drop,
                     writes: jobs.iter().any(|j| writes(j.rw)),
-                    reads: jobs.iter().any(|j| {
-                        j.rw != crate::plan::job::Rw::Write
-                            && j.rw != crate::plan::job::Rw::RandWrite
-                    }),
+                    reads: jobs
+                        .iter()
+                        .any(|j| !matches!(j.rw, Rw::Write | Rw::RandWrite)),
                     workers: m.len(),
                     unit: "I/Os",
                     total_ops: None,

@@ -106,6 +106,27 @@ pub struct Sizes {
     pub fsync: bool,
 }
 
+/// Times `op` on every item (returning the bytes it moved), checking for a stop request first.
+fn each<T>(
+    items: impl Iterator<Item = io::Result<T>>,
+    lat: &mut Lat,
+    mut op: impl FnMut(T) -> io::Result<u64>,
+) -> io::Result<Done> {
+    let mut d = Done::default();
+    for item in items {
+        let item = item?;
+        if let Some(why) = crate::stop::requested() {
+            d.stopped = Some(why);
+            return Ok(d);
+        }
+        let t = Instant::now();
+        d.bytes += op(item)?;
+        lat.record(t.elapsed().as_nanos() as u64);
+        d.files += 1;
+    }
+    Ok(d)
+}
+
 /// Creates every file (writing min..max random bytes when max > 0), then syncs.
 pub fn create(
     names: &Names,
@@ -116,28 +137,22 @@ pub fn create(
     rng: &mut DataGen,
     lat: &mut Lat,
 ) -> io::Result<Done> {
-    let mut d = Done::default();
-    for p in &names.paths {
-        if let Some(why) = crate::stop::requested() {
-            d.stopped = Some(why);
-            return Ok(d);
-        }
-        let t = Instant::now();
+    let d = each(names.paths.iter().map(Ok), lat, |p| {
         let mut f = dirs[p.0].create_new(&p.1).map_err(|e| at(p, "create", e))?;
-        if sizes.max > 0 {
-            let n = sizes.min + rng.next_u64() % (sizes.max - sizes.min + 1);
-            let at = (rng.next_u64() % (pool.len() as u64 - n.min(pool.len() as u64) + 1)) as usize;
-            f.write_all(&pool[at..at + n as usize])?;
-            d.bytes += n;
-            if sizes.fsync {
-                f.sync_all()?;
-            }
+        if sizes.max == 0 {
+            return Ok(0);
         }
-        drop(f);
-        lat.record(t.elapsed().as_nanos() as u64);
-        d.files += 1;
+        let n = sizes.min + rng.next_u64() % (sizes.max - sizes.min + 1);
+        let at = (rng.next_u64() % (pool.len() as u64 - n.min(pool.len() as u64) + 1)) as usize;
+        f.write_all(&pool[at..at + n as usize])?;
+        if sizes.fsync {
+            f.sync_all()?;
+        }
+        Ok(n)
+    })?;
+    if d.stopped.is_none() {
+        sync_dir(root)?;
     }
-    sync_dir(root)?;
     Ok(d)
 }
 
@@ -163,29 +178,21 @@ pub fn stat(
     buf: &mut [u8],
     lat: &mut Lat,
 ) -> io::Result<Done> {
-    let mut d = Done::default();
-    for p in paths {
-        let p = &p?;
-        if let Some(why) = crate::stop::requested() {
-            d.stopped = Some(why);
-            return Ok(d);
-        }
-        let t = Instant::now();
-        let len = dirs[p.0].size_of(&p.1).map_err(|e| at(p, "stat", e))?;
+    each(paths, lat, |p| {
+        let len = dirs[p.0].size_of(&p.1).map_err(|e| at(&p, "stat", e))?;
+        let mut bytes = 0;
         if len > 0 {
-            let mut f = dirs[p.0].open_read(&p.1).map_err(|e| at(p, "open", e))?;
+            let mut f = dirs[p.0].open_read(&p.1).map_err(|e| at(&p, "open", e))?;
             loop {
                 let n = f.read(buf)?;
-                d.bytes += n as u64;
                 if n == 0 {
                     break;
                 }
+                bytes += n as u64;
             }
         }
-        lat.record(t.elapsed().as_nanos() as u64);
-        d.files += 1;
-    }
-    Ok(d)
+        Ok(bytes)
+    })
 }
 
 /// unlink(2) every file, then syncs.
@@ -195,19 +202,13 @@ pub fn delete(
     root: &Path,
     lat: &mut Lat,
 ) -> io::Result<Done> {
-    let mut d = Done::default();
-    for p in paths {
-        let p = &p?;
-        if let Some(why) = crate::stop::requested() {
-            d.stopped = Some(why);
-            return Ok(d);
-        }
-        let t = Instant::now();
-        dirs[p.0].unlink(&p.1).map_err(|e| at(p, "unlink", e))?;
-        lat.record(t.elapsed().as_nanos() as u64);
-        d.files += 1;
+    let d = each(paths, lat, |p| {
+        dirs[p.0].unlink(&p.1).map_err(|e| at(&p, "unlink", e))?;
+        Ok(0)
+    })?;
+    if d.stopped.is_none() {
+        sync_dir(root)?;
     }
-    sync_dir(root)?;
     Ok(d)
 }
 

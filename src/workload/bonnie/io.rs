@@ -147,8 +147,10 @@ fn stopped(i: u64) -> Option<StopReason> {
     }
 }
 
-/// Per-character output: `n` one-byte write() calls, then fsync.
-pub fn putc<F: Fd>(f: &mut F, n: u64, lat: &mut Lat) -> io::Result<Done> {
+/// Makes up to `n` timed calls of `op` (given the call's number, returning the bytes it moved;
+/// 0 ends early), checking for a stop request as it goes.
+#[inline]
+fn calls(n: u64, lat: &mut Lat, mut op: impl FnMut(u64) -> io::Result<u64>) -> io::Result<Done> {
     let mut d = Done::default();
     let mut c = Clock::new();
     for i in 0..n {
@@ -156,32 +158,34 @@ pub fn putc<F: Fd>(f: &mut F, n: u64, lat: &mut Lat) -> io::Result<Done> {
             d.stopped = Some(why);
             return Ok(d);
         }
-        f.putc((i & 0x7f) as u8)?;
-        c.lap(lat);
-        d.ops += 1;
-        d.bytes += 1;
-    }
-    f.sync()?;
-    Ok(d)
-}
-
-/// Per-character input: `n` one-byte read() calls.
-pub fn getc<F: Fd>(f: &mut F, n: u64, lat: &mut Lat) -> io::Result<Done> {
-    let mut d = Done::default();
-    let mut c = Clock::new();
-    for i in 0..n {
-        if let Some(why) = stopped(i) {
-            d.stopped = Some(why);
-            return Ok(d);
-        }
-        if !f.getc()? {
+        let bytes = op(i)?;
+        if bytes == 0 {
             break;
         }
         c.lap(lat);
         d.ops += 1;
-        d.bytes += 1;
+        d.bytes += bytes;
     }
     Ok(d)
+}
+
+/// fsync at the end of a test that ran to its end.
+fn sync_unless_stopped<F: Fd>(f: &mut F, d: Done) -> io::Result<Done> {
+    if d.stopped.is_none() {
+        f.sync()?;
+    }
+    Ok(d)
+}
+
+/// Per-character output: `n` one-byte write() calls, then fsync.
+pub fn putc<F: Fd>(f: &mut F, n: u64, lat: &mut Lat) -> io::Result<Done> {
+    let d = calls(n, lat, |i| f.putc((i & 0x7f) as u8).map(|_| 1))?;
+    sync_unless_stopped(f, d)
+}
+
+/// Per-character input: `n` one-byte read() calls.
+pub fn getc<F: Fd>(f: &mut F, n: u64, lat: &mut Lat) -> io::Result<Done> {
+    calls(n, lat, |_| Ok(u64::from(f.getc()?)))
 }
 
 /// Block output: `size` bytes in chunks of `buf.len()`, fresh data in every chunk, then fsync.
@@ -194,62 +198,35 @@ pub fn put_block<F: Fd>(
     lat: &mut Lat,
 ) -> io::Result<Done> {
     let chunk = buf.len() as u64;
-    let mut d = Done::default();
-    let mut c = Clock::new();
-    while d.bytes + chunk <= size {
-        if let Some(why) = stopped(d.ops) {
-            d.stopped = Some(why);
-            return Ok(d);
-        }
+    let d = calls(size / chunk, lat, |_| {
         data.fill(buf, rng);
         f.write_all(buf)?;
-        c.lap(lat);
-        d.ops += 1;
-        d.bytes += chunk;
-    }
-    f.sync()?;
-    Ok(d)
+        Ok(chunk)
+    })?;
+    sync_unless_stopped(f, d)
 }
 
 /// Rewrite: read each chunk, dirty one byte, seek back, write it; then fsync.
 pub fn rewrite<F: Fd>(f: &mut F, size: u64, buf: &mut [u8], lat: &mut Lat) -> io::Result<Done> {
     let chunk = buf.len() as u64;
-    let mut d = Done::default();
     f.seek(SeekFrom::Start(0))?;
-    let mut c = Clock::new();
-    while d.bytes + chunk <= size {
-        if let Some(why) = stopped(d.ops) {
-            d.stopped = Some(why);
-            return Ok(d);
-        }
+    let d = calls(size / chunk, lat, |i| {
         f.read_exact(buf)?;
-        buf[(d.ops as usize * 31) % buf.len()] ^= 0x5a;
+        buf[(i as usize * 31) % buf.len()] ^= 0x5a;
         f.seek(SeekFrom::Current(-(chunk as i64)))?;
         f.write_all(buf)?;
-        c.lap(lat);
-        d.ops += 1;
-        d.bytes += chunk;
-    }
-    f.sync()?;
-    Ok(d)
+        Ok(chunk)
+    })?;
+    sync_unless_stopped(f, d)
 }
 
 /// Block input: every chunk of `size` bytes.
 pub fn get_block<F: Fd>(f: &mut F, size: u64, buf: &mut [u8], lat: &mut Lat) -> io::Result<Done> {
     let chunk = buf.len() as u64;
-    let mut d = Done::default();
-    let mut c = Clock::new();
-    while d.bytes + chunk <= size {
-        if let Some(why) = stopped(d.ops) {
-            d.stopped = Some(why);
-            return Ok(d);
-        }
+    calls(size / chunk, lat, |_| {
         f.read_exact(buf)?;
-        c.lap(lat);
-        d.ops += 1;
-        d.bytes += chunk;
-    }
-    Ok(d)
+        Ok(chunk)
+    })
 }
 
 /// The end of the tickets: one per seeker follows the last seek.

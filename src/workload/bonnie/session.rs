@@ -101,6 +101,7 @@ pub struct BonnieSession {
     span: Mutex<(Option<Instant>, Option<Instant>)>,
     /// Why the later IO tests cannot run (the IO file could not be written).
     broken: Option<String>,
+    mem_total: u64,
     /// The seekers' shared queue of tickets (a pipe, as bonnie++'s), and its feeder.
     tickets: Option<File>,
     feeder: Option<std::thread::JoinHandle<std::io::Result<()>>>,
@@ -155,6 +156,7 @@ impl BonnieSession {
             pool,
             span: Mutex::new((None, None)),
             broken: None,
+            mem_total: crate::sys::host::mem_total_bytes(),
             tickets: None,
             feeder: None,
             how: Mutex::new(Vec::new()),
@@ -433,7 +435,7 @@ impl BonnieSession {
                 secs.as_secs_f64() * 1000.0
             ));
         }
-        let mem = crate::sys::host::mem_total_bytes();
+        let mem = self.mem_total;
         if t.is_io() && self.b.size < mem && self.fs != "tmpfs" && !self.b.direct {
             ph.notes.push(format!(
                 "page_cache: the IO file ({}) is smaller than RAM ({}): it may be served from the page cache",

@@ -7,39 +7,21 @@ use std::io::Read;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
-use super::session::{FilesSession, State};
+use super::session::{State, Unit};
 use super::tree::{verify, Verdict};
-use super::{fs_detected, Counts, Op, Ops, PhaseKind};
+use super::{fs_detected, Op, PhaseKind};
 use crate::frame::{Merged, WorkerOut};
 
-/// One worker's hands on one subfolder: the session, the phase's shared state, its own
-/// histograms, counts and buffers.
-pub struct Unit<'a> {
-    pub s: &'a FilesSession,
-    pub st: &'a State,
-    pub ops: &'a mut Ops,
-    pub c: &'a mut Counts,
-    pub buf: &'a mut Vec<u8>,
-    pub path: &'a mut String,
-}
-
-enum Next {
-    Go,
-    /// Stop this unit (the phase stops or failed).
-    Stop,
-}
-
 impl Unit<'_> {
-    /// Points `path` at file `i` of unit `u` and counts it; Stop when the phase stops.
-    fn file(&mut self, u: u64, i: u64, base: usize) -> Next {
+    /// Points `path` at file `i` of the unit and counts it; false when the phase stops.
+    fn file(&mut self, i: u64, base: usize) -> bool {
         if self.st.stop.load(Ordering::Relaxed) || crate::stop::stop_requested() {
-            return Next::Stop;
+            return false;
         }
-        let _ = u;
         self.path.truncate(base);
         let _ = write!(self.path, "{i}");
         self.c.files += 1;
-        Next::Go
+        true
     }
 
     fn start(&mut self, u: u64) -> usize {
@@ -104,7 +86,7 @@ impl Unit<'_> {
         let base = self.start(u);
         let mut bytes = 0u64;
         for i in 0..n_files {
-            if let Next::Stop = self.file(u, i, base) {
+            if !self.file(i, base) {
                 return;
             }
             let n = u * self.s.tree.per_sub + i;
@@ -129,7 +111,7 @@ impl Unit<'_> {
     pub fn stat(&mut self, u: u64, n_files: u64) {
         let base = self.start(u);
         for i in 0..n_files {
-            if let Next::Stop = self.file(u, i, base) {
+            if !self.file(i, base) {
                 return;
             }
             let n = u * self.s.tree.per_sub + i;
@@ -151,7 +133,7 @@ impl Unit<'_> {
     pub fn delete(&mut self, u: u64, n_files: u64) {
         let base = self.start(u);
         for i in 0..n_files {
-            if let Next::Stop = self.file(u, i, base) {
+            if !self.file(i, base) {
                 return;
             }
             let t0 = Instant::now();

@@ -63,6 +63,17 @@ impl State {
     }
 }
 
+/// One worker's hands on one subfolder: the session, the phase's shared state, its own
+/// histograms, counts and buffers.
+pub struct Unit<'a> {
+    pub s: &'a FilesSession,
+    pub st: &'a State,
+    pub ops: &'a mut Ops,
+    pub c: &'a mut Counts,
+    pub buf: &'a mut Vec<u8>,
+    pub path: &'a mut String,
+}
+
 pub struct FilesSession {
     pub tree: Tree,
     pub root: PathBuf,
@@ -214,7 +225,7 @@ impl Session for FilesSession {
                 break;
             }
             let before = (c.files, c.bytes);
-            let mut w = scan::Unit {
+            let mut w = Unit {
                 s: self,
                 st,
                 ops: &mut ops,

@@ -7,8 +7,7 @@ use std::io::Write;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
-use super::scan::Unit;
-use super::session::{FilesSession, State};
+use super::session::{FilesSession, State, Unit};
 use super::tree::{content, verify, Fsync, Verdict};
 use super::{checkpoint, is_exhaustion, Op};
 use crate::frame::{Merged, WorkerOut};
@@ -37,7 +36,7 @@ fn make_dirs(w: &mut Unit, dir: &std::path::Path) -> Option<bool> {
 }
 
 /// Writes one file; Err(true) when the filesystem ran out, Err(false) on another failure.
-fn write_file(w: &mut Unit, n: u64, size: usize, fsync: Fsync) -> Result<(), bool> {
+fn write_file(w: &mut Unit, size: usize, fsync: Fsync) -> Result<(), bool> {
     let path: &str = w.path;
     let data = &w.buf[..size];
     let t0 = Instant::now();
@@ -77,7 +76,6 @@ fn write_file(w: &mut Unit, n: u64, size: usize, fsync: Fsync) -> Result<(), boo
     let t3 = Instant::now();
     drop(f);
     w.ops.rec(Op::Close, t3.elapsed());
-    let _ = n;
     Ok(())
 }
 
@@ -116,10 +114,10 @@ pub fn unit(w: &mut Unit, u: u64) {
             bytes += size as u64;
             continue;
         }
-        match write_file(w, n, size, s.fsync) {
+        match write_file(w, size, s.fsync) {
             Ok(()) => {}
             Err(true) => {
-                log_unit(s, st, u, written, bytes);
+                log_unit(st, u, written, bytes);
                 exhausted(s, st);
                 return;
             }
@@ -139,11 +137,11 @@ pub fn unit(w: &mut Unit, u: u64) {
         }
         w.ops.rec(Op::Fsync, t.elapsed());
     }
-    log_unit(s, st, u, written, bytes);
+    log_unit(st, u, written, bytes);
     st.unit_done(written, bytes, tree.count);
 }
 
-fn log_unit(_s: &FilesSession, st: &State, u: u64, files: u64, bytes: u64) {
+fn log_unit(st: &State, u: u64, files: u64, bytes: u64) {
     st.have.lock().expect("lock").insert(u, files);
     if let Some(log) = &st.log {
         checkpoint::log_unit(log, u, files, bytes);
@@ -154,10 +152,7 @@ fn log_unit(_s: &FilesSession, st: &State, u: u64, files: u64, bytes: u64) {
 fn exhausted(s: &FilesSession, st: &State) {
     let stat = crate::sys::statvfs(&s.root).ok();
     let total: u64 = st.have.lock().expect("lock").values().sum::<u64>();
-    let fs = crate::sys::mounts::mounts()
-        .into_iter()
-        .rev()
-        .find(|m| s.root.starts_with(&m.mountpoint))
+    let fs = crate::sys::mounts::containing(&s.root)
         .map(|m| m.fstype)
         .unwrap_or_else(|| "the filesystem".into());
     let what = match stat {
