@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use crate::sys::dirfd::Dir;
 use std::time::Instant;
 
-use super::io::Lat;
+use crate::io::calls::Lat;
 use crate::io::DataGen;
 use crate::stop::StopReason;
 

@@ -8,12 +8,13 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use super::files::{self, Names, Sizes};
-use super::io::Lat;
-use super::io::{self as bio, Done};
+use super::io as bio;
 use super::options::{Bonnie, PERCHAR_BYTES};
 use crate::frame::{
     CachePolicy, Merged, Phase, PhaseSpec, RunError, Session, WorkerCtx, WorkerOut,
 };
+use crate::io::calls::Done;
+use crate::io::calls::Lat;
 use crate::io::{DataGen, WriteData};
 use crate::metrics::hist;
 use crate::sys::AlignedBuf;
