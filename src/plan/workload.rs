@@ -18,6 +18,39 @@ impl WorkloadSpec {
             .find(|(k, _)| k == key)
             .map(|(_, v)| v.as_str())
     }
+
+    /// A usage error about this spec, naming it.
+    pub fn bad(&self, what: impl std::fmt::Display) -> PlanError {
+        PlanError(format!("workload '{}': {what}", self.spec))
+    }
+
+    /// A whole number (`default` when absent).
+    pub fn number(&self, key: &str, default: u64) -> Result<u64, PlanError> {
+        match self.param(key) {
+            None => Ok(default),
+            Some(v) => v
+                .trim()
+                .parse()
+                .map_err(|_| self.bad(format!("{key}={v} is not a whole number"))),
+        }
+    }
+
+    /// A switch written 1/0, yes/no or true/false (`default` when absent).
+    pub fn flag(&self, key: &str, default: bool) -> Result<bool, PlanError> {
+        match self.param(key) {
+            None => Ok(default),
+            Some("1") | Some("yes") | Some("true") => Ok(true),
+            Some("0") | Some("no") | Some("false") => Ok(false),
+            Some(v) => Err(self.bad(format!("{key}={v}: use 1 or 0"))),
+        }
+    }
+
+    /// A size such as 64K or 1G, in bytes (None when absent).
+    pub fn size(&self, key: &str) -> Result<Option<u64>, PlanError> {
+        self.param(key)
+            .map(|v| super::units::parse_size(v).map_err(|e| self.bad(format!("{key}: {e}"))))
+            .transpose()
+    }
 }
 
 /// Splits a workload spec into its name and `key=value` parameters; the workload checks them.

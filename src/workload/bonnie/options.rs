@@ -36,10 +36,6 @@ impl Bonnie {
     }
 }
 
-fn bad(spec: &WorkloadSpec, what: String) -> SpecError {
-    SpecError(format!("workload '{}': {what}", spec.spec))
-}
-
 /// A size; a bare number is MiB, as bonnie++'s -s and -r.
 fn mib_size(spec: &WorkloadSpec, key: &str) -> Result<Option<u64>, SpecError> {
     let Some(v) = spec.param(key) else {
@@ -48,28 +44,9 @@ fn mib_size(spec: &WorkloadSpec, key: &str) -> Result<Option<u64>, SpecError> {
     let v = v.trim();
     let bytes = match v.parse::<u64>() {
         Ok(n) => n * MIB,
-        Err(_) => parse_size(v).map_err(|e| bad(spec, format!("{key}: {e}")))?,
+        Err(_) => parse_size(v).map_err(|e| spec.bad(format!("{key}: {e}")))?,
     };
     Ok(Some(bytes))
-}
-
-fn number(spec: &WorkloadSpec, key: &str, default: u64) -> Result<u64, SpecError> {
-    match spec.param(key) {
-        None => Ok(default),
-        Some(v) => v
-            .trim()
-            .parse()
-            .map_err(|_| bad(spec, format!("{key}={v} is not a whole number"))),
-    }
-}
-
-fn flag(spec: &WorkloadSpec, key: &str, default: bool) -> Result<bool, SpecError> {
-    match spec.param(key) {
-        None => Ok(default),
-        Some("1") | Some("yes") | Some("true") => Ok(true),
-        Some("0") | Some("no") | Some("false") => Ok(false),
-        Some(v) => Err(bad(spec, format!("{key}={v}: use 1 or 0"))),
-    }
 }
 
 /// files=N[:max[:min[:dirs]]]: (N x 1024, max, min, dirs), sizes in bytes.
@@ -79,23 +56,21 @@ fn files_param(spec: &WorkloadSpec) -> Result<(u64, u64, u64, u64), SpecError> {
     };
     let parts: Vec<&str> = v.split(':').collect();
     if parts.len() > 4 {
-        return Err(bad(
-            spec,
-            format!("files={v}: write N[:max[:min[:dirs]]], e.g. files=16:4k:1k:8"),
-        ));
+        return Err(spec.bad(format!(
+            "files={v}: write N[:max[:min[:dirs]]], e.g. files=16:4k:1k:8"
+        )));
     }
     let n: u64 = parts[0].trim().parse().map_err(|_| {
-        bad(
-            spec,
-            format!("files={v}: N (in units of 1024 files) is a whole number"),
-        )
+        spec.bad(format!(
+            "files={v}: N (in units of 1024 files) is a whole number"
+        ))
     })?;
     let size = |i: usize| -> Result<u64, SpecError> {
         match parts.get(i).map(|s| s.trim()).filter(|s| !s.is_empty()) {
             None => Ok(0),
             Some(s) => match s.parse::<u64>() {
                 Ok(b) => Ok(b),
-                Err(_) => parse_size(s).map_err(|e| bad(spec, format!("files: {e}"))),
+                Err(_) => parse_size(s).map_err(|e| spec.bad(format!("files: {e}"))),
             },
         }
     };
@@ -104,14 +79,11 @@ fn files_param(spec: &WorkloadSpec) -> Result<(u64, u64, u64, u64), SpecError> {
         Some(d) => d
             .trim()
             .parse()
-            .map_err(|_| bad(spec, format!("files={v}: dirs is a whole number")))?,
+            .map_err(|_| spec.bad(format!("files={v}: dirs is a whole number")))?,
         None => 0,
     };
     if min > max {
-        return Err(bad(
-            spec,
-            format!("files={v}: min ({min}) is larger than max ({max})"),
-        ));
+        return Err(spec.bad(format!("files={v}: min ({min}) is larger than max ({max})")));
     }
     Ok((n * 1024, max, min, dirs))
 }
@@ -127,9 +99,7 @@ pub fn build(
         None => (2 * ram).max(300 * MIB).div_ceil(GIB) * GIB,
     };
     if ram > 0 && size > 0 && size < 2 * ram {
-        return Err(bad(
-            spec,
-            format!(
+        return Err(spec.bad(format!(
                 "size={} is less than twice the RAM ({}): the reads would come from the page cache, as bonnie++ refuses -s below twice -r. Give ram= (what to outsize) or ram=0 to run it anyway (bonnie++ -r 0)",
                 crate::plan::units::format_bytes(size),
                 crate::plan::units::format_bytes(ram)
@@ -137,32 +107,30 @@ pub fn build(
         ));
     }
     let chunk = match spec.param("chunk") {
-        Some(c) => parse_size(c).map_err(|e| bad(spec, format!("chunk: {e}")))?,
+        Some(c) => parse_size(c).map_err(|e| spec.bad(format!("chunk: {e}")))?,
         None => 8192,
     };
     if chunk == 0 || chunk > 64 * MIB {
-        return Err(bad(spec, "chunk is from 1 byte to 64M".into()));
+        return Err(spec.bad("chunk is from 1 byte to 64M"));
     }
     if size > 0 && size < chunk {
-        return Err(bad(
-            spec,
-            format!("size ({size} bytes) is smaller than a chunk ({chunk})"),
-        ));
+        return Err(spec.bad(format!(
+            "size ({size} bytes) is smaller than a chunk ({chunk})"
+        )));
     }
-    let direct = flag(spec, "direct", false)?;
+    let direct = spec.flag("direct", false)?;
     if direct && chunk % 512 != 0 {
-        return Err(bad(
-            spec,
-            format!("direct=1 needs chunk to be a multiple of 512 bytes, not {chunk}"),
-        ));
+        return Err(spec.bad(format!(
+            "direct=1 needs chunk to be a multiple of 512 bytes, not {chunk}"
+        )));
     }
     let (files, max, min, dirs) = files_param(spec)?;
-    let seekers = number(spec, "seekers", 5)? as usize;
+    let seekers = spec.number("seekers", 5)? as usize;
     if seekers == 0 {
-        return Err(bad(spec, "seekers must be at least 1".into()));
+        return Err(spec.bad("seekers must be at least 1"));
     }
     let seed = match spec.param("seed") {
-        Some(_) => number(spec, "seed", 0)?,
+        Some(_) => spec.number("seed", 0)?,
         None => std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map(|d| d.as_nanos() as u64 & 0xffff_ffff)
@@ -172,14 +140,14 @@ pub fn build(
         size,
         ram,
         chunk,
-        perchar: flag(spec, "perchar", true)?,
+        perchar: spec.flag("perchar", true)?,
         files,
         max,
         min,
         dirs,
-        fsync: flag(spec, "fsync", false)?,
+        fsync: spec.flag("fsync", false)?,
         direct,
-        seeks: number(spec, "seeks", 8192)?,
+        seeks: spec.number("seeks", 8192)?,
         seekers,
         seed,
     }))

@@ -4,13 +4,8 @@ use std::path::PathBuf;
 
 use super::tree::{Checksum, Dist, Fsync, Tree};
 use super::{Files, PhaseKind};
-use crate::plan::units::parse_size;
 use crate::plan::WorkloadSpec;
 use crate::workload::{SpecError, Workload};
-
-fn bad(spec: &WorkloadSpec, what: String) -> SpecError {
-    SpecError(format!("workload '{}': {what}", spec.spec))
-}
 
 fn num(spec: &WorkloadSpec, key: &str) -> Result<Option<u64>, SpecError> {
     spec.param(key)
@@ -25,14 +20,8 @@ fn num(spec: &WorkloadSpec, key: &str) -> Result<Option<u64>, SpecError> {
                 Some((x, m)) if key != "mean" && key != "sd" => x.parse::<u64>().map(|n| n * m),
                 _ => t.parse::<u64>(),
             }
-            .map_err(|_| bad(spec, format!("{key}={v} is not a whole number")))
+            .map_err(|_| spec.bad(format!("{key}={v} is not a whole number")))
         })
-        .transpose()
-}
-
-fn size_param(spec: &WorkloadSpec, key: &str) -> Result<Option<u64>, SpecError> {
-    spec.param(key)
-        .map(|v| parse_size(v).map_err(|e| bad(spec, format!("{key}: {e}"))))
         .transpose()
 }
 
@@ -46,14 +35,13 @@ fn shape(spec: &WorkloadSpec) -> Result<(u64, u64, u64, u64), SpecError> {
             "100M" => (100_000_000, 10),
             "1B" => (1_000_000_000, 100),
             o => {
-                return Err(bad(
-                    spec,
-                    format!("schedule={o}: the seed's schedules are 10M, 100M and 1B"),
-                ))
+                return Err(spec.bad(format!(
+                    "schedule={o}: the seed's schedules are 10M, 100M and 1B"
+                )))
             }
         };
         if count.is_some() {
-            return Err(bad(spec, "give count or schedule, not both".into()));
+            return Err(spec.bad("give count or schedule, not both"));
         }
         count = Some(c);
         tops = 100;
@@ -64,7 +52,7 @@ fn shape(spec: &WorkloadSpec) -> Result<(u64, u64, u64, u64), SpecError> {
     subs = num(spec, "subs")?.unwrap_or(subs);
     per_sub = num(spec, "files")?.or(per_sub);
     if tops == 0 || subs == 0 || per_sub == Some(0) {
-        return Err(bad(spec, "tops, subs and files must be at least 1".into()));
+        return Err(spec.bad("tops, subs and files must be at least 1"));
     }
     let count = match (count, per_sub) {
         (Some(c), _) => c,
@@ -73,12 +61,9 @@ fn shape(spec: &WorkloadSpec) -> Result<(u64, u64, u64, u64), SpecError> {
     };
     let per_sub = per_sub.unwrap_or_else(|| count.div_ceil(tops * subs).max(1));
     if count > tops * subs * per_sub {
-        return Err(bad(
-            spec,
-            format!(
-                "{count} files do not fit in {tops} tops x {subs} subfolders x {per_sub} files"
-            ),
-        ));
+        return Err(spec.bad(format!(
+            "{count} files do not fit in {tops} tops x {subs} subfolders x {per_sub} files"
+        )));
     }
     Ok((tops, subs, per_sub, count))
 }
@@ -92,34 +77,28 @@ fn sizes(spec: &WorkloadSpec) -> Result<(Dist, f64, f64, u64, u64), SpecError> {
         "lognormal" => Dist::LogNormal,
         "exponential" => Dist::Exponential,
         o => {
-            return Err(bad(
-                spec,
-                format!("dist={o}: use normal, fixed, uniform, lognormal or exponential"),
-            ))
+            return Err(spec.bad(format!(
+                "dist={o}: use normal, fixed, uniform, lognormal or exponential"
+            )))
         }
     };
-    let min = size_param(spec, "min")?.unwrap_or(1024);
-    let max = size_param(spec, "max")?.unwrap_or(10240);
-    let fixed = size_param(spec, "size")?;
+    let min = spec.size("min")?.unwrap_or(1024);
+    let max = spec.size("max")?.unwrap_or(10240);
+    let fixed = spec.size("size")?;
     if fixed.is_some() && dist != Dist::Fixed && spec.param("dist").is_some() {
-        return Err(bad(spec, "size= is for dist=fixed".into()));
+        return Err(spec.bad("size= is for dist=fixed"));
     }
     let dist = if fixed.is_some() { Dist::Fixed } else { dist };
     let mean = match (dist, fixed) {
         (Dist::Fixed, Some(s)) => s as f64,
-        _ => size_param(spec, "mean")?
-            .map(|v| v as f64)
-            .unwrap_or(5500.0),
+        _ => spec.size("mean")?.map(|v| v as f64).unwrap_or(5500.0),
     };
-    let sd = size_param(spec, "sd")?.map(|v| v as f64).unwrap_or(1000.0);
+    let sd = spec.size("sd")?.map(|v| v as f64).unwrap_or(1000.0);
     if min > max {
-        return Err(bad(spec, format!("min ({min}) is larger than max ({max})")));
+        return Err(spec.bad(format!("min ({min}) is larger than max ({max})")));
     }
     if max > 64 << 20 {
-        return Err(bad(
-            spec,
-            "max is at most 64M (this is the small-files workload)".into(),
-        ));
+        return Err(spec.bad("max is at most 64M (this is the small-files workload)"));
     }
     Ok((dist, mean, sd, min, max))
 }
@@ -137,7 +116,7 @@ fn phases(spec: &WorkloadSpec) -> Result<Vec<PhaseKind>, SpecError> {
             "stat" => PhaseKind::Stat,
             "delete" => PhaseKind::Delete,
             "" => continue,
-            o => return Err(bad(spec, format!("phase '{o}': phases are write, read, stat and delete, joined by + (e.g. phases=write+read)"))),
+            o => return Err(spec.bad(format!("phase '{o}': phases are write, read, stat and delete, joined by + (e.g. phases=write+read)"))),
         };
         if !phases.contains(&k) {
             phases.push(k);
@@ -148,7 +127,7 @@ fn phases(spec: &WorkloadSpec) -> Result<Vec<PhaseKind>, SpecError> {
 
 fn run_options(spec: &WorkloadSpec) -> Result<(usize, Fsync, Checksum, u64), SpecError> {
     let threads = match num(spec, "threads")? {
-        Some(0) => return Err(bad(spec, "threads must be at least 1".into())),
+        Some(0) => return Err(spec.bad("threads must be at least 1")),
         Some(t) => t as usize,
         None => crate::sys::host::cpus(),
     };
@@ -157,12 +136,12 @@ fn run_options(spec: &WorkloadSpec) -> Result<(usize, Fsync, Checksum, u64), Spe
         "file" => Fsync::File,
         "dir" => Fsync::Dir,
         "end" => Fsync::End,
-        o => return Err(bad(spec, format!("fsync={o}: use none, file, dir or end"))),
+        o => return Err(spec.bad(format!("fsync={o}: use none, file, dir or end"))),
     };
     let checksum = match spec.param("checksum").unwrap_or("crc32c") {
         "crc32c" => Checksum::Crc32c,
         "crc32" => Checksum::Crc32,
-        o => return Err(bad(spec, format!("checksum={o}: use crc32c or crc32"))),
+        o => return Err(spec.bad(format!("checksum={o}: use crc32c or crc32"))),
     };
     let seed = match num(spec, "seed")? {
         Some(s) => s,
@@ -184,7 +163,7 @@ pub fn build(
     let path = spec.param("path").map(PathBuf::from);
     if let Some(p) = &path {
         if !p.is_absolute() {
-            return Err(bad(spec, format!("path={} must be absolute", p.display())));
+            return Err(spec.bad(format!("path={} must be absolute", p.display())));
         }
     }
     let resume = matches!(spec.param("resume"), Some("1") | Some("yes") | Some("true"));
