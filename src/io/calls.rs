@@ -186,12 +186,14 @@ pub mod testing {
     use super::Fd;
     use std::io::{self, Cursor, Read, Seek, SeekFrom, Write};
 
-    /// A file in memory that counts every call by kind and size.
+    /// A file in memory that counts every call by kind and size, and where each read or write
+    /// started.
     #[derive(Default)]
     pub struct Counting {
         pub data: Cursor<Vec<u8>>,
         pub reads: Vec<usize>,
         pub writes: Vec<usize>,
+        pub at: Vec<u64>,
         pub seeks: u64,
         pub syncs: u64,
     }
@@ -199,12 +201,14 @@ pub mod testing {
     impl Read for Counting {
         fn read(&mut self, b: &mut [u8]) -> io::Result<usize> {
             self.reads.push(b.len());
+            self.at.push(self.data.position());
             self.data.read(b)
         }
     }
     impl Write for Counting {
         fn write(&mut self, b: &[u8]) -> io::Result<usize> {
             self.writes.push(b.len());
+            self.at.push(self.data.position());
             self.data.write(b)
         }
         fn flush(&mut self) -> io::Result<()> {

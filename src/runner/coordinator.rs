@@ -137,6 +137,27 @@ fn check_here(
     Ok(())
 }
 
+/// In `compare`, every workload must be able to run on every target as planned (sizes, options)
+/// before the first target is provisioned.
+fn check_targets(
+    opts: &Options,
+    workloads: &[(String, Box<dyn Workload>)],
+) -> Result<(), SpecError> {
+    if !matches!(opts.place, Where::Provision { .. }) {
+        return Ok(());
+    }
+    for t in &opts.plan.targets {
+        let size = match t.fs.as_str() {
+            "dir" => None,
+            _ => Some(t.size.unwrap_or(opts.plan.size_bytes)),
+        };
+        for (_, w) in workloads {
+            w.check_target(t, size)?;
+        }
+    }
+    Ok(())
+}
+
 pub fn run(opts: &Options) -> Result<Summary, RunnerError> {
     let sys = Sys::new(opts.dry_run);
     let workloads: Vec<(String, Box<dyn Workload>)> = opts
@@ -146,6 +167,7 @@ pub fn run(opts: &Options) -> Result<Summary, RunnerError> {
         .map(|w| workload::build(w, &opts.plan.overrides).map(|b| (w.name.clone(), b)))
         .collect::<Result<_, _>>()?;
     check_here(opts, &workloads)?;
+    check_targets(opts, &workloads)?;
     let mut manifest = Manifest::new(
         opts.plan.clone(),
         opts.command_line.clone(),

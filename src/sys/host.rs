@@ -64,7 +64,7 @@ pub fn mem_total_bytes() -> u64 {
 /// sync(2), then drop the page cache, dentries and inodes. Returns false if the caches could not
 /// be dropped (not root), so that the reads that follow are flagged.
 pub fn sync_and_drop_caches() -> bool {
-    let _ = std::process::Command::new("sync").status();
+    super::sync();
     std::fs::write("/proc/sys/vm/drop_caches", "3\n").is_ok()
 }
 
@@ -79,4 +79,18 @@ pub fn peak_rss_bytes() -> Option<u64> {
         .parse::<u64>()
         .ok()?;
     Some(kb * 1024)
+}
+
+/// The logical block size of a block device (the unit O_DIRECT transfers must be a multiple of).
+pub fn logical_block_size(device: &std::path::Path) -> Option<u64> {
+    use std::os::unix::fs::MetadataExt;
+    let (maj, min) = super::split_dev(std::fs::metadata(device).ok()?.rdev());
+    let base = format!("/sys/dev/block/{maj}:{min}");
+    // A partition's queue is its disk's.
+    [
+        format!("{base}/queue/logical_block_size"),
+        format!("{base}/../queue/logical_block_size"),
+    ]
+    .iter()
+    .find_map(|p| std::fs::read_to_string(p).ok()?.trim().parse().ok())
 }

@@ -125,6 +125,8 @@ pub struct AlignedBuf {
 
 // SAFETY: AlignedBuf owns its allocation exclusively, like a Vec<u8>.
 unsafe impl Send for AlignedBuf {}
+// SAFETY: as a Vec<u8>: shared references only read (Deref); writing needs &mut.
+unsafe impl Sync for AlignedBuf {}
 
 impl AlignedBuf {
     pub const ALIGN: usize = 4096;
@@ -166,6 +168,12 @@ impl Drop for AlignedBuf {
         // SAFETY: ptr was returned by alloc_zeroed with this very layout and is freed once.
         unsafe { std::alloc::dealloc(self.ptr.as_ptr(), layout) };
     }
+}
+
+/// sync(2): commit every filesystem's dirty data (what the `sync` command does).
+pub fn sync() {
+    // SAFETY: sync takes no arguments and cannot fail.
+    unsafe { libc::sync() };
 }
 
 /// CPU time used by this process (all threads) so far, from getrusage(2) RUSAGE_SELF:

@@ -6,6 +6,7 @@ pub mod bonnie;
 pub mod catalog;
 pub mod files;
 pub mod idle;
+pub mod iozone;
 pub mod presets;
 pub mod smoke;
 
@@ -26,6 +27,16 @@ pub enum Opened {
 pub trait Workload: Send + Sync {
     /// Binds the workload to a target, checking what can be checked there before anything runs.
     fn open(&self, t: &TargetCtx) -> Result<Opened, RunError>;
+
+    /// Refuses a target the workload cannot run on, from its spec and backing size alone (known
+    /// before anything is provisioned), so that nothing runs when one case of the plan cannot.
+    fn check_target(
+        &self,
+        _t: &crate::plan::TargetSpec,
+        _size: Option<u64>,
+    ) -> Result<(), SpecError> {
+        Ok(())
+    }
 }
 
 /// Checks a workload spec (with the command line's overrides) and builds the workload.
@@ -49,6 +60,7 @@ pub static WORKLOADS: &[WorkloadDef] = &[
     block::DEF_FIO,
     files::DEF,
     bonnie::DEF,
+    iozone::DEF,
     idle::DEF,
 ];
 

@@ -1,0 +1,428 @@
+//! iozone on one target: one frame phase per test and cell, in iozone's order; or, in throughput
+//! mode, one phase per test with N workers on their own files.
+
+use std::fs::{File, OpenOptions};
+use std::io::{BufReader, Read};
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use super::battery::{self, Access, Pool, Test, TestDef};
+use super::options::{Cell, Iozone};
+use crate::frame::{
+    CachePolicy, Merged, Phase, PhaseSpec, RunError, Session, WorkerCtx, WorkerOut,
+};
+use crate::io::calls::Lat;
+use crate::metrics::hist;
+use crate::plan::units::format_bytes;
+use crate::sys::AlignedBuf;
+
+/// A size as iozone's tables and fsbench's test names write it: 64K, 512M, 2G.
+pub fn size_label(bytes: u64) -> String {
+    const UNITS: [(u64, &str); 3] = [(1 << 30, "G"), (1 << 20, "M"), (1 << 10, "K")];
+    for (u, s) in UNITS {
+        if bytes >= u && bytes % u == 0 {
+            return format!("{}{s}", bytes / u);
+        }
+    }
+    format!("{bytes}B")
+}
+
+/// One phase: a test of a cell.
+#[derive(Debug, Clone, Copy)]
+struct Step {
+    cell: usize,
+    test: Test,
+    /// The cell's first test (sync before it) and last (the file is removed after it).
+    first: bool,
+    last: bool,
+}
+
+/// Checks that the filesystem takes O_DIRECT, with a small file that is removed again.
+pub fn probe_direct(dir: &Path, fs: &str) -> Result<(), RunError> {
+    let probe = dir.join(".fsbench-iozone-direct-probe");
+    let r = OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .custom_flags(libc::O_DIRECT)
+        .open(&probe);
+    let _ = std::fs::remove_file(&probe);
+    match r {
+        Ok(_) => Ok(()),
+        Err(e) if e.raw_os_error() == Some(libc::EINVAL) => Err(RunError::Invalid(format!(
+            "direct=1: {fs} at {} refuses O_DIRECT; drop direct=1 (and use purge=1 to keep reads off the cache)",
+            dir.display()
+        ))),
+        Err(e) => Err(RunError::io(probe.display())(e)),
+    }
+}
+
+pub struct IozoneSession {
+    z: Iozone,
+    dir: PathBuf,
+    fs: String,
+    quiet: bool,
+    cells: Vec<Cell>,
+    steps: Vec<Step>,
+    specs: Vec<PhaseSpec>,
+    pool: Pool,
+    /// Why the rest of the cell cannot run (its file could not be written).
+    broken: Option<String>,
+    /// Throughput mode: each worker's (start, end, bytes) of the current test.
+    spans: Mutex<Vec<Option<(Instant, Instant, u64)>>>,
+    mem_total: u64,
+    /// Progress over the matrix: bytes of the whole matrix and done so far, and the start.
+    total: u64,
+    done: u64,
+    started: Instant,
+}
+
+impl IozoneSession {
+    pub fn new(z: Iozone, dir: PathBuf, fs: String, quiet: bool) -> IozoneSession {
+        let cells = z.cells();
+        let tests: Vec<Test> = z.groups.iter().flat_map(|g| g.tests()).copied().collect();
+        let mut steps = Vec::new();
+        for (c, _) in cells.iter().enumerate() {
+            for (k, t) in tests.iter().enumerate() {
+                steps.push(Step {
+                    cell: c,
+                    test: *t,
+                    first: k == 0,
+                    last: k + 1 == tests.len(),
+                });
+            }
+        }
+        let workers = z.threads.max(1);
+        let specs = steps
+            .iter()
+            .map(|s| {
+                let cell = cells[s.cell];
+                let d = s.test.def();
+                PhaseSpec {
+                    name: if z.throughput_mode() {
+                        d.name.to_string()
+                    } else {
+                        format!(
+                            "{}/{}/{}",
+                            d.name,
+                            size_label(cell.file),
+                            size_label(cell.record)
+                        )
+                    },
+                    does: d.does.to_string(),
+                    cache: if z.purge {
+                        CachePolicy::Drop
+                    } else {
+                        CachePolicy::Keep
+                    },
+                    // The tests of a cell share the dirty data, as in iozone: the frame's syncfs
+                    // (which counts the write-back) comes after the cell's last test only.
+                    writes: s.last,
+                    reads: !s.test.writes(),
+                    workers,
+                    unit: "records",
+                    total_ops: Some(cell.file / cell.record * workers as u64),
+                    single_thread: workers == 1,
+                }
+            })
+            .collect();
+        let max_record = cells.iter().map(|c| c.record).max().unwrap_or(4096);
+        let total = steps.iter().map(|s| cells[s.cell].file).sum::<u64>() * workers as u64;
+        IozoneSession {
+            pool: Pool::new(max_record, z.seed ^ 0x10_2e),
+            spans: Mutex::new(vec![None; workers]),
+            z,
+            dir,
+            fs,
+            quiet,
+            cells,
+            steps,
+            specs,
+            broken: None,
+            mem_total: crate::sys::host::mem_total_bytes(),
+            total,
+            done: 0,
+            started: Instant::now(),
+        }
+    }
+
+    fn file(&self, worker: usize) -> PathBuf {
+        if self.z.throughput_mode() {
+            self.dir.join(format!("fsbench-iozone.{worker}.tmp"))
+        } else {
+            self.dir.join("fsbench-iozone.tmp")
+        }
+    }
+
+    fn open(&self, path: &Path, d: &TestDef) -> std::io::Result<File> {
+        let mut o = OpenOptions::new();
+        match d.access {
+            Access::Create => {
+                // The file is recreated, as iozone's write tests do.
+                let _ = std::fs::remove_file(path);
+                o.write(true).create(true).truncate(true);
+            }
+            Access::Write(_) => {
+                o.write(true);
+            }
+            Access::Read(_) => {
+                o.read(true);
+            }
+        }
+        if self.z.direct && !d.stream {
+            o.custom_flags(libc::O_DIRECT);
+        }
+        o.open(path)
+    }
+
+    /// One worker's test: open (untimed), the calls, then fsync and close when asked (timed).
+    fn one(&self, step: Step, ctx: &WorkerCtx, lat: &mut Lat) -> std::io::Result<(u64, u64)> {
+        let cell = self.cells[step.cell];
+        let d = step.test.def();
+        let n = cell.file / cell.record;
+        let mut f = self.open(&self.file(ctx.index), d)?;
+        let mut buf = AlignedBuf::new(cell.record as usize);
+        ctx.start_line();
+        let t0 = Instant::now();
+        let done = if d.stream {
+            battery::run_stream(&mut f, d, n, &mut buf, &self.pool, lat)?
+        } else {
+            let w = battery::Walk {
+                n,
+                stride: self.z.stride,
+                seed: self.z.seed,
+            };
+            battery::run(&mut f, d, w, &mut buf, &self.pool, lat)?
+        };
+        if self.z.fsync && step.test.writes() {
+            f.sync_all()?;
+        }
+        if self.z.close {
+            drop(f);
+        }
+        let end = Instant::now();
+        if let Some(s) = self
+            .spans
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get_mut(ctx.index)
+        {
+            *s = Some((t0, end, done.bytes));
+        }
+        ctx.progress.add(done.ops, done.bytes);
+        Ok((done.ops, done.bytes))
+    }
+
+    /// The untimed pass before read: every worker's file read once.
+    fn prime(&self, cell: Cell) -> Result<(), RunError> {
+        for w in 0..self.z.threads.max(1) {
+            let path = self.file(w);
+            let f = File::open(&path).map_err(RunError::io(path.display()))?;
+            let mut r = BufReader::with_capacity(cell.record as usize, f);
+            let mut buf = vec![0u8; cell.record as usize];
+            while r.read(&mut buf).map_err(RunError::io(path.display()))? > 0 {}
+        }
+        Ok(())
+    }
+
+    fn show_progress(&self, step: Step) {
+        use std::io::IsTerminal;
+        if self.quiet || self.z.throughput_mode() || !std::io::stderr().is_terminal() {
+            return;
+        }
+        let cell = self.cells[step.cell];
+        let secs = self.started.elapsed().as_secs_f64();
+        let share = self.done as f64 / self.total.max(1) as f64;
+        let eta = if share > 0.0 {
+            format!(", ETA {:.0} s", secs / share * (1.0 - share))
+        } else {
+            String::new()
+        };
+        eprint!(
+            "\rfsbench:   iozone cell {} of {} ({} file, {} records): {:.0}% of the bytes, elapsed {secs:.0} s{eta}   ",
+            step.cell + 1,
+            self.cells.len(),
+            size_label(cell.file),
+            size_label(cell.record),
+            share * 100.0
+        );
+    }
+
+    fn remove_files(&self) {
+        for w in 0..self.z.threads.max(1) {
+            let _ = std::fs::remove_file(self.file(w));
+        }
+    }
+}
+
+impl Session for IozoneSession {
+    fn phases(&self) -> &[PhaseSpec] {
+        &self.specs
+    }
+
+    fn prepare(&mut self, phase: usize) -> Result<(), RunError> {
+        let step = self.steps[phase];
+        if step.first {
+            self.broken = None;
+            self.show_progress(step);
+            crate::sys::sync();
+        }
+        if self.broken.is_none() && step.test == Test::Read {
+            self.prime(self.cells[step.cell])?;
+        }
+        for s in self
+            .spans
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .iter_mut()
+        {
+            *s = None;
+        }
+        Ok(())
+    }
+
+    fn work(&self, phase: usize, ctx: &WorkerCtx) -> WorkerOut {
+        let step = self.steps[phase];
+        let mut out = WorkerOut::default();
+        if self.broken.is_some() {
+            return out;
+        }
+        let mut lat = Lat::default();
+        match self.one(step, ctx, &mut lat) {
+            Ok((ops, bytes)) => {
+                out.counters.insert("ops", ops as f64);
+                out.counters.insert("bytes", bytes as f64);
+                if step.test.writes() {
+                    out.counters.insert("write_bytes", bytes as f64);
+                }
+            }
+            Err(e) => out.error = Some(format!("{}: {e}", step.test.def().name)),
+        }
+        let mut h = hist::new();
+        lat.into_hist(&mut h);
+        out.hists.insert("lat", h);
+        out
+    }
+
+    fn finish(&mut self, phase: usize, m: &Merged) -> Result<Vec<Phase>, RunError> {
+        let step = self.steps[phase];
+        let cell = self.cells[step.cell];
+        self.done += cell.file * self.z.threads.max(1) as u64;
+        let p = &m.parts[0];
+        let mut ph = Phase {
+            test: self.specs[phase].name.clone(),
+            error: p.error.clone(),
+            ..Default::default()
+        };
+        if let Some(why) = &self.broken {
+            ph.skipped = Some(format!("the file could not be written: {why}"));
+        } else if let (Some(e), true) = (&p.error, step.test.writes()) {
+            self.broken = Some(e.clone());
+        }
+        if ph.skipped.is_none() && ph.error.is_none() {
+            self.figures(step, p, &mut ph);
+        }
+        if step.last {
+            self.remove_files();
+        }
+        Ok(vec![ph])
+    }
+
+    fn close(&mut self) -> Result<(), RunError> {
+        self.remove_files();
+        if !self.quiet
+            && !self.z.throughput_mode()
+            && std::io::IsTerminal::is_terminal(&std::io::stderr())
+        {
+            eprintln!();
+        }
+        Ok(())
+    }
+}
+
+impl IozoneSession {
+    fn figures(&self, step: Step, p: &WorkerOut, ph: &mut Phase) {
+        let cell = self.cells[step.cell];
+        let spans: Vec<(Instant, Instant, u64)> = self
+            .spans
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .iter()
+            .flatten()
+            .copied()
+            .collect();
+        let (ops, bytes) = (p.counter("ops"), p.counter("bytes"));
+        let (first, last) = (
+            spans.iter().map(|s| s.0).min(),
+            spans.iter().map(|s| s.1).max(),
+        );
+        let wall = match (first, last) {
+            (Some(a), Some(b)) => b.duration_since(a),
+            _ => p.window,
+        };
+        let s = wall.as_secs_f64().max(1e-9);
+        let mx = &mut ph.metrics;
+        let rates: Vec<f64> = spans
+            .iter()
+            .map(|(a, b, n)| *n as f64 / 1024.0 / b.duration_since(*a).as_secs_f64().max(1e-9))
+            .collect();
+        if self.z.throughput_mode() {
+            let children: f64 = rates.iter().sum();
+            mx.insert("children_kib_per_sec".into(), children);
+            mx.insert("parent_kib_per_sec".into(), bytes / 1024.0 / s);
+            mx.insert("kib_per_sec".into(), children);
+            if !rates.is_empty() {
+                mx.insert(
+                    "min_kib_per_sec".into(),
+                    rates.iter().copied().fold(f64::MAX, f64::min),
+                );
+                mx.insert(
+                    "max_kib_per_sec".into(),
+                    rates.iter().copied().fold(0.0, f64::max),
+                );
+                mx.insert("avg_kib_per_sec".into(), children / rates.len() as f64);
+            }
+        } else {
+            mx.insert("kib_per_sec".into(), bytes / 1024.0 / s);
+        }
+        mx.insert("bytes_per_sec".into(), bytes / s);
+        mx.insert("ops_per_sec".into(), ops / s);
+        mx.insert("bytes".into(), bytes);
+        mx.insert("records".into(), ops);
+        if let Some(h) = p.hists.get("lat") {
+            hist::summarize(h, "lat", mx);
+            ph.histograms.insert("lat_ns".into(), hist::encode(h));
+        }
+        ph.duration_s = wall.as_secs_f64();
+        self.notes(step, wall, ph);
+        ph.config = Some(serde_json::json!({
+            "file_size": cell.file, "record_size": cell.record,
+            "file_kib": cell.file / 1024, "record_kib": cell.record / 1024,
+            "fsync": self.z.fsync, "close": self.z.close, "direct": self.z.direct && !step.test.def().stream,
+            "purge": self.z.purge, "stride": self.z.stride, "threads": self.z.threads,
+            "all_records": self.z.all_records, "seed": self.z.seed,
+            "data": format!("incompressible random bytes, each record from a {} pool", format_bytes(self.pool.len() as u64)),
+        }));
+    }
+
+    fn notes(&self, step: Step, wall: Duration, ph: &mut Phase) {
+        let cell = self.cells[step.cell];
+        let files = cell.file * self.z.threads.max(1) as u64;
+        let direct = self.z.direct && !step.test.def().stream;
+        if files < self.mem_total && !direct && !self.z.purge && self.fs != "tmpfs" {
+            ph.notes.push(format!(
+                "page_cache: the file ({}) is smaller than RAM ({}) and neither direct=1 nor purge=1 is set: this measures the page cache",
+                format_bytes(files),
+                format_bytes(self.mem_total)
+            ));
+        }
+        if wall < Duration::from_millis(1) {
+            ph.notes.push(format!(
+                "too_fast: measured in {:.0} us; the cell is too small for a stable figure",
+                wall.as_secs_f64() * 1e6
+            ));
+        }
+    }
+}
