@@ -505,3 +505,34 @@ fn bonnie_runs_every_test_and_its_csv_reads_in_bonnies_own_tools() {
         );
     }
 }
+
+#[test]
+fn iozone_matrices_that_cannot_run_are_refused_before_anything_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("study");
+    let out_s = out.to_str().unwrap();
+    for (target, workload, says) in [
+        (
+            "ext4",
+            "iozone:size=64k,record=128k",
+            "bigger than the file",
+        ),
+        ("tmpfs", "iozone:max_file=1m,direct=1", "direct=1 on tmpfs"),
+        ("ext4", "iozone:max_file=512m", "needs 512 MiB at once"),
+        ("ext4", "iozone:tests=mmap", "unknown test 'mmap'"),
+    ] {
+        let o = run(&[
+            "compare",
+            target,
+            "--size",
+            "256M",
+            "--workload",
+            workload,
+            "--out",
+            out_s,
+        ]);
+        assert_eq!(o.status.code(), Some(2), "{workload}: {}", stderr(&o));
+        assert!(stderr(&o).contains(says), "{workload}: {}", stderr(&o));
+        assert!(!out.exists(), "{workload}: a study was created");
+    }
+}

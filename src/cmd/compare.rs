@@ -94,6 +94,8 @@ fn report_at_end(out: &Path, plan: &Plan, records: &[Record]) {
     let others: Vec<Record> = records
         .iter()
         .filter(|r| !report::block::is_block(r))
+        // The iozone matrices stand for its hundreds of records; its failures are listed.
+        .filter(|r| !report::iozone::is_iozone(r) || r.outcome != store::Outcome::Ok)
         .cloned()
         .collect();
     if !others.is_empty() {
@@ -104,11 +106,12 @@ fn report_at_end(out: &Path, plan: &Plan, records: &[Record]) {
         .as_ref()
         .map(|m| m.warnings.clone())
         .unwrap_or_default();
-    if let Ok(rep) = StudyReport::build(
+    if let Ok(mut rep) = StudyReport::build(
         records.to_vec(),
         plan.baseline.as_deref(),
         &manifest_warnings,
     ) {
+        rep.color = super::stdout_wants_color();
         print!("{}", rep.term(plan.repeat > 1));
         eprint!("{}", rep.warnings_text(false));
         let title = format!("fsbench study {}", out.display());

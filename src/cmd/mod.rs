@@ -71,3 +71,8 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<Exit> {
         Command::Compare(a) => compare::run(*a),
     }
 }
+
+/// Colour on standard output: a terminal, and no NO_COLOR (no-color.org).
+pub fn stdout_wants_color() -> bool {
+    std::io::IsTerminal::is_terminal(&std::io::stdout()) && std::env::var_os("NO_COLOR").is_none()
+}

@@ -13,8 +13,9 @@ pub fn run(a: ReportArgs) -> anyhow::Result<Exit> {
     let manifest_warnings = crate::store::read_manifest(&a.dir)
         .map(|m| m.warnings)
         .unwrap_or_default();
-    let rep = StudyReport::build(records, a.baseline.as_deref(), &manifest_warnings)
+    let mut rep = StudyReport::build(records, a.baseline.as_deref(), &manifest_warnings)
         .map_err(anyhow::Error::msg)?;
+    rep.color = a.format == "term" && super::stdout_wants_color();
     let f = formats::find(&a.format).with_context(|| format!("unknown format '{}'", a.format))?;
     print!(
         "{}",

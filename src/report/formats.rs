@@ -18,6 +18,19 @@ struct Csv;
 struct Json;
 struct Html;
 struct BonnieCsv;
+struct IozoneR;
+
+impl Renderer for IozoneR {
+    fn name(&self) -> &'static str {
+        "iozone"
+    }
+    fn help(&self) -> &'static str {
+        "the iozone workload's matrices as iozone -R text tables (for iozone's graphing scripts)"
+    }
+    fn render(&self, rep: &StudyReport, _title: &str) -> String {
+        super::iozone::r_text(&rep.iozone)
+    }
+}
 
 impl Renderer for BonnieCsv {
     fn name(&self) -> &'static str {
@@ -91,7 +104,8 @@ impl Renderer for Html {
     }
 }
 
-pub static FORMATS: &[&dyn Renderer] = &[&Term, &Markdown, &Csv, &Json, &Html, &BonnieCsv];
+pub static FORMATS: &[&dyn Renderer] =
+    &[&Term, &Markdown, &Csv, &Json, &Html, &BonnieCsv, &IozoneR];
 
 pub fn names() -> Vec<&'static str> {
     FORMATS.iter().map(|f| f.name()).collect()
@@ -114,6 +128,8 @@ mod tests {
             rows: Vec::new(),
             views: Vec::new(),
             warnings: Vec::new(),
+            iozone: Default::default(),
+            color: false,
         });
         for f in FORMATS {
             assert!(seen.insert(f.name()), "{} twice", f.name());

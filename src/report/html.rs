@@ -443,6 +443,7 @@ pub fn render(
     views: &[View],
     baseline: &str,
     warnings: &[String],
+    iozone: &str,
 ) -> String {
     let mut targets: Vec<String> = Vec::new();
     for r in rows {
@@ -463,8 +464,14 @@ pub fn render(
     if !bon.is_empty() {
         let _ = write!(body, "<h2>bonnie++</h2><pre>{}</pre>", esc(&bon));
     }
-    cdf_charts(records, &mut body);
-    series_charts(records, &mut body);
+    body.push_str(iozone);
+    let generic: Vec<Record> = records
+        .iter()
+        .filter(|r| !super::iozone::is_iozone(r))
+        .cloned()
+        .collect();
+    cdf_charts(&generic, &mut body);
+    series_charts(&generic, &mut body);
     let mut warn = String::new();
     if !warnings.is_empty() {
         warn.push_str("<h2>Warnings</h2><ul class=\"warn\">");

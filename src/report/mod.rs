@@ -5,6 +5,7 @@ pub mod bonnie;
 pub mod doctor;
 pub mod formats;
 pub mod html;
+pub mod iozone;
 pub mod list;
 pub mod stats;
 pub mod summary;
@@ -88,12 +89,19 @@ pub struct ReportError(pub String);
 
 /// Everything a study's report is made of, computed once: the baseline, the statistics rows,
 /// the seeds' views and the warnings. `fsbench report` and the end of `compare` both render it.
+///
+/// The iozone workload's records (a figure per test and cell, hundreds per target) are shown by
+/// its own matrices (`iozone`), not by the statistics rows and views, which would drown in them;
+/// CSV and JSON carry their rows too.
 pub struct StudyReport {
     pub records: Vec<Record>,
     pub baseline: String,
     pub rows: Vec<summary::Row>,
     pub views: Vec<views::View>,
     pub warnings: Vec<String>,
+    pub iozone: iozone::Iozone,
+    /// Colour in the terminal tables (a terminal that did not ask for NO_COLOR).
+    pub color: bool,
 }
 
 impl StudyReport {
@@ -103,15 +111,23 @@ impl StudyReport {
         manifest_warnings: &[String],
     ) -> Result<StudyReport, ReportError> {
         let baseline = summary::baseline_of(&records, baseline)?;
-        let rows = summary::rows(&records, &baseline);
-        let views = views::all(&records, &rows, &baseline);
-        let warnings = summary::warnings(&records, &rows, manifest_warnings);
+        let generic: Vec<Record> = records
+            .iter()
+            .filter(|r| !iozone::is_iozone(r))
+            .cloned()
+            .collect();
+        let rows = summary::rows(&generic, &baseline);
+        let views = views::all(&generic, &rows, &baseline);
+        let mut warnings = summary::warnings(&generic, &rows, manifest_warnings);
+        warnings.extend(iozone::warnings(&records));
         Ok(StudyReport {
+            iozone: iozone::Iozone::collect(&records),
             records,
             baseline,
             rows,
             views,
             warnings,
+            color: false,
         })
     }
 
@@ -134,6 +150,13 @@ impl StudyReport {
         for v in &self.views {
             t.push_str(&v.term());
         }
+        let width = Table::new().width().map_or(100, usize::from);
+        t.push_str(&iozone::term(
+            &self.iozone,
+            &self.baseline,
+            width,
+            self.color,
+        ));
         if stats {
             t.push_str(&summary::term(&self.rows, &self.baseline));
         }
@@ -153,6 +176,7 @@ impl StudyReport {
         for v in &self.views {
             t.push_str(&v.markdown());
         }
+        t.push_str(&iozone::markdown(&self.iozone, &self.baseline));
         t.push_str("## Every key metric\n\n");
         t.push_str(&summary::markdown(&self.rows, &self.baseline));
         t.push_str(&self.warnings_text(true));
@@ -167,14 +191,28 @@ impl StudyReport {
             &self.views,
             &self.baseline,
             &self.warnings,
+            &iozone::html(&self.iozone, &self.baseline),
         )
     }
 
+    /// The statistics rows with the iozone workload's.
+    fn all_rows(&self) -> Vec<summary::Row> {
+        let io: Vec<Record> = self
+            .records
+            .iter()
+            .filter(|r| iozone::is_iozone(r))
+            .cloned()
+            .collect();
+        let mut rows = self.rows.clone();
+        rows.extend(summary::rows(&io, &self.baseline));
+        rows
+    }
+
     pub fn csv(&self) -> String {
-        summary::csv(&self.rows)
+        summary::csv(&self.all_rows())
     }
 
     pub fn json(&self) -> String {
-        summary::json(&self.rows, &self.baseline)
+        summary::json(&self.all_rows(), &self.baseline)
     }
 }

@@ -94,7 +94,10 @@ mod tests {
         );
         let all = all();
         let bps = all.iter().find(|e| e.def.name == "bytes_per_sec").unwrap();
-        assert_eq!(bps.by, ["smoke", "block", "fio", "files", "bonnie"]);
+        assert_eq!(
+            bps.by,
+            ["smoke", "block", "fio", "files", "bonnie", "iozone"]
+        );
     }
 
     #[test]
