@@ -2,7 +2,7 @@
 //! mode, one phase per test with N workers on their own files.
 
 use std::fs::{File, OpenOptions};
-use std::io::{BufReader, Read};
+use std::io::Read;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -68,6 +68,9 @@ pub struct IozoneSession {
     steps: Vec<Step>,
     specs: Vec<PhaseSpec>,
     pool: Pool,
+    /// Each worker's record buffer, of the largest record: allocated and touched once, not per
+    /// test (a fresh 16 MiB buffer costs page faults and zeroing every time).
+    bufs: Vec<Mutex<AlignedBuf>>,
     /// Why the rest of the cell cannot run (its file could not be written).
     broken: Option<String>,
     /// Throughput mode: each worker's (start, end, bytes) of the current test.
@@ -130,8 +133,16 @@ impl IozoneSession {
             .collect();
         let max_record = cells.iter().map(|c| c.record).max().unwrap_or(4096);
         let total = steps.iter().map(|s| cells[s.cell].file).sum::<u64>() * workers as u64;
+        let bufs = (0..workers)
+            .map(|_| {
+                let mut b = AlignedBuf::new(max_record as usize);
+                b.fill(1);
+                Mutex::new(b)
+            })
+            .collect();
         IozoneSession {
             pool: Pool::new(max_record, z.seed ^ 0x10_2e),
+            bufs,
             spans: Mutex::new(vec![None; workers]),
             z,
             dir,
@@ -183,18 +194,21 @@ impl IozoneSession {
         let d = step.test.def();
         let n = cell.file / cell.record;
         let mut f = self.open(&self.file(ctx.index), d)?;
-        let mut buf = AlignedBuf::new(cell.record as usize);
+        let mut whole = self.bufs[ctx.index]
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        let buf = &mut whole[..cell.record as usize];
         ctx.start_line();
         let t0 = Instant::now();
         let done = if d.stream {
-            battery::run_stream(&mut f, d, n, &mut buf, &self.pool, lat)?
+            battery::run_stream(&mut f, d, n, buf, &self.pool, lat)?
         } else {
             let w = battery::Walk {
                 n,
                 stride: self.z.stride,
                 seed: self.z.seed,
             };
-            battery::run(&mut f, d, w, &mut buf, &self.pool, lat)?
+            battery::run(&mut f, d, w, buf, &self.pool, lat)?
         };
         if self.z.fsync && step.test.writes() {
             f.sync_all()?;
@@ -219,10 +233,10 @@ impl IozoneSession {
     fn prime(&self, cell: Cell) -> Result<(), RunError> {
         for w in 0..self.z.threads.max(1) {
             let path = self.file(w);
-            let f = File::open(&path).map_err(RunError::io(path.display()))?;
-            let mut r = BufReader::with_capacity(cell.record as usize, f);
-            let mut buf = vec![0u8; cell.record as usize];
-            while r.read(&mut buf).map_err(RunError::io(path.display()))? > 0 {}
+            let mut f = File::open(&path).map_err(RunError::io(path.display()))?;
+            let mut whole = self.bufs[w].lock().unwrap_or_else(|e| e.into_inner());
+            let buf = &mut whole[..cell.record as usize];
+            while f.read(buf).map_err(RunError::io(path.display()))? > 0 {}
         }
         Ok(())
     }
