@@ -177,7 +177,8 @@ pub fn parse(spec: &WorkloadSpec) -> Result<Iozone, SpecError> {
         max_file,
         min_record,
         max_record,
-        all_records: spec.flag("all_records", false)?,
+        // The skip of small records for big files is -a's; a record named outright is run.
+        all_records: spec.flag("all_records", record.is_some())?,
         groups: groups(spec)?,
         fsync: spec.flag("fsync", false)?,
         close: spec.flag("close", false)?,
@@ -246,6 +247,11 @@ mod tests {
                 file: 4 * MIB,
                 record: 64 * KIB
             }]
+        );
+        assert_eq!(
+            z("iozone:size=64m,record=4k").unwrap().cells().len(),
+            1,
+            "record= is run even below 64K on a big file (the skip is -a's)"
         );
         assert!(z("iozone:threads=4,size=8m,record=4k")
             .unwrap()
