@@ -20,6 +20,18 @@ const TESTS: [&str; 13] = [
     "freread",
 ];
 
+/// `compare ext4 --size 256M` with the workloads, in a study under `wd`.
+fn on_ext4(wd: &std::path::Path, workloads: &[&str]) -> (std::process::Output, std::path::PathBuf) {
+    let out = wd.join("study");
+    let c = workloads
+        .iter()
+        .fold(Compare::new(&["ext4"]), |c, w| c.workload(w))
+        .size("256M")
+        .out(out.to_str().unwrap())
+        .workdir(wd.to_str().unwrap());
+    (c.run(), out)
+}
+
 #[test]
 fn iozone_on_ext4_gives_every_cell_and_its_r_text() {
     if needs("ext4", "mkfs.ext4") {
@@ -27,13 +39,7 @@ fn iozone_on_ext4_gives_every_cell_and_its_r_text() {
     }
     let _g = serial();
     let wd = workdir();
-    let out = wd.path().join("study");
-    let o = Compare::new(&["ext4"])
-        .workload("iozone:max_file=4M")
-        .size("256M")
-        .out(out.to_str().unwrap())
-        .workdir(wd.path().to_str().unwrap())
-        .run();
+    let (o, out) = on_ext4(wd.path(), &["iozone:max_file=4M"]);
     assert!(o.status.success(), "{}", stderr(&o));
     let recs = records_of(&out);
     // Files 64K..4M (7 sizes), records 4K up to the file: 5+6+...+11 = 56 cells, 13 tests each.
@@ -100,14 +106,13 @@ fn iozone_direct_and_throughput_mode_on_ext4() {
     }
     let _g = serial();
     let wd = workdir();
-    let out = wd.path().join("study");
-    let o = Compare::new(&["ext4"])
-        .workload("iozone:size=8M,record=64K,direct=1,tests=read+fread,purge=1")
-        .workload("iozone:threads=2,size=8M,record=64K,tests=read")
-        .size("256M")
-        .out(out.to_str().unwrap())
-        .workdir(wd.path().to_str().unwrap())
-        .run();
+    let (o, out) = on_ext4(
+        wd.path(),
+        &[
+            "iozone:size=8M,record=64K,direct=1,tests=read+fread,purge=1",
+            "iozone:threads=2,size=8M,record=64K,tests=read",
+        ],
+    );
     assert!(o.status.success(), "{}", stderr(&o));
     let recs = records_of(&out);
     let direct: Vec<_> = recs

@@ -116,6 +116,27 @@ impl Iozone {
         (b > 0.0).then(|| a / b)
     }
 
+    /// Every (test, target) matrix of `tests`, in order, with the test's axes (file sizes, record
+    /// sizes) over all targets.
+    fn each<'a>(&'a self, tests: &[&'static str]) -> Vec<Matrix<'a>> {
+        let mut out = Vec::new();
+        for test in tests.iter().copied() {
+            let (files, records) = self.axes(test);
+            for target in &self.targets {
+                if let Some(cells) = self.cells(target, test) {
+                    out.push(Matrix {
+                        test,
+                        target,
+                        cells,
+                        files: files.clone(),
+                        records: records.clone(),
+                    });
+                }
+            }
+        }
+        out
+    }
+
     /// The tests that have figures, in iozone's order.
     fn tests(&self) -> Vec<&'static str> {
         TESTS
@@ -124,6 +145,15 @@ impl Iozone {
             .filter(|n| self.matrix.keys().any(|(_, t)| t == n))
             .collect()
     }
+}
+
+/// One test's figures on one target, with the axes of the test.
+struct Matrix<'a> {
+    test: &'static str,
+    target: &'a String,
+    cells: &'a Cells,
+    files: Vec<u64>,
+    records: Vec<u64>,
 }
 
 /// A grid of text: a corner label, column heads, one row per file size.
@@ -204,37 +234,43 @@ fn beside(a: Vec<String>, b: Vec<String>, width: usize) -> String {
 /// when `color`); then the throughput-mode table.
 pub fn term(z: &Iozone, baseline: &str, width: usize, color: bool) -> String {
     let mut out = String::new();
-    for test in HEADLINES.iter().copied().filter(|t| z.tests().contains(t)) {
-        let (files, records) = z.axes(test);
-        for target in &z.targets {
-            let Some(cells) = z.cells(target, test) else {
-                continue;
-            };
-            let values = grid("MiB/s", &records, &files, &|f, r| {
-                cells
-                    .get(&(f, r))
-                    .map(|v| format!("{:.0}", mean(v) / 1024.0))
-            });
-            let ratios = if target != baseline && z.cells(baseline, test).is_some() {
-                grid("ratio", &records, &files, &|f, r| {
-                    z.ratio(target, baseline, test, (f, r))
-                        .map(|x| colored(x, color))
-                })
+    let headlines: Vec<&'static str> = HEADLINES
+        .iter()
+        .copied()
+        .filter(|t| z.tests().contains(t))
+        .collect();
+    for Matrix {
+        test,
+        target,
+        cells,
+        files,
+        records,
+    } in z.each(&headlines)
+    {
+        let values = grid("MiB/s", &records, &files, &|f, r| {
+            cells
+                .get(&(f, r))
+                .map(|v| format!("{:.0}", mean(v) / 1024.0))
+        });
+        let ratios = if target != baseline && z.cells(baseline, test).is_some() {
+            grid("ratio", &records, &files, &|f, r| {
+                z.ratio(target, baseline, test, (f, r))
+                    .map(|x| colored(x, color))
+            })
+        } else {
+            Vec::new()
+        };
+        let _ = writeln!(
+            out,
+            "iozone {test} on {target}: rows file size, columns record size{}",
+            if ratios.is_empty() {
+                String::new()
             } else {
-                Vec::new()
-            };
-            let _ = writeln!(
-                out,
-                "iozone {test} on {target}: rows file size, columns record size{}",
-                if ratios.is_empty() {
-                    String::new()
-                } else {
-                    format!("; beside, the ratio to {baseline} (above 1 is faster)")
-                }
-            );
-            out.push_str(&beside(values, ratios, width));
-            out.push('\n');
-        }
+                format!("; beside, the ratio to {baseline} (above 1 is faster)")
+            }
+        );
+        out.push_str(&beside(values, ratios, width));
+        out.push('\n');
     }
     out.push_str(&throughput_table(z));
     out
@@ -287,41 +323,42 @@ pub fn markdown(z: &Iozone, baseline: &str) -> String {
         return out;
     }
     out.push_str("## iozone\n\nKiB/s per cell (rows file size, columns record size), means over repeats; the ratio tables divide by the baseline's cell.\n\n");
-    for test in z.tests() {
-        let (files, records) = z.axes(test);
-        for target in &z.targets {
-            let Some(cells) = z.cells(target, test) else {
-                continue;
-            };
-            let head: Vec<String> = records.iter().map(|r| label(*r)).collect();
-            let table = |title: String, cell: &dyn Fn(u64, u64) -> Option<String>| {
-                let mut t = format!(
-                    "{title}\n\n| file | {} |\n|---|{}\n",
-                    head.join(" | "),
-                    "---|".repeat(head.len())
-                );
-                for f in &files {
-                    let row: Vec<String> = records
-                        .iter()
-                        .map(|r| cell(*f, *r).unwrap_or_default())
-                        .collect();
-                    let _ = writeln!(t, "| {} | {} |", label(*f), row.join(" | "));
-                }
-                t + "\n"
-            };
-            out.push_str(&table(
-                format!("### {test} on {target} (KiB/s)"),
-                &|f, r| cells.get(&(f, r)).map(|v| format!("{:.0}", mean(v))),
-            ));
-            if target != baseline && z.cells(baseline, test).is_some() {
-                out.push_str(&table(
-                    format!("### {test} on {target}, ratio to {baseline}"),
-                    &|f, r| {
-                        z.ratio(target, baseline, test, (f, r))
-                            .map(|x| format!("{x:.2}"))
-                    },
-                ));
+    for Matrix {
+        test,
+        target,
+        cells,
+        files,
+        records,
+    } in z.each(&z.tests())
+    {
+        let head: Vec<String> = records.iter().map(|r| label(*r)).collect();
+        let table = |title: String, cell: &dyn Fn(u64, u64) -> Option<String>| {
+            let mut t = format!(
+                "{title}\n\n| file | {} |\n|---|{}\n",
+                head.join(" | "),
+                "---|".repeat(head.len())
+            );
+            for f in &files {
+                let row: Vec<String> = records
+                    .iter()
+                    .map(|r| cell(*f, *r).unwrap_or_default())
+                    .collect();
+                let _ = writeln!(t, "| {} | {} |", label(*f), row.join(" | "));
             }
+            t + "\n"
+        };
+        out.push_str(&table(
+            format!("### {test} on {target} (KiB/s)"),
+            &|f, r| cells.get(&(f, r)).map(|v| format!("{:.0}", mean(v))),
+        ));
+        if target != baseline && z.cells(baseline, test).is_some() {
+            out.push_str(&table(
+                format!("### {test} on {target}, ratio to {baseline}"),
+                &|f, r| {
+                    z.ratio(target, baseline, test, (f, r))
+                        .map(|x| format!("{x:.2}"))
+                },
+            ));
         }
     }
     let tp = throughput_table(z);
@@ -356,60 +393,61 @@ pub fn html(z: &Iozone, baseline: &str) -> String {
         return out;
     }
     out.push_str("<h2>iozone</h2><p class=\"note\">Rows file size, columns record size. Each cell is the target's KiB/s over the baseline's (green above 1, red below); hover for both figures.</p>");
-    for test in z.tests() {
-        let (files, records) = z.axes(test);
-        for target in &z.targets {
-            let Some(cells) = z.cells(target, test) else {
-                continue;
-            };
-            let vs_base = target != baseline && z.cells(baseline, test).is_some();
-            if !vs_base && z.targets.len() > 1 {
-                continue;
+    for Matrix {
+        test,
+        target,
+        cells,
+        files,
+        records,
+    } in z.each(&z.tests())
+    {
+        let vs_base = target != baseline && z.cells(baseline, test).is_some();
+        if !vs_base && z.targets.len() > 1 {
+            continue;
+        }
+        let _ = write!(
+            out,
+            "<h3>{} on {}{}</h3><table class=\"iozone heat\"><tr><th>file \\ record</th>",
+            esc(test),
+            esc(target),
+            if vs_base {
+                format!(", ratio to {}", esc(baseline))
+            } else {
+                " (KiB/s)".into()
             }
-            let _ = write!(
-                out,
-                "<h3>{} on {}{}</h3><table class=\"iozone heat\"><tr><th>file \\ record</th>",
-                esc(test),
-                esc(target),
-                if vs_base {
-                    format!(", ratio to {}", esc(baseline))
-                } else {
-                    " (KiB/s)".into()
-                }
-            );
+        );
+        for r in &records {
+            let _ = write!(out, "<th>{}</th>", label(*r));
+        }
+        out.push_str("</tr>");
+        for f in &files {
+            let _ = write!(out, "<tr><th>{}</th>", label(*f));
             for r in &records {
-                let _ = write!(out, "<th>{}</th>", label(*r));
+                let v = cells.get(&(*f, *r)).map(|v| mean(v));
+                let b = z
+                    .cells(baseline, test)
+                    .and_then(|c| c.get(&(*f, *r)))
+                    .map(|v| mean(v));
+                match (v, b, vs_base) {
+                    (Some(v), Some(b), true) if b > 0.0 => {
+                        let x = v / b;
+                        let _ = write!(
+                            out,
+                            "<td style=\"background:{}\" title=\"{target}: {v:.0} KiB/s; {baseline}: {b:.0} KiB/s\">{x:.2}</td>",
+                            shade(x),
+                            target = esc(target),
+                            baseline = esc(baseline)
+                        );
+                    }
+                    (Some(v), _, false) => {
+                        let _ = write!(out, "<td>{v:.0}</td>");
+                    }
+                    _ => out.push_str("<td></td>"),
+                }
             }
             out.push_str("</tr>");
-            for f in &files {
-                let _ = write!(out, "<tr><th>{}</th>", label(*f));
-                for r in &records {
-                    let v = cells.get(&(*f, *r)).map(|v| mean(v));
-                    let b = z
-                        .cells(baseline, test)
-                        .and_then(|c| c.get(&(*f, *r)))
-                        .map(|v| mean(v));
-                    match (v, b, vs_base) {
-                        (Some(v), Some(b), true) if b > 0.0 => {
-                            let x = v / b;
-                            let _ = write!(
-                                out,
-                                "<td style=\"background:{}\" title=\"{target}: {v:.0} KiB/s; {baseline}: {b:.0} KiB/s\">{x:.2}</td>",
-                                shade(x),
-                                target = esc(target),
-                                baseline = esc(baseline)
-                            );
-                        }
-                        (Some(v), _, false) => {
-                            let _ = write!(out, "<td>{v:.0}</td>");
-                        }
-                        _ => out.push_str("<td></td>"),
-                    }
-                }
-                out.push_str("</tr>");
-            }
-            out.push_str("</table>");
         }
+        out.push_str("</table>");
     }
     let tp = throughput_table(z);
     if !tp.is_empty() {
