@@ -22,14 +22,7 @@ const TESTS: [&str; 13] = [
 
 /// `compare ext4 --size 256M` with the workloads, in a study under `wd`.
 fn on_ext4(wd: &std::path::Path, workloads: &[&str]) -> (std::process::Output, std::path::PathBuf) {
-    let out = wd.join("study");
-    let c = workloads
-        .iter()
-        .fold(Compare::new(&["ext4"]), |c, w| c.workload(w))
-        .size("256M")
-        .out(out.to_str().unwrap())
-        .workdir(wd.to_str().unwrap());
-    (c.run(), out)
+    run_study(wd, "study", &["ext4"], workloads, "256M")
 }
 
 #[test]

@@ -168,13 +168,13 @@ fn running_out_of_inodes_is_a_result_and_what_was_written_verifies() {
     }
     let _g = serial();
     let wd = workdir();
-    let out = wd.path().join("study");
-    let o = Compare::new(&["ext4:inodes=3000"])
-        .workload("files:tops=10,subs=10,files=100,threads=2")
-        .size("256M")
-        .out(out.to_str().unwrap())
-        .workdir(wd.path().to_str().unwrap())
-        .run();
+    let (o, out) = run_study(
+        wd.path(),
+        "study",
+        &["ext4:inodes=3000"],
+        &["files:tops=10,subs=10,files=100,threads=2"],
+        "256M",
+    );
     assert!(o.status.success(), "{}", stderr(&o));
     let recs = records_of(&out);
     let w = &recs[0];
@@ -201,13 +201,13 @@ fn many_files_on_zfs_fuse_tear_down_cleanly() {
     let _g = serial();
     let daemon_before = zfs_fuse_running();
     let wd = workdir();
-    let out = wd.path().join("study");
-    let o = Compare::new(&["zfs"])
-        .workload("files:count=5000,threads=2")
-        .size("1G")
-        .out(out.to_str().unwrap())
-        .workdir(wd.path().to_str().unwrap())
-        .run();
+    let (o, out) = run_study(
+        wd.path(),
+        "study",
+        &["zfs"],
+        &["files:count=5000,threads=2"],
+        "1G",
+    );
     assert!(o.status.success(), "{}", stderr(&o));
     let recs = records_of(&out);
     assert_eq!(recs[1]["metrics"]["integrity_ok"].as_f64(), Some(5000.0));
@@ -230,13 +230,13 @@ fn bonnie_on_ext4_gives_every_record_and_refuses_a_file_too_big_for_the_target()
     }
     let _g = serial();
     let wd = workdir();
-    let out = wd.path().join("study");
-    let o = Compare::new(&["ext4"])
-        .workload("bonnie:size=32M,ram=0,files=1:4k:1k:2,seeks=1000")
-        .size("256M")
-        .out(out.to_str().unwrap())
-        .workdir(wd.path().to_str().unwrap())
-        .run();
+    let (o, out) = run_study(
+        wd.path(),
+        "study",
+        &["ext4"],
+        &["bonnie:size=32M,ram=0,files=1:4k:1k:2,seeks=1000"],
+        "256M",
+    );
     assert!(o.status.success(), "{}", stderr(&o));
     let recs = records_of(&out);
     assert_eq!(recs.len(), 12, "{recs:?}");
@@ -257,13 +257,13 @@ fn bonnie_on_ext4_gives_every_record_and_refuses_a_file_too_big_for_the_target()
     no_leftovers(wd.path());
 
     // A 1 GiB IO file on a 256 MiB target is refused before any test runs.
-    let out2 = wd.path().join("study2");
-    let o = Compare::new(&["ext4"])
-        .workload("bonnie:size=1G,ram=0,files=0")
-        .size("256M")
-        .out(out2.to_str().unwrap())
-        .workdir(wd.path().to_str().unwrap())
-        .run();
+    let (o, out2) = run_study(
+        wd.path(),
+        "study2",
+        &["ext4"],
+        &["bonnie:size=1G,ram=0,files=0"],
+        "256M",
+    );
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     let recs = records_of(&out2);
     assert_eq!(recs.len(), 1, "{recs:?}");
@@ -282,13 +282,13 @@ fn bonnie_running_out_of_inodes_is_a_recorded_outcome() {
     }
     let _g = serial();
     let wd = workdir();
-    let out = wd.path().join("study");
-    let o = Compare::new(&["tmpfs:nr_inodes=600"])
-        .workload("bonnie:size=8M,ram=0,files=1,seeks=100")
-        .size("64M")
-        .out(out.to_str().unwrap())
-        .workdir(wd.path().to_str().unwrap())
-        .run();
+    let (o, out) = run_study(
+        wd.path(),
+        "study",
+        &["tmpfs:nr_inodes=600"],
+        &["bonnie:size=8M,ram=0,files=1,seeks=100"],
+        "64M",
+    );
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     let recs = records_of(&out);
     let create = recs.iter().find(|r| r["test"] == "seq_create").unwrap();

@@ -20,7 +20,7 @@ type Group = (String, Vec<Bar>);
 /// A named line of (x, y) points.
 type Line = (String, Vec<(f64, f64)>);
 
-fn esc(s: &str) -> String {
+pub(super) fn esc(s: &str) -> String {
     s.replace('&', "&amp;")
         .replace('<', "&lt;")
         .replace('>', "&gt;")

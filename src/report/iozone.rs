@@ -6,6 +6,7 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
+use super::html::esc;
 use crate::store::{Outcome, Record};
 use crate::workload::iozone::{NAME, TESTS};
 
@@ -19,7 +20,8 @@ type Cells = BTreeMap<(u64, u64), Vec<f64>>;
 #[derive(Default)]
 pub struct Iozone {
     pub targets: Vec<String>,
-    matrix: BTreeMap<(String, &'static str), Cells>,
+    /// Per test, per target: the cells.
+    matrix: BTreeMap<&'static str, BTreeMap<String, Cells>>,
     throughput: Vec<Record>,
 }
 
@@ -66,7 +68,9 @@ impl Iozone {
                 continue;
             };
             z.matrix
-                .entry((r.target.clone(), t.name))
+                .entry(t.name)
+                .or_default()
+                .entry(r.target.clone())
                 .or_default()
                 .entry((cfg(r, "file_size"), cfg(r, "record_size")))
                 .or_default()
@@ -79,18 +83,15 @@ impl Iozone {
         self.targets.is_empty()
     }
 
-    fn cells(&self, target: &str, test: &'static str) -> Option<&Cells> {
-        self.matrix.get(&(target.to_string(), test))
+    fn cells(&self, target: &str, test: &str) -> Option<&Cells> {
+        self.matrix.get(test)?.get(target)
     }
 
     /// The file sizes (rows) and record sizes (columns) of a test over all targets.
     fn axes(&self, test: &str) -> (Vec<u64>, Vec<u64>) {
         let mut files: Vec<u64> = Vec::new();
         let mut records: Vec<u64> = Vec::new();
-        for ((_, t), cells) in &self.matrix {
-            if *t != test {
-                continue;
-            }
+        for cells in self.matrix.get(test).into_iter().flat_map(|m| m.values()) {
             for (f, r) in cells.keys() {
                 files.push(*f);
                 records.push(*r);
@@ -104,30 +105,25 @@ impl Iozone {
     }
 
     /// The ratio of a target's cell to the baseline's (means over repeats).
-    fn ratio(
-        &self,
-        target: &str,
-        baseline: &str,
-        test: &'static str,
-        cell: (u64, u64),
-    ) -> Option<f64> {
-        let a = mean(self.cells(target, test)?.get(&cell)?);
-        let b = mean(self.cells(baseline, test)?.get(&cell)?);
-        (b > 0.0).then(|| a / b)
+    #[cfg(test)]
+    fn ratio(&self, target: &str, baseline: &str, test: &str, cell: (u64, u64)) -> Option<f64> {
+        ratio_of(self.cells(target, test)?, self.cells(baseline, test)?, cell)
     }
 
     /// Every (test, target) matrix of `tests`, in order, with the test's axes (file sizes, record
-    /// sizes) over all targets.
-    fn each<'a>(&'a self, tests: &[&'static str]) -> Vec<Matrix<'a>> {
+    /// sizes) over all targets and the baseline's cells to divide by.
+    fn each<'a>(&'a self, tests: &[&'static str], baseline: &str) -> Vec<Matrix<'a>> {
         let mut out = Vec::new();
         for test in tests.iter().copied() {
             let (files, records) = self.axes(test);
+            let base = self.cells(baseline, test);
             for target in &self.targets {
                 if let Some(cells) = self.cells(target, test) {
                     out.push(Matrix {
                         test,
                         target,
                         cells,
+                        base: base.filter(|_| target != baseline),
                         files: files.clone(),
                         records: records.clone(),
                     });
@@ -142,18 +138,31 @@ impl Iozone {
         TESTS
             .iter()
             .map(|t| t.name)
-            .filter(|n| self.matrix.keys().any(|(_, t)| t == n))
+            .filter(|n| self.matrix.contains_key(n))
             .collect()
     }
 }
 
-/// One test's figures on one target, with the axes of the test.
+fn ratio_of(cells: &Cells, base: &Cells, cell: (u64, u64)) -> Option<f64> {
+    let (a, b) = (mean(cells.get(&cell)?), mean(base.get(&cell)?));
+    (b > 0.0).then(|| a / b)
+}
+
+/// One test's figures on one target, with the axes of the test and, for a target other than
+/// the baseline, the baseline's cells.
 struct Matrix<'a> {
     test: &'static str,
     target: &'a String,
     cells: &'a Cells,
+    base: Option<&'a Cells>,
     files: Vec<u64>,
     records: Vec<u64>,
+}
+
+impl Matrix<'_> {
+    fn ratio(&self, cell: (u64, u64)) -> Option<f64> {
+        ratio_of(self.cells, self.base?, cell)
+    }
 }
 
 /// A grid of text: a corner label, column heads, one row per file size.
@@ -239,26 +248,18 @@ pub fn term(z: &Iozone, baseline: &str, width: usize, color: bool) -> String {
         .copied()
         .filter(|t| z.tests().contains(t))
         .collect();
-    for Matrix {
-        test,
-        target,
-        cells,
-        files,
-        records,
-    } in z.each(&headlines)
-    {
-        let values = grid("MiB/s", &records, &files, &|f, r| {
-            cells
+    for m in z.each(&headlines, baseline) {
+        let (test, target) = (m.test, m.target);
+        let values = grid("MiB/s", &m.records, &m.files, &|f, r| {
+            m.cells
                 .get(&(f, r))
                 .map(|v| format!("{:.0}", mean(v) / 1024.0))
         });
-        let ratios = if target != baseline && z.cells(baseline, test).is_some() {
-            grid("ratio", &records, &files, &|f, r| {
-                z.ratio(target, baseline, test, (f, r))
-                    .map(|x| colored(x, color))
-            })
-        } else {
-            Vec::new()
+        let ratios = match m.base {
+            Some(_) => grid("ratio", &m.records, &m.files, &|f, r| {
+                m.ratio((f, r)).map(|x| colored(x, color))
+            }),
+            None => Vec::new(),
         };
         let _ = writeln!(
             out,
@@ -323,23 +324,18 @@ pub fn markdown(z: &Iozone, baseline: &str) -> String {
         return out;
     }
     out.push_str("## iozone\n\nKiB/s per cell (rows file size, columns record size), means over repeats; the ratio tables divide by the baseline's cell.\n\n");
-    for Matrix {
-        test,
-        target,
-        cells,
-        files,
-        records,
-    } in z.each(&z.tests())
-    {
-        let head: Vec<String> = records.iter().map(|r| label(*r)).collect();
+    for m in z.each(&z.tests(), baseline) {
+        let (test, target) = (m.test, m.target);
+        let head: Vec<String> = m.records.iter().map(|r| label(*r)).collect();
         let table = |title: String, cell: &dyn Fn(u64, u64) -> Option<String>| {
             let mut t = format!(
                 "{title}\n\n| file | {} |\n|---|{}\n",
                 head.join(" | "),
                 "---|".repeat(head.len())
             );
-            for f in &files {
-                let row: Vec<String> = records
+            for f in &m.files {
+                let row: Vec<String> = m
+                    .records
                     .iter()
                     .map(|r| cell(*f, *r).unwrap_or_default())
                     .collect();
@@ -349,15 +345,12 @@ pub fn markdown(z: &Iozone, baseline: &str) -> String {
         };
         out.push_str(&table(
             format!("### {test} on {target} (KiB/s)"),
-            &|f, r| cells.get(&(f, r)).map(|v| format!("{:.0}", mean(v))),
+            &|f, r| m.cells.get(&(f, r)).map(|v| format!("{:.0}", mean(v))),
         ));
-        if target != baseline && z.cells(baseline, test).is_some() {
+        if m.base.is_some() {
             out.push_str(&table(
                 format!("### {test} on {target}, ratio to {baseline}"),
-                &|f, r| {
-                    z.ratio(target, baseline, test, (f, r))
-                        .map(|x| format!("{x:.2}"))
-                },
+                &|f, r| m.ratio((f, r)).map(|x| format!("{x:.2}")),
             ));
         }
     }
@@ -378,13 +371,6 @@ fn shade(x: f64) -> String {
     }
 }
 
-fn esc(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
-}
-
 /// HTML: one heat-map per test and target of the ratio surface (the value in each cell, both
 /// KiB/s figures on hover); the baseline's own matrix when it is the only target.
 pub fn html(z: &Iozone, baseline: &str) -> String {
@@ -393,15 +379,9 @@ pub fn html(z: &Iozone, baseline: &str) -> String {
         return out;
     }
     out.push_str("<h2>iozone</h2><p class=\"note\">Rows file size, columns record size. Each cell is the target's KiB/s over the baseline's (green above 1, red below); hover for both figures.</p>");
-    for Matrix {
-        test,
-        target,
-        cells,
-        files,
-        records,
-    } in z.each(&z.tests())
-    {
-        let vs_base = target != baseline && z.cells(baseline, test).is_some();
+    for m in z.each(&z.tests(), baseline) {
+        let (test, target) = (m.test, m.target);
+        let vs_base = m.base.is_some();
         if !vs_base && z.targets.len() > 1 {
             continue;
         }
@@ -416,18 +396,15 @@ pub fn html(z: &Iozone, baseline: &str) -> String {
                 " (KiB/s)".into()
             }
         );
-        for r in &records {
+        for r in &m.records {
             let _ = write!(out, "<th>{}</th>", label(*r));
         }
         out.push_str("</tr>");
-        for f in &files {
+        for f in &m.files {
             let _ = write!(out, "<tr><th>{}</th>", label(*f));
-            for r in &records {
-                let v = cells.get(&(*f, *r)).map(|v| mean(v));
-                let b = z
-                    .cells(baseline, test)
-                    .and_then(|c| c.get(&(*f, *r)))
-                    .map(|v| mean(v));
+            for r in &m.records {
+                let v = m.cells.get(&(*f, *r)).map(|v| mean(v));
+                let b = m.base.and_then(|c| c.get(&(*f, *r))).map(|v| mean(v));
                 match (v, b, vs_base) {
                     (Some(v), Some(b), true) if b > 0.0 => {
                         let x = v / b;

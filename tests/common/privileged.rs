@@ -166,3 +166,21 @@ pub fn wait_for_lines(path: &Path, n: usize) {
         std::thread::sleep(Duration::from_millis(20));
     }
 }
+
+/// `compare TARGETS --workload W... --size SIZE`, its study in `wd/name` and its work under `wd`.
+pub fn run_study(
+    wd: &Path,
+    name: &str,
+    targets: &[&str],
+    workloads: &[&str],
+    size: &str,
+) -> (std::process::Output, std::path::PathBuf) {
+    let out = wd.join(name);
+    let c = workloads
+        .iter()
+        .fold(super::Compare::new(targets), |c, w| c.workload(w))
+        .size(size)
+        .out(out.to_str().unwrap())
+        .workdir(wd.to_str().unwrap());
+    (c.run(), out)
+}
