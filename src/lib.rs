@@ -1,7 +1,7 @@
 //! fsbench: provision real filesystems and benchmark them side by side.
 //!
-//! Layers, from the bottom (docs/architecture.md draws the arrows): `stop` and `sys` (the system
-//! layer, the only place with `unsafe`); `plan` (plain data); `metrics`, `engine`, `io`;
+//! Layers, from the bottom (docs/architecture.md draws the arrows): `stop`, `out` (standard output
+//! that a closed pipe ends quietly) and `sys` (the system layer, the only place with `unsafe`); `plan` (plain data); `metrics`, `engine`, `io`;
 //! `provision` (the only module that runs mkfs, mount, zpool, losetup); `store`; `frame` (the
 //! phase frame); `workload`; `runner` (the coordinator); `report` (pure: never calls the system);
 //! `cli` and `cmd` (the command edge). No top-level module imports one that imports it back
@@ -15,6 +15,7 @@ pub mod engine;
 pub mod frame;
 pub mod io;
 pub mod metrics;
+pub mod out;
 pub mod plan;
 pub mod provision;
 pub mod report;

@@ -313,8 +313,20 @@ fn report_renders_a_copied_study_without_root() {
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(v["baseline"], "ext4");
     assert!(v["rows"].as_array().unwrap().len() > 50);
+    // The terminal report is short: the tables a person decides from and grouped warnings;
+    // the statistics come with --full.
     let o = run(&["report", s]);
+    let term = stdout(&o);
+    assert!(o.status.success() && !term.contains("95% CI"), "{term}");
+    assert!(term.contains("Ratio to ext4") && term.contains("Many small files"));
+    assert!(
+        term.lines().count() <= 40,
+        "{} lines:\n{term}",
+        term.lines().count()
+    );
+    let o = run(&["report", s, "--full"]);
     assert!(o.status.success() && stdout(&o).contains("95% CI"));
+    assert!(stdout(&o).lines().count() > term.lines().count());
     let o = run(&["report", s, "--baseline", "zfs"]);
     assert_eq!(o.status.code(), Some(2));
     assert!(
@@ -535,4 +547,71 @@ fn iozone_matrices_that_cannot_run_are_refused_before_anything_runs() {
         assert!(stderr(&o).contains(says), "{workload}: {}", stderr(&o));
         assert!(!out.exists(), "{workload}: a study was created");
     }
+}
+
+/// Two studies as one report: labels both have get their study's name, the baseline is chosen
+/// across them, and a warning of each study says which it is.
+#[test]
+fn report_merges_studies_and_prefixes_clashing_labels() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = copy_fixture_study(dir.path());
+    let b = dir.path().join("after");
+    std::fs::create_dir(&b).unwrap();
+    // The second study: the same records with xfs relabelled btrfs-like "xfs-new".
+    let text = std::fs::read_to_string(a.join("results.jsonl")).unwrap();
+    std::fs::write(
+        b.join("results.jsonl"),
+        text.replace("\"target\":\"xfs\"", "\"target\":\"xfs-new\""),
+    )
+    .unwrap();
+    let (sa, sb) = (a.to_str().unwrap(), b.to_str().unwrap());
+    let o = run(&["report", sa, sb, "--format", "json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["baseline"], "study/ext4");
+    let targets: std::collections::BTreeSet<String> = v["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["target"].as_str().unwrap().to_string())
+        .collect();
+    let want: std::collections::BTreeSet<String> = ["study/ext4", "after/ext4", "xfs", "xfs-new"]
+        .iter()
+        .map(|x| x.to_string())
+        .collect();
+    assert_eq!(targets, want);
+    let o = run(&["report", sa, sb, "--baseline", "after/ext4"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).contains("Ratio to after/ext4"), "{}", stdout(&o));
+    let o = run(&["report", sa, dir.path().join("nothing").to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("nothing"), "{}", stderr(&o));
+}
+
+/// A reader that goes away (`| head`) ends the report quietly: no panic, no message, status 0.
+#[test]
+fn a_closed_pipe_ends_report_quietly() {
+    let dir = tempfile::tempdir().unwrap();
+    let study = copy_fixture_study(dir.path());
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_fsbench"))
+        .args(["report", study.to_str().unwrap(), "--format", "json"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Read one line, then close the pipe, as `head -1` does.
+    {
+        use std::io::BufRead;
+        let out = child.stdout.take().unwrap();
+        let mut line = String::new();
+        std::io::BufReader::new(out).read_line(&mut line).unwrap();
+        assert_eq!(line.trim(), "{");
+    }
+    let o = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    assert!(
+        !err.contains("panicked") && !err.contains("Broken pipe"),
+        "{err}"
+    );
 }

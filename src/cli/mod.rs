@@ -124,9 +124,10 @@ pub enum Command {
         #[command(flatten)]
         common: Common,
     },
-    /// Statistics over a study's repeats: mean, 95% CI, ratio to a baseline, Welch's t-test
+    /// A study's report: tables, ratios to a baseline with 95% intervals, warnings; several
+    /// studies merge into one
     #[command(
-        after_help = "Examples:\n  fsbench report study\n  fsbench report study --format md > report.md\n  fsbench report study --format csv --baseline xfs\n  fsbench report study --format html > report.html\n  fsbench report study --format iozone        iozone -R tables of the iozone workload\n\nNeeds no root: it only reads DIR/results.jsonl. The terminal and Markdown views show the\nkey metrics (iops, bytes_per_sec, lat_p99_ns, files_per_sec, space_overhead_pct); CSV and JSON\ncarry every metric of every test."
+        after_help = "Examples:\n  fsbench report study\n  fsbench report study --full                every table and the statistics\n  fsbench report before after --baseline before/ext4   two studies as one\n  fsbench report study --format md > report.md\n  fsbench report study --format csv --baseline xfs\n  fsbench report study --format html > report.html\n  fsbench report study --format iozone        iozone -R tables of the iozone workload\n\nNeeds no root: it only reads DIR/results.jsonl. Several DIRs merge into one report: a target\nlabel more than one study has is prefixed with its study's name (before/ext4). The terminal\nshows what a person decides from; --full and Markdown add the statistics of the\nkey metrics (iops, bytes_per_sec, lat_p99_ns, files_per_sec, space_overhead_pct); CSV and JSON\ncarry every metric of every test."
     )]
     Report(ReportArgs),
     /// Provision each target, run the workloads on it, record every phase, tear down
@@ -176,8 +177,13 @@ pub struct TeardownArgs {
 
 #[derive(Args, Debug)]
 pub struct ReportArgs {
-    /// The study directory (holds results.jsonl)
-    pub dir: PathBuf,
+    /// Study directories (each holds results.jsonl); several merge into one report
+    #[arg(required = true, value_name = "DIR")]
+    pub dirs: Vec<PathBuf>,
+    /// In the terminal: also the latency percentiles, every files column and the statistics of
+    /// every key metric
+    #[arg(long)]
+    pub full: bool,
     /// Report format (`fsbench list` describes each)
     #[arg(long, default_value = "term", value_parser = clap::builder::PossibleValuesParser::new(crate::report::formats::names()))]
     pub format: String,
@@ -191,8 +197,10 @@ pub struct CompareArgs {
     /// Target specs: FS[:KEY[=VALUE],...] (see `fsbench list`)
     #[arg(required_unless_present = "resume")]
     pub targets: Vec<String>,
-    /// Workloads to run on each target (repeatable)
-    #[arg(short, long = "workload", default_value = "smoke")]
+    /// Workloads to run on each target (repeatable; `fsbench list` names them). Default: the
+    /// quick suite: the CrystalDiskMark tests at 1 s each on a 256 MiB file, then 20,000 small
+    /// files written and verified
+    #[arg(short, long = "workload", default_values = crate::workload::QUICK_SUITE)]
     pub workloads: Vec<String>,
     /// Study directory for results and manifest
     #[arg(short, long)]

@@ -35,16 +35,19 @@ pub fn leftovers(quiet: bool) {
 
 pub fn print(rep: &cleanup::Report, dry_run: bool) {
     if rep.found.is_empty() {
-        println!("nothing of fsbench's to clean up");
+        crate::out::line("nothing of fsbench's to clean up");
     }
     for f in &rep.found {
-        println!("{}{f}", if dry_run { "found: " } else { "removed: " });
+        crate::out::line(&format!(
+            "{}{f}",
+            if dry_run { "found: " } else { "removed: " }
+        ));
     }
     for a in &rep.actions {
         eprintln!("  {a}");
     }
     for p in &rep.provisioned_left {
-        println!("left alone: {p} (use `fsbench teardown`)");
+        crate::out::line(&format!("left alone: {p} (use `fsbench teardown`)"));
     }
     for e in &rep.errors {
         eprintln!("fsbench: error: {e}");

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use super::{exit_for, need_root, Exit};
 use crate::cli::CompareArgs;
 use crate::plan::Plan;
-use crate::report::{self, StudyReport};
+use crate::report::StudyReport;
 use crate::runner::{self, Ended, Where};
 use crate::store::{self, Record};
 
@@ -89,44 +89,37 @@ pub fn run(a: CompareArgs) -> anyhow::Result<Exit> {
     })
 }
 
-/// The tables in the terminal; report.md and report.html in the study; warnings in the manifest.
+/// report.md and report.html in the study, then the short terminal report (the tables a person
+/// decides from, grouped warnings). The files are written first: a closed standard output must
+/// not cost them.
 fn report_at_end(out: &Path, plan: &Plan, records: &[Record]) {
-    let others: Vec<Record> = records
-        .iter()
-        .filter(|r| !report::block::is_block(r))
-        // The iozone matrices stand for its hundreds of records; its failures are listed.
-        .filter(|r| !report::iozone::is_iozone(r) || r.outcome != store::Outcome::Ok)
-        .cloned()
-        .collect();
-    if !others.is_empty() {
-        println!("{}", report::terminal_table(&others));
-    }
-    let mut manifest = store::read_manifest(out).ok();
-    let manifest_warnings = manifest
-        .as_ref()
-        .map(|m| m.warnings.clone())
+    let manifest_warnings = store::read_manifest(out)
+        .map(|m| m.warnings)
         .unwrap_or_default();
-    if let Ok(mut rep) = StudyReport::build(
+    match StudyReport::build(
         records.to_vec(),
         plan.baseline.as_deref(),
         &manifest_warnings,
     ) {
-        rep.color = super::stdout_wants_color();
-        print!("{}", rep.term(plan.repeat > 1));
-        eprint!("{}", rep.warnings_text(false));
-        let title = format!("fsbench study {}", out.display());
-        for (file, text) in [
-            ("report.md", format!("# {title}\n\n{}", rep.markdown())),
-            ("report.html", rep.html(&title)),
-        ] {
-            if let Err(e) = std::fs::write(out.join(file), text) {
-                eprintln!("fsbench: warning: cannot write {file}: {e}");
+        Ok(mut rep) => {
+            rep.color = super::stdout_wants_color();
+            let title = format!("fsbench study {}", out.display());
+            for (file, text) in [
+                ("report.md", format!("# {title}\n\n{}", rep.markdown())),
+                ("report.html", rep.html(&title)),
+            ] {
+                if let Err(e) = std::fs::write(out.join(file), text) {
+                    eprintln!("fsbench: warning: cannot write {file}: {e}");
+                }
             }
+            crate::out::print(&rep.term(false));
+            eprint!("{}", rep.warnings_text(false));
         }
-        if let Some(m) = manifest.as_mut() {
-            m.warnings = rep.warnings.clone();
-            let _ = store::Study::save_manifest_at(out, m);
-        }
+        Err(e) => eprintln!("fsbench: {e}"),
     }
-    println!("results: {}", out.join("results.jsonl").display());
+    crate::out::line(&format!(
+        "results: {} (every table and the statistics: fsbench report {} --full, or report.md)",
+        out.join("results.jsonl").display(),
+        out.display()
+    ));
 }

@@ -5,9 +5,9 @@ use super::Exit;
 pub fn run(json: bool) -> anyhow::Result<Exit> {
     let d = crate::provision::probe::doctor();
     if json {
-        println!("{}", serde_json::to_string_pretty(&d)?);
+        crate::out::line(&serde_json::to_string_pretty(&d)?);
     } else {
-        print!("{}", crate::report::doctor::render(&d));
+        crate::out::print(&crate::report::doctor::render(&d));
     }
     Ok(Exit::Ok)
 }

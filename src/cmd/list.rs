@@ -5,14 +5,11 @@ use crate::report::list;
 
 pub fn run(json: bool, preset: Option<&str>) -> anyhow::Result<Exit> {
     if let Some(name) = preset {
-        print!(
-            "{}",
-            list::preset_jobfile(name).map_err(anyhow::Error::msg)?
-        );
+        crate::out::print(&list::preset_jobfile(name).map_err(anyhow::Error::msg)?);
     } else if json {
-        println!("{}", list::json());
+        crate::out::line(&list::json());
     } else {
-        print!("{}", list::render());
+        crate::out::print(&list::render());
     }
     Ok(Exit::Ok)
 }

@@ -52,6 +52,6 @@ pub fn run(a: ProvisionArgs) -> anyhow::Result<Exit> {
             m.mountpoint.display()
         );
     }
-    println!("{}", m.mountpoint.display());
+    crate::out::line(&format!("{}", m.mountpoint.display()));
     Ok(Exit::Ok)
 }

@@ -1,25 +1,43 @@
-//! `fsbench report DIR`: statistics over a study, in any of the report formats. Needs no root.
+//! `fsbench report DIR...`: a study's report (several studies merged), in any of the report
+//! formats. Needs no root.
+
+use std::path::Path;
 
 use anyhow::Context;
 
 use super::Exit;
 use crate::cli::ReportArgs;
-use crate::report::{formats, StudyReport};
+use crate::report::{formats, merge, StudyReport};
+
+/// A study directory's name for merged labels: its last component.
+fn name_of(dir: &Path) -> String {
+    dir.file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| dir.display().to_string())
+}
 
 pub fn run(a: ReportArgs) -> anyhow::Result<Exit> {
-    let records = crate::store::load_results(&a.dir).context(
-        "give the directory of a study (what `fsbench compare --out DIR` or `fsbench run --out DIR` wrote)",
-    )?;
-    let manifest_warnings = crate::store::read_manifest(&a.dir)
-        .map(|m| m.warnings)
-        .unwrap_or_default();
+    let mut studies = Vec::new();
+    for dir in &a.dirs {
+        let records = crate::store::load_results(dir).with_context(|| {
+            format!("{}: give the directory of a study (what `fsbench compare --out DIR` or `fsbench run --out DIR` wrote)", dir.display())
+        })?;
+        let warnings = crate::store::read_manifest(dir)
+            .map(|m| m.warnings)
+            .unwrap_or_default();
+        studies.push(merge::Study {
+            name: name_of(dir),
+            records,
+            warnings,
+        });
+    }
+    let (records, manifest_warnings) = merge::merge(studies);
     let mut rep = StudyReport::build(records, a.baseline.as_deref(), &manifest_warnings)
         .map_err(anyhow::Error::msg)?;
     rep.color = a.format == "term" && super::stdout_wants_color();
+    rep.full = a.full;
     let f = formats::find(&a.format).with_context(|| format!("unknown format '{}'", a.format))?;
-    print!(
-        "{}",
-        f.render(&rep, &format!("fsbench study {}", a.dir.display()))
-    );
+    let shown: Vec<String> = a.dirs.iter().map(|d| d.display().to_string()).collect();
+    crate::out::print(&f.render(&rep, &format!("fsbench study {}", shown.join(" + "))));
     Ok(Exit::Ok)
 }

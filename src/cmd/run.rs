@@ -73,7 +73,7 @@ pub fn run(a: RunArgs) -> anyhow::Result<Exit> {
         resume: false,
     };
     let summary = runner::run(&opts)?;
-    print!("{}", crate::report::block::tables(&summary.records));
+    crate::out::print(&crate::report::block::tables(&summary.records).to_string());
     for r in summary.records.iter().filter(|r| r.error.is_some()) {
         eprintln!(
             "fsbench: {} failed: {}",
@@ -81,7 +81,7 @@ pub fn run(a: RunArgs) -> anyhow::Result<Exit> {
             r.error.as_deref().unwrap_or("")
         );
     }
-    println!("results: {}", out.join("results.jsonl").display());
+    crate::out::line(&format!("results: {}", out.join("results.jsonl").display()));
     Ok(match summary.ended {
         Ended::Interrupted(why) => Exit::Stopped(why),
         _ => exit_for(&summary.records),

@@ -83,6 +83,9 @@ pub struct TargetCtx {
     /// A directory on the target's filesystem: statvfs before and after each phase, and the
     /// syncfs after a writing phase.
     pub stat_dir: Option<PathBuf>,
+    /// The ZFS pool under the target: committed (`provision::zfs::settle`) before every statvfs
+    /// reading, so space and inode figures count what was written.
+    pub zfs_pool: Option<String>,
     pub quiet: bool,
 }
 

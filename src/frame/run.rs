@@ -19,8 +19,15 @@ pub struct PhaseOutcome {
     pub stopped: Option<StopReason>,
 }
 
-fn statvfs(dir: Option<&Path>) -> Option<crate::sys::FsStat> {
-    crate::sys::statvfs(dir?).ok()
+/// statvfs of the target's directory; a ZFS pool commits first, or its figures lag behind.
+fn statvfs(dir: Option<&Path>, t: &TargetCtx) -> Option<crate::sys::FsStat> {
+    let dir = dir?;
+    if let Some(pool) = &t.zfs_pool {
+        if let Err(e) = crate::provision::zfs::settle(pool, dir) {
+            eprintln!("fsbench: warning: cannot commit pool {pool} before statvfs: {e}");
+        }
+    }
+    crate::sys::statvfs(dir).ok()
 }
 
 /// Runs phase `i` of `s` on target `t`: prepare, barrier, cache policy, sampling, workers,
@@ -48,7 +55,7 @@ pub fn run_phase(
         .map(Path::to_path_buf);
     let stats_name = t.device.as_deref().and_then(diskstats::kernel_name);
     let disk_before = stats_name.as_deref().and_then(diskstats::read);
-    let statvfs_before = statvfs(stat_dir.as_deref());
+    let statvfs_before = statvfs(stat_dir.as_deref(), t);
     let started_at = now_rfc3339();
     let t0 = Instant::now();
     let cpu0 = cpu::start();
@@ -65,7 +72,7 @@ pub fn run_phase(
         }
     }
     let disk_after = stats_name.as_deref().and_then(diskstats::read);
-    let statvfs_after = statvfs(stat_dir.as_deref());
+    let statvfs_after = statvfs(stat_dir.as_deref(), t);
     let wall = t0.elapsed();
     let mut parts: Vec<WorkerOut> = Vec::new();
     let mut first_done: Vec<FirstDone> = Vec::new();

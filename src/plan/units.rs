@@ -77,11 +77,18 @@ pub fn format_count(n: f64) -> String {
 
 /// A latency in the unit that reads best: 850 ns, 12.3 us, 4.56 ms, 1.20 s.
 pub fn format_ns(ns: f64) -> String {
-    if ns < 1e3 {
+    format_ns_as(ns, ns)
+}
+
+/// A latency in the unit that reads best for `like` (an interval's bounds in its centre's unit:
+/// "812.4 us .. 1530.2 us", never "812.4 us .. 1.53 ms").
+pub fn format_ns_as(ns: f64, like: f64) -> String {
+    let like = like.abs();
+    if like < 1e3 {
         format!("{ns:.0} ns")
-    } else if ns < 1e6 {
+    } else if like < 1e6 {
         format!("{:.1} us", ns / 1e3)
-    } else if ns < 1e9 {
+    } else if like < 1e9 {
         format!("{:.2} ms", ns / 1e6)
     } else {
         format!("{:.2} s", ns / 1e9)
@@ -101,6 +108,8 @@ mod tests {
         assert_eq!(format_ns(12_345.0), "12.3 us");
         assert_eq!(format_ns(4_560_000.0), "4.56 ms");
         assert_eq!(format_ns(1.2e9), "1.20 s");
+        assert_eq!(format_ns_as(1_530_200.0, 812_400.0), "1530.2 us");
+        assert_eq!(format_ns_as(38_152.0, 3_022_059.0), "0.04 ms");
     }
 
     #[test]

@@ -99,7 +99,7 @@ pub fn clean_state(
                 }
                 if res.is_ok() && !state.keep_image && (path.exists() || sys.dry_run) {
                     if sys.dry_run {
-                        println!("would delete: {}", path.display());
+                        crate::out::line(&format!("would delete: {}", path.display()));
                     } else {
                         res = std::fs::remove_file(path)
                             .map_err(|e| format!("{}: {e}", path.display()));
@@ -117,7 +117,10 @@ pub fn clean_state(
             }
             Resource::Scratch { path } => {
                 if sys.dry_run {
-                    println!("would delete: {} and its contents", path.display());
+                    crate::out::line(&format!(
+                        "would delete: {} and its contents",
+                        path.display()
+                    ));
                     Ok(())
                 } else if path.exists() {
                     std::fs::remove_dir_all(path).map_err(|e| format!("{}: {e}", path.display()))

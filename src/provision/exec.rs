@@ -71,7 +71,7 @@ impl Sys {
     /// Runs a command that changes the system. In dry-run mode it is printed and not run.
     pub fn run(&self, argv: &[String]) -> Result<String, ExecError> {
         if self.dry_run {
-            println!("would run: {}", cmdline(argv));
+            crate::out::line(&format!("would run: {}", cmdline(argv)));
             return Ok(String::new());
         }
         self.run_logged(argv)

@@ -59,6 +59,14 @@ pub struct Mounted {
 }
 
 impl Mounted {
+    /// The ZFS pool under this target, if it is one.
+    pub fn pool(&self) -> Option<String> {
+        self.state.resources.iter().find_map(|r| match r {
+            Resource::Pool { name } => Some(name.clone()),
+            _ => None,
+        })
+    }
+
     /// Unmounts, destroys the pool, detaches the loop device, deletes the image (unless kept).
     pub fn teardown(mut self) -> Result<Vec<String>, cleanup::TeardownError> {
         self.done = true;
@@ -303,7 +311,7 @@ fn dir_target(
         path: scratch.clone(),
     })?;
     if sys.dry_run {
-        println!("would create: {}", scratch.display());
+        crate::out::line(&format!("would create: {}", scratch.display()));
     } else {
         std::fs::create_dir(&scratch).map_err(|e| {
             ProvisionError::Failed(format!("cannot create {}: {e}", scratch.display()))
@@ -332,11 +340,11 @@ fn loop_image(
         path: image.clone(),
     })?;
     if sys.dry_run {
-        println!(
+        crate::out::line(&format!(
             "would create: sparse image {} of {}",
             image.display(),
             crate::plan::units::format_bytes(size)
-        );
+        ));
     } else {
         let f = std::fs::OpenOptions::new()
             .write(true)

@@ -49,10 +49,10 @@ impl Renderer for Term {
         "term"
     }
     fn help(&self) -> &'static str {
-        "tables for a terminal: CrystalDiskMark-like, the seeds' views, statistics, warnings"
+        "tables for a terminal: CrystalDiskMark-like, ratios, files, grouped warnings (--full: every table and the statistics)"
     }
     fn render(&self, rep: &StudyReport, _title: &str) -> String {
-        rep.term(true) + &rep.warnings_text(false)
+        rep.term(rep.full) + &rep.warnings_text(false)
     }
 }
 
@@ -130,6 +130,7 @@ mod tests {
             warnings: Vec::new(),
             iozone: Default::default(),
             color: false,
+            full: false,
         });
         for f in FORMATS {
             assert!(seen.insert(f.name()), "{} twice", f.name());

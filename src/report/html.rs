@@ -6,119 +6,16 @@
 use std::fmt::Write as _;
 
 use super::summary::{fmt_value, Row};
-use super::views::View;
+use super::svg;
+use super::views::{self, View};
+use super::warnings::Warning;
 use crate::store::{Outcome, Record};
-
-const PALETTE: &[&str] = &[
-    "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
-];
-
-/// One bar: target, mean, CI low, CI high.
-type Bar = (String, f64, f64, f64);
-/// A test's bars.
-type Group = (String, Vec<Bar>);
-/// A named line of (x, y) points.
-type Line = (String, Vec<(f64, f64)>);
 
 pub(super) fn esc(s: &str) -> String {
     s.replace('&', "&amp;")
         .replace('<', "&lt;")
         .replace('>', "&gt;")
         .replace('"', "&quot;")
-}
-
-fn color(i: usize) -> &'static str {
-    PALETTE[i % PALETTE.len()]
-}
-
-/// Grouped bars: one group per test, one bar per target, with 95% CI whiskers.
-fn bars(title: &str, metric: &str, groups: &[Group], targets: &[String]) -> String {
-    let w = 900.0;
-    let h = 320.0;
-    let (left, bottom, top) = (70.0, 60.0, 30.0);
-    let max = groups
-        .iter()
-        .flat_map(|g| g.1.iter().map(|b| b.3.max(b.1)))
-        .fold(0.0f64, f64::max)
-        .max(1e-9)
-        * 1.1;
-    let plot_w = w - left - 20.0;
-    let plot_h = h - top - bottom;
-    let gw = plot_w / groups.len().max(1) as f64;
-    let bw = (gw * 0.8) / targets.len().max(1) as f64;
-    let y = |v: f64| top + plot_h - v / max * plot_h;
-    let mut s = format!(
-        r#"<svg class="chart" viewBox="0 0 {w} {h}" width="{w}" height="{h}" role="img" aria-label="{t}"><text x="{left}" y="18" class="title">{t}</text>"#,
-        t = esc(title)
-    );
-    y_grid(&mut s, left, w - 20.0, max, &y, &|v| fmt_value(metric, v));
-    for (gi, (test, bars)) in groups.iter().enumerate() {
-        let gx = left + gi as f64 * gw + gw * 0.1;
-        for (label, mean, lo, hi) in bars {
-            let ti = targets.iter().position(|t| t == label).unwrap_or(0);
-            let x = gx + ti as f64 * bw;
-            let _ = write!(
-                s,
-                r#"<rect x="{x:.1}" y="{:.1}" width="{:.1}" height="{:.1}" fill="{}"><title>{} {}: {}</title></rect>"#,
-                y(*mean),
-                bw * 0.9,
-                (top + plot_h - y(*mean)).max(0.0),
-                color(ti),
-                esc(label),
-                esc(test),
-                esc(&fmt_value(metric, *mean))
-            );
-            if hi > lo {
-                let cx = x + bw * 0.45;
-                let _ = write!(
-                    s,
-                    r#"<line x1="{cx:.1}" x2="{cx:.1}" y1="{:.1}" y2="{:.1}" class="err"/><line x1="{:.1}" x2="{:.1}" y1="{:.1}" y2="{:.1}" class="err"/><line x1="{:.1}" x2="{:.1}" y1="{:.1}" y2="{:.1}" class="err"/>"#,
-                    y(*lo),
-                    y(*hi),
-                    cx - 4.0,
-                    cx + 4.0,
-                    y(*lo),
-                    y(*lo),
-                    cx - 4.0,
-                    cx + 4.0,
-                    y(*hi),
-                    y(*hi)
-                );
-            }
-        }
-        let _ = write!(
-            s,
-            r#"<text x="{:.1}" y="{:.1}" class="axis" text-anchor="middle">{}</text>"#,
-            gx + gw * 0.4,
-            top + plot_h + 16.0,
-            esc(test)
-        );
-    }
-    legend(&mut s, targets, left, h - 18.0);
-    s.push_str("</svg>");
-    s
-}
-
-/// Five horizontal grid lines from 0 to `max` with their labels; `y` maps a value to a pixel.
-fn y_grid(
-    s: &mut String,
-    left: f64,
-    right: f64,
-    max: f64,
-    y: &dyn Fn(f64) -> f64,
-    label: &dyn Fn(f64) -> String,
-) {
-    for k in 0..=4 {
-        let v = max * k as f64 / 4.0;
-        let _ = write!(
-            s,
-            r#"<line x1="{left}" x2="{right}" y1="{y0:.1}" y2="{y0:.1}" class="grid"/><text x="{}" y="{:.1}" class="axis" text-anchor="end">{}</text>"#,
-            left - 4.0,
-            y(v) + 4.0,
-            esc(&label(v)),
-            y0 = y(v)
-        );
-    }
 }
 
 /// The entry named `name` of a list of named groups, added empty when missing.
@@ -131,141 +28,6 @@ fn group_of<'a, T>(list: &'a mut Vec<(String, Vec<T>)>, name: &str) -> &'a mut V
         }
     };
     &mut list[i].1
-}
-
-fn legend(s: &mut String, labels: &[String], x0: f64, y0: f64) {
-    let mut x = x0;
-    for (i, l) in labels.iter().enumerate() {
-        let _ = write!(
-            s,
-            r#"<rect x="{x:.1}" y="{:.1}" width="12" height="12" fill="{}"/><text x="{:.1}" y="{y0:.1}" class="axis">{}</text>"#,
-            y0 - 10.0,
-            color(i),
-            x + 16.0,
-            esc(l)
-        );
-        x += 24.0 + 7.0 * l.len() as f64;
-    }
-}
-
-/// Lines over a shared x axis: (label, points); log10 x when `log_x`.
-fn lines(
-    title: &str,
-    x_label: &str,
-    y_fmt: &dyn Fn(f64) -> String,
-    x_fmt: &dyn Fn(f64) -> String,
-    series: &[(String, Vec<(f64, f64)>)],
-    log_x: bool,
-) -> String {
-    let w = 900.0;
-    let h = 300.0;
-    let (left, bottom, top) = (80.0, 50.0, 30.0);
-    let tx = |x: f64| if log_x { x.max(1.0).log10() } else { x };
-    let pts = series.iter().flat_map(|s| s.1.iter());
-    let (mut x0, mut x1, mut y1) = (f64::MAX, f64::MIN, 0.0f64);
-    for (x, y) in pts {
-        x0 = x0.min(tx(*x));
-        x1 = x1.max(tx(*x));
-        y1 = y1.max(*y);
-    }
-    if x0 >= x1 {
-        x1 = x0 + 1.0;
-    }
-    let y1 = y1.max(1e-9) * 1.05;
-    let pw = w - left - 20.0;
-    let ph = h - top - bottom;
-    let px = |x: f64| left + (tx(x) - x0) / (x1 - x0) * pw;
-    let py = |y: f64| top + ph - y / y1 * ph;
-    let mut s = format!(
-        r#"<svg class="chart" viewBox="0 0 {w} {h}" width="{w}" height="{h}" role="img" aria-label="{t}"><text x="{left}" y="18" class="title">{t}</text>"#,
-        t = esc(title)
-    );
-    y_grid(&mut s, left, w - 20.0, y1, &py, y_fmt);
-    for k in 0..=4 {
-        let xv = x0 + (x1 - x0) * k as f64 / 4.0;
-        let xr = if log_x { 10f64.powf(xv) } else { xv };
-        let _ = write!(
-            s,
-            r#"<text x="{:.1}" y="{:.1}" class="axis" text-anchor="middle">{}</text>"#,
-            left + pw * k as f64 / 4.0,
-            top + ph + 16.0,
-            esc(&x_fmt(xr))
-        );
-    }
-    let _ = write!(
-        s,
-        r#"<text x="{:.1}" y="{:.1}" class="axis" text-anchor="middle">{}</text>"#,
-        left + pw / 2.0,
-        top + ph + 32.0,
-        esc(x_label)
-    );
-    for (i, (_, p)) in series.iter().enumerate() {
-        let d: Vec<String> = p
-            .iter()
-            .map(|(x, y)| format!("{:.1},{:.1}", px(*x), py(*y)))
-            .collect();
-        let _ = write!(
-            s,
-            r#"<polyline points="{}" fill="none" stroke="{}" stroke-width="2"/>"#,
-            d.join(" "),
-            color(i)
-        );
-    }
-    let labels: Vec<String> = series.iter().map(|s| s.0.clone()).collect();
-    legend(&mut s, &labels, left, h - 4.0);
-    s.push_str("</svg>");
-    s
-}
-
-/// The ratio matrix as a heat-map: green above 1, red below.
-fn heatmap(v: &View) -> String {
-    let cw = 110.0;
-    let ch = 26.0;
-    let lw = 280.0;
-    let w = lw + cw * (v.header.len() - 1) as f64 + 10.0;
-    let h = 40.0 + ch * (v.rows.len() + 1) as f64;
-    let mut s = format!(
-        r#"<svg class="chart" viewBox="0 0 {w} {h}" width="{w}" height="{h}" role="img" aria-label="ratio heat-map"><text x="4" y="18" class="title">{}</text>"#,
-        esc(&v.title)
-    );
-    for (j, t) in v.header.iter().enumerate().skip(1) {
-        let _ = write!(
-            s,
-            r#"<text x="{:.1}" y="44" class="axis" text-anchor="middle">{}</text>"#,
-            lw + cw * (j - 1) as f64 + cw / 2.0,
-            esc(t)
-        );
-    }
-    for (i, row) in v.rows.iter().enumerate() {
-        let y = 52.0 + ch * i as f64;
-        let _ = write!(
-            s,
-            r#"<text x="4" y="{:.1}" class="axis">{}</text>"#,
-            y + 17.0,
-            esc(&row[0])
-        );
-        for (j, cell) in row.iter().enumerate().skip(1) {
-            let r: f64 = cell.trim_end_matches('*').parse().unwrap_or(1.0);
-            let k = (r.max(1e-3).log2().clamp(-1.0, 1.0) * 200.0) as i32;
-            let fill = if k >= 0 {
-                format!("rgb({},{},{})", 255 - k, 255, 255 - k)
-            } else {
-                format!("rgb(255,{},{})", 255 + k, 255 + k)
-            };
-            let x = lw + cw * (j - 1) as f64;
-            let _ = write!(
-                s,
-                r#"<rect x="{x:.1}" y="{y:.1}" width="{:.1}" height="{:.1}" fill="{fill}" stroke="white"/><text x="{:.1}" y="{:.1}" class="axis" text-anchor="middle">{}</text>"#,
-                cw - 2.0,
-                ch - 2.0,
-                x + cw / 2.0,
-                y + 17.0,
-                esc(cell)
-            );
-        }
-    }
-    s.push_str("</svg>");
-    s
 }
 
 fn table(v: &View) -> String {
@@ -293,43 +55,121 @@ fn test_name(w: &str, t: &str) -> String {
     }
 }
 
-/// 1. Grouped bars of each headline metric, with CIs.
-fn bar_charts(rows: &[Row], targets: &[String], body: &mut String) {
-    for &metric in crate::metrics::catalog::HEADLINES {
-        let mut groups: Vec<Group> = Vec::new();
-        for r in rows.iter().filter(|r| r.metric == metric) {
-            // bytes_per_sec only where neither iops nor files/s stands for the test.
-            if metric == "bytes_per_sec"
-                && rows.iter().any(|x| {
-                    x.workload == r.workload
-                        && x.test == r.test
-                        && x.metric != "bytes_per_sec"
-                        && crate::metrics::catalog::HEADLINES.contains(&x.metric.as_str())
-                })
-            {
-                continue;
-            }
-            let name = test_name(&r.workload, &r.test);
-            group_of(&mut groups, &name).push((
-                r.target.clone(),
-                r.summary.mean,
-                r.summary.ci_lo,
-                r.summary.ci_hi,
-            ));
+/// How a test's chart shows it, as CrystalDiskMark and seed 002 do: sequential block tests in
+/// MB/s, random ones in IOPS, the files workload in files/s. (metric, axis unit).
+fn shown_as(
+    rows: &[Row],
+    records: &[Record],
+    w: &str,
+    t: &str,
+) -> Option<(&'static str, &'static str)> {
+    let has = |m: &str| {
+        rows.iter()
+            .any(|r| r.workload == w && r.test == t && r.metric == m)
+    };
+    if has("files_per_sec") {
+        return Some(("files_per_sec", "files/s"));
+    }
+    if has("iops") {
+        let rw = records
+            .iter()
+            .find(|r| r.workload == w && r.test == t)
+            .and_then(|r| r.config.as_ref())
+            .and_then(|c| c.get("rw"))
+            .and_then(|v| v.as_str())
+            .map(str::to_string);
+        let random = match rw {
+            Some(rw) => rw.starts_with("rand"),
+            None => !t.to_ascii_uppercase().starts_with("SEQ"),
+        };
+        return Some(if random || !has("bytes_per_sec") {
+            ("iops", "IOPS")
+        } else {
+            ("bytes_per_sec", "MB/s")
+        });
+    }
+    has("bytes_per_sec").then_some(("bytes_per_sec", "MB/s"))
+}
+
+/// 1. One small chart per test, each target a bar with its 95% interval, in the test's unit.
+fn bar_charts(rows: &[Row], records: &[Record], targets: &[String], body: &mut String) {
+    let mut tests: Vec<(&str, &str)> = Vec::new();
+    for r in rows {
+        if !tests.contains(&(r.workload.as_str(), r.test.as_str())) {
+            tests.push((&r.workload, &r.test));
         }
-        if !groups.is_empty() {
-            let _ = write!(
-                body,
-                "<h2>{metric} (mean, 95% CI)</h2>{}",
-                bars(&format!("{metric} per test"), metric, &groups, targets)
-            );
-        }
+    }
+    let mut charts = String::new();
+    for (w, t) in tests {
+        let Some((metric, unit)) = shown_as(rows, records, w, t) else {
+            continue;
+        };
+        let scale = if metric == "bytes_per_sec" { 1e-6 } else { 1.0 };
+        let bars: Vec<svg::Bar> = rows
+            .iter()
+            .filter(|r| r.workload == w && r.test == t && r.metric == metric)
+            .map(|r| svg::Bar {
+                label: r.target.clone(),
+                color: targets.iter().position(|x| x == &r.target).unwrap_or(0),
+                mean: r.summary.mean * scale,
+                lo: r.summary.ci_lo * scale,
+                hi: r.summary.ci_hi * scale,
+                text: fmt_value(metric, r.summary.mean),
+            })
+            .collect();
+        charts.push_str(&svg::hbars(&test_name(w, t), unit, &bars));
+    }
+    if !charts.is_empty() {
+        let _ = write!(
+            body,
+            "<h2>Per test (centre and 95% interval over repeats)</h2><div class=\"charts\">{charts}</div>"
+        );
     }
 }
 
-/// 3. Latency CDFs from the histograms (first repeat of each target).
+/// 2. The ratio matrix as a heat-map, each cell's interval and p-value on hover.
+fn heatmap(rows: &[Row], v: &View) -> String {
+    let cols: Vec<String> = v.header.iter().skip(1).cloned().collect();
+    let mut out = Vec::new();
+    for line in &v.rows {
+        let name = line[0].clone();
+        let cells = cols
+            .iter()
+            .enumerate()
+            .map(|(j, target)| {
+                let text = line.get(j + 1).cloned().unwrap_or_default();
+                let row = rows.iter().find(|r| {
+                    &r.target == target && views::row_name(r) == name && r.ratio.is_some()
+                });
+                let hover = match row {
+                    Some(r) => format!(
+                        "{target}, {name}: ratio {:.3}{}{}",
+                        r.ratio.unwrap_or(1.0),
+                        r.ratio_ci
+                            .map(|(lo, hi)| format!(", 95% CI {lo:.3} .. {hi:.3}"))
+                            .unwrap_or_default(),
+                        r.p_value
+                            .map(|p| format!(", p = {p:.3}"))
+                            .unwrap_or_default()
+                    ),
+                    None => format!("{target}, {name}: {text}"),
+                };
+                svg::HeatCell {
+                    ratio: text.trim_end_matches('*').parse().ok(),
+                    text,
+                    hover,
+                }
+            })
+            .collect();
+        out.push((name, cells));
+    }
+    svg::heatmap(&v.title, &cols, &out)
+}
+
+/// Latency CDFs from the histograms (first repeat of each target): latency on a log axis, the
+/// share of I/Os on the nines scale with p50, p99 and p99.9 marked.
 fn cdf_charts(records: &[Record], body: &mut String) {
-    let mut cdfs: Vec<(String, Vec<Line>)> = Vec::new();
+    let mut cdfs: Vec<(String, Vec<svg::Series>)> = Vec::new();
     for r in records.iter().filter(|r| r.outcome == Outcome::Ok) {
         let Some(enc) = r.histograms.get("lat_ns") else {
             continue;
@@ -338,10 +178,11 @@ fn cdf_charts(records: &[Record], body: &mut String) {
             continue;
         };
         let name = test_name(&r.workload, &r.test);
-        let pts: Vec<(f64, f64)> = (0..=100)
+        // Quantiles evenly spaced on the nines scale, up to 99.99%.
+        let pts: Vec<(f64, f64)> = (0..=80)
             .map(|i| {
-                let q = i as f64 / 100.0;
-                (h.value_at_quantile(q) as f64, q * 100.0)
+                let q = 1.0 - 10f64.powf(-(i as f64) / 20.0);
+                (h.value_at_quantile(q) as f64, q)
             })
             .collect();
         let lines = group_of(&mut cdfs, &name);
@@ -352,15 +193,12 @@ fn cdf_charts(records: &[Record], body: &mut String) {
     for (name, series) in &cdfs {
         let _ = write!(
             body,
-            "<h2>Latency CDF: {}</h2>{}",
-            esc(name),
-            lines(
-                &format!("{name}: completion latency (share of I/Os at or below)"),
-                "latency (log scale)",
-                &|v| format!("{v:.0}%"),
-                &|x| crate::plan::units::format_ns(x),
-                series,
-                true
+            "{}",
+            svg::lines(
+                &format!("{name}: completion latency"),
+                svg::Axis::LogNs("latency (log scale)"),
+                svg::Axis::Nines,
+                series
             )
         );
     }
@@ -396,7 +234,7 @@ fn series_points(r: &Record) -> Option<(&'static str, Vec<(f64, f64)>)> {
 
 /// 4. Per-second throughput and 5. the files trend (first repeat of each target).
 fn series_charts(records: &[Record], body: &mut String) {
-    let mut per_sec: Vec<(String, String, Vec<Line>)> = Vec::new();
+    let mut per_sec: Vec<(String, String, Vec<svg::Series>)> = Vec::new();
     for r in records.iter().filter(|r| r.outcome == Outcome::Ok) {
         let Some((key, pts)) = series_points(r) else {
             continue;
@@ -413,36 +251,97 @@ fn series_charts(records: &[Record], body: &mut String) {
             entry.2.push((r.target.clone(), pts));
         }
     }
-    for (name, key, series) in &per_sec {
+    for (name, key, series) in &mut per_sec {
         let files = key == "files_per_sec";
+        if !files {
+            for (_, p) in series.iter_mut() {
+                p.iter_mut().for_each(|xy| xy.1 /= 1e6);
+            }
+        }
         let _ = write!(
             body,
-            "<h2>{}: {}</h2>{}",
-            esc(name),
-            if files {
-                "throughput as the tree grows (seed 003's degradation curve)"
-            } else {
-                "throughput per second"
-            },
-            lines(
-                name,
-                if files { "files done" } else { "second" },
-                &|v| fmt_value(key, v),
-                &|x| format!("{x:.0}"),
-                series,
-                false
+            "{}",
+            svg::lines(
+                &if files {
+                    format!("{name}: files/s as the tree grows (seed 003's degradation curve)")
+                } else {
+                    format!("{name}: throughput per second")
+                },
+                svg::Axis::Linear(if files { "files done" } else { "second" }),
+                svg::Axis::Linear(if files { "files/s" } else { "MB/s" }),
+                series
             )
         );
     }
 }
 
+/// The warnings: each line, with the figures it concerns in a collapsed details element.
+fn warnings_html(warnings: &[Warning]) -> String {
+    if warnings.is_empty() {
+        return String::new();
+    }
+    let mut w = String::from("<details class=\"warn\"><summary>");
+    let _ = write!(
+        w,
+        "{} warning(s): what to know before trusting the figures</summary><ul>",
+        warnings.len()
+    );
+    for x in warnings {
+        let _ = write!(w, "<li>{}", esc(&x.text));
+        if !x.details.is_empty() {
+            let _ = write!(
+                w,
+                "<details><summary>the {} figures</summary><ul>",
+                x.details.len()
+            );
+            for d in &x.details {
+                let _ = write!(w, "<li>{}</li>", esc(d));
+            }
+            w.push_str("</ul></details>");
+        }
+        w.push_str("</li>");
+    }
+    w.push_str("</ul></details>");
+    w
+}
+
+/// The page's own check, run by the browser test: texts of a chart that overlap each other,
+/// charts that overlap, and charts without an axis label.
+const CHECK_SCRIPT: &str = r#"
+(function () {
+  const charts = Array.from(document.querySelectorAll('svg.chart'));
+  const hit = (a, b) => Math.min(a.right, b.right) - Math.max(a.left, b.left) > 0.5 &&
+    Math.min(a.bottom, b.bottom) - Math.max(a.top, b.top) > 0.5;
+  const found = [];
+  for (const c of charts) {
+    const texts = Array.from(c.querySelectorAll('text')).filter(t => t.textContent.trim() !== '');
+    const boxes = texts.map(t => t.getBoundingClientRect());
+    for (let i = 0; i < boxes.length; i++)
+      for (let j = i + 1; j < boxes.length; j++)
+        if (hit(boxes[i], boxes[j])) found.push(texts[i].textContent + ' / ' + texts[j].textContent);
+  }
+  const cb = charts.map(c => c.getBoundingClientRect());
+  for (let i = 0; i < cb.length; i++)
+    for (let j = i + 1; j < cb.length; j++)
+      if (hit(cb[i], cb[j])) found.push('chart ' + i + ' / chart ' + j);
+  const unlabelled = charts.filter(c => !c.querySelector('.axis-label')).length;
+  document.body.dataset.charts = String(charts.length);
+  document.body.dataset.overlaps = String(found.length);
+  document.body.dataset.overlapList = found.slice(0, 5).join(' | ');
+  document.body.dataset.unlabelled = String(unlabelled);
+  document.body.dataset.external = String(performance.getEntriesByType('resource').length);
+  document.body.dataset.ready = '1';
+})();
+"#;
+
+#[allow(clippy::too_many_arguments)]
 pub fn render(
     title: &str,
     records: &[Record],
     rows: &[Row],
     views: &[View],
     baseline: &str,
-    warnings: &[String],
+    warnings: &[Warning],
     iozone: &str,
 ) -> String {
     let mut targets: Vec<String> = Vec::new();
@@ -452,12 +351,12 @@ pub fn render(
         }
     }
     let mut body = String::new();
-    bar_charts(rows, &targets, &mut body);
-    // 2. The ratio heat-map and the tables.
+    // The answer first: the ratio heat-map, then a chart per test, then the tables.
+    for v in views.iter().filter(|v| v.title.starts_with("Ratio to")) {
+        body.push_str(&heatmap(rows, v));
+    }
+    bar_charts(rows, records, &targets, &mut body);
     for v in views {
-        if v.title.starts_with("Ratio to") {
-            let _ = write!(body, "<h2>Ratio to {}</h2>{}", esc(baseline), heatmap(v));
-        }
         body.push_str(&table(v));
     }
     let bon = super::bonnie::text(records);
@@ -470,40 +369,35 @@ pub fn render(
         .filter(|r| !super::iozone::is_iozone(r))
         .cloned()
         .collect();
-    cdf_charts(&generic, &mut body);
-    series_charts(&generic, &mut body);
-    let mut warn = String::new();
-    if !warnings.is_empty() {
-        warn.push_str("<h2>Warnings</h2><ul class=\"warn\">");
-        for w in warnings {
-            let _ = write!(warn, "<li>{}</li>", esc(w));
-        }
-        warn.push_str("</ul>");
+    let mut curves = String::new();
+    cdf_charts(&generic, &mut curves);
+    series_charts(&generic, &mut curves);
+    if !curves.is_empty() {
+        let _ = write!(body, "<h2>Latency and throughput over time</h2>{curves}");
     }
     format!(
         r#"<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>{t}</title>
 <style>
-body{{font-family:sans-serif;margin:2em;max-width:1100px;color:#222}}
+body{{font-family:sans-serif;margin:2em;max-width:1200px;color:#222}}
 h1{{font-size:1.5em}} h2{{font-size:1.1em;margin-top:2em}}
 table{{border-collapse:collapse;font-size:.85em}} td,th{{border:1px solid #ccc;padding:3px 6px;text-align:right}}
 td:first-child,th:first-child{{text-align:left}} .note{{color:#555;font-size:.85em}}
-svg .title{{font-size:14px;font-weight:bold}} svg .axis{{font-size:11px;fill:#333}}
-svg .grid{{stroke:#e5e5e5}} svg .err{{stroke:#000;stroke-width:1.2}}
-.warn li{{color:#8a4b00}}
+svg.chart{{display:block;margin:.5em 0}} .charts{{display:flex;flex-wrap:wrap;gap:1em}}
+svg .title{{font-size:13px;font-weight:bold}} svg .axis{{font-size:11px;fill:#333}}
+svg line.grid{{stroke:#e5e5e5}} svg .err{{stroke:#000;stroke-width:1.2;fill:none}}
+svg .guide{{stroke:#999;stroke-dasharray:4 3}} svg .guide-label{{fill:#666}}
+details.warn{{color:#8a4b00;margin:1em 0}} details.warn summary{{cursor:pointer}}
 </style></head>
 <body><h1>{t}</h1>
-<p class="note">Baseline: {b}. Means over repeats with 95% confidence intervals (Student t). Generated by fsbench {v}; this file needs no network.</p>
+<p class="note">Baseline: {b}. Figures are geometric means over repeats with 95% confidence intervals computed on the log scale (Student t), so no interval of a positive figure reaches below zero; ratios and Welch's test use the same logs. Hover a bar or a heat-map cell for its interval. Generated by fsbench {v}; this file needs no network.</p>
 {warn}{body}
-<script>
-document.body.dataset.charts = String(document.querySelectorAll('svg.chart').length);
-document.body.dataset.external = String(performance.getEntriesByType('resource').length);
-document.body.dataset.ready = '1';
-</script>
+<script>{CHECK_SCRIPT}</script>
 </body></html>
 "#,
         t = esc(title),
         b = esc(baseline),
         v = env!("CARGO_PKG_VERSION"),
+        warn = warnings_html(warnings),
     )
 }

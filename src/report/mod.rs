@@ -7,9 +7,12 @@ pub mod formats;
 pub mod html;
 pub mod iozone;
 pub mod list;
+pub mod merge;
 pub mod stats;
 pub mod summary;
+pub mod svg;
 pub mod views;
+pub mod warnings;
 
 use comfy_table::{presets::UTF8_FULL_CONDENSED, Cell, CellAlignment, ContentArrangement, Table};
 
@@ -82,6 +85,26 @@ pub fn terminal_table(records: &[Record]) -> String {
     t.to_string()
 }
 
+/// The records no table of the terminal report shows: failed and skipped ones, and those of
+/// workloads without a view of their own (smoke, idle). Empty when there are none.
+fn unshown(records: &[Record]) -> String {
+    let shown = |r: &Record| {
+        block::is_block(r)
+            || iozone::is_iozone(r)
+            || ["files", "bonnie"].contains(&r.workload.as_str())
+    };
+    let rest: Vec<Record> = records
+        .iter()
+        .filter(|r| r.outcome != Outcome::Ok || !shown(r))
+        .cloned()
+        .collect();
+    if rest.is_empty() {
+        String::new()
+    } else {
+        terminal_table(&rest) + "\n"
+    }
+}
+
 /// A report that cannot be made from the records (e.g. a baseline that is not a target).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{0}")]
@@ -98,10 +121,12 @@ pub struct StudyReport {
     pub baseline: String,
     pub rows: Vec<summary::Row>,
     pub views: Vec<views::View>,
-    pub warnings: Vec<String>,
+    pub warnings: Vec<warnings::Warning>,
     pub iozone: iozone::Iozone,
     /// Colour in the terminal tables (a terminal that did not ask for NO_COLOR).
     pub color: bool,
+    /// The terminal report with every table and the statistics (`fsbench report --full`).
+    pub full: bool,
 }
 
 impl StudyReport {
@@ -118,8 +143,12 @@ impl StudyReport {
             .collect();
         let rows = summary::rows(&generic, &baseline);
         let views = views::all(&generic, &rows, &baseline);
-        let mut warnings = summary::warnings(&generic, &rows, manifest_warnings);
-        warnings.extend(iozone::warnings(&records));
+        let mut warnings = warnings::build(&generic, &rows, manifest_warnings);
+        warnings.extend(
+            iozone::warnings(&records)
+                .into_iter()
+                .map(warnings::Warning::line),
+        );
         Ok(StudyReport {
             iozone: iozone::Iozone::collect(&records),
             records,
@@ -128,19 +157,24 @@ impl StudyReport {
             views,
             warnings,
             color: false,
+            full: false,
         })
     }
 
-    /// The tables for a terminal: CrystalDiskMark-like tables, the views and, when `stats`, the
-    /// statistics. Warnings are separate (`warnings_text`).
-    pub fn term(&self, stats: bool) -> String {
+    /// The tables for a terminal, what a person decides from: per target the CrystalDiskMark-like
+    /// table, bonnie++'s and iozone's, the ratio-to-baseline matrix, the files table, and the
+    /// records no table shows (failures, skips, workloads without a view). With `full`, also
+    /// the latency percentiles, the files table's every column and the statistics of every key
+    /// metric. Warnings are separate (`warnings_text`).
+    pub fn term(&self, full: bool) -> String {
+        let mut t = unshown(&self.records);
         let blocks: Vec<Record> = self
             .records
             .iter()
             .filter(|r| block::is_block(r))
             .cloned()
             .collect();
-        let mut t = block::tables(&blocks);
+        t.push_str(&block::tables(&blocks));
         let bon = bonnie::text(&self.records);
         if !bon.is_empty() {
             t.push_str(&format!(
@@ -148,7 +182,14 @@ impl StudyReport {
             ));
         }
         for v in &self.views {
-            t.push_str(&v.term());
+            if full || v.brief {
+                t.push_str(&v.term());
+            }
+        }
+        if !full {
+            if let Some(v) = views::files_brief(&self.records) {
+                t.push_str(&v.term());
+            }
         }
         let width = Table::new().width().map_or(100, usize::from);
         t.push_str(&iozone::term(
@@ -157,14 +198,14 @@ impl StudyReport {
             width,
             self.color,
         ));
-        if stats {
+        if full {
             t.push_str(&summary::term(&self.rows, &self.baseline));
         }
         t
     }
 
     pub fn warnings_text(&self, markdown: bool) -> String {
-        summary::warnings_text(&self.warnings, markdown)
+        warnings::text(&self.warnings, markdown)
     }
 
     pub fn markdown(&self) -> String {

@@ -1,5 +1,12 @@
-//! Statistics over repeats: mean, standard deviation, 95% confidence intervals (Student t), the
-//! ratio of two means with its interval, and Welch's t-test. Pure functions.
+//! Statistics over repeats: the centre, spread and 95% confidence interval (Student t) of a
+//! metric's repeats, the ratio of two targets with its interval, and Welch's t-test. Pure.
+//!
+//! Figures whose repeats are all positive (throughput, IOPS, latencies, sizes) are summarised on
+//! the log scale: the centre is the geometric mean and the interval is the t-interval of the mean
+//! log, mapped back, so it is never below zero and is as wide in ratio terms above as below. The
+//! ratio of two targets and Welch's test use the same logs. Anything else (a figure that can be 0
+//! or negative) uses the arithmetic mean and a plain t-interval, clamped at 0 when no repeat is
+//! negative.
 
 use serde::Serialize;
 use statrs::distribution::{ContinuousCDF, StudentsT};
@@ -12,13 +19,24 @@ pub const NOISY_CV: f64 = 0.10;
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct Summary {
     pub n: usize,
+    /// The centre: the geometric mean on the log scale, else the arithmetic mean.
     pub mean: f64,
+    /// The arithmetic mean, whatever the scale.
+    pub arith_mean: f64,
+    /// Standard deviation of the values (not of their logs).
     pub sd: f64,
-    /// 95% confidence interval of the mean (equal to the mean when n < 2).
+    /// 95% confidence interval of the centre (equal to it when n < 2).
     pub ci_lo: f64,
     pub ci_hi: f64,
-    /// sd / mean.
+    /// sd / arithmetic mean.
     pub cv: f64,
+    /// Whether the centre and interval were computed from logs.
+    pub log_scale: bool,
+    /// Mean and standard deviation of the logs (log scale only), for ratios and tests.
+    #[serde(skip)]
+    pub log_mean: f64,
+    #[serde(skip)]
+    pub log_sd: f64,
 }
 
 /// The t quantile for a two-sided interval at `level` with `df` degrees of freedom.
@@ -27,60 +45,116 @@ pub fn t_quantile(level: f64, df: f64) -> f64 {
     t.inverse_cdf(0.5 + level / 2.0)
 }
 
-pub fn summarize(xs: &[f64]) -> Summary {
+/// Mean and sample standard deviation (0 when fewer than 2 values).
+fn mean_sd(xs: &[f64]) -> (f64, f64) {
     let n = xs.len();
-    let mean = if n == 0 {
-        f64::NAN
-    } else {
-        xs.iter().sum::<f64>() / n as f64
-    };
+    if n == 0 {
+        return (f64::NAN, 0.0);
+    }
+    let mean = xs.iter().sum::<f64>() / n as f64;
     let sd = if n < 2 {
         0.0
     } else {
         (xs.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1) as f64).sqrt()
     };
-    let half = if n < 2 {
+    (mean, sd)
+}
+
+/// Half the width of the t-interval of a mean.
+fn half_width(sd: f64, n: usize) -> f64 {
+    if n < 2 {
         0.0
     } else {
         t_quantile(LEVEL, (n - 1) as f64) * sd / (n as f64).sqrt()
-    };
-    Summary {
-        n,
-        mean,
-        sd,
-        ci_lo: mean - half,
-        ci_hi: mean + half,
-        cv: if mean != 0.0 { sd / mean.abs() } else { 0.0 },
     }
 }
 
-/// Welch's t-test of two samples: (t, degrees of freedom, two-sided p-value). None when either
-/// sample has fewer than 2 values or both have no spread.
+/// The summary of a metric's repeats: on the log scale when every repeat is positive.
+pub fn summarize(xs: &[f64]) -> Summary {
+    summarize_on(xs, !xs.is_empty() && xs.iter().all(|x| *x > 0.0))
+}
+
+fn summarize_on(xs: &[f64], log_scale: bool) -> Summary {
+    let n = xs.len();
+    let (arith, sd) = mean_sd(xs);
+    let cv = if arith != 0.0 { sd / arith.abs() } else { 0.0 };
+    if log_scale {
+        let logs: Vec<f64> = xs.iter().map(|x| x.ln()).collect();
+        let (lm, lsd) = mean_sd(&logs);
+        let h = half_width(lsd, n);
+        return Summary {
+            n,
+            mean: lm.exp(),
+            arith_mean: arith,
+            sd,
+            ci_lo: (lm - h).exp(),
+            ci_hi: (lm + h).exp(),
+            cv,
+            log_scale: true,
+            log_mean: lm,
+            log_sd: lsd,
+        };
+    }
+    let h = half_width(sd, n);
+    let floor = if xs.iter().all(|x| *x >= 0.0) {
+        0.0
+    } else {
+        f64::NEG_INFINITY
+    };
+    Summary {
+        n,
+        mean: arith,
+        arith_mean: arith,
+        sd,
+        ci_lo: (arith - h).max(floor),
+        ci_hi: arith + h,
+        cv,
+        log_scale: false,
+        log_mean: f64::NAN,
+        log_sd: 0.0,
+    }
+}
+
+/// (centre, sd, n) of what a test compares: the logs on the log scale, else the values.
+fn tested(s: &Summary, logs: bool) -> (f64, f64, f64) {
+    if logs {
+        (s.log_mean, s.log_sd, s.n as f64)
+    } else {
+        (s.arith_mean, s.sd, s.n as f64)
+    }
+}
+
+/// Welch's t-test of two samples: (t, degrees of freedom, two-sided p-value), on the logs when
+/// both are on the log scale. None when either sample has fewer than 2 values or neither has
+/// any spread.
 pub fn welch(a: &Summary, b: &Summary) -> Option<(f64, f64, f64)> {
     if a.n < 2 || b.n < 2 {
         return None;
     }
-    let va = a.sd * a.sd / a.n as f64;
-    let vb = b.sd * b.sd / b.n as f64;
+    let logs = a.log_scale && b.log_scale;
+    let (ma, sa, na) = tested(a, logs);
+    let (mb, sb, nb) = tested(b, logs);
+    let (va, vb) = (sa * sa / na, sb * sb / nb);
     if va + vb == 0.0 {
         return None;
     }
-    let t = (a.mean - b.mean) / (va + vb).sqrt();
-    let df = (va + vb).powi(2) / (va * va / (a.n - 1) as f64 + vb * vb / (b.n - 1) as f64);
+    let t = (ma - mb) / (va + vb).sqrt();
+    let df = (va + vb).powi(2) / (va * va / (na - 1.0) + vb * vb / (nb - 1.0));
     let dist = StudentsT::new(0.0, 1.0, df).ok()?;
     let p = 2.0 * (1.0 - dist.cdf(t.abs()));
     Some((t, df, p))
 }
 
-/// The ratio of two means (a / b) with a 95% interval from the delta method on the log scale,
-/// with Welch-Satterthwaite degrees of freedom. The interval is None when n < 2 on either side.
+/// The ratio of two centres (a / b) with its 95% interval: the Welch interval of the difference
+/// of the mean logs, mapped back. The interval is None when n < 2 on either side or either is
+/// not on the log scale (a ratio of figures that can be 0 has no interval here).
 pub fn ratio(a: &Summary, b: &Summary) -> (f64, Option<(f64, f64)>) {
     let r = a.mean / b.mean;
-    if a.n < 2 || b.n < 2 || a.mean <= 0.0 || b.mean <= 0.0 {
+    if a.n < 2 || b.n < 2 || !a.log_scale || !b.log_scale {
         return (r, None);
     }
-    let va = (a.sd / a.mean).powi(2) / a.n as f64;
-    let vb = (b.sd / b.mean).powi(2) / b.n as f64;
+    let va = a.log_sd.powi(2) / a.n as f64;
+    let vb = b.log_sd.powi(2) / b.n as f64;
     let se = (va + vb).sqrt();
     if se == 0.0 {
         return (r, Some((r, r)));
@@ -89,7 +163,6 @@ pub fn ratio(a: &Summary, b: &Summary) -> (f64, Option<(f64, f64)>) {
     let t = t_quantile(LEVEL, df.max(1.0));
     (r, Some((r * (-t * se).exp(), r * (t * se).exp())))
 }
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -116,23 +189,56 @@ mod tests {
     }
 
     #[test]
-    fn mean_sd_and_interval() {
+    fn positive_figures_get_the_geometric_mean_and_a_log_scale_interval() {
         let s = summarize(&[10.0, 12.0, 14.0, 16.0, 18.0]);
-        assert_eq!((s.n, s.mean), (5, 14.0));
+        assert!(s.log_scale);
+        assert_eq!((s.n, s.arith_mean), (5, 14.0));
         assert!(close(s.sd, 3.1623, 1e-4));
-        // 14 +- 2.776 * 3.1623 / sqrt(5) = 14 +- 3.926
-        assert!(close(s.ci_lo, 10.074, 1e-3) && close(s.ci_hi, 17.926, 1e-3));
+        // exp(mean of logs +- t(4) * sd of logs / sqrt(5)), worked out by hand.
+        assert!(close(s.mean, 13.70694, 1e-4), "{}", s.mean);
+        assert!(close(s.ci_lo, 10.27329, 1e-4), "{}", s.ci_lo);
+        assert!(close(s.ci_hi, 18.28821, 1e-4), "{}", s.ci_hi);
         let one = summarize(&[5.0]);
-        assert_eq!((one.sd, one.ci_lo, one.ci_hi), (0.0, 5.0, 5.0));
+        assert!(close(one.mean, 5.0, 1e-12) && one.sd == 0.0);
+        assert!(one.ci_lo == one.mean && one.ci_hi == one.mean);
+    }
+
+    #[test]
+    fn a_skewed_latency_never_gets_a_negative_bound() {
+        // The report's old "-23 ms .. 49 ms": one slow repeat among three.
+        let s = summarize(&[1e6, 1.2e6, 23e6]);
+        let linear = summarize_on(&[1e6, 1.2e6, 23e6], false);
+        assert!(linear.ci_lo == 0.0, "clamped: {}", linear.ci_lo);
+        assert!(close(s.mean, 3_022_059.6, 1.0), "{}", s.mean);
+        assert!(close(s.ci_lo, 38_152.4, 1.0), "{}", s.ci_lo);
+        assert!(close(s.ci_hi, 239_377_970.0, 100.0), "{}", s.ci_hi);
+        assert!(s.ci_lo > 0.0 && s.ci_lo < s.mean && s.mean < s.ci_hi);
+    }
+
+    #[test]
+    fn figures_that_can_be_zero_stay_linear_and_clamp_at_zero() {
+        let s = summarize(&[0.0, 1.0, 5.0]);
+        assert!(!s.log_scale);
+        assert_eq!((s.mean, s.ci_lo), (2.0, 0.0));
+        assert!(s.ci_hi > 5.0);
+        let neg = summarize(&[-3.0, 1.0, 2.0]);
+        assert!(
+            neg.ci_lo < -3.0,
+            "a figure that can be negative is not clamped"
+        );
     }
 
     #[test]
     fn welch_matches_the_reference_example() {
         // Welch's t-test, example 1 of the Wikipedia article (t = -2.46, df = 24.98, p = 0.021).
-        let a = summarize(&[
-            27.5, 21.0, 19.0, 23.6, 17.0, 17.9, 16.9, 20.1, 21.9, 22.6, 23.1, 19.6, 19.0, 21.7,
-            21.4,
-        ]);
+        let a = summarize_on(
+            &[
+                27.5, 21.0, 19.0, 23.6, 17.0, 17.9, 16.9, 20.1, 21.9, 22.6, 23.1, 19.6, 19.0, 21.7,
+                21.4,
+            ],
+            false,
+        );
+        // One linear side: the test runs on the values, as the article's example does.
         let b = summarize(&[
             27.1, 22.0, 20.8, 23.4, 23.4, 23.5, 25.8, 22.0, 24.8, 20.2, 21.9, 22.1, 22.9, 20.5,
             24.4,
@@ -151,7 +257,7 @@ mod tests {
         let (r, ci) = ratio(&a, &b);
         let (lo, hi) = ci.unwrap();
         assert!(
-            close(r, 1.1, 1e-9) && lo < r && r < hi && lo > 1.0,
+            close(r, 1.1, 1e-3) && lo < r && r < hi && lo > 1.0,
             "{lo} {r} {hi}"
         );
         let (_, none) = ratio(&a, &summarize(&[100.0]));

@@ -10,13 +10,13 @@ use serde::Serialize;
 
 use super::stats::{self, Summary};
 use crate::metrics::catalog::Unit;
-use crate::plan::units::{format_count, format_ns};
+use crate::plan::units::{format_count, format_ns_as};
 use crate::store::{Outcome, Record};
 use crate::workload::catalog;
 
 /// The metrics shown in the terminal and Markdown views (the catalog's key metrics); CSV and JSON
 /// carry every metric.
-fn is_key(metric: &str) -> bool {
+pub(super) fn is_key(metric: &str) -> bool {
     catalog::key_metrics().any(|k| k == metric)
 }
 
@@ -134,9 +134,15 @@ pub fn rows(records: &[Record], baseline: &str) -> Vec<Row> {
 
 /// A value in the unit its metric name carries.
 pub fn fmt_value(metric: &str, v: f64) -> String {
+    fmt_value_as(metric, v, v)
+}
+
+/// A value in the unit its metric carries, scaled as `like` would be (an interval's bounds in
+/// the unit of its centre).
+pub fn fmt_value_as(metric: &str, v: f64, like: f64) -> String {
     if let Some(d) = catalog::find(metric) {
         return match d.unit {
-            Unit::Nanoseconds => format_ns(v),
+            Unit::Nanoseconds => format_ns_as(v, like),
             Unit::BytesPerSec => format!("{:.1} MB/s", v / 1e6),
             Unit::KibPerSec => format!("{v:.0} KiB/s"),
             Unit::OpsPerSec => format_count(v),
@@ -146,7 +152,7 @@ pub fn fmt_value(metric: &str, v: f64) -> String {
         };
     }
     if metric.ends_with("_ns") {
-        format_ns(v)
+        format_ns_as(v, like)
     } else if metric.ends_with("bytes_per_sec") {
         format!("{:.1} MB/s", v / 1e6)
     } else if metric.ends_with("iops") || metric.ends_with("files_per_sec") {
@@ -179,8 +185,8 @@ fn cells(r: &Row) -> Vec<String> {
     let ci = if r.summary.n >= 2 {
         format!(
             "{} .. {}",
-            fmt_value(m, r.summary.ci_lo),
-            fmt_value(m, r.summary.ci_hi)
+            fmt_value_as(m, r.summary.ci_lo, r.summary.mean),
+            fmt_value_as(m, r.summary.ci_hi, r.summary.mean)
         )
     } else {
         "-".into()
@@ -241,7 +247,7 @@ pub fn term(rows: &[Row], baseline: &str) -> String {
 }
 
 fn legend(baseline: &str) -> String {
-    format!("ratio: mean / mean of the baseline '{baseline}' with its 95% interval (for latencies lower is better); p: Welch's t-test against the baseline; * p < 0.05; noisy: CV above 10%; n=K: fewer than 3 repeats.")
+    format!("mean: the geometric mean of the repeats where all are positive, and its 95% interval computed on the log scale (so never below zero), else the arithmetic mean; ratio: mean / mean of the baseline '{baseline}' with its 95% interval from the same logs (for latencies lower is better); p: Welch's t-test against the baseline on the logs; * p < 0.05; noisy: CV above 10%; n=K: fewer than 3 repeats.")
 }
 
 pub fn markdown(rows: &[Row], baseline: &str) -> String {
@@ -300,75 +306,4 @@ pub fn csv(rows: &[Row]) -> String {
 pub fn json(rows: &[Row], baseline: &str) -> String {
     serde_json::to_string_pretty(&serde_json::json!({"baseline": baseline, "rows": rows}))
         .unwrap_or_default()
-}
-
-/// What the reader must know before trusting the tables: reads that may have come from the page
-/// cache, too few repeats, noisy results, and the manifest's own warnings (options the kernel
-/// changed or ignored, targets skipped and why).
-pub fn warnings(records: &[Record], rows: &[Row], manifest_warnings: &[String]) -> Vec<String> {
-    let mut out: Vec<String> = manifest_warnings.to_vec();
-    let mut cached: Vec<String> = Vec::new();
-    for r in records {
-        if r.notes.iter().any(|n| n.starts_with("page_cache")) {
-            let k = format!("{} {}", r.target, r.test);
-            if !cached.contains(&k) {
-                cached.push(k);
-            }
-        }
-    }
-    if !cached.is_empty() {
-        out.push(format!(
-            "page cache: reads that may have been served from memory (buffered data smaller than RAM, tmpfs, or caches not dropped): {}",
-            cached.join(", ")
-        ));
-    }
-    let max_n = rows.iter().map(|r| r.summary.n).max().unwrap_or(0);
-    if max_n > 0 && max_n < 3 {
-        out.push(format!(
-            "{max_n} repeat(s) only: confidence intervals and significance need at least 3 (--repeat 3)"
-        ));
-    }
-    let noisy: Vec<String> = rows
-        .iter()
-        .filter(|r| r.noisy && is_key(&r.metric))
-        .map(|r| {
-            format!(
-                "{} {} {} (CV {:.0}%)",
-                r.target,
-                r.test,
-                r.metric,
-                r.summary.cv * 100.0
-            )
-        })
-        .collect();
-    if !noisy.is_empty() {
-        out.push(format!(
-            "noisy (coefficient of variation above 10%): {}",
-            noisy.join(", ")
-        ));
-    }
-    for r in records.iter().filter(|r| r.outcome == Outcome::Skipped) {
-        let reason = r.reason.as_deref().unwrap_or("no reason given");
-        // The manifest already says why a target was skipped; say it once.
-        if !out.iter().any(|x| x.contains(reason)) {
-            out.push(format!("skipped: {} {}: {reason}", r.target, r.test));
-        }
-    }
-    out
-}
-
-pub fn warnings_text(w: &[String], markdown: bool) -> String {
-    if w.is_empty() {
-        return String::new();
-    }
-    let mut out = String::from(if markdown {
-        "## Warnings\n\n"
-    } else {
-        "Warnings:\n"
-    });
-    for x in w {
-        out.push_str(&format!("- {x}\n"));
-    }
-    out.push('\n');
-    out
 }

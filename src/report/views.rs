@@ -14,6 +14,8 @@ pub struct View {
     pub header: Vec<String>,
     pub rows: Vec<Vec<String>>,
     pub note: String,
+    /// Shown in the short terminal report (the rest go to report.md and `report --full`).
+    pub brief: bool,
 }
 
 impl View {
@@ -66,6 +68,20 @@ fn headline(rows: &[Row], workload: &str, test: &str) -> Option<&'static str> {
         })
 }
 
+/// A ratio matrix row's name: "cdm SEQ1M_Q8T1-read (iops)".
+fn name_of(w: &str, t: &str, metric: &str) -> String {
+    if w == t {
+        format!("{t} ({metric})")
+    } else {
+        format!("{w} {t} ({metric})")
+    }
+}
+
+/// The ratio matrix's name for a statistics row.
+pub fn row_name(r: &Row) -> String {
+    name_of(&r.workload, &r.test, &r.metric)
+}
+
 /// Seed 004's view: tests x targets, each cell the ratio of the target's mean to the baseline's
 /// (values above 1 beat the baseline), `*` where Welch's test says the difference is real.
 pub fn ratio_matrix(rows: &[Row], baseline: &str) -> Option<View> {
@@ -88,14 +104,7 @@ pub fn ratio_matrix(rows: &[Row], baseline: &str) -> Option<View> {
         let Some(m) = headline(rows, w, t) else {
             continue;
         };
-        let mut line = vec![format!(
-            "{} ({m})",
-            if w == t {
-                t.clone()
-            } else {
-                format!("{w} {t}")
-            }
-        )];
+        let mut line = vec![name_of(w, t, m)];
         for target in &targets {
             let cell = rows
                 .iter()
@@ -115,7 +124,8 @@ pub fn ratio_matrix(rows: &[Row], baseline: &str) -> Option<View> {
         title: format!("Ratio to {baseline} (values above 1 beat {baseline})"),
         header,
         rows: out,
-        note: "* the difference is significant (Welch's t-test, p < 0.05).".into(),
+        note: "* the difference is significant (Welch's t-test on the logs, p < 0.05).".into(),
+        brief: true,
     })
 }
 
@@ -144,34 +154,90 @@ fn min_avg_max(records: &[&Record], op: &str) -> String {
     }
 }
 
+/// Inodes the write phase used; "n/a (dynamic)" where the filesystem has no fixed inode count
+/// (btrfs: statvfs reports 0 inodes), never 0.
+fn inodes(w: &[&Record]) -> String {
+    match mean_of(w, "inodes_used") {
+        Some(n) => format_count(n),
+        None if mean_of(w, "inodes_dynamic").is_some() => "n/a (dynamic)".into(),
+        None => "-".into(),
+    }
+}
+
+/// The write and read records of the files workload, per target in order of appearance.
+fn files_by_target(records: &[Record]) -> Vec<(&str, Vec<&Record>, Vec<&Record>)> {
+    let mut out: Vec<(&str, Vec<&Record>, Vec<&Record>)> = Vec::new();
+    for r in records
+        .iter()
+        .filter(|r| r.workload == "files" && r.outcome == Outcome::Ok)
+    {
+        let i = match out.iter().position(|x| x.0 == r.target) {
+            Some(i) => i,
+            None => {
+                out.push((&r.target, Vec::new(), Vec::new()));
+                out.len() - 1
+            }
+        };
+        match r.test.as_str() {
+            "write" => out[i].1.push(r),
+            "read" => out[i].2.push(r),
+            _ => {}
+        }
+    }
+    out
+}
+
+/// The files table for the terminal: rates, mean create and read times, space and inodes.
+pub fn files_brief(records: &[Record]) -> Option<View> {
+    let per = files_by_target(records);
+    if per.is_empty() {
+        return None;
+    }
+    let opt = |v: Option<f64>, f: &dyn Fn(f64) -> String| v.map(f).unwrap_or_else(|| "-".into());
+    let rows = per
+        .iter()
+        .map(|(t, w, rd)| {
+            vec![
+                t.to_string(),
+                opt(mean_of(w, "files_per_sec"), &format_count),
+                opt(mean_of(rd, "files_per_sec"), &format_count),
+                opt(mean_of(w, "create_mean_ns"), &format_ns),
+                opt(mean_of(rd, "read_mean_ns"), &format_ns),
+                opt(mean_of(w, "space_used_bytes"), &|b| format_bytes(b as u64)),
+                opt(mean_of(w, "space_overhead_pct"), &|p| format!("{p:.1}%")),
+                inodes(w),
+            ]
+        })
+        .collect();
+    Some(View {
+        title: "Many small files".into(),
+        header: [
+            "target",
+            "write files/s",
+            "read files/s",
+            "create avg",
+            "read avg",
+            "space used",
+            "overhead",
+            "inodes",
+        ]
+        .map(String::from)
+        .to_vec(),
+        rows,
+        note: "Means over repeats; every column (seed 003's) in report.md.".into(),
+        brief: true,
+    })
+}
+
 /// Seed 003's table: per target, the write and read phases with per-file operation times
 /// (min / mean / max), files/s, bytes, blocks, space used, overhead and inodes.
 pub fn files_table(records: &[Record]) -> Option<View> {
-    let files: Vec<&Record> = records
-        .iter()
-        .filter(|r| r.workload == "files" && r.outcome == Outcome::Ok)
-        .collect();
-    if files.is_empty() {
+    let per = files_by_target(records);
+    if per.is_empty() {
         return None;
     }
-    let mut targets: Vec<&str> = Vec::new();
-    for r in &files {
-        if !targets.contains(&r.target.as_str()) {
-            targets.push(&r.target);
-        }
-    }
     let mut rows = Vec::new();
-    for t in targets {
-        let w: Vec<&Record> = files
-            .iter()
-            .copied()
-            .filter(|r| r.target == t && r.test == "write")
-            .collect();
-        let rd: Vec<&Record> = files
-            .iter()
-            .copied()
-            .filter(|r| r.target == t && r.test == "read")
-            .collect();
+    for (t, w, rd) in per {
         let opt =
             |v: Option<f64>, f: &dyn Fn(f64) -> String| v.map(f).unwrap_or_else(|| "-".into());
         rows.push(vec![
@@ -186,7 +252,7 @@ pub fn files_table(records: &[Record]) -> Option<View> {
             opt(mean_of(&w, "blocks_used"), &format_count),
             opt(mean_of(&w, "space_used_bytes"), &|b| format_bytes(b as u64)),
             opt(mean_of(&w, "space_overhead_pct"), &|p| format!("{p:.1}%")),
-            opt(mean_of(&w, "inodes_used"), &format_count),
+            inodes(&w),
         ]);
     }
     Some(View {
@@ -209,6 +275,7 @@ pub fn files_table(records: &[Record]) -> Option<View> {
         .to_vec(),
         rows,
         note: "Means over repeats; overhead = (space used - bytes written) / space used.".into(),
+        brief: false,
     })
 }
 
@@ -262,6 +329,7 @@ pub fn latency_table(rows: &[Row]) -> Option<View> {
             .to_vec(),
         rows: out,
         note: String::new(),
+        brief: false,
     })
 }
 

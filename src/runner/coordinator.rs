@@ -137,6 +137,18 @@ fn check_here(
     Ok(())
 }
 
+/// In `compare --device`, the device must pass the guards before the study directory is
+/// created: a refusal is an exit 2 that leaves nothing behind.
+fn check_device(opts: &Options) -> Result<(), RunnerError> {
+    match (&opts.place, &opts.plan.device) {
+        (Where::Provision { .. }, Some(dev)) => {
+            crate::provision::safety::check_device(std::path::Path::new(dev), opts.plan.wipe)
+                .map_err(|e| RunnerError::Invalid(e.to_string()))
+        }
+        _ => Ok(()),
+    }
+}
+
 /// In `compare`, every workload must be able to run on every target as planned (sizes, options)
 /// before the first target is provisioned.
 fn check_targets(
@@ -168,6 +180,7 @@ pub fn run(opts: &Options) -> Result<Summary, RunnerError> {
         .collect::<Result<_, _>>()?;
     check_here(opts, &workloads)?;
     check_targets(opts, &workloads)?;
+    check_device(opts)?;
     let mut manifest = Manifest::new(
         opts.plan.clone(),
         opts.command_line.clone(),

@@ -1,6 +1,11 @@
 //! Workloads: one table, each entry builds a runnable workload from its spec. A workload binds to
 //! a target as a `frame::Session` that declares its phases; the phase frame runs them.
 
+/// What `fsbench compare` runs when no --workload is given: the CrystalDiskMark tests at 1 s each
+/// on a 256 MiB file, and 20,000 small files written and verified (a few minutes for four
+/// filesystems).
+pub const QUICK_SUITE: [&str; 2] = ["cdm:runtime=1s,size=256m", "files:count=20000"];
+
 pub mod block;
 pub mod bonnie;
 pub mod catalog;

@@ -10,6 +10,7 @@ fn target(dir: &Path) -> TargetCtx {
         fs: "test".into(),
         device: None,
         stat_dir: Some(dir.to_path_buf()),
+        zfs_pool: None,
         quiet: true,
     }
 }

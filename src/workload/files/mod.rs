@@ -69,6 +69,7 @@ pub static METRICS: &[MetricDef] = &[
     m("block_size", Bytes, Neither),
     m("blocks_per_sec", OpsPerSec, Higher),
     m("inodes_used", Count, Lower),
+    m("inodes_dynamic", Ratio, Neither),
     m("exhausted_inodes", Ratio, Neither),
     m("exhausted_space", Ratio, Neither),
     m("peak_rss_bytes", Bytes, Lower),

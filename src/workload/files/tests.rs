@@ -122,6 +122,7 @@ fn run_files(spec: &str, dir: &Path) -> Result<Vec<Phase>, String> {
         fs: "test".into(),
         device: None,
         stat_dir: Some(dir.to_path_buf()),
+        zfs_pool: None,
         quiet: true,
     };
     let Opened::Run(mut s) = w.open(&t).map_err(|e| e.to_string())? else {

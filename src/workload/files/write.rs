@@ -194,7 +194,12 @@ pub fn figures(st: &State, p: &WorkerOut, m: &Merged, wall: Duration) -> Figures
         put("blocks_used", blocks as f64);
         put("block_size", a.block_size as f64);
         put("blocks_per_sec", blocks as f64 / secs);
-        put("inodes_used", inodes as f64);
+        if a.inodes == 0 {
+            // btrfs allocates inodes as it goes: statvfs counts none, so there is no figure.
+            put("inodes_dynamic", 1.0);
+        } else {
+            put("inodes_used", inodes as f64);
+        }
         if space > 0 {
             put(
                 "space_overhead_pct",
