@@ -15,6 +15,20 @@ fn the_html_report_renders_in_headless_chromium_without_network() {
     };
     let dir = tempfile::tempdir().unwrap();
     let study = copy_fixture_study(dir.path());
+    // Long target labels, the kind that overlapped before.
+    let text = std::fs::read_to_string(study.join("results.jsonl")).unwrap();
+    std::fs::write(
+        study.join("results.jsonl"),
+        text.replace(
+            "\"target\":\"ext4\"",
+            "\"target\":\"zfs:recordsize=128k,primarycache=metadata\"",
+        )
+        .replace(
+            "\"target\":\"xfs\"",
+            "\"target\":\"btrfs:compress=zstd,autodefrag,label=btrfs-zstd-ad\"",
+        ),
+    )
+    .unwrap();
     let o = run(&["report", study.to_str().unwrap(), "--format", "html"]);
     assert!(o.status.success(), "{}", stderr(&o));
     let html = dir.path().join("report.html");
@@ -32,6 +46,7 @@ fn the_html_report_renders_in_headless_chromium_without_network() {
         "--disable-gpu",
         "--no-first-run",
         "--virtual-time-budget=3000",
+        "--window-size=1200,4000",
     ];
     let dom = std::process::Command::new(chromium)
         .args(base)
@@ -66,16 +81,32 @@ fn the_html_report_renders_in_headless_chromium_without_network() {
         .and_then(|x| x.split('"').next())
         .and_then(|n| n.parse().ok())
         .unwrap_or(0);
-    // Bars of IOPS and of files/s, the ratio heat-map, a latency CDF, per-second lines and the
-    // files trend for write and read.
+    // The ratio heat-map, a chart per test (block, files write, files read), a latency CDF,
+    // per-second lines and the files trend for write and read.
     assert!(charts >= 7, "only {charts} charts rendered");
+    // The page's own check: no text of a chart overlaps another, no chart overlaps another,
+    // every chart has an axis label.
+    let attr = |name: &str| {
+        body.split(&format!("{name}=\""))
+            .nth(1)
+            .and_then(|x| x.split('"').next())
+            .unwrap_or("missing")
+            .to_string()
+    };
+    assert_eq!(
+        attr("data-overlaps"),
+        "0",
+        "overlapping labels: {}",
+        attr("data-overlap-list")
+    );
+    assert_eq!(attr("data-unlabelled"), "0", "charts without an axis label");
     let shot =
         std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("target/report-screenshot.png");
     let _ = std::fs::remove_file(&shot);
     let o = std::process::Command::new(chromium)
         .args(base)
         .arg(format!("--user-data-dir={}", profile.display()))
-        .args(["--hide-scrollbars", "--window-size=1200,4000"])
+        .arg("--hide-scrollbars")
         .arg(format!("--screenshot={}", shot.display()))
         .arg(&url)
         .output()

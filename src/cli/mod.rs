@@ -103,7 +103,7 @@ pub enum Command {
     },
     /// Run a fio job file as fio would (its filename/directory decide where) and record the results
     #[command(
-        after_help = "Examples:\n  fsbench run randread.fio\n  fsbench run cdm.fio --runtime 2s --out study-cdm\n  fsbench list --preset cdm > cdm.fio && fsbench run cdm.fio\n\nAccepted: [global] and job sections, ; and # comments, rw, bs, bsrange, bssplit, iodepth,\nnumjobs, direct, size, runtime, time_based, ramp_time, rwmixread, ioengine (sync, psync,\nio_uring; libaio runs on io_uring), filename, directory, name, stonewall, group_reporting,\nfsync, fdatasync, end_fsync. Anything else is an error naming its line.\nWriting to a block device named by filename= passes the same guards as mkfs (--wipe to\noverwrite a device carrying a filesystem signature)."
+        after_help = "Examples:\n  fsbench run randread.fio\n  fsbench run cdm.fio --runtime 2s --out study-cdm\n  fsbench list --preset cdm > cdm.fio && fsbench run cdm.fio\n\nAccepted: [global] and job sections, ; and # comments, rw, bs, bsrange, bssplit, iodepth,\nnumjobs, direct, size, runtime, time_based, ramp_time, rwmixread, ioengine (sync, psync,\nio_uring; libaio runs on io_uring), filename, directory, name, stonewall, group_reporting,\nfsync, fdatasync, end_fsync, fixedbufs, registerfiles (io_uring registers\nbuffers and file always, as fio's fixedbufs=1 registerfiles=1). Anything else is an error naming its line.\nWriting to a block device named by filename= passes the same guards as mkfs (--wipe to\noverwrite a device carrying a filesystem signature)."
     )]
     Run(RunArgs),
     /// Create one target and leave it mounted; the last line of output is the mount point

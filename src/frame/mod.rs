@@ -14,6 +14,7 @@
 //! multi-rank mode puts its barrier across processes and its reduction.
 
 pub mod cluster;
+pub mod live;
 pub mod pool;
 pub mod run;
 
@@ -53,6 +54,9 @@ pub struct PhaseSpec {
     /// expects in all (for the ETA), when known.
     pub unit: &'static str,
     pub total_ops: Option<u64>,
+    /// How long a time-based phase runs (ramp included), for the ETA when `total_ops` is not
+    /// known.
+    pub total_secs: Option<f64>,
     /// Run the one worker on the coordinator's thread with no other thread alive, as a
     /// single-threaded program runs: the kernel skips per-call locking for single-threaded
     /// processes (read/write take the file position lock only when the file table is shared),

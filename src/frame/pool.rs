@@ -7,7 +7,6 @@ use std::time::{Duration, Instant};
 
 use super::{PhaseSpec, WorkerCtx, WorkerOut};
 use crate::metrics::progress::Progress;
-use crate::plan::units::format_count;
 
 /// A barrier that a worker may also pass by returning: no worker waits for one that failed.
 pub struct StartLine {
@@ -90,12 +89,13 @@ where
             })
             .collect();
         if show {
+            let live = super::live::Live::start(spec, label, true);
             while !handles.iter().all(|h| h.is_finished()) {
                 std::thread::sleep(Duration::from_millis(200));
                 let done: u64 = progress.iter().map(|p| p.get().0).sum();
-                eprint!("{}", progress_line(spec, label, done, t0));
+                live.update(&spec.name, done, t0.elapsed());
             }
-            eprintln!();
+            live.finish();
         }
         handles
             .into_iter()
@@ -144,36 +144,6 @@ where
     }
 }
 
-/// Progress on standard error: done (of the total), rate, elapsed and the ETA (terminals only).
-fn progress_line(spec: &PhaseSpec, label: &str, done: u64, t0: Instant) -> String {
-    let secs = t0.elapsed().as_secs_f64().max(1e-3);
-    let rate = done as f64 / secs;
-    let (of, eta) = match spec.total_ops {
-        Some(total) => (
-            format!(
-                " / {} ({:.1}%)",
-                format_count(total as f64),
-                done as f64 / total.max(1) as f64 * 100.0
-            ),
-            if rate > 0.0 {
-                format!(", ETA {:.0} s", total.saturating_sub(done) as f64 / rate)
-            } else {
-                String::new()
-            },
-        ),
-        None => (String::new(), String::new()),
-    };
-    format!(
-        "\rfsbench:   [{label}] {}: {}{of} {}, {} {}/s, elapsed {:.0} s{eta}   ",
-        spec.name,
-        format_count(done as f64),
-        spec.unit,
-        format_count(rate),
-        spec.unit,
-        secs
-    )
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -189,6 +159,7 @@ mod tests {
             workers,
             unit: "ops",
             total_ops: None,
+            total_secs: None,
             single_thread: false,
         }
     }

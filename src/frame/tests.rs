@@ -83,6 +83,7 @@ fn spec(name: &str, workers: usize, cache: CachePolicy) -> PhaseSpec {
         workers,
         unit: "ops",
         total_ops: None,
+        total_secs: None,
         single_thread: false,
     }
 }

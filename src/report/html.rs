@@ -334,7 +334,6 @@ const CHECK_SCRIPT: &str = r#"
 })();
 "#;
 
-#[allow(clippy::too_many_arguments)]
 pub fn render(
     title: &str,
     records: &[Record],

@@ -237,7 +237,12 @@ pub fn run(opts: &Options) -> Result<Summary, RunnerError> {
                 }
             }
             if !opts.dry_run {
-                run_workloads(&got, &workloads, repeat, &mut sink)?;
+                let shown = if opts.plan.repeat > 1 {
+                    format!("{}, repeat {}/{}", got.label, repeat + 1, opts.plan.repeat)
+                } else {
+                    got.label.clone()
+                };
+                run_workloads(&got, &shown, &workloads, repeat, &mut sink)?;
             }
             let (info, warning) = release(got, &sys);
             manifest.targets.extend(info);
@@ -272,6 +277,7 @@ pub fn run(opts: &Options) -> Result<Summary, RunnerError> {
 /// failed record and the next workload runs.
 fn run_workloads(
     got: &Got,
+    shown: &str,
     workloads: &[(String, Box<dyn Workload>)],
     repeat: u32,
     sink: &mut Sink,
@@ -296,12 +302,10 @@ fn run_workloads(
                 sink.save(Record::from_phase(&key, p))?;
                 continue;
             }
-            Ok(Opened::Run(mut s)) => {
-                run_session(s.as_mut(), &got.ctx, &got.label, &Local, &mut |p| {
-                    sink.save(Record::from_phase(&key, p))
-                        .map_err(RunError::from)
-                })
-            }
+            Ok(Opened::Run(mut s)) => run_session(s.as_mut(), &got.ctx, shown, &Local, &mut |p| {
+                sink.save(Record::from_phase(&key, p))
+                    .map_err(RunError::from)
+            }),
             Err(e) => Err(e),
         };
         match result {

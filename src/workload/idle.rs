@@ -57,6 +57,7 @@ impl Workload for Idle {
                 workers: 1,
                 unit: "s",
                 total_ops: None,
+                total_secs: None,
                 single_thread: false,
             }],
         })))

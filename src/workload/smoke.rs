@@ -75,6 +75,7 @@ impl Workload for Smoke {
             workers: 1,
             unit: "bytes",
             total_ops: None,
+            total_secs: None,
             single_thread: false,
         };
         Ok(Opened::Run(Box::new(SmokeSession {

@@ -70,6 +70,16 @@ impl BlockSession {
                     workers: m.len(),
                     unit: "I/Os",
                     total_ops: None,
+                    // Time-based jobs end when their runtime (and ramp) is over.
+                    total_secs: jobs
+                        .iter()
+                        .map(|j| match (j.time_based, j.runtime) {
+                            (true, Some(r)) => {
+                                Some((r + j.ramp_time.unwrap_or_default()).as_secs_f64())
+                            }
+                            _ => None,
+                        })
+                        .try_fold(0.0f64, |a, x| x.map(|x| a.max(x))),
                     single_thread: false,
                 }
             })

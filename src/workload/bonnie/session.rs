@@ -138,6 +138,7 @@ impl BonnieSession {
                     _ => Some(b.files),
                 },
                 // bonnie++ is one process but for its seekers: so are its other tests here.
+                total_secs: None,
                 single_thread: *t != Test::Seeks,
             })
             .collect();

@@ -119,6 +119,7 @@ impl FilesSession {
                 } else {
                     tree.count
                 }),
+                total_secs: None,
                 single_thread: false,
             })
             .collect();

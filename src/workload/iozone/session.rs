@@ -2,7 +2,7 @@
 //! mode, one phase per test with N workers on their own files.
 
 use std::fs::{File, OpenOptions};
-use std::io::Read;
+use std::io::{IsTerminal, Read};
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 
 use super::battery::{self, Access, Pool, Test, TestDef};
 use super::options::{Cell, Iozone};
+use crate::frame::live::Live;
 use crate::frame::{
     CachePolicy, Merged, Phase, PhaseSpec, RunError, Session, WorkerCtx, WorkerOut,
 };
@@ -63,7 +64,6 @@ pub struct IozoneSession {
     z: Iozone,
     dir: PathBuf,
     fs: String,
-    quiet: bool,
     cells: Vec<Cell>,
     steps: Vec<Step>,
     specs: Vec<PhaseSpec>,
@@ -76,10 +76,9 @@ pub struct IozoneSession {
     /// Throughput mode: each worker's (start, end, bytes) of the current test.
     spans: Mutex<Vec<Option<(Instant, Instant, u64)>>>,
     mem_total: u64,
-    /// Progress over the matrix: bytes of the whole matrix and done so far, and the start.
-    total: u64,
+    /// Progress over the matrix: bytes of the whole matrix done so far, and its line.
     done: u64,
-    started: Instant,
+    live: Live,
 }
 
 impl IozoneSession {
@@ -127,6 +126,7 @@ impl IozoneSession {
                     workers,
                     unit: "records",
                     total_ops: Some(cell.file / cell.record * workers as u64),
+                    total_secs: None,
                     single_thread: workers == 1,
                 }
             })
@@ -140,22 +140,21 @@ impl IozoneSession {
                 Mutex::new(b)
             })
             .collect();
+        let show = !quiet && !z.throughput_mode() && std::io::stderr().is_terminal();
         IozoneSession {
+            live: Live::session("iozone", total, show),
             pool: Pool::new(max_record, z.seed ^ 0x10_2e),
             bufs,
             spans: Mutex::new(vec![None; workers]),
             z,
             dir,
             fs,
-            quiet,
             cells,
             steps,
             specs,
             broken: None,
             mem_total: crate::sys::host::mem_total_bytes(),
-            total,
             done: 0,
-            started: Instant::now(),
         }
     }
 
@@ -242,25 +241,16 @@ impl IozoneSession {
     }
 
     fn show_progress(&self, step: Step) {
-        use std::io::IsTerminal;
-        if self.quiet || self.z.throughput_mode() || !std::io::stderr().is_terminal() {
-            return;
-        }
         let cell = self.cells[step.cell];
-        let secs = self.started.elapsed().as_secs_f64();
-        let share = self.done as f64 / self.total.max(1) as f64;
-        let eta = if share > 0.0 {
-            format!(", ETA {:.0} s", secs / share * (1.0 - share))
-        } else {
-            String::new()
-        };
-        eprint!(
-            "\rfsbench:   iozone cell {} of {} ({} file, {} records): {:.0}% of the bytes, elapsed {secs:.0} s{eta}   ",
-            step.cell + 1,
-            self.cells.len(),
-            size_label(cell.file),
-            size_label(cell.record),
-            share * 100.0
+        self.live.set(
+            self.done,
+            Some(format!(
+                "iozone cell {} of {} ({} file, {} records)",
+                step.cell + 1,
+                self.cells.len(),
+                size_label(cell.file),
+                size_label(cell.record),
+            )),
         );
     }
 
@@ -324,6 +314,7 @@ impl Session for IozoneSession {
         let step = self.steps[phase];
         let cell = self.cells[step.cell];
         self.done += cell.file * self.z.threads.max(1) as u64;
+        self.live.set(self.done, None);
         let p = &m.parts[0];
         let mut ph = Phase {
             test: self.specs[phase].name.clone(),
@@ -346,12 +337,7 @@ impl Session for IozoneSession {
 
     fn close(&mut self) -> Result<(), RunError> {
         self.remove_files();
-        if !self.quiet
-            && !self.z.throughput_mode()
-            && std::io::IsTerminal::is_terminal(&std::io::stderr())
-        {
-            eprintln!();
-        }
+        self.live.finish();
         Ok(())
     }
 }
