@@ -52,6 +52,6 @@ pub fn run(a: ProvisionArgs) -> anyhow::Result<Exit> {
             m.mountpoint.display()
         );
     }
-    crate::out::line(&format!("{}", m.mountpoint.display()));
+    crate::out::line(&m.mountpoint.display().to_string());
     Ok(Exit::Ok)
 }

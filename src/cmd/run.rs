@@ -73,7 +73,7 @@ pub fn run(a: RunArgs) -> anyhow::Result<Exit> {
         resume: false,
     };
     let summary = runner::run(&opts)?;
-    crate::out::print(&crate::report::block::tables(&summary.records).to_string());
+    crate::out::print(&crate::report::block::tables(&summary.records));
     for r in summary.records.iter().filter(|r| r.error.is_some()) {
         eprintln!(
             "fsbench: {} failed: {}",

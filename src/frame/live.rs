@@ -16,42 +16,38 @@ pub struct Live {
     by_time: bool,
 }
 
+/// A bar on standard error drawn with `template`, labelled `prefix`.
+fn new_bar(len: Option<u64>, template: &str, prefix: &str) -> ProgressBar {
+    let bar = ProgressBar::with_draw_target(len, ProgressDrawTarget::stderr());
+    bar.set_style(
+        ProgressStyle::with_template(template)
+            .unwrap_or_else(|_| ProgressStyle::default_bar())
+            .progress_chars("=> "),
+    );
+    bar.set_prefix(prefix.to_string());
+    bar
+}
+
+const BY_OPS: &str = "fsbench: [{prefix}] {msg} [{wide_bar}] {percent:>3}% {elapsed} ETA {eta}";
+
 impl Live {
-    /// A progress line for `spec` on `label` ("ext4, repeat 2/3"); hidden unless `show`.
-    pub fn start(spec: &PhaseSpec, label: &str, show: bool) -> Live {
-        let by_time = spec.total_ops.is_none() && spec.total_secs.is_some();
-        if !show {
-            return Live {
-                bar: None,
-                unit: spec.unit,
-                by_time,
-            };
-        }
+    /// A progress line for `spec` on `label` ("ext4, repeat 2/3"). The caller decides whether to
+    /// show one at all (a terminal, not quiet).
+    pub fn start(spec: &PhaseSpec, label: &str) -> Live {
         let (len, template) = match (spec.total_ops, spec.total_secs) {
-            (Some(n), _) => (
-                Some(n),
-                "fsbench: [{prefix}] {msg} [{wide_bar}] {percent:>3}% {elapsed} ETA {eta}",
-            ),
+            (Some(n), _) => (Some(n), BY_OPS),
             (None, Some(s)) => (
                 Some((s * 1000.0) as u64),
                 "fsbench: [{prefix}] {msg} [{wide_bar}] {elapsed} ETA {eta}",
             ),
             (None, None) => (None, "fsbench: [{prefix}] {msg} {spinner} {elapsed}"),
         };
-        let bar = match len {
-            Some(n) => ProgressBar::with_draw_target(Some(n), ProgressDrawTarget::stderr()),
-            None => ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr()),
-        };
-        let style = ProgressStyle::with_template(template)
-            .unwrap_or_else(|_| ProgressStyle::default_bar())
-            .progress_chars("=> ");
-        bar.set_style(style);
-        bar.set_prefix(label.to_string());
+        let bar = new_bar(len, template, label);
         bar.set_message(spec.name.clone());
         Live {
             bar: Some(bar),
             unit: spec.unit,
-            by_time,
+            by_time: spec.total_ops.is_none() && spec.total_secs.is_some(),
         }
     }
 
@@ -72,20 +68,8 @@ impl Live {
     /// A line over a whole session rather than a phase (iozone's matrix): a bar of `total`
     /// units with its ETA; `set` moves it.
     pub fn session(prefix: &str, total: u64, show: bool) -> Live {
-        let bar = show.then(|| {
-            let bar = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr());
-            bar.set_style(
-                ProgressStyle::with_template(
-                    "fsbench: [{prefix}] {msg} [{wide_bar}] {percent:>3}% {elapsed} ETA {eta}",
-                )
-                .unwrap_or_else(|_| ProgressStyle::default_bar())
-                .progress_chars("=> "),
-            );
-            bar.set_prefix(prefix.to_string());
-            bar
-        });
         Live {
-            bar,
+            bar: show.then(|| new_bar(Some(total), BY_OPS, prefix)),
             unit: "",
             by_time: false,
         }

@@ -30,16 +30,18 @@ pub use cluster::{Cluster, Local};
 pub use run::{run_phase, run_session, PhaseOutcome};
 
 /// What to do with the page cache before a phase.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum CachePolicy {
     /// Leave it (writes, deletes, and phases that measure warm caches on purpose).
+    #[default]
     Keep,
     /// sync(2) and drop the page cache, dentries and inodes, so reads come from the device.
     Drop,
 }
 
-/// One phase of a workload, declared as data.
-#[derive(Debug, Clone)]
+/// One phase of a workload, declared as data. The fields a phase rarely sets (the totals for the
+/// progress line, `single_thread`, `space`) default to off (`..Default::default()`).
+#[derive(Debug, Clone, Default)]
 pub struct PhaseSpec {
     /// The record's test name (e.g. `write`, `SEQ1M_Q8T1_read`).
     pub name: String,
@@ -62,6 +64,10 @@ pub struct PhaseSpec {
     /// processes (read/write take the file position lock only when the file table is shared),
     /// which one-byte calls would otherwise measure. No live progress line then.
     pub single_thread: bool,
+    /// The phase reports space or inode figures from statvfs: a ZFS pool commits before both
+    /// readings (`provision::zfs::settle`), which other phases are spared (it costs a snapshot
+    /// and up to 2 s each time).
+    pub space: bool,
 }
 
 /// Where a workload runs.

@@ -89,7 +89,7 @@ where
             })
             .collect();
         if show {
-            let live = super::live::Live::start(spec, label, true);
+            let live = super::live::Live::start(spec, label);
             while !handles.iter().all(|h| h.is_finished()) {
                 std::thread::sleep(Duration::from_millis(200));
                 let done: u64 = progress.iter().map(|p| p.get().0).sum();
@@ -150,18 +150,7 @@ mod tests {
     use crate::frame::CachePolicy;
 
     fn spec(workers: usize) -> PhaseSpec {
-        PhaseSpec {
-            name: "t".into(),
-            does: "test".into(),
-            cache: CachePolicy::Keep,
-            writes: false,
-            reads: false,
-            workers,
-            unit: "ops",
-            total_ops: None,
-            total_secs: None,
-            single_thread: false,
-        }
+        crate::frame::tests::spec("t", workers, CachePolicy::Keep)
     }
 
     #[test]

@@ -19,10 +19,11 @@ pub struct PhaseOutcome {
     pub stopped: Option<StopReason>,
 }
 
-/// statvfs of the target's directory; a ZFS pool commits first, or its figures lag behind.
-fn statvfs(dir: Option<&Path>, t: &TargetCtx) -> Option<crate::sys::FsStat> {
+/// statvfs of the target's directory. For a phase that reports space figures a ZFS pool commits
+/// first, or its figures lag behind what was written.
+fn statvfs(dir: Option<&Path>, t: &TargetCtx, space: bool) -> Option<crate::sys::FsStat> {
     let dir = dir?;
-    if let Some(pool) = &t.zfs_pool {
+    if let (true, Some(pool)) = (space, &t.zfs_pool) {
         if let Err(e) = crate::provision::zfs::settle(pool, dir) {
             eprintln!("fsbench: warning: cannot commit pool {pool} before statvfs: {e}");
         }
@@ -55,7 +56,7 @@ pub fn run_phase(
         .map(Path::to_path_buf);
     let stats_name = t.device.as_deref().and_then(diskstats::kernel_name);
     let disk_before = stats_name.as_deref().and_then(diskstats::read);
-    let statvfs_before = statvfs(stat_dir.as_deref(), t);
+    let statvfs_before = statvfs(stat_dir.as_deref(), t, spec.space);
     let started_at = now_rfc3339();
     let t0 = Instant::now();
     let cpu0 = cpu::start();
@@ -72,8 +73,9 @@ pub fn run_phase(
         }
     }
     let disk_after = stats_name.as_deref().and_then(diskstats::read);
-    let statvfs_after = statvfs(stat_dir.as_deref(), t);
+    // The phase's time ends here: a ZFS pool's commit below is not the workload's.
     let wall = t0.elapsed();
+    let statvfs_after = statvfs(stat_dir.as_deref(), t, spec.space);
     let mut parts: Vec<WorkerOut> = Vec::new();
     let mut first_done: Vec<FirstDone> = Vec::new();
     for (w, out) in run.outs.iter().enumerate() {

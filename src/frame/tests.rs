@@ -73,7 +73,8 @@ impl Cluster for CountingCluster {
     }
 }
 
-fn spec(name: &str, workers: usize, cache: CachePolicy) -> PhaseSpec {
+/// A phase that writes and reads with `workers` workers (the pool's tests use it too).
+pub(super) fn spec(name: &str, workers: usize, cache: CachePolicy) -> PhaseSpec {
     PhaseSpec {
         name: name.into(),
         does: "test".into(),
@@ -82,9 +83,7 @@ fn spec(name: &str, workers: usize, cache: CachePolicy) -> PhaseSpec {
         reads: true,
         workers,
         unit: "ops",
-        total_ops: None,
-        total_secs: None,
-        single_thread: false,
+        ..Default::default()
     }
 }
 

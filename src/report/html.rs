@@ -130,6 +130,12 @@ fn bar_charts(rows: &[Row], records: &[Record], targets: &[String], body: &mut S
 /// 2. The ratio matrix as a heat-map, each cell's interval and p-value on hover.
 fn heatmap(rows: &[Row], v: &View) -> String {
     let cols: Vec<String> = v.header.iter().skip(1).cloned().collect();
+    // The rows with a ratio, under the matrix's names for them (named once, not per cell).
+    let named: Vec<(String, &Row)> = rows
+        .iter()
+        .filter(|r| r.ratio.is_some())
+        .map(|r| (views::row_name(r), r))
+        .collect();
     let mut out = Vec::new();
     for line in &v.rows {
         let name = line[0].clone();
@@ -138,9 +144,10 @@ fn heatmap(rows: &[Row], v: &View) -> String {
             .enumerate()
             .map(|(j, target)| {
                 let text = line.get(j + 1).cloned().unwrap_or_default();
-                let row = rows.iter().find(|r| {
-                    &r.target == target && views::row_name(r) == name && r.ratio.is_some()
-                });
+                let row = named
+                    .iter()
+                    .find(|(n, r)| &r.target == target && *n == name)
+                    .map(|x| x.1);
                 let hover = match row {
                     Some(r) => format!(
                         "{target}, {name}: ratio {:.3}{}{}",

@@ -20,7 +20,7 @@ use crate::plan::units::format_mb_per_sec;
 use crate::store::{Outcome, Record};
 
 /// One row per record: target, filesystem, workload/test, outcome, throughput, notes.
-pub fn terminal_table(records: &[Record]) -> String {
+pub fn terminal_table(records: &[&Record]) -> String {
     let mut t = Table::new();
     t.load_preset(UTF8_FULL_CONDENSED);
     t.set_content_arrangement(ContentArrangement::Dynamic);
@@ -93,10 +93,9 @@ fn unshown(records: &[Record]) -> String {
             || iozone::is_iozone(r)
             || ["files", "bonnie"].contains(&r.workload.as_str())
     };
-    let rest: Vec<Record> = records
+    let rest: Vec<&Record> = records
         .iter()
         .filter(|r| r.outcome != Outcome::Ok || !shown(r))
-        .cloned()
         .collect();
     if rest.is_empty() {
         String::new()
@@ -168,13 +167,7 @@ impl StudyReport {
     /// metric. Warnings are separate (`warnings_text`).
     pub fn term(&self, full: bool) -> String {
         let mut t = unshown(&self.records);
-        let blocks: Vec<Record> = self
-            .records
-            .iter()
-            .filter(|r| block::is_block(r))
-            .cloned()
-            .collect();
-        t.push_str(&block::tables(&blocks));
+        t.push_str(&block::tables(&self.records));
         let bon = bonnie::text(&self.records);
         if !bon.is_empty() {
             t.push_str(&format!(

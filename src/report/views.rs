@@ -154,6 +154,11 @@ fn min_avg_max(records: &[&Record], op: &str) -> String {
     }
 }
 
+/// A mean formatted by `f`, or "-" when there is none.
+fn opt(v: Option<f64>, f: &dyn Fn(f64) -> String) -> String {
+    v.map(f).unwrap_or_else(|| "-".into())
+}
+
 /// Inodes the write phase used; "n/a (dynamic)" where the filesystem has no fixed inode count
 /// (btrfs: statvfs reports 0 inodes), never 0.
 fn inodes(w: &[&Record]) -> String {
@@ -193,7 +198,6 @@ pub fn files_brief(records: &[Record]) -> Option<View> {
     if per.is_empty() {
         return None;
     }
-    let opt = |v: Option<f64>, f: &dyn Fn(f64) -> String| v.map(f).unwrap_or_else(|| "-".into());
     let rows = per
         .iter()
         .map(|(t, w, rd)| {
@@ -238,8 +242,6 @@ pub fn files_table(records: &[Record]) -> Option<View> {
     }
     let mut rows = Vec::new();
     for (t, w, rd) in per {
-        let opt =
-            |v: Option<f64>, f: &dyn Fn(f64) -> String| v.map(f).unwrap_or_else(|| "-".into());
         rows.push(vec![
             t.to_string(),
             min_avg_max(&w, "create"),

@@ -56,9 +56,7 @@ impl Workload for Idle {
                 reads: false,
                 workers: 1,
                 unit: "s",
-                total_ops: None,
-                total_secs: None,
-                single_thread: false,
+                ..Default::default()
             }],
         })))
     }

@@ -74,9 +74,9 @@ impl Workload for Smoke {
             reads: !writes,
             workers: 1,
             unit: "bytes",
-            total_ops: None,
-            total_secs: None,
-            single_thread: false,
+            // The write phase reports the space it used.
+            space: writes,
+            ..Default::default()
         };
         Ok(Opened::Run(Box::new(SmokeSession {
             path: dir.join("fsbench-smoke.dat"),

@@ -69,7 +69,6 @@ impl BlockSession {
                         .any(|j| !matches!(j.rw, Rw::Write | Rw::RandWrite)),
                     workers: m.len(),
                     unit: "I/Os",
-                    total_ops: None,
                     // Time-based jobs end when their runtime (and ramp) is over.
                     total_secs: jobs
                         .iter()
@@ -80,7 +79,7 @@ impl BlockSession {
                             _ => None,
                         })
                         .try_fold(0.0f64, |a, x| x.map(|x| a.max(x))),
-                    single_thread: false,
+                    ..Default::default()
                 }
             })
             .collect();

@@ -138,8 +138,8 @@ impl BonnieSession {
                     _ => Some(b.files),
                 },
                 // bonnie++ is one process but for its seekers: so are its other tests here.
-                total_secs: None,
                 single_thread: *t != Test::Seeks,
+                ..Default::default()
             })
             .collect();
         let mut pool = vec![0u8; (b.max as usize).max(1 << 16)];

@@ -119,8 +119,9 @@ impl FilesSession {
                 } else {
                     tree.count
                 }),
-                total_secs: None,
-                single_thread: false,
+                // Write reports the space and inodes used, delete the space freed.
+                space: matches!(k, PhaseKind::Write | PhaseKind::Delete),
+                ..Default::default()
             })
             .collect();
         FilesSession {

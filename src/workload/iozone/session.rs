@@ -126,8 +126,8 @@ impl IozoneSession {
                     workers,
                     unit: "records",
                     total_ops: Some(cell.file / cell.record * workers as u64),
-                    total_secs: None,
                     single_thread: workers == 1,
+                    ..Default::default()
                 }
             })
             .collect();
