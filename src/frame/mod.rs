@@ -68,6 +68,9 @@ pub struct PhaseSpec {
     /// readings (`provision::zfs::settle`), which other phases are spared (it costs a snapshot
     /// and up to 2 s each time).
     pub space: bool,
+    /// Run `Session::beside` on its own thread for the length of the phase (snapshots under
+    /// load).
+    pub beside: bool,
 }
 
 /// Where a workload runs.
@@ -260,6 +263,11 @@ pub trait Session: Sync {
     fn work(&self, phase: usize, ctx: &WorkerCtx) -> WorkerOut;
     /// The phase's records from the merged figures (block: one per job of the group).
     fn finish(&mut self, phase: usize, m: &Merged) -> Result<Vec<Phase>, RunError>;
+    /// Work beside the workers for the whole phase when its spec sets `beside` (snapshots taken
+    /// under load): it starts when they cross the start line and should return soon after
+    /// `done` turns true (the last worker has ended). What it measures, the session keeps for
+    /// `finish`.
+    fn beside(&self, _phase: usize, _done: &std::sync::atomic::AtomicBool) {}
     /// The directory whose filesystem the frame samples, when not the target's own (a files tree
     /// given by path=).
     fn stat_dir(&self) -> Option<&Path> {

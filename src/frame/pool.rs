@@ -31,6 +31,14 @@ impl StartLine {
         r
     }
 
+    /// Waits until every worker has crossed the start line (or ended), without being one.
+    fn wait_all(&self) {
+        let mut r = self.ready.lock().unwrap_or_else(|e| e.into_inner());
+        while !r.iter().all(|x| *x) {
+            r = self.all.wait(r).unwrap_or_else(|e| e.into_inner());
+        }
+    }
+
     pub(super) fn wait(&self, index: usize) {
         let mut r = self.mark(index);
         while !r.iter().all(|x| *x) {
@@ -48,13 +56,31 @@ pub struct PoolRun {
     pub last_done_s: f64,
 }
 
+/// Work beside the workers (`Session::beside`): it starts when they cross the start line and is
+/// told to end (the flag turns true) when the last of them has ended.
+pub type Beside<'a> = &'a (dyn Fn(&AtomicBool) + Sync);
+
 /// Runs `spec.workers` workers side by side and waits for all of them.
 pub fn run_workers<F>(spec: &PhaseSpec, label: &str, quiet: bool, work: F) -> PoolRun
 where
     F: Fn(&WorkerCtx) -> WorkerOut + Sync,
 {
+    run_workers_beside(spec, label, quiet, work, None)
+}
+
+/// `run_workers`, with work beside the workers for the length of the phase.
+pub fn run_workers_beside<F>(
+    spec: &PhaseSpec,
+    label: &str,
+    quiet: bool,
+    work: F,
+    beside: Option<Beside>,
+) -> PoolRun
+where
+    F: Fn(&WorkerCtx) -> WorkerOut + Sync,
+{
     let n = spec.workers.max(1);
-    if n == 1 && spec.single_thread {
+    if n == 1 && spec.single_thread && beside.is_none() {
         return run_inline(work);
     }
     let progress: Vec<Progress> = (0..n).map(|_| Progress::new()).collect();
@@ -64,7 +90,15 @@ where
     let t0 = Instant::now();
     let show = !quiet && std::io::IsTerminal::is_terminal(&std::io::stderr());
     let ends: Mutex<Vec<f64>> = Mutex::new(Vec::new());
+    let all_done = AtomicBool::new(false);
     let outs: Vec<WorkerOut> = std::thread::scope(|s| {
+        let side = beside.map(|b| {
+            let (start, all_done) = (&start, &all_done);
+            s.spawn(move || {
+                start.wait_all();
+                b(all_done)
+            })
+        });
         let handles: Vec<_> = (0..n)
             .map(|index| {
                 let (progress, start, work) = (&progress, &start, &work);
@@ -97,7 +131,7 @@ where
             }
             live.finish();
         }
-        handles
+        let outs = handles
             .into_iter()
             .map(|h| {
                 h.join().unwrap_or_else(|_| WorkerOut {
@@ -105,7 +139,12 @@ where
                     ..Default::default()
                 })
             })
-            .collect()
+            .collect();
+        all_done.store(true, Ordering::Release);
+        if let Some(h) = side {
+            let _ = h.join();
+        }
+        outs
     });
     let (first_done, first_done_s) = snapshot.into_inner().unwrap_or_else(|e| e.into_inner());
     let last_done_s = ends

@@ -5,4 +5,5 @@ pub mod clock;
 pub mod cpu;
 pub mod diskstats;
 pub mod hist;
+pub mod layout;
 pub mod progress;

@@ -59,6 +59,10 @@ pub struct Job {
     pub numjobs: u32,
     pub direct: bool,
     pub size: Option<SizeSpec>,
+    /// Bytes of I/O to do before the job ends (fio io_size / io_limit); without it, one pass over
+    /// `size`. With the random map, a random job below its size visits that many distinct blocks.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub io_size: Option<u64>,
     pub runtime: Option<Duration>,
     pub time_based: bool,
     pub ramp_time: Option<Duration>,
@@ -102,6 +106,7 @@ impl Default for Job {
             numjobs: 1,
             direct: false,
             size: None,
+            io_size: None,
             runtime: None,
             time_based: false,
             ramp_time: None,
@@ -136,6 +141,8 @@ pub const OPTIONS: &[&str] = &[
     "direct",
     "buffered",
     "size",
+    "io_size",
+    "io_limit",
     "runtime",
     "time_based",
     "ramp_time",
@@ -221,7 +228,7 @@ fn example(key: &str) -> &'static str {
         "bs" | "blocksize" => "4k",
         "bsrange" => "4k-64k",
         "bssplit" => "4k/50:64k/50",
-        "size" => "1G",
+        "size" | "io_size" | "io_limit" => "1G",
         "runtime" | "ramp_time" => "30s",
         "ioengine" => "io_uring",
         _ => "1",
@@ -253,6 +260,10 @@ impl Job {
             "direct" => self.direct = parse_bool(key, value)?,
             "buffered" => self.direct = !parse_bool(key, value)?,
             "size" => self.size = Some(parse_size_spec(need(key, value)?)?),
+            "io_size" | "io_limit" => {
+                self.io_size =
+                    Some(parse_fio_size(need(key, value)?).map_err(|e| format!("{key}: {e}"))?)
+            }
             "runtime" => {
                 self.runtime =
                     Some(parse_duration(need(key, value)?).map_err(|e| format!("runtime: {e}"))?)

@@ -37,6 +37,9 @@ pub enum Effect {
     ZfsProperty,
     /// A ZFS pool property, `zpool create -o key=value`.
     ZpoolProperty,
+    /// Shapes what is provisioned (devices, redundancy, a ZFS volume): read by the provisioner
+    /// (`provision::layout`), passed to no command as written.
+    Layout,
 }
 
 /// One valid key of a filesystem.

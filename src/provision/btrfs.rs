@@ -85,6 +85,13 @@ const KEYS: &[OptKey] = &[
         help: "checksum algorithm (mkfs.btrfs --csum)",
     },
     OptKey {
+        name: "raid1",
+        value: Flag,
+        effect: Layout,
+        help: "data and metadata mirrored over devices=N loop images (default 2)",
+    },
+    super::layout::DEVICES,
+    OptKey {
         name: "mixed",
         value: Flag,
         effect: Mkfs(&["-M"]),

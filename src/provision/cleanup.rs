@@ -46,6 +46,27 @@ fn unmount(sys: &Sys, path: &Path) -> Result<(), String> {
 #[error("{}", .0.join("; "))]
 pub struct TeardownError(pub Vec<String>);
 
+/// A multi-device btrfs stays in the kernel's device list after it is unmounted; forget its
+/// members (ours, by name) before their loop devices are detached and reused.
+fn forget_btrfs_members(sys: &Sys, state: &TargetState) {
+    let loops: Vec<String> = state
+        .resources
+        .iter()
+        .filter_map(|r| match r {
+            Resource::Loop { device, .. } => Some(device.to_string_lossy().into_owned()),
+            _ => None,
+        })
+        .collect();
+    if state.fs != "btrfs" || loops.len() < 2 || super::exec::which("btrfs").is_none() {
+        return;
+    }
+    for d in loops {
+        let _ = sys.run(&super::exec::argv(&[
+            "btrfs", "device", "scan", "--forget", &d,
+        ]));
+    }
+}
+
 /// Undoes what a state names, last first, then forgets the state. Returns notices; on failure the
 /// state file stays, so that a later `fsbench cleanup` can try again.
 pub fn clean_state(
@@ -60,8 +81,10 @@ pub fn clean_state(
         let result: Result<(), String> = match r {
             Resource::Mount { path } => {
                 if sys.dry_run || mounts::mount_at(path).is_some() {
-                    unmount(sys, path)
-                        .map(|_| notices.push(format!("unmounted {}", path.display())))
+                    let r = unmount(sys, path)
+                        .map(|_| notices.push(format!("unmounted {}", path.display())));
+                    forget_btrfs_members(sys, state);
+                    r
                 } else {
                     Ok(())
                 }

@@ -326,16 +326,46 @@ fn dir_target(
     Ok(scratch)
 }
 
-/// A sparse loop image of ours, attached; returns the loop device.
+/// Sparse loop images of ours (one per device the target spans), attached; returns the loop
+/// devices.
+fn loop_images(
+    sys: &Sys,
+    req: &Request,
+    run_dir: &Path,
+    size: u64,
+    n: usize,
+    intent: &mut Intent,
+    info: &mut TargetInfo,
+) -> Result<Vec<PathBuf>, ProvisionError> {
+    let mut devices = Vec::new();
+    let mut backings = Vec::new();
+    for k in 0..n {
+        interrupted()?;
+        devices.push(loop_image(sys, req, run_dir, size, k, intent, info)?);
+        backings.push(std::mem::take(&mut info.backing));
+    }
+    info.backing = match n {
+        1 => backings.remove(0),
+        _ => format!("{n} devices: {}", backings.join("; ")),
+    };
+    Ok(devices)
+}
+
+/// A sparse loop image of ours (member `k` of the target's devices), attached; returns the loop
+/// device.
 fn loop_image(
     sys: &Sys,
     req: &Request,
     run_dir: &Path,
     size: u64,
+    k: usize,
     intent: &mut Intent,
     info: &mut TargetInfo,
 ) -> Result<PathBuf, ProvisionError> {
-    let image = run_dir.join(format!("{NAME_PREFIX}{}.img", req.index));
+    let image = run_dir.join(match k {
+        0 => format!("{NAME_PREFIX}{}.img", req.index),
+        k => format!("{NAME_PREFIX}{}-{k}.img", req.index),
+    });
     intent.record(Resource::Image {
         path: image.clone(),
     })?;
@@ -409,17 +439,29 @@ fn build(
         return finish(sys, spec, info, mnt, None);
     }
     interrupted()?;
-    // The block device: the user's (already checked) or a sparse loop image of ours.
-    let device: PathBuf = match req.device {
+    // The block devices: the user's (already checked) or sparse loop images of ours.
+    let n = super::layout::members(spec);
+    let devices: Vec<PathBuf> = match req.device {
+        Some(_) if n > 1 => {
+            return Err(ProvisionError::Refused(format!(
+                "target '{}' spans {n} devices and --device gives one: multi-device targets run on loop images fsbench makes (drop --device)",
+                spec.label
+            )))
+        }
         Some(dev) => {
             if req.wipe {
                 sys.run(&argv(&["wipefs", "--all", &dev.to_string_lossy()]))?;
             }
             info.backing = format!("block device {}", dev.display());
-            dev.to_path_buf()
+            vec![dev.to_path_buf()]
         }
-        None => loop_image(sys, req, &run_dir, size, intent, info)?,
+        None => loop_images(sys, req, &run_dir, size, n, intent, info)?,
     };
+    let device = devices[0].clone();
+    let devs: Vec<String> = devices
+        .iter()
+        .map(|d| d.to_string_lossy().into_owned())
+        .collect();
     info.device = Some(device.to_string_lossy().into_owned());
     let dev_s = device.to_string_lossy().to_string();
     if def.kind == Kind::Raw {
@@ -433,15 +475,62 @@ fn build(
         let pool = format!("{NAME_PREFIX}{}", intent.state.id);
         intent.record(Resource::Pool { name: pool.clone() })?;
         intent.record(Resource::Mount { path: mnt.clone() })?;
-        sys.run(&zfs::create_argv(spec, &pool, &dev_s, &mnt_s))?;
+        sys.run(&zfs::create_argv_on(spec, &pool, &devs, &mnt_s))?;
         info.zfs_properties = zfs::properties(sys, spec, &pool);
+        if super::layout::zvol(spec) {
+            return zvol(sys, spec, &pool, size, backend, info);
+        }
         return finish(sys, spec, info, mnt, Some(&pool));
     }
-    sys.run(&super::mkfs_argv(spec, &dev_s))?;
+    sys.run(&super::mkfs_argv_on(spec, &devs))?;
     interrupted()?;
     intent.record(Resource::Mount { path: mnt.clone() })?;
     sys.run(&super::mount_argv(spec, &dev_s, &mnt_s, size))?;
     finish(sys, spec, info, mnt, None)
+}
+
+/// A ZFS volume in the new pool: its block device is the target (raw block jobs). zfs-fuse has
+/// no volumes: what `zfs create -V` answers there makes the target a skip, with that reason.
+fn zvol(
+    sys: &Sys,
+    spec: &TargetSpec,
+    pool: &str,
+    size: u64,
+    backend: zfs::Backend,
+    info: &mut TargetInfo,
+) -> Result<PathBuf, ProvisionError> {
+    // Most of one device's size, in whole MiB: the pool keeps some for itself.
+    let vol = (size / 10 * 7) / super::MIB * super::MIB;
+    let (a, dev) = zfs::zvol_argv(spec, pool, vol);
+    if let Err(e) = sys.run(&a) {
+        return Err(match backend {
+            zfs::Backend::Fuse => ProvisionError::Unsupported(format!(
+                "zvol: this host's ZFS is zfs-fuse, which has no volumes (`zfs create -V` failed: {})",
+                e.to_string().lines().last().unwrap_or("").trim()
+            )),
+            zfs::Backend::Kernel => ProvisionError::from(e),
+        });
+    }
+    let dev = PathBuf::from(dev);
+    let t0 = std::time::Instant::now();
+    while !sys.dry_run && !dev.exists() && t0.elapsed() < std::time::Duration::from_secs(10) {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    if !sys.dry_run && !dev.exists() {
+        return Err(ProvisionError::Failed(format!(
+            "zfs created the volume but {} did not appear within 10 s",
+            dev.display()
+        )));
+    }
+    info.backing = format!(
+        "zvol {} ({}) in pool {pool} on {}",
+        dev.display(),
+        crate::plan::units::format_bytes(vol),
+        info.backing
+    );
+    info.device = Some(dev.to_string_lossy().into_owned());
+    info.mountpoint = String::new();
+    Ok(dev)
 }
 
 /// Reads back what the kernel mounted and which requested options it did not keep.

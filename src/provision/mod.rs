@@ -7,12 +7,14 @@ pub mod dir;
 pub mod exec;
 pub mod ext4;
 pub mod f2fs;
+pub mod layout;
 pub mod lifecycle;
 pub mod loopdev;
 pub mod probe;
 pub mod raw;
 pub mod registry;
 pub mod safety;
+pub mod snapshot;
 pub mod tmpfs;
 pub mod xfs;
 pub mod zfs;
@@ -97,7 +99,9 @@ pub fn schemas() -> Vec<FsSchema> {
 
 /// Parses a target spec against the FILESYSTEMS table.
 pub fn parse_target(text: &str) -> Result<TargetSpec, PlanError> {
-    spec::parse_target(text, &schemas())
+    let spec = spec::parse_target(text, &schemas())?;
+    layout::check(&spec)?;
+    Ok(spec)
 }
 
 fn def_of(spec: &TargetSpec) -> &'static FsDef {
@@ -110,6 +114,12 @@ fn fill(template: &str, value: Option<&str>) -> String {
 
 /// The full mkfs command line for a target on `device`.
 pub fn mkfs_argv(spec: &TargetSpec, device: &str) -> Vec<String> {
+    mkfs_argv_on(spec, &[device.to_string()])
+}
+
+/// The mkfs command line for a target on its devices (btrfs spans several: `raid1` makes data
+/// and metadata raid1 unless data= or metadata= say otherwise).
+pub fn mkfs_argv_on(spec: &TargetSpec, devices: &[String]) -> Vec<String> {
     let def = def_of(spec);
     let mut argv = vec![def.tool.to_string()];
     for d in def.mkfs_defaults {
@@ -128,8 +138,15 @@ pub fn mkfs_argv(spec: &TargetSpec, device: &str) -> Vec<String> {
             argv.extend(args.iter().map(|a| fill(a, opt.value.as_deref())));
         }
     }
+    if spec.option("raid1").is_some() {
+        for (flag, key) in [("-d", "data"), ("-m", "metadata")] {
+            if spec.option(key).is_none() {
+                argv.extend([flag.to_string(), "raid1".to_string()]);
+            }
+        }
+    }
     argv.extend(spec.extra_mkfs.iter().cloned());
-    argv.push(device.to_string());
+    argv.extend(devices.iter().cloned());
     argv
 }
 

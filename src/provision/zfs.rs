@@ -84,6 +84,31 @@ const KEYS: &[OptKey] = &[
         help: "copies of each block",
     },
     OptKey {
+        name: "mirror",
+        value: Flag,
+        effect: Layout,
+        help: "the pool is a mirror of devices=N loop images (default 2)",
+    },
+    OptKey {
+        name: "raidz",
+        value: Flag,
+        effect: Layout,
+        help: "the pool is one raidz vdev of devices=N loop images (default 3)",
+    },
+    super::layout::DEVICES,
+    OptKey {
+        name: "zvol",
+        value: Flag,
+        effect: Layout,
+        help: "a ZFS volume (block device) in the pool instead of a dataset: for raw block jobs (kernel ZFS; zfs-fuse has none)",
+    },
+    OptKey {
+        name: "volblocksize",
+        value: Choice(&["4k", "8k", "16k", "32k", "64k", "128k", "4K", "8K", "16K", "32K", "64K", "128K"]),
+        effect: Layout,
+        help: "a zvol's block size (zfs create -b)",
+    },
+    OptKey {
         name: "ashift",
         value: Int { min: 9, max: 16 },
         effect: ZpoolProperty,
@@ -149,6 +174,16 @@ pub fn unsupported(spec: &TargetSpec, backend: Backend) -> Option<String> {
 
 /// `zpool create -m MOUNTPOINT [-o pool props] [-O dataset props] POOL DEVICE`.
 pub fn create_argv(spec: &TargetSpec, pool: &str, device: &str, mountpoint: &str) -> Vec<String> {
+    create_argv_on(spec, pool, &[device.to_string()], mountpoint)
+}
+
+/// `zpool create ... POOL [mirror|raidz] DEVICE...`.
+pub fn create_argv_on(
+    spec: &TargetSpec,
+    pool: &str,
+    devices: &[String],
+    mountpoint: &str,
+) -> Vec<String> {
     let mut a = argv(&["zpool", "create", "-m", mountpoint]);
     for opt in &spec.options {
         let Some(key) = KEYS.iter().find(|k| k.name == opt.key) else {
@@ -156,6 +191,7 @@ pub fn create_argv(spec: &TargetSpec, pool: &str, device: &str, mountpoint: &str
         };
         let flag = match key.effect {
             ZpoolProperty => "-o",
+            Layout => continue,
             _ => "-O",
         };
         let mut value = opt.value.clone().unwrap_or_default();
@@ -166,8 +202,23 @@ pub fn create_argv(spec: &TargetSpec, pool: &str, device: &str, mountpoint: &str
         a.push(format!("{}={value}", opt.key));
     }
     a.push(pool.to_string());
-    a.push(device.to_string());
+    if let Some(v) = super::layout::vdev(spec) {
+        a.push(v.to_string());
+    }
+    a.extend(devices.iter().cloned());
     a
+}
+
+/// The volume of a `zvol` target: `zfs create -V SIZE [-b BLOCK] POOL/vol`, and its device.
+pub fn zvol_argv(spec: &TargetSpec, pool: &str, size: u64) -> (Vec<String>, String) {
+    let name = format!("{pool}/vol");
+    let mut a = argv(&["zfs", "create", "-V", &size.to_string()]);
+    if let Some(b) = spec.option("volblocksize").and_then(|o| o.value.as_deref()) {
+        a.push("-b".into());
+        a.push(b.to_ascii_uppercase());
+    }
+    a.push(name.clone());
+    (a, format!("/dev/zvol/{name}"))
 }
 
 /// Reads back the dataset properties the spec set, as ZFS reports them.

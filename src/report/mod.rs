@@ -1,5 +1,6 @@
 //! Renderers over stored results. Pure: no system calls, so a laptop can render a cluster's study.
 
+pub mod aging;
 pub mod block;
 pub mod bonnie;
 pub mod doctor;
@@ -141,7 +142,10 @@ impl StudyReport {
             .cloned()
             .collect();
         let rows = summary::rows(&generic, &baseline);
-        let views = views::all(&generic, &rows, &baseline);
+        let mut views = views::all(&generic, &rows, &baseline);
+        if let Some(v) = aging::view(&generic) {
+            views.insert(0, v);
+        }
         let mut warnings = warnings::build(&generic, &rows, manifest_warnings);
         warnings.extend(
             iozone::warnings(&records)

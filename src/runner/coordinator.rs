@@ -170,13 +170,26 @@ fn check_targets(
     Ok(())
 }
 
+/// The name a workload's records carry: its name, or the spec as written when the plan runs the
+/// same workload twice (`aging` and `aging:snapshots=3/s`), so their records stay apart.
+fn record_name(w: &crate::plan::WorkloadSpec, all: &[crate::plan::WorkloadSpec]) -> String {
+    if all.iter().filter(|o| o.name == w.name).count() > 1 {
+        w.spec.clone()
+    } else {
+        w.name.clone()
+    }
+}
+
 pub fn run(opts: &Options) -> Result<Summary, RunnerError> {
     let sys = Sys::new(opts.dry_run);
     let workloads: Vec<(String, Box<dyn Workload>)> = opts
         .plan
         .workloads
         .iter()
-        .map(|w| workload::build(w, &opts.plan.overrides).map(|b| (w.name.clone(), b)))
+        .map(|w| {
+            workload::build(w, &opts.plan.overrides)
+                .map(|b| (record_name(w, &opts.plan.workloads), b))
+        })
         .collect::<Result<_, _>>()?;
     check_here(opts, &workloads)?;
     check_targets(opts, &workloads)?;

@@ -97,7 +97,7 @@ impl Getter<'_> {
             eprintln!(
                 "fsbench: [{}] {} {} ({})",
                 spec.label,
-                if m.info.fs == "raw" {
+                if m.info.fs == "raw" || m.info.mountpoint.is_empty() {
                     "using the device"
                 } else {
                     "mounted on"
@@ -108,8 +108,9 @@ impl Getter<'_> {
         }
         let fs = m.info.fs.clone();
         let device: Option<PathBuf> = m.info.device.as_ref().map(PathBuf::from);
-        let place = match (&device, fs.as_str()) {
-            (Some(d), "raw") => Place::Raw(d.clone()),
+        // A raw device or a zvol: the target is the device itself.
+        let place = match &device {
+            Some(d) if fs == "raw" || *d == m.mountpoint => Place::Raw(d.clone()),
             _ => Place::Mount(m.mountpoint.clone()),
         };
         Got {

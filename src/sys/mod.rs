@@ -106,6 +106,7 @@ pub fn reap(pid: u32) {
 }
 
 pub mod dirfd;
+pub mod fiemap;
 pub mod host;
 pub mod mounts;
 pub mod uring;

@@ -6,6 +6,7 @@
 /// filesystems).
 pub const QUICK_SUITE: [&str; 2] = ["cdm:runtime=1s,size=256m", "files:count=20000"];
 
+pub mod aging;
 pub mod block;
 pub mod bonnie;
 pub mod catalog;
@@ -66,6 +67,7 @@ pub static WORKLOADS: &[WorkloadDef] = &[
     files::DEF,
     bonnie::DEF,
     iozone::DEF,
+    aging::DEF,
     idle::DEF,
 ];
 

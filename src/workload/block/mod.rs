@@ -6,12 +6,14 @@
 
 mod resolve;
 mod session;
+pub use session::BlockSession;
+pub mod snap;
 
 use std::path::Path;
 
 use super::presets::{self, Preset};
 use super::{Opened, SpecError, Workload, WorkloadDef};
-use crate::frame::{RunError, TargetCtx};
+use crate::frame::{Place, RunError, TargetCtx};
 use crate::metrics::catalog::{key, m, Better::*, MetricDef, Unit::*};
 use crate::plan::job::{Job, Rw};
 use crate::plan::workload::Overrides;
@@ -57,6 +59,13 @@ pub static METRICS: &[MetricDef] = &[
     m("iodepth", Count, Neither),
     m("numjobs", Count, Neither),
     m("cpu_user_ns_per_io", Nanoseconds, Lower),
+    // snapshots=RATE (snap.rs)
+    m("snapshots_taken", Count, Neither),
+    m("snapshots_per_sec", OpsPerSec, Neither),
+    m("snapshot_lat_*_ns", Nanoseconds, Lower),
+    m("snapshots_deleted", Count, Neither),
+    m("snapshot_delete_lat_*_ns", Nanoseconds, Lower),
+    m("snapshot_space_bytes", Bytes, Lower),
 ];
 
 /// Metrics every block record carries (docs/results-schema.md); device figures come on top when
@@ -85,10 +94,25 @@ pub struct Block {
     /// Notes from reading the jobs (e.g. libaio run on io_uring).
     notes: Vec<String>,
     from_jobfile: bool,
+    /// Snapshots under load (`snapshots=RATE`), on the phases of `snap_jobs` (every phase when
+    /// empty).
+    snap: Option<snap::SnapOpts>,
+    snap_jobs: Vec<String>,
+    /// The first job writes its file from empty (aging): the file is created empty, not laid
+    /// out with data first.
+    fresh: bool,
 }
 
-fn extra_options(spec: &WorkloadSpec) -> String {
-    spec.params
+/// The fio options of a block spec, with fsbench's own (`snapshots=`, `keep=`) taken out.
+fn split_options(spec: &WorkloadSpec) -> Result<(String, Option<snap::SnapOpts>), SpecError> {
+    let mut params = spec.params.clone();
+    let snap = snap::take_options(&mut params)
+        .map_err(|e| SpecError(format!("workload '{}': {e}", spec.spec)))?;
+    Ok((extra_options(&params), snap))
+}
+
+fn extra_options(params: &[(String, String)]) -> String {
+    params
         .iter()
         .map(|(k, v)| format!("{k}={v}"))
         .collect::<Vec<_>>()
@@ -107,12 +131,16 @@ pub fn build_preset(
     spec: &WorkloadSpec,
     o: &Overrides,
 ) -> Result<Box<dyn Workload>, SpecError> {
-    let jobs = presets::expand(p, &extra_options(spec))
+    let (extra, snap) = split_options(spec)?;
+    let jobs = presets::expand(p, &extra)
         .map_err(|e| SpecError(format!("workload '{}': {e}", spec.spec)))?;
     Ok(Box::new(Block {
         jobs: finish_jobs(jobs, o),
         notes: Vec::new(),
         from_jobfile: false,
+        snap,
+        snap_jobs: Vec::new(),
+        fresh: false,
     }))
 }
 
@@ -123,11 +151,15 @@ pub fn build_adhoc(spec: &WorkloadSpec, o: &Overrides) -> Result<Box<dyn Workloa
     presets::apply_options(&mut job, presets::DEFAULTS).map_err(wrap)?;
     job.filename = Some(presets::SHARED_FILE.into());
     job.name = "block".into();
-    let notes = presets::apply_options(&mut job, &extra_options(spec)).map_err(wrap)?;
+    let (extra, snap) = split_options(spec)?;
+    let notes = presets::apply_options(&mut job, &extra).map_err(wrap)?;
     Ok(Box::new(Block {
         jobs: finish_jobs(vec![job], o),
         notes,
         from_jobfile: false,
+        snap,
+        snap_jobs: Vec::new(),
+        fresh: false,
     }))
 }
 
@@ -156,6 +188,9 @@ pub fn from_jobfile(path: &Path, o: &Overrides) -> Result<Block, SpecError> {
         jobs: finish_jobs(parsed.jobs, o),
         notes: parsed.notes,
         from_jobfile: true,
+        snap: None,
+        snap_jobs: Vec::new(),
+        fresh: false,
     })
 }
 
@@ -174,8 +209,57 @@ fn fmt(n: u64) -> String {
 }
 
 impl Block {
+    /// Block jobs built by another workload (aging) whose first job writes its file from
+    /// empty: `snap` applies to the jobs named in `snap_jobs`.
+    pub fn fresh_file(
+        jobs: Vec<Job>,
+        snap: Option<snap::SnapOpts>,
+        snap_jobs: Vec<String>,
+    ) -> Block {
+        Block {
+            jobs,
+            notes: Vec::new(),
+            from_jobfile: false,
+            snap,
+            snap_jobs,
+            fresh: true,
+        }
+    }
+
     pub fn jobs(&self) -> &[Job] {
         &self.jobs
+    }
+
+    /// Does phase-making job `name` take snapshots?
+    fn snaps(&self, name: &str) -> bool {
+        self.snap.is_some()
+            && (self.snap_jobs.is_empty() || self.snap_jobs.iter().any(|j| j == name))
+    }
+
+    /// Binds to a target: with snapshots, the files go in what a snapshot covers (a btrfs
+    /// subvolume made for them, the ZFS dataset).
+    pub fn session(&self, t: &TargetCtx) -> Result<session::BlockSession, RunError> {
+        let (ctx, snapper) = match (&self.snap, &t.place) {
+            (None, _) => (t.clone(), None),
+            (Some(_), Place::Mount(dir)) => {
+                let s = crate::provision::snapshot::Snapper::open(
+                    &t.fs,
+                    dir,
+                    t.zfs_pool.as_deref(),
+                )
+                .map_err(RunError::Invalid)?;
+                let mut ctx = t.clone();
+                ctx.place = Place::Mount(s.work_dir());
+                (ctx, Some(s))
+            }
+            (Some(_), _) => {
+                return Err(RunError::Invalid(
+                    "snapshots= needs a provisioned btrfs or zfs target (not a raw device or fsbench run's paths)".into(),
+                ))
+            }
+        };
+        let r = resolve::resolve(self, &ctx)?;
+        Ok(session::BlockSession::new(self.clone(), r, &ctx, snapper))
     }
 
     /// Everything that can be checked before running: files, sizes, space, guards, engines.
@@ -186,13 +270,18 @@ impl Block {
 
 impl Workload for Block {
     fn open(&self, t: &TargetCtx) -> Result<Opened, RunError> {
-        let r = resolve::resolve(self, t)?;
-        Ok(Opened::Run(Box::new(session::BlockSession::new(
-            self.clone(),
-            r,
-            t.fs.clone(),
-            t.quiet,
-        ))))
+        Ok(Opened::Run(Box::new(self.session(t)?)))
+    }
+
+    fn check_target(
+        &self,
+        t: &crate::plan::TargetSpec,
+        _size: Option<u64>,
+    ) -> Result<(), SpecError> {
+        match (&self.snap, crate::provision::snapshot::unsupported(&t.fs)) {
+            (Some(_), Some(why)) => Err(SpecError(format!("target '{}': {why}", t.label))),
+            _ => Ok(()),
+        }
     }
 }
 

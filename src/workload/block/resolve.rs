@@ -119,7 +119,11 @@ fn pattern_of(job: &Job, clone: u32, region: u64) -> Pattern {
         bs: job.bs.clone(),
         depth: job.iodepth as usize,
         region,
-        limit_bytes: if job.time_based { None } else { Some(region) },
+        limit_bytes: if job.time_based {
+            None
+        } else {
+            Some(job.io_size.unwrap_or(region))
+        },
         runtime: job.runtime,
         ramp: job.ramp_time.unwrap_or(Duration::ZERO),
         fsync_every: job.fsync,

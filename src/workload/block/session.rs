@@ -8,14 +8,18 @@ use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
 use super::resolve::{Resolved, Worker};
+use super::snap::{self, SnapOpts, SnapRun};
 use super::{fmt, writes, Block};
 use crate::engine;
 use crate::frame::{
-    CachePolicy, Merged, Phase, PhaseSpec, RunError, Session, WorkerCtx, WorkerOut,
+    CachePolicy, Merged, Phase, PhaseSpec, RunError, Session, TargetCtx, WorkerCtx, WorkerOut,
 };
 use crate::io::{self, Stats, WriteData};
 use crate::metrics::hist;
 use crate::plan::job::{EngineKind, Job, Rw};
+use crate::provision::snapshot::Snapper;
+use std::sync::atomic::AtomicBool;
+use std::sync::Mutex;
 
 pub struct BlockSession {
     block: Block,
@@ -30,10 +34,19 @@ pub struct BlockSession {
     datas: Vec<WriteData>,
     laid: HashSet<PathBuf>,
     mem_total: u64,
+    snap: Option<Snapping>,
+}
+
+/// Snapshots under load: the target's snapper and what the phase's side thread measured.
+struct Snapping {
+    opts: SnapOpts,
+    snapper: Mutex<Snapper>,
+    run: Mutex<Option<SnapRun>>,
+    how: String,
 }
 
 impl BlockSession {
-    pub fn new(block: Block, r: Resolved, fs: String, quiet: bool) -> BlockSession {
+    pub fn new(block: Block, r: Resolved, t: &TargetCtx, snapper: Option<Snapper>) -> BlockSession {
         // Groups: a job with stonewall starts a new group (fio's semantics).
         let mut groups: Vec<Vec<usize>> = Vec::new();
         for (i, j) in block.jobs.iter().enumerate() {
@@ -79,10 +92,17 @@ impl BlockSession {
                             _ => None,
                         })
                         .try_fold(0.0f64, |a, x| x.map(|x| a.max(x))),
+                    beside: snapper.is_some() && jobs.iter().any(|j| block.snaps(&j.name)),
                     ..Default::default()
                 }
             })
             .collect();
+        let snap = block.snap.zip(snapper).map(|(opts, s)| Snapping {
+            opts,
+            how: s.describe(),
+            snapper: Mutex::new(s),
+            run: Mutex::new(None),
+        });
         let datas = r
             .workers
             .iter()
@@ -91,14 +111,15 @@ impl BlockSession {
         BlockSession {
             block,
             r,
-            fs,
-            quiet,
+            fs: t.fs.clone(),
+            quiet: t.quiet,
             groups,
             members,
             specs,
             datas,
             laid: HashSet::new(),
             mem_total: crate::sys::host::mem_total_bytes(),
+            snap,
         }
     }
 }
@@ -112,7 +133,13 @@ impl Session for BlockSession {
         for &wi in &self.members[phase] {
             let w = &self.r.workers[wi];
             if let Some((path, region)) = self.r.layout.iter().find(|(p, _)| p == &w.path) {
-                if self.laid.insert(path.clone()) {
+                if !self.laid.insert(path.clone()) {
+                    continue;
+                }
+                if self.block.fresh && !w.blockdev {
+                    std::fs::File::create(path)
+                        .map_err(RunError::io(format!("creating {}", path.display())))?;
+                } else {
                     lay_out(path, *region, w.blockdev, self.quiet)?;
                 }
             }
@@ -135,6 +162,13 @@ impl Session for BlockSession {
         ctx.start_line();
         let st = io::drive(eng.as_mut(), &w.pattern, &self.datas[wi], ctx.progress);
         worker_out(part, st, how)
+    }
+
+    fn beside(&self, phase: usize, done: &AtomicBool) {
+        if let Some(s) = &self.snap {
+            let r = snap::run(&s.snapper, s.opts, &format!("p{phase}"), done);
+            *s.run.lock().unwrap_or_else(|e| e.into_inner()) = Some(r);
+        }
     }
 
     fn finish(&mut self, phase: usize, m: &Merged) -> Result<Vec<Phase>, RunError> {
@@ -170,11 +204,37 @@ impl Session for BlockSession {
                 skipped: None,
             });
         }
+        self.finish_snapshots(&mut out);
         Ok(out)
     }
 }
 
 impl BlockSession {
+    /// The file (or device) of the first worker.
+    pub fn first_path(&self) -> Option<&Path> {
+        self.r.workers.first().map(|w| w.path.as_path())
+    }
+
+    /// The phase's snapshot figures on its records; then its snapshots are deleted (the space
+    /// they held is measured by deleting them where the filesystem does not report it).
+    fn finish_snapshots(&mut self, out: &mut [Phase]) {
+        let Some(s) = &self.snap else { return };
+        let Some(run) = s.run.lock().unwrap_or_else(|e| e.into_inner()).take() else {
+            return;
+        };
+        let mut snapper = s.snapper.lock().unwrap_or_else(|e| e.into_inner());
+        let reported = snapper.zfs_used_by_snapshots();
+        let freed = snapper.delete_all();
+        let space = reported.or(freed.as_ref().ok().copied().flatten());
+        for p in out.iter_mut() {
+            snap::decorate(p, &run, s.opts, space, &s.how);
+            if let Err(e) = &freed {
+                p.notes
+                    .push(format!("snapshots: deleting them failed: {e}"));
+            }
+        }
+    }
+
     fn region_total(&self, ji: usize) -> u64 {
         self.r
             .workers
