@@ -174,7 +174,7 @@ fn files_by_target(records: &[Record]) -> Vec<(&str, Vec<&Record>, Vec<&Record>)
     let mut out: Vec<(&str, Vec<&Record>, Vec<&Record>)> = Vec::new();
     for r in records
         .iter()
-        .filter(|r| r.workload == "files" && r.outcome == Outcome::Ok)
+        .filter(|r| r.workload.split(':').next() == Some("files") && r.outcome == Outcome::Ok)
     {
         let i = match out.iter().position(|x| x.0 == r.target) {
             Some(i) => i,

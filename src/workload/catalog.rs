@@ -88,6 +88,7 @@ mod tests {
                 "files_per_sec",
                 "iops",
                 "lat_p99_ns",
+                "post_pre_ratio",
                 "seeks_per_sec",
                 "space_overhead_pct"
             ]
