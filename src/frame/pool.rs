@@ -60,16 +60,9 @@ pub struct PoolRun {
 /// told to end (the flag turns true) when the last of them has ended.
 pub type Beside<'a> = &'a (dyn Fn(&AtomicBool) + Sync);
 
-/// Runs `spec.workers` workers side by side and waits for all of them.
-pub fn run_workers<F>(spec: &PhaseSpec, label: &str, quiet: bool, work: F) -> PoolRun
-where
-    F: Fn(&WorkerCtx) -> WorkerOut + Sync,
-{
-    run_workers_beside(spec, label, quiet, work, None)
-}
-
-/// `run_workers`, with work beside the workers for the length of the phase.
-pub fn run_workers_beside<F>(
+/// Runs `spec.workers` workers side by side, with any work `beside` them for the length of the
+/// phase, and waits for all of them.
+pub fn run_workers<F>(
     spec: &PhaseSpec,
     label: &str,
     quiet: bool,
@@ -196,15 +189,21 @@ mod tests {
     fn first_done_is_what_all_had_done_when_the_fastest_finished() {
         // Worker 0 does 10 ops and ends; the others do 10 before the start line is crossed
         // and 1000 more after worker 0 has ended.
-        let r = run_workers(&spec(3), "x", true, |ctx| {
-            ctx.progress.add(10, 10 * 4096);
-            ctx.start_line();
-            if ctx.index > 0 {
-                std::thread::sleep(Duration::from_millis(100));
-                ctx.progress.add(1000, 0);
-            }
-            WorkerOut::default()
-        });
+        let r = run_workers(
+            &spec(3),
+            "x",
+            true,
+            |ctx| {
+                ctx.progress.add(10, 10 * 4096);
+                ctx.start_line();
+                if ctx.index > 0 {
+                    std::thread::sleep(Duration::from_millis(100));
+                    ctx.progress.add(1000, 0);
+                }
+                WorkerOut::default()
+            },
+            None,
+        );
         let at_first: u64 = r.first_done.iter().map(|x| x.0).sum();
         assert_eq!(at_first, 30);
         assert!(r.first_done_s <= r.last_done_s);
@@ -213,16 +212,22 @@ mod tests {
 
     #[test]
     fn a_worker_that_fails_before_the_start_line_does_not_hold_the_others() {
-        let r = run_workers(&spec(2), "x", true, |ctx| {
-            if ctx.index == 0 {
-                return WorkerOut {
-                    error: Some("cannot open".into()),
-                    ..Default::default()
-                };
-            }
-            ctx.start_line();
-            WorkerOut::default()
-        });
+        let r = run_workers(
+            &spec(2),
+            "x",
+            true,
+            |ctx| {
+                if ctx.index == 0 {
+                    return WorkerOut {
+                        error: Some("cannot open".into()),
+                        ..Default::default()
+                    };
+                }
+                ctx.start_line();
+                WorkerOut::default()
+            },
+            None,
+        );
         assert_eq!(r.outs.len(), 2);
         assert!(r.outs[0].error.is_some());
     }

@@ -64,7 +64,7 @@ pub fn run_phase(
         let shared: &dyn Session = s;
         let beside = |done: &std::sync::atomic::AtomicBool| shared.beside(i, done);
         let beside: Option<pool::Beside> = spec.beside.then_some(&beside);
-        pool::run_workers_beside(&spec, label, t.quiet, |ctx| shared.work(i, ctx), beside)
+        pool::run_workers(&spec, label, t.quiet, |ctx| shared.work(i, ctx), beside)
     };
     let mut cpu = BTreeMap::new();
     let (cpu_user_ns, _) = cpu0.finish(&mut cpu);

@@ -341,8 +341,9 @@ fn loop_images(
     let mut backings = Vec::new();
     for k in 0..n {
         interrupted()?;
-        devices.push(loop_image(sys, req, run_dir, size, k, intent, info)?);
-        backings.push(std::mem::take(&mut info.backing));
+        let (dev, backing) = loop_image(sys, req, run_dir, size, k, intent)?;
+        devices.push(dev);
+        backings.push(backing);
     }
     info.backing = match n {
         1 => backings.remove(0),
@@ -352,7 +353,7 @@ fn loop_images(
 }
 
 /// A sparse loop image of ours (member `k` of the target's devices), attached; returns the loop
-/// device.
+/// device and the line that describes it.
 fn loop_image(
     sys: &Sys,
     req: &Request,
@@ -360,8 +361,7 @@ fn loop_image(
     size: u64,
     k: usize,
     intent: &mut Intent,
-    info: &mut TargetInfo,
-) -> Result<PathBuf, ProvisionError> {
+) -> Result<(PathBuf, String), ProvisionError> {
     let image = run_dir.join(match k {
         0 => format!("{NAME_PREFIX}{}.img", req.index),
         k => format!("{NAME_PREFIX}{}-{k}.img", req.index),
@@ -394,7 +394,7 @@ fn loop_image(
         // Belt and braces: the device losetup handed us must be ours and idle.
         safety::check_device(&dev, false).map_err(|e| ProvisionError::Failed(e.to_string()))?;
     }
-    info.backing = format!(
+    let backing = format!(
         "loop image {} ({}, sparse) on {}{}",
         image.display(),
         crate::plan::units::format_bytes(size),
@@ -405,7 +405,7 @@ fn loop_image(
             None => "",
         }
     );
-    Ok(dev)
+    Ok((dev, backing))
 }
 
 fn build(

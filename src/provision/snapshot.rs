@@ -145,12 +145,8 @@ impl Snapper {
         self.live.len()
     }
 
-    /// Bytes only the snapshots hold. ZFS reports it (`usedbysnapshots`, after a commit);
-    /// btrfs without quotas does not, so it is measured by `delete_all`.
-    pub fn zfs_used_by_snapshots(&self) -> Option<u64> {
-        let How::Zfs { dataset, mount } = &self.how else {
-            return None;
-        };
+    /// ZFS's own count of the bytes only the snapshots hold, after a pool commit.
+    fn zfs_used_by_snapshots(dataset: &str, mount: &Path) -> Option<u64> {
         let _ = super::zfs::settle(dataset, mount);
         let out = run_command(&argv(&[
             "zfs",
@@ -165,35 +161,32 @@ impl Snapper {
         out.0.trim().parse().ok()
     }
 
-    /// Deletes every snapshot left and waits until the filesystem has freed their space;
-    /// returns the bytes freed (statvfs before and after), the measure of btrfs snapshot space.
+    /// Deletes every snapshot left; returns the bytes only they held. ZFS reports it
+    /// (`usedbysnapshots`, read first); btrfs without quotas does not, so there it is the space
+    /// deleting them frees (statvfs before and after, waiting for the cleaner between).
     pub fn delete_all(&mut self) -> Result<Option<u64>, String> {
-        let dir = self.work_dir();
         let used = |d: &Path| {
             crate::sys::statvfs(d)
                 .ok()
                 .map(|s| (s.blocks - s.blocks_free) * s.block_size)
         };
-        if let How::Btrfs { mount } = &self.how {
-            let _ = run_command(&argv(&[
-                "btrfs",
-                "filesystem",
-                "sync",
-                &mount.to_string_lossy(),
-            ]));
-        }
-        let before = used(&dir);
+        let space = match &self.how {
+            How::Zfs { dataset, mount } => Self::zfs_used_by_snapshots(dataset, mount),
+            How::Btrfs { mount } => {
+                let m = mount.to_string_lossy();
+                let _ = run_command(&argv(&["btrfs", "filesystem", "sync", &m]));
+                used(mount)
+            }
+        };
         while let Some(r) = self.delete_oldest() {
             r?;
         }
-        if let How::Btrfs { mount } = &self.how {
-            let m = mount.to_string_lossy();
-            let _ = run_command(&argv(&["btrfs", "subvolume", "sync", &m]));
-            let _ = run_command(&argv(&["btrfs", "filesystem", "sync", &m]));
-        }
-        Ok(match (before, used(&dir)) {
-            (Some(b), Some(a)) => Some(b.saturating_sub(a)),
-            _ => None,
-        })
+        let How::Btrfs { mount } = &self.how else {
+            return Ok(space);
+        };
+        let m = mount.to_string_lossy();
+        let _ = run_command(&argv(&["btrfs", "subvolume", "sync", &m]));
+        let _ = run_command(&argv(&["btrfs", "filesystem", "sync", &m]));
+        Ok(space.zip(used(mount)).map(|(b, a)| b.saturating_sub(a)))
     }
 }

@@ -9,7 +9,7 @@ use crate::store::{Outcome, Record};
 pub const NAME: &str = "aging";
 
 pub fn is_aging(r: &Record) -> bool {
-    r.workload == NAME || r.workload.starts_with("aging:")
+    r.workload_name() == NAME
 }
 
 /// One column: a target and the workload variant it ran.
@@ -54,13 +54,13 @@ fn columns(records: &[Record]) -> Vec<Column<'_>> {
 }
 
 fn mean(c: &Column, test: &str, key: &str) -> Option<f64> {
-    let v: Vec<f64> = c
+    let ok: Vec<&Record> = c
         .records
         .iter()
+        .copied()
         .filter(|r| r.test == test && r.outcome == Outcome::Ok)
-        .filter_map(|r| r.metrics.get(key).copied())
         .collect();
-    (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
+    super::views::mean_of(&ok, key)
 }
 
 fn mbps(v: f64) -> String {

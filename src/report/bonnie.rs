@@ -23,7 +23,7 @@ fn runs(records: &[Record]) -> Vec<Run<'_>> {
     let mut out: Vec<(String, u32, Run)> = Vec::new();
     for r in records
         .iter()
-        .filter(|r| r.workload.split(':').next() == Some("bonnie") && r.outcome == Outcome::Ok)
+        .filter(|r| r.workload_name() == "bonnie" && r.outcome == Outcome::Ok)
     {
         let i = match out
             .iter()

@@ -26,7 +26,7 @@ pub struct Iozone {
 }
 
 pub fn is_iozone(r: &Record) -> bool {
-    r.workload.split(':').next() == Some(NAME)
+    r.workload_name() == NAME
 }
 
 fn cfg(r: &Record, k: &str) -> u64 {

@@ -129,7 +129,7 @@ pub fn ratio_matrix(rows: &[Row], baseline: &str) -> Option<View> {
     })
 }
 
-fn mean_of(records: &[&Record], key: &str) -> Option<f64> {
+pub(super) fn mean_of(records: &[&Record], key: &str) -> Option<f64> {
     let v: Vec<f64> = records
         .iter()
         .filter_map(|r| r.metrics.get(key).copied())
@@ -174,7 +174,7 @@ fn files_by_target(records: &[Record]) -> Vec<(&str, Vec<&Record>, Vec<&Record>)
     let mut out: Vec<(&str, Vec<&Record>, Vec<&Record>)> = Vec::new();
     for r in records
         .iter()
-        .filter(|r| r.workload.split(':').next() == Some("files") && r.outcome == Outcome::Ok)
+        .filter(|r| r.workload_name() == "files" && r.outcome == Outcome::Ok)
     {
         let i = match out.iter().position(|x| x.0 == r.target) {
             Some(i) => i,

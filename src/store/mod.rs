@@ -121,6 +121,12 @@ pub struct RecordKey<'a> {
 }
 
 impl Record {
+    /// The workload's name without its parameters: a plan that runs a workload twice names the
+    /// records by the spec as written (`aging:snapshots=3/s`).
+    pub fn workload_name(&self) -> &str {
+        self.workload.split(':').next().unwrap_or(&self.workload)
+    }
+
     /// The one way to build a record: a phase as measured, with its key.
     pub fn from_phase(key: &RecordKey, p: Phase) -> Record {
         let outcome = if p.error.is_some() {

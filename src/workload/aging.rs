@@ -31,8 +31,6 @@ pub const DEF: WorkloadDef = WorkloadDef {
     build,
 };
 
-/// The four phases, in seed 002's order.
-pub const PHASES: [&str; 4] = ["write", "read-pre", "overwrite", "read-post"];
 const FILE: &str = "fsbench-aging.dat";
 
 static METRICS: &[MetricDef] = &[
@@ -46,6 +44,8 @@ static METRICS: &[MetricDef] = &[
 
 struct Aging {
     block: Block,
+    /// The file's size, for the share the overwrite covered.
+    size: u64,
 }
 
 fn job(name: &str, rw: Rw, bs: u64, depth: u32, size: u64, direct: bool) -> Job {
@@ -115,6 +115,7 @@ fn build(spec: &WorkloadSpec, o: &Overrides) -> Result<Box<dyn Workload>, SpecEr
     ];
     Ok(Box::new(Aging {
         block: Block::fresh_file(jobs, snaps, vec!["overwrite".into()]),
+        size,
     }))
 }
 
@@ -124,6 +125,7 @@ impl Workload for Aging {
         Ok(Opened::Run(Box::new(AgingSession {
             inner,
             fs: t.fs.clone(),
+            size: self.size as f64,
             pre: None,
         })))
     }
@@ -140,6 +142,7 @@ impl Workload for Aging {
 struct AgingSession {
     inner: super::block::BlockSession,
     fs: String,
+    size: f64,
     /// read-pre's throughput, for read-post's ratio.
     pre: Option<f64>,
 }
@@ -207,14 +210,8 @@ impl Session for AgingSession {
                 }
                 "overwrite" => {
                     let wrote = p.metrics.get("write_bytes").copied().unwrap_or(0.0);
-                    let region = p
-                        .config
-                        .as_ref()
-                        .and_then(|c| c.get("region_bytes"))
-                        .and_then(|v| v.as_f64());
-                    if let Some(r) = region.filter(|r| *r > 0.0) {
-                        p.metrics.insert("overwrite_share".into(), wrote / r);
-                    }
+                    p.metrics
+                        .insert("overwrite_share".into(), wrote / self.size);
                 }
                 _ => {}
             }

@@ -223,12 +223,11 @@ impl BlockSession {
             return;
         };
         let mut snapper = s.snapper.lock().unwrap_or_else(|e| e.into_inner());
-        let reported = snapper.zfs_used_by_snapshots();
-        let freed = snapper.delete_all();
-        let space = reported.or(freed.as_ref().ok().copied().flatten());
+        let deleted = snapper.delete_all();
+        let space = deleted.as_ref().ok().copied().flatten();
         for p in out.iter_mut() {
             snap::decorate(p, &run, s.opts, space, &s.how);
-            if let Err(e) = &freed {
+            if let Err(e) = &deleted {
                 p.notes
                     .push(format!("snapshots: deleting them failed: {e}"));
             }
