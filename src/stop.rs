@@ -1,5 +1,6 @@
 //! Stopping: signals set a flag, every loop polls it, and the reason travels as a type (never as
-//! the text "interrupted"). A leaf module: it imports nothing of fsbench's.
+//! the text "interrupted"). A leaf module: it imports nothing of fsbench's (what to do with the
+//! terminal after a hangup is handed in by the caller).
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
@@ -13,6 +14,9 @@ pub enum StopReason {
     /// SIGTERM.
     #[error("interrupted by SIGTERM")]
     Terminate,
+    /// SIGHUP: the terminal closed (a dropped SSH session, a closed window).
+    #[error("interrupted by SIGHUP (the terminal closed)")]
+    Hangup,
 }
 
 impl StopReason {
@@ -21,12 +25,14 @@ impl StopReason {
         match self {
             StopReason::Interrupt => 130,
             StopReason::Terminate => 143,
+            StopReason::Hangup => 129,
         }
     }
 }
 
 static INTERRUPT: OnceLock<Arc<AtomicBool>> = OnceLock::new();
 static TERMINATE: OnceLock<Arc<AtomicBool>> = OnceLock::new();
+static HANGUP: OnceLock<Arc<AtomicBool>> = OnceLock::new();
 
 fn flag(cell: &OnceLock<Arc<AtomicBool>>) -> &Arc<AtomicBool> {
     cell.get_or_init(|| Arc::new(AtomicBool::new(false)))
@@ -34,13 +40,30 @@ fn flag(cell: &OnceLock<Arc<AtomicBool>>) -> &Arc<AtomicBool> {
 
 /// SIGINT and SIGTERM set the stop flag: the run stops at the next step, tears down and saves. A
 /// second signal of the same kind exits at once; the next start cleans what is left.
-pub fn install_signal_handlers() -> std::io::Result<()> {
-    use signal_hook::consts::{SIGINT, SIGTERM};
+///
+/// SIGHUP (the terminal closed) gets the same orderly end, but a second SIGHUP never exits at once:
+/// a closing terminal may deliver it twice (the kernel to the foreground group, the shell to its
+/// jobs), and the run must still tear down. `on_hangup` runs on a thread of its own when the
+/// first SIGHUP arrives (the caller points outputs that were the terminal somewhere harmless).
+pub fn install_signal_handlers(on_hangup: Box<dyn FnOnce() + Send>) -> std::io::Result<()> {
+    use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
     for (sig, cell) in [(SIGINT, &INTERRUPT), (SIGTERM, &TERMINATE)] {
         let f = flag(cell).clone();
         signal_hook::flag::register_conditional_shutdown(sig, 128 + sig, f.clone())?;
         signal_hook::flag::register(sig, f)?;
     }
+    let mut hup = signal_hook::iterator::Signals::new([SIGHUP])?;
+    let f = flag(&HANGUP).clone();
+    std::thread::Builder::new()
+        .name("sighup".into())
+        .spawn(move || {
+            if hup.forever().next().is_some() {
+                on_hangup();
+                f.store(true, Ordering::SeqCst);
+                // Later SIGHUPs are taken by the iterator's handler and ignored.
+                for _ in hup.forever() {}
+            }
+        })?;
     Ok(())
 }
 
@@ -50,6 +73,8 @@ pub fn requested() -> Option<StopReason> {
         Some(StopReason::Interrupt)
     } else if flag(&TERMINATE).load(Ordering::Relaxed) {
         Some(StopReason::Terminate)
+    } else if flag(&HANGUP).load(Ordering::Relaxed) {
+        Some(StopReason::Hangup)
     } else {
         None
     }

@@ -1,4 +1,5 @@
-//! Privileged tier, what survives a kill or a signal: cleanup after SIGKILL, SIGTERM teardown,
+//! Privileged tier, what survives a kill or a signal: cleanup after SIGKILL, SIGTERM and SIGHUP
+//! (a closed terminal) teardown,
 //! resuming a killed files run and a killed study. Needs root; tests run one at a time.
 
 mod common;
@@ -142,6 +143,90 @@ fn sigterm_tears_down_and_keeps_the_results() {
     );
     let m = std::fs::read_to_string(out.join("manifest.json")).unwrap();
     assert!(m.contains("\"status\": \"interrupted\""), "{m}");
+}
+
+/// A closed terminal (a dropped SSH session): fsbench runs on a pseudo-terminal that `script`
+/// holds; killing `script` closes the terminal, and the kernel hangs it up (SIGHUP to the
+/// session). The run gets the same orderly end as SIGTERM: results kept, targets torn down, its
+/// own exit status (129), though the terminal it wrote its progress to is gone.
+#[test]
+fn a_closed_terminal_tears_down_and_keeps_the_results() {
+    if needs("ext4", "mkfs.ext4") || skip(!have("script"), "script not installed (bsdutils)") {
+        return;
+    }
+    let _g = serial();
+    let wd = workdir();
+    let out = wd.path().join("study");
+    let rc = wd.path().join("rc");
+    let argv = Compare::new(&["ext4"])
+        .workload("smoke:size=4M")
+        .workload("idle:seconds=120")
+        .size("512M")
+        .out(out.to_str().unwrap())
+        .workdir(wd.path().to_str().unwrap())
+        .argv()
+        .join(" ");
+    // As after a dropped SSH session: the terminal's session leader (this shell) gets SIGHUP and
+    // dies of it, and the kernel then hangs up the foreground process group, fsbench's. The
+    // subshell around fsbench ignores SIGHUP only to live and write fsbench's exit status;
+    // fsbench installs its own handler.
+    let inner = format!(
+        "( trap '' HUP; {} {argv}; echo $? > {} ); true",
+        env!("CARGO_BIN_EXE_fsbench"),
+        rc.display()
+    );
+    let mut term = std::process::Command::new("setsid")
+        .args(["script", "-qfec", &inner, "/dev/null"])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("start script");
+    let results = out.join("results.jsonl");
+    let end = Instant::now() + Duration::from_secs(60);
+    while std::fs::read_to_string(&results)
+        .map(|t| t.lines().count() < 2)
+        .unwrap_or(true)
+    {
+        assert!(Instant::now() < end, "no smoke results");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert!(wait_for_mount_under(wd.path(), 5), "ext4 is not mounted");
+    term.kill().unwrap(); // the terminal's owner dies: the terminal hangs up
+    term.wait().unwrap();
+    let end = Instant::now() + Duration::from_secs(60);
+    while !rc.exists() {
+        assert!(Instant::now() < end, "fsbench did not end after the hangup");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    std::thread::sleep(Duration::from_millis(200));
+    assert_eq!(std::fs::read_to_string(&rc).unwrap().trim(), "129");
+    no_leftovers(wd.path());
+    let text = std::fs::read_to_string(&results).unwrap();
+    assert!(
+        text.contains("\"test\":\"write\"") && text.contains("\"test\":\"read\""),
+        "{text}"
+    );
+    let m = std::fs::read_to_string(out.join("manifest.json")).unwrap();
+    assert!(m.contains("\"status\": \"interrupted\""), "{m}");
+    assert!(m.contains("SIGHUP"), "{m}");
+}
+
+/// A second SIGHUP (the shell passes the hangup on to its jobs) must not cut the teardown short.
+#[test]
+fn two_hangups_still_tear_down() {
+    if needs("ext4", "mkfs.ext4") {
+        return;
+    }
+    let _g = serial();
+    let wd = workdir();
+    let mut child = spawn_compare(wd.path(), "ext4");
+    assert!(wait_for_mount_under(wd.path(), 60), "ext4 never mounted");
+    std::thread::sleep(Duration::from_millis(500));
+    sh(&format!("kill -HUP {0}; kill -HUP {0}", child.id()));
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(129));
+    no_leftovers(wd.path());
 }
 
 #[test]

@@ -277,6 +277,9 @@ pub fn run(opts: &Options) -> Result<Summary, RunnerError> {
         Ended::Interrupted(_) => Status::Interrupted,
         Ended::Refused(_) => Status::Refused,
     };
+    if let Ended::Interrupted(why) = &ended {
+        manifest.stopped_by = Some(why.to_string());
+    }
     if let Some(s) = &sink.study {
         s.save_manifest(&manifest)?;
     }

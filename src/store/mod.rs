@@ -189,6 +189,9 @@ pub struct Manifest {
     /// (target label, repeat) pairs that ran to their teardown: `compare --resume` skips them.
     #[serde(default)]
     pub completed: Vec<(String, u32)>,
+    /// Why an interrupted study stopped ("interrupted by SIGHUP (the terminal closed)").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stopped_by: Option<String>,
 }
 
 impl Manifest {
@@ -207,6 +210,7 @@ impl Manifest {
             targets: Vec::new(),
             warnings: Vec::new(),
             completed: Vec::new(),
+            stopped_by: None,
         }
     }
 }

@@ -50,6 +50,30 @@ pub fn statvfs(path: &Path) -> io::Result<FsStat> {
 }
 
 /// kill(2) with signal 0 or a real signal. Returns false when the process does not exist.
+/// What to do after the terminal hung up: the standard input, output and error that are the
+/// terminal now (checked here: a hung-up terminal no longer answers isatty) will read from and
+/// write to /dev/null, so that no later message fails (or panics) on the dead terminal. Outputs
+/// redirected to files or pipes are left as they are.
+pub fn terminal_quieter() -> Box<dyn FnOnce() + Send> {
+    // SAFETY: isatty on the three standard descriptors.
+    let ttys: Vec<i32> = (0..3)
+        .filter(|&fd| unsafe { libc::isatty(fd) } == 1)
+        .collect();
+    Box::new(move || {
+        // SAFETY: open, dup2 and close on plain descriptors; nothing is shared with Rust.
+        unsafe {
+            let null = libc::open(c"/dev/null".as_ptr(), libc::O_RDWR | libc::O_CLOEXEC);
+            if null < 0 {
+                return;
+            }
+            for &fd in &ttys {
+                libc::dup2(null, fd);
+            }
+            libc::close(null);
+        }
+    })
+}
+
 pub fn send_signal(pid: u32, signal: i32) -> bool {
     // SAFETY: kill takes plain integers; no memory is shared (kill(2)).
     unsafe { libc::kill(pid as libc::pid_t, signal) == 0 }
