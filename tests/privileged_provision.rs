@@ -356,3 +356,119 @@ fn dry_run_prints_the_commands_and_changes_nothing() {
         "dry run wrote into the work directory"
     );
 }
+
+/// A work directory someone else controls is refused before anything is made in it (issue 15):
+/// its owner could plant symlinks where root creates images and mount points.
+#[test]
+fn a_work_directory_owned_by_another_user_is_refused() {
+    if needs("ext4", "mkfs.ext4") {
+        return;
+    }
+    let _g = serial();
+    let t = workdir();
+    let wd = t.path().join("theirs");
+    std::fs::create_dir(&wd).unwrap();
+    sh(&format!("chown nobody {0} && chmod 777 {0}", wd.display()));
+    let study = t.path().join("study");
+    let o = Compare::new(&["ext4"])
+        .workload("smoke:size=1M")
+        .size("256M")
+        .out(study.to_str().unwrap())
+        .workdir(wd.to_str().unwrap())
+        .run();
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let e = stderr(&o);
+    assert!(
+        e.contains("belongs to uid") && e.contains("--workdir"),
+        "{e}"
+    );
+    assert!(!study.exists(), "a study directory was created");
+    assert_eq!(
+        std::fs::read_dir(&wd).unwrap().count(),
+        0,
+        "something was made in {wd:?}"
+    );
+    // Below a directory that others can write, too (a parent of the work directory).
+    let o = run(&[
+        "provision",
+        "ext4",
+        "--size",
+        "256M",
+        "--workdir",
+        wd.join("below").to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(!wd.join("below").exists());
+    no_leftovers(t.path());
+}
+
+/// The run directory's name is predictable (time and pid): what is already there, a directory or
+/// a symlink to a directory holding a symlink where the image will go, is never used.
+#[test]
+fn a_planted_run_directory_or_image_symlink_is_never_used() {
+    if needs("ext4", "mkfs.ext4") {
+        return;
+    }
+    let _g = serial();
+    let t = workdir();
+    let wd = t.path().join("wd");
+    let decoy = t.path().join("decoy");
+    std::fs::create_dir_all(&decoy).unwrap();
+    let victim = t.path().join("victim");
+    std::fs::write(&victim, "precious").unwrap();
+    std::os::unix::fs::symlink(&victim, decoy.join("fsbench-0.img")).unwrap();
+    for planted_symlink in [false, true] {
+        std::fs::create_dir_all(&wd).unwrap();
+        // fsbench stopped before it starts, so that its pid is known while the names are planted.
+        let child = std::process::Command::new("sh")
+            .arg("-c")
+            .arg(format!(
+                "kill -STOP $$; exec {} provision ext4 --size 256M -q --workdir {}",
+                env!("CARGO_BIN_EXE_fsbench"),
+                wd.display()
+            ))
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let pid = child.id();
+        while !std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            .unwrap()
+            .contains(") T ")
+        {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_secs();
+        for s in now..now + 4 {
+            let stamp = sh(&format!("date -u -d @{s} +%Y%m%dT%H%M%S")).1;
+            let run_dir = wd.join(format!("fsbench-{}-{pid}", stamp.trim()));
+            if planted_symlink {
+                std::os::unix::fs::symlink(&decoy, &run_dir).unwrap();
+            } else {
+                std::fs::create_dir(&run_dir).unwrap();
+            }
+        }
+        sh(&format!("kill -CONT {pid}"));
+        let o = child.wait_with_output().unwrap();
+        assert!(
+            !o.status.success(),
+            "provisioned into a planted run directory"
+        );
+        let e = String::from_utf8_lossy(&o.stderr);
+        assert!(
+            e.contains("already exists") && e.contains("never reuses"),
+            "{e}"
+        );
+        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
+        assert_eq!(
+            std::fs::read_dir(&decoy).unwrap().count(),
+            1,
+            "written into the decoy"
+        );
+        no_leftovers(&wd);
+        std::fs::remove_dir_all(&wd).unwrap();
+    }
+}

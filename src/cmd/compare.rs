@@ -54,6 +54,12 @@ pub fn run(a: CompareArgs) -> anyhow::Result<Exit> {
             super::cleanup::leftovers(a.common.quiet);
         }
     }
+    // The work directory is checked before the study directory exists (a refusal leaves nothing).
+    let workdir = if !dry_run && needs_root(&plan) {
+        crate::provision::workdir::secure(&a.common.workdir)?
+    } else {
+        a.common.workdir.clone()
+    };
     let out = a.resume.clone().or(a.out.clone()).unwrap_or_else(|| {
         PathBuf::from(format!("fsbench-study-{}", crate::metrics::clock::run_id()))
     });
@@ -61,7 +67,7 @@ pub fn run(a: CompareArgs) -> anyhow::Result<Exit> {
         plan,
         out: out.clone(),
         place: Where::Provision {
-            workdir: a.common.workdir.clone(),
+            workdir,
             keep: a.keep,
         },
         dry_run,

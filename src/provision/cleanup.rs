@@ -8,7 +8,8 @@ use std::path::Path;
 use std::time::Duration;
 
 use super::exec::{argv, Sys};
-use super::registry::{in_workdir, Registry, Resource, TargetState};
+use super::registry::{Registry, Resource, TargetState};
+use super::workdir::in_workdir;
 use super::{loopdev, zfs, NAME_PREFIX};
 use crate::sys::mounts;
 

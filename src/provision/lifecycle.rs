@@ -1,6 +1,7 @@
 //! Provisioning one target: check, record intent, create backing, mkfs / zpool create / mount,
 //! read back what the kernel really did. Teardown is the same code as leftover cleanup.
 
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
 use super::exec::{argv, ExecError, Sys};
@@ -107,34 +108,37 @@ impl Intent<'_> {
         }
     }
 
-    fn mkdir(&mut self, path: &Path) -> Result<(), ProvisionError> {
-        if path.is_dir() {
+    /// A directory of ours, made afresh (a plain mkdir: nothing already at that name is used,
+    /// a planted symlink neither). `run_dir`: the run directory, which this process's later
+    /// targets reuse while it exists.
+    fn mkdir(&mut self, path: &Path, run_dir: bool) -> Result<(), ProvisionError> {
+        let mut ours = RUN_DIRS.lock().unwrap_or_else(|p| p.into_inner());
+        if run_dir && ours.iter().any(|d| d == path) && path.is_dir() {
             return Ok(());
         }
         self.record(Resource::Dir {
             path: path.to_path_buf(),
         })?;
         if !self.sys.dry_run {
-            std::fs::create_dir_all(path).map_err(|e| {
-                ProvisionError::Failed(format!("cannot create {}: {e}", path.display()))
+            super::workdir::mkdir_fresh(path).map_err(|e| {
+                ProvisionError::Failed(match e.kind() {
+                    std::io::ErrorKind::AlreadyExists => format!(
+                        "{} already exists, and fsbench did not make it in this run: it never reuses a directory it finds there (remove it, or choose another --workdir)",
+                        path.display()
+                    ),
+                    _ => format!("cannot create {}: {e}", path.display()),
+                })
             })?;
+            if run_dir {
+                ours.push(path.to_path_buf());
+            }
         }
         Ok(())
     }
 }
 
-/// Makes the work directory recognisable as fsbench's (a marker file in it).
-pub fn prepare_workdir(workdir: &Path) -> std::io::Result<()> {
-    std::fs::create_dir_all(workdir)?;
-    let marker = workdir.join(registry::WORKDIR_MARKER);
-    if !marker.exists() {
-        std::fs::write(
-            &marker,
-            "This directory holds fsbench's loop images and mount points.\n",
-        )?;
-    }
-    Ok(())
-}
+/// Run directories this process made: the only ones it reuses (for its next target).
+static RUN_DIRS: std::sync::Mutex<Vec<PathBuf>> = std::sync::Mutex::new(Vec::new());
 
 fn sanitize(label: &str) -> String {
     label
@@ -212,15 +216,17 @@ pub fn provision(sys: &Sys, spec: &TargetSpec, req: &Request) -> Result<Mounted,
             )));
         }
     }
-    // A `dir:` target works in a scratch directory inside the user's: no work directory.
-    if !sys.dry_run && super::find(&spec.fs).is_some_and(|d| d.kind != Kind::Dir) {
-        prepare_workdir(req.workdir).map_err(|e| {
-            ProvisionError::Refused(format!(
-                "work directory {}: {e}; choose another with --workdir",
-                req.workdir.display()
-            ))
-        })?;
+    // A `dir:` target works in a scratch directory inside the user's: no work directory. The
+    // work directory is checked (owned by root, writable by no one else, nor anything above it)
+    // and used by its resolved path from here on.
+    let workdir;
+    let mut req = req.clone();
+    if !sys.dry_run && def.kind != Kind::Dir {
+        workdir = super::workdir::secure(req.workdir)
+            .map_err(|e| ProvisionError::Refused(e.to_string()))?;
+        req.workdir = &workdir;
     }
+    let req = &req;
     let registry = if sys.dry_run {
         None
     } else {
@@ -379,6 +385,7 @@ fn loop_image(
         let f = std::fs::OpenOptions::new()
             .write(true)
             .create_new(true)
+            .custom_flags(libc::O_NOFOLLOW)
             .open(&image)
             .and_then(|f| f.set_len(size).map(|_| f));
         f.map_err(|e| {
@@ -423,9 +430,9 @@ fn build(
     if def.kind == Kind::Dir {
         return dir_target(sys, spec, intent, info);
     }
-    intent.mkdir(&run_dir)?;
+    intent.mkdir(&run_dir, true)?;
     if def.kind != Kind::Raw {
-        intent.mkdir(&mnt)?;
+        intent.mkdir(&mnt, false)?;
         intent.state.mountpoint = Some(mnt.clone());
     }
     if def.kind == Kind::Tmpfs {

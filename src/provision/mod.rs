@@ -16,6 +16,7 @@ pub mod registry;
 pub mod safety;
 pub mod snapshot;
 pub mod tmpfs;
+pub mod workdir;
 pub mod xfs;
 pub mod zfs;
 

@@ -153,13 +153,3 @@ impl Registry {
         out
     }
 }
-
-/// The marker file that makes a work directory recognisably fsbench's.
-pub const WORKDIR_MARKER: &str = ".fsbench-workdir";
-
-/// Is `path` inside a directory that carries the work directory marker?
-pub fn in_workdir(path: &Path) -> bool {
-    path.ancestors()
-        .skip(1)
-        .any(|a| a.join(WORKDIR_MARKER).is_file())
-}

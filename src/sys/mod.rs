@@ -13,6 +13,12 @@ pub fn is_root() -> bool {
     unsafe { libc::geteuid() == 0 }
 }
 
+/// geteuid(2): the effective user id; never fails.
+pub fn euid() -> u32 {
+    // SAFETY: geteuid has no preconditions and cannot fail (geteuid(2)).
+    unsafe { libc::geteuid() }
+}
+
 /// Space and inode figures of a mounted filesystem, from statvfs(3).
 #[derive(Debug, Clone, Copy, serde::Serialize)]
 pub struct FsStat {
