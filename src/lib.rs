@@ -9,6 +9,7 @@
 
 #![deny(unsafe_code)]
 
+pub mod audit;
 pub mod cli;
 pub mod cmd;
 pub mod engine;

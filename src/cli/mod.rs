@@ -130,6 +130,12 @@ pub enum Command {
         after_help = "Examples:\n  fsbench report study\n  fsbench report study --full                every table and the statistics\n  fsbench report before after --baseline before/ext4   two studies as one\n  fsbench report study --format md > report.md\n  fsbench report study --format csv --baseline xfs\n  fsbench report study --format html > report.html\n  fsbench report study --format iozone        iozone -R tables of the iozone workload\n\nNeeds no root: it only reads DIR/results.jsonl. Several DIRs merge into one report: a target\nlabel more than one study has is prefixed with its study's name (before/ext4). The terminal\nshows what a person decides from; --full and Markdown add the statistics of the\nkey metrics (iops, bytes_per_sec, lat_p99_ns, files_per_sec, space_overhead_pct); CSV and JSON\ncarry every metric of every test."
     )]
     Report(ReportArgs),
+    /// Damage each target's disk image under known files and record what the filesystem does
+    /// (detected, silent, repaired, lost), then what its checker says
+    #[command(
+        after_help = "Examples:\n  fsbench audit ext4 xfs btrfs btrfs:nodatasum btrfs:data=dup zfs zfs:checksum=off zfs:copies=2\n  fsbench audit btrfs:raid1 zfs:mirror --out audit-study\n  fsbench report audit-study          the table again\n\nOn each target (a loop image fsbench makes; never --device, a dir: target or tmpfs) it\nwrites files of known content (a checksummed trailer, as the files workload), unmounts (or\nexports the pool), flips 16 bytes of one copy of every other file's data in the image (found\nwith FIEMAP, btrfs-map-logical or zdb) and of a directory's first block (ext4, xfs), mounts\nagain and reads everything back. Then e2fsck -fn, xfs_repair -n, btrfs scrub or zpool scrub.\nRecords go to OUT/results.jsonl, one per case (data, directory, checker)."
+    )]
+    Audit(AuditArgs),
     /// Provision each target, run the workloads on it, record every phase, tear down
     #[command(
         after_help = "Examples:\n  fsbench compare ext4 xfs btrfs zfs --out study\n  fsbench compare ext4 'ext4:nojournal,label=ext4-nj' --workload smoke:size=256M\n  fsbench compare 'zfs:recordsize=128k,label=zfs-128k' 'zfs:recordsize=4k,label=zfs-4k'\n  fsbench compare xfs btrfs --device /dev/sdb --wipe\n  fsbench compare dir:/mnt/nfs tmpfs\n  fsbench compare ext4 xfs raw --workload cdm --runtime 2s --file-size 256M\n  fsbench compare ext4 btrfs --workload 'block:rw=randread,bs=4k,iodepth=32'\n  fsbench compare ext4 xfs --workload fio:db.fio\n  fsbench compare xfs btrfs --workload iozone:max_file=64m --size 2G   seed 004's matrix\n  fsbench compare ext4 xfs --workload bonnie:size=4G,ram=2G --size 8G\n  fsbench compare btrfs btrfs:nodatacow zfs --workload aging --workload aging:snapshots=3/s   seed 002\n  fsbench compare btrfs:raid1 zfs:mirror 'zfs:raidz,devices=3' --workload cdm\n  fsbench compare --resume study                 finish a killed study\n\nResults: OUT/results.jsonl (one JSON record per phase, written as it finishes) and\nOUT/manifest.json (plan, environment, commands as run). Schema: docs/results-schema.md."
@@ -160,6 +166,27 @@ pub struct ProvisionArgs {
     pub spec: String,
     #[command(flatten)]
     pub backing: Backing,
+    #[command(flatten)]
+    pub common: Common,
+}
+
+#[derive(Args, Debug)]
+pub struct AuditArgs {
+    /// Target specs: FS[:KEY[=VALUE],...] of filesystems fsbench provisions (ext4, xfs, btrfs, zfs, f2fs)
+    #[arg(required = true)]
+    pub targets: Vec<String>,
+    /// Loop image size of each target, e.g. 512M
+    #[arg(long, default_value = "512M", value_parser = size_arg)]
+    pub size: u64,
+    /// Data files written on each target (every other one is damaged)
+    #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u64).range(2..=100_000))]
+    pub files: u64,
+    /// Size of each data file, e.g. 64K (at least 8K, so that no filesystem keeps it inline)
+    #[arg(long, default_value = "64K", value_parser = size_arg)]
+    pub file_size: u64,
+    /// Study directory (default: fsbench-audit-<time>-<pid>)
+    #[arg(long)]
+    pub out: Option<PathBuf>,
     #[command(flatten)]
     pub common: Common,
 }

@@ -1,6 +1,7 @@
 //! The command edge: one file per subcommand. Errors become messages with their context here
 //! (anyhow), and outcomes become exit statuses whose names say what happened.
 
+pub mod audit;
 pub mod cleanup;
 pub mod compare;
 pub mod doctor;
@@ -69,6 +70,7 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<Exit> {
         Command::Teardown(a) => teardown::run(a),
         Command::Cleanup { common } => cleanup::run(common),
         Command::Compare(a) => compare::run(*a),
+        Command::Audit(a) => audit::run(a),
     }
 }
 

@@ -50,11 +50,13 @@ pub fn cmdline(argv: &[String]) -> String {
 /// The Debian package that carries a tool, for error messages.
 pub fn package_of(tool: &str) -> &'static str {
     match tool {
-        "mkfs.xfs" | "xfs_info" => "xfsprogs",
-        "mkfs.btrfs" | "btrfs" => "btrfs-progs",
-        "mkfs.f2fs" => "f2fs-tools",
-        "zpool" | "zfs" | "zfs-fuse" => "zfs-fuse (or zfsutils-linux with the kernel module)",
-        "mkfs.ext4" => "e2fsprogs",
+        "mkfs.xfs" | "xfs_info" | "xfs_db" | "xfs_repair" => "xfsprogs",
+        "mkfs.btrfs" | "btrfs" | "btrfs-map-logical" => "btrfs-progs",
+        "mkfs.f2fs" | "fsck.f2fs" => "f2fs-tools",
+        "zpool" | "zfs" | "zfs-fuse" | "zdb" => {
+            "zfs-fuse (or zfsutils-linux with the kernel module)"
+        }
+        "mkfs.ext4" | "e2fsck" | "debugfs" | "dumpe2fs" => "e2fsprogs",
         "mpirun" => "openmpi-bin",
         _ => "util-linux",
     }
@@ -160,6 +162,25 @@ pub fn run_command(argv: &[String]) -> Result<(String, String), ExecError> {
         });
     }
     Ok((stdout, stderr))
+}
+
+/// Runs argv to completion and returns its exit code (None: killed by a signal) with standard
+/// output and error, whatever the code: for checkers, whose exit code is the finding.
+pub fn run_status(argv: &[String]) -> Result<(Option<i32>, String, String), ExecError> {
+    let out = Command::new(&argv[0])
+        .args(&argv[1..])
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|e| ExecError::Missing {
+            tool: argv[0].clone(),
+            cmdline: format!("{}: {e}", cmdline(argv)),
+            package: package_of(&argv[0]).to_string(),
+        })?;
+    Ok((
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    ))
 }
 
 /// Builds an argv from string slices.

@@ -53,9 +53,9 @@ pub use crate::plan::provisioned::TargetInfo;
 pub struct Mounted {
     pub info: TargetInfo,
     pub mountpoint: PathBuf,
-    state: TargetState,
+    pub(super) state: TargetState,
     registry: Option<Registry>,
-    sys: Sys,
+    pub(super) sys: Sys,
     done: bool,
 }
 

@@ -10,6 +10,7 @@ pub mod f2fs;
 pub mod layout;
 pub mod lifecycle;
 pub mod loopdev;
+pub mod offline;
 pub mod probe;
 pub mod raw;
 pub mod registry;

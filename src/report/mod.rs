@@ -1,6 +1,7 @@
 //! Renderers over stored results. Pure: no system calls, so a laptop can render a cluster's study.
 
 pub mod aging;
+pub mod audit;
 pub mod block;
 pub mod bonnie;
 pub mod doctor;
@@ -92,7 +93,7 @@ fn unshown(records: &[Record]) -> String {
     let shown = |r: &Record| {
         block::is_block(r)
             || iozone::is_iozone(r)
-            || ["files", "bonnie"].contains(&r.workload.as_str())
+            || ["files", "bonnie", audit::NAME].contains(&r.workload.as_str())
     };
     let rest: Vec<&Record> = records
         .iter()
@@ -138,12 +139,15 @@ impl StudyReport {
         let baseline = summary::baseline_of(&records, baseline)?;
         let generic: Vec<Record> = records
             .iter()
-            .filter(|r| !iozone::is_iozone(r))
+            .filter(|r| !iozone::is_iozone(r) && !audit::is_audit(r))
             .cloned()
             .collect();
         let rows = summary::rows(&generic, &baseline);
         let mut views = views::all(&generic, &rows, &baseline);
         if let Some(v) = aging::view(&generic) {
+            views.insert(0, v);
+        }
+        if let Some(v) = audit::view(&records) {
             views.insert(0, v);
         }
         let mut warnings = warnings::build(&generic, &rows, manifest_warnings);

@@ -1,0 +1,333 @@
+//! Where a file's data and a directory's blocks lie in the loop images under a filesystem: FIEMAP
+//! on ext4, XFS and F2FS (physical = the device's byte offset); on btrfs FIEMAP gives btrfs's
+//! logical address, which `btrfs-map-logical` maps to each mirror's device and offset; on ZFS,
+//! `zdb` lists the file's data blocks (DVAs: vdev, offset, size; the device offset is 4 MiB more,
+//! past the front labels). Directory blocks: `debugfs blocks` (ext4), `xfs_db bmap` (XFS).
+
+use std::path::Path;
+
+use crate::provision::exec::{argv, Sys};
+use crate::provision::offline::Backing;
+
+/// A byte range in member `member`'s image.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Place {
+    pub member: usize,
+    pub offset: u64,
+    pub len: u64,
+}
+
+/// Each copy of a file's data (one for most layouts; two with btrfs dup/raid1, ZFS copies=2 or
+/// a mirror), each a list of ranges.
+pub type Copies = Vec<Vec<Place>>;
+
+/// ZFS's front labels and boot area before the allocatable space of a vdev.
+const ZFS_FRONT: u64 = 4 << 20;
+
+// FIEMAP extent flags that mean the physical address is not the data's place on the device.
+const NOT_PLAIN: u32 = 0x2 | 0x4 | 0x8 | 0x80 | 0x100 | 0x200;
+
+/// The copies of `file`'s data in the images under a filesystem of kind `fs`.
+/// On ZFS, `zfs_files` is what `zfs_files` listed and `zfs_path` the file's path in its dataset.
+pub fn data(
+    sys: &Sys,
+    fs: &str,
+    file: &Path,
+    backing: &Backing,
+    zfs_files: Option<&ZfsFiles>,
+    zfs_path: &str,
+) -> Result<Copies, String> {
+    let meta = std::fs::metadata(file).map_err(|e| format!("{}: {e}", file.display()))?;
+    if fs == "zfs" {
+        let blocks = zfs_files
+            .and_then(|m| m.get(zfs_path))
+            .ok_or_else(|| format!("zdb did not list {zfs_path}"))?;
+        return zfs_copies(blocks, meta.len(), backing);
+    }
+    let f = std::fs::File::open(file).map_err(|e| format!("{}: {e}", file.display()))?;
+    let extents = crate::sys::fiemap::extents(&f).map_err(|e| format!("FIEMAP on {fs}: {e}"))?;
+    let mut copies: Copies = Vec::new();
+    for x in extents.iter().filter(|x| x.flags & NOT_PLAIN == 0) {
+        let len = x.length.min(meta.len().saturating_sub(x.logical));
+        if len == 0 {
+            continue;
+        }
+        let mirrors = match fs {
+            "btrfs" => btrfs_map(sys, x.physical, backing)?,
+            _ => vec![(0, x.physical)],
+        };
+        for (i, (member, offset)) in mirrors.into_iter().enumerate() {
+            if copies.len() <= i {
+                copies.push(Vec::new());
+            }
+            copies[i].push(Place {
+                member,
+                offset,
+                len,
+            });
+        }
+    }
+    if copies.is_empty() {
+        return Err(format!(
+            "FIEMAP on {fs} gave no plain extent for {}",
+            file.display()
+        ));
+    }
+    Ok(copies)
+}
+
+/// btrfs logical address -> (member, device offset) of each mirror.
+fn btrfs_map(sys: &Sys, logical: u64, backing: &Backing) -> Result<Vec<(usize, u64)>, String> {
+    let dev = backing
+        .devices
+        .first()
+        .ok_or("btrfs without a loop device")?;
+    let out = sys
+        .query(&argv(&[
+            "btrfs-map-logical",
+            "-l",
+            &logical.to_string(),
+            "-b",
+            "4096",
+            &dev.to_string_lossy(),
+        ]))
+        .map_err(|e| e.to_string())?;
+    let got = parse_btrfs_map(&out, backing);
+    if got.is_empty() {
+        return Err(format!(
+            "btrfs-map-logical did not map logical {logical}: {out}"
+        ));
+    }
+    Ok(got)
+}
+
+/// `mirror 1 logical 63963136 physical 105906176 device /dev/loop0` lines.
+pub fn parse_btrfs_map(out: &str, backing: &Backing) -> Vec<(usize, u64)> {
+    out.lines()
+        .filter_map(|l| {
+            let w: Vec<&str> = l.split_whitespace().collect();
+            if w.len() >= 8 && w[0] == "mirror" && w[4] == "physical" && w[6] == "device" {
+                Some((backing.member(w[7])?, w[5].parse().ok()?))
+            } else {
+                None
+            }
+        })
+        .collect()
+}
+
+/// One level-0 block as zdb lists it: (file offset, [(vdev, offset)] per copy, physical size).
+pub type ZfsBlock = (u64, Vec<(u64, u64)>, u64);
+
+/// Every file of a ZFS pool's root dataset, by its path there (`/dir/file`), with its level-0
+/// blocks.
+pub type ZfsFiles = std::collections::BTreeMap<String, Vec<ZfsBlock>>;
+
+/// One `zdb -ddddd POOL` over the whole pool (asking for one object fails on some zfs-fuse
+/// builds past the first dnode block), read for the root dataset's files.
+pub fn zfs_files(sys: &Sys, pool: &str) -> Result<ZfsFiles, String> {
+    let out = sys
+        .query(&argv(&["zdb", "-ddddd", pool]))
+        .map_err(|e| e.to_string())?;
+    Ok(parse_zdb_files(&out))
+}
+
+pub fn parse_zdb_files(out: &str) -> ZfsFiles {
+    let mut files = ZfsFiles::new();
+    let mut in_zpl = false;
+    let mut path: Option<String> = None;
+    let mut blocks = Vec::new();
+    let mut flush = |path: &mut Option<String>, blocks: &mut Vec<_>| {
+        if let Some(p) = path.take() {
+            if !blocks.is_empty() {
+                files.insert(p, std::mem::take(blocks));
+            }
+        }
+        blocks.clear();
+    };
+    for line in out.lines() {
+        let t = line.trim_start();
+        if line.starts_with("Dataset ") {
+            flush(&mut path, &mut blocks);
+            in_zpl = line.contains("[ZPL]");
+        } else if !in_zpl {
+            continue;
+        } else if t.starts_with("Object ") && t.contains("lvl") {
+            flush(&mut path, &mut blocks);
+        } else if let Some(p) = t.strip_prefix("path\t") {
+            path = Some(p.trim().to_string());
+        } else {
+            blocks.extend(parse_zdb_l0(line));
+        }
+    }
+    flush(&mut path, &mut blocks);
+    files
+}
+
+fn zfs_copies(blocks: &[ZfsBlock], size: u64, backing: &Backing) -> Result<Copies, String> {
+    let mut copies: Copies = Vec::new();
+    for (file_off, dvas, psize) in blocks {
+        let len = (*psize).min(size.saturating_sub(*file_off)).max(1);
+        for (i, (vdev, off)) in dvas.iter().enumerate() {
+            // A single-device pool's vdev 0 is the device; a mirror's children hold the same
+            // offsets, so the first child is the copy damaged.
+            if *vdev != 0 {
+                return Err(format!(
+                    "zdb names vdev {vdev}: only single-vdev pools are located"
+                ));
+            }
+            if copies.len() <= i {
+                copies.push(Vec::new());
+            }
+            copies[i].push(Place {
+                member: 0,
+                offset: ZFS_FRONT + off,
+                len,
+            });
+        }
+    }
+    if copies.is_empty() {
+        return Err("zdb listed no data block".into());
+    }
+    if backing.devices.len() > 1 {
+        // A mirror: every child holds each block at the same offset.
+        let first = copies[0].clone();
+        for m in 1..backing.devices.len() {
+            copies.push(first.iter().map(|p| Place { member: m, ..*p }).collect());
+        }
+    }
+    Ok(copies)
+}
+
+/// zdb's indirect-block lines for level 0: `  20000  L0 0:54000:20000 [0:...] 20000L/20000P F=1 ...`
+/// -> (file offset, [(vdev, offset)], physical size).
+pub fn parse_zdb_l0(out: &str) -> Vec<ZfsBlock> {
+    let hex = |s: &str| u64::from_str_radix(s, 16).ok();
+    out.lines()
+        .filter_map(|l| {
+            let w: Vec<&str> = l.split_whitespace().collect();
+            if w.len() < 4 || w[1] != "L0" {
+                return None;
+            }
+            let file_off = hex(w[0])?;
+            let mut dvas = Vec::new();
+            let mut psize = None;
+            for t in &w[2..] {
+                let parts: Vec<&str> = t.split(':').collect();
+                if parts.len() == 3 {
+                    dvas.push((hex(parts[0])?, hex(parts[1])?));
+                } else if let Some((_, p)) = t.split_once('/') {
+                    psize = hex(p.trim_end_matches('P'));
+                    break;
+                }
+            }
+            (!dvas.is_empty()).then_some((file_off, dvas, psize?))
+        })
+        .collect()
+}
+
+/// A block of entries of directory `dir` (relative to the filesystem's root; inode `ino`) in the
+/// image, read from the unmounted device: ext4 through debugfs, XFS through xfs_db; the other
+/// filesystems are not located.
+pub fn dir_block(sys: &Sys, fs: &str, device: &str, dir: &Path, ino: u64) -> Result<Place, String> {
+    let q = |a: &[&str]| sys.query(&argv(a)).map_err(|e| e.to_string());
+    match fs {
+        "ext4" => {
+            let bs = field(&q(&["dumpe2fs", "-h", device])?, "Block size:")?;
+            let cmd = format!("blocks /{}", dir.display());
+            let blocks = q(&["debugfs", "-R", &cmd, device])?;
+            // A directory of more than one block is indexed: its first block is the index
+            // root, whose checksum covers only the index; the second holds entries.
+            let list: Vec<u64> = blocks
+                .split_whitespace()
+                .filter_map(|b| b.parse().ok())
+                .collect();
+            let first = *list
+                .get(1)
+                .or(list.first())
+                .ok_or_else(|| format!("debugfs listed no block of /{}", dir.display()))?;
+            Ok(Place {
+                member: 0,
+                offset: first * bs,
+                len: bs,
+            })
+        }
+        "xfs" => {
+            let sb = q(&["xfs_db", "-r", "-c", "sb 0", "-c", "p agblocks", "-c", "p blocksize", device])?;
+            let agblocks = field(&sb, "agblocks =")?;
+            let bs = field(&sb, "blocksize =")?;
+            let bmap = q(&["xfs_db", "-r", "-c", &format!("inode {ino}"), "-c", "bmap", device])?;
+            let (agno, agbno) = parse_xfs_bmap(&bmap)
+                .ok_or_else(|| format!("xfs_db bmap listed no data block of inode {ino}: {bmap}"))?;
+            Ok(Place {
+                member: 0,
+                offset: (agno * agblocks + agbno) * bs,
+                len: bs,
+            })
+        }
+        _ => Err(format!(
+            "directory blocks are not located on {fs} yet (its directories live in b-tree leaves with checksums and copies of their own)"
+        )),
+    }
+}
+
+fn field(text: &str, key: &str) -> Result<u64, String> {
+    text.lines()
+        .find_map(|l| l.trim().strip_prefix(key))
+        .and_then(|v| v.trim().parse().ok())
+        .ok_or_else(|| format!("no '{key}' in: {}", text.lines().next().unwrap_or("")))
+}
+
+/// `data offset 0 startblock 24 (0/24) count 1 flag 0` -> (agno, agbno) of the first data block.
+pub fn parse_xfs_bmap(out: &str) -> Option<(u64, u64)> {
+    let l = out
+        .lines()
+        .find(|l| l.trim_start().starts_with("data offset 0 "))?;
+    let inner = l.split('(').nth(1)?.split(')').next()?;
+    let (a, b) = inner.split_once('/')?;
+    Some((a.parse().ok()?, b.parse().ok()?))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn zdb_level0_lines_give_offsets_and_copies() {
+        let out = "Indirect blocks:\n               0 L1  0:134000:1000 4000L/400P F=8 B=7/7\n               0  L0 0:34000:20000 20000L/20000P F=1 B=7/7\n           20000  L0 0:54000:20000 0:1054000:20000 20000L/20000P F=1 B=7/7\n";
+        let got = parse_zdb_l0(out);
+        assert_eq!(
+            got,
+            vec![
+                (0, vec![(0, 0x34000)], 0x20000),
+                (0x20000, vec![(0, 0x54000), (0, 0x1054000)], 0x20000)
+            ]
+        );
+    }
+
+    #[test]
+    fn zdb_dump_gives_each_zpl_file_its_blocks() {
+        let out = "Dataset mos [META], ID 0\n    Object  lvl\n         5    1  16K  ZFS plain file\n\tpath\t/not-this\n               0 L0 0:1000:1000 1000L/1000P F=1\nDataset pool [ZPL], ID 16\n    Object  lvl   iblk\n         6    1    16K    64K  ZFS plain file\n\tpath\t/d/f1\nIndirect blocks:\n               0 L0 0:34000:10000 10000L/10000P F=1 B=7/7\n    Object  lvl   iblk\n         7    1    16K    512  ZFS directory\n\tpath\t/d\n";
+        let got = parse_zdb_files(out);
+        assert_eq!(got.len(), 1, "{got:?}");
+        assert_eq!(got["/d/f1"], vec![(0, vec![(0, 0x34000)], 0x10000)]);
+    }
+
+    #[test]
+    fn btrfs_mirrors_map_to_members() {
+        let b = Backing {
+            devices: vec!["/dev/loop0".into(), "/dev/loop5".into()],
+            images: vec![],
+        };
+        let out = "mirror 1 logical 63963136 physical 105906176 device /dev/loop0\nmirror 2 logical 63963136 physical 173015040 device /dev/loop5\n";
+        assert_eq!(
+            parse_btrfs_map(out, &b),
+            vec![(0, 105906176), (1, 173015040)]
+        );
+    }
+
+    #[test]
+    fn xfs_bmap_gives_the_first_data_block() {
+        let out = "data offset 0 startblock 16777240 (1/24) count 1 flag 0\ndata offset 8388608 startblock 30 (0/30) count 1 flag 0\n";
+        assert_eq!(parse_xfs_bmap(out), Some((1, 24)));
+    }
+}
