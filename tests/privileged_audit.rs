@@ -13,6 +13,24 @@ fn records(out: &std::path::Path) -> Vec<serde_json::Value> {
         .collect()
 }
 
+/// `fsbench audit TARGETS` on small images in `wd`; returns the output and the records.
+fn audit(wd: &std::path::Path, targets: &[&str]) -> (std::process::Output, Vec<serde_json::Value>) {
+    let out = wd.join("audit");
+    let mut args = vec!["audit"];
+    args.extend_from_slice(targets);
+    args.extend_from_slice(&["--files", "16", "--size", "512M", "-q"]);
+    args.extend_from_slice(&[
+        "--out",
+        out.to_str().unwrap(),
+        "--workdir",
+        wd.to_str().unwrap(),
+    ]);
+    let o = run(&args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let recs = records(&out);
+    (o, recs)
+}
+
 fn metric(recs: &[serde_json::Value], target: &str, test: &str, k: &str) -> f64 {
     let r = recs
         .iter()
@@ -30,26 +48,8 @@ fn the_audit_tells_detected_silent_and_directory_damage_apart() {
     }
     let _g = serial();
     let wd = workdir();
-    let out = wd.path().join("audit");
-    let o = run(&[
-        "audit",
-        "ext4",
-        "xfs",
-        "btrfs",
-        "btrfs:nodatasum",
-        "btrfs:data=dup",
-        "--files",
-        "16",
-        "--size",
-        "512M",
-        "-q",
-        "--out",
-        out.to_str().unwrap(),
-        "--workdir",
-        wd.path().to_str().unwrap(),
-    ]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let recs = records(&out);
+    let targets = ["ext4", "xfs", "btrfs", "btrfs:nodatasum", "btrfs:data=dup"];
+    let (o, recs) = audit(wd.path(), &targets);
     for t in ["ext4", "xfs", "btrfs", "btrfs:nodatasum", "btrfs:data=dup"] {
         assert_eq!(metric(&recs, t, "data", "damaged"), 8.0, "{t}");
         assert_eq!(metric(&recs, t, "data", "controls_damaged"), 0.0, "{t}");
@@ -65,7 +65,7 @@ fn the_audit_tells_detected_silent_and_directory_damage_apart() {
         8.0
     );
     // Directory damage: found by ext4 (EBADMSG) and XFS (EUCLEAN), and by their checkers.
-    let text = std::fs::read_to_string(out.join("results.jsonl")).unwrap();
+    let text = std::fs::read_to_string(wd.path().join("audit/results.jsonl")).unwrap();
     for (t, errno) in [("ext4", "EBADMSG"), ("xfs", "EUCLEAN")] {
         assert!(metric(&recs, t, "directory", "detected_by_fs") > 0.0, "{t}");
         assert!(metric(&recs, t, "checker", "problems") > 0.0, "{t}");
@@ -89,24 +89,7 @@ fn the_audit_on_zfs_detects_what_checksum_off_misses() {
     let _g = serial();
     let daemon_before = zfs_fuse_running();
     let wd = workdir();
-    let out = wd.path().join("audit");
-    let o = run(&[
-        "audit",
-        "zfs",
-        "zfs:checksum=off",
-        "zfs:copies=2",
-        "--files",
-        "16",
-        "--size",
-        "512M",
-        "-q",
-        "--out",
-        out.to_str().unwrap(),
-        "--workdir",
-        wd.path().to_str().unwrap(),
-    ]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let recs = records(&out);
+    let (_, recs) = audit(wd.path(), &["zfs", "zfs:checksum=off", "zfs:copies=2"]);
     assert_eq!(metric(&recs, "zfs", "data", "detected_by_fs"), 8.0);
     assert_eq!(metric(&recs, "zfs:checksum=off", "data", "silent"), 8.0);
     assert_eq!(metric(&recs, "zfs:copies=2", "data", "silent"), 0.0);

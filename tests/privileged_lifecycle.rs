@@ -124,14 +124,7 @@ fn sigterm_tears_down_and_keeps_the_results() {
         .workdir(wd.path().to_str().unwrap())
         .spawn();
     let results = out.join("results.jsonl");
-    let end = Instant::now() + Duration::from_secs(60);
-    while std::fs::read_to_string(&results)
-        .map(|t| t.lines().count() < 2)
-        .unwrap_or(true)
-    {
-        assert!(Instant::now() < end, "no smoke results");
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    wait_for_records(&results, 2, 60);
     sh(&format!("kill -TERM {}", child.id()));
     let status = child.wait().unwrap();
     assert_eq!(status.code(), Some(143));
@@ -183,14 +176,7 @@ fn a_closed_terminal_tears_down_and_keeps_the_results() {
         .spawn()
         .expect("start script");
     let results = out.join("results.jsonl");
-    let end = Instant::now() + Duration::from_secs(60);
-    while std::fs::read_to_string(&results)
-        .map(|t| t.lines().count() < 2)
-        .unwrap_or(true)
-    {
-        assert!(Instant::now() < end, "no smoke results");
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    wait_for_records(&results, 2, 60);
     assert!(wait_for_mount_under(wd.path(), 5), "ext4 is not mounted");
     term.kill().unwrap(); // the terminal's owner dies: the terminal hangs up
     term.wait().unwrap();

@@ -166,6 +166,10 @@ fn read_back(path: &Path, t: &Tree, n: u64) -> Option<(Class, Option<String>)> {
 #[derive(Debug, Default)]
 struct Tally {
     classes: BTreeMap<&'static str, f64>,
+    /// Further metrics of the case.
+    extra: BTreeMap<String, f64>,
+    /// What the kernel said about the damage.
+    kernel: Vec<String>,
     errnos: BTreeMap<String, u64>,
     controls_ok: u64,
     controls_bad: u64,
@@ -272,60 +276,13 @@ pub fn audit(sys: &Sys, spec: &TargetSpec, m: &Mounted, o: &Options) -> Result<V
         .map_err(|e: ProvisionError| {
             format!("bringing {} back after the damage: {e}", spec.label)
         })?;
-    let kmsg_mark = check::kernel_log_mark(sys);
-    let counted_before = check::error_counter(sys, fs, &m.mountpoint, pool.as_deref());
-    let mut data = Tally::default();
-    let mut metrics_extra = BTreeMap::new();
-    let mut damaged = std::collections::BTreeSet::new();
-    for (n, bytes) in &damage.data {
-        if *bytes > 0 {
-            damaged.insert(*n);
-        }
-    }
-    let mut pending = Vec::new();
-    let redundant: std::collections::BTreeSet<u64> = located
-        .iter()
-        .filter(|(_, c)| c.as_ref().is_ok_and(|c| c.len() > 1))
-        .map(|(n, _)| *n)
-        .collect();
-    for n in 0..o.files {
-        let path = data_dir.join(format!("f{n:05}"));
-        let got = read_back(&path, &data_t, n);
-        match (damaged.contains(&n), got) {
-            (false, None) => data.controls_ok += 1,
-            (false, Some(_)) => data.controls_bad += 1,
-            (true, Some((c, e))) => data.add(c, e),
-            (true, None) => pending.push((
-                std::fs::metadata(&path).map(|x| x.ino()).unwrap_or(0),
-                redundant.contains(&n),
-            )),
-        }
-    }
-    // Read back right: repaired when another copy exists and the filesystem logged a repair of
-    // it (btrfs names the inode, though its messages are rate-limited) or counted one (btrfs
-    // device stats, ZFS checksum errors: totals, not per file); else unnoticed.
-    let kernel = check::kernel_log_since(sys, &kmsg_mark, &dev);
-    let named = check::btrfs_repaired_inodes(&kernel);
-    let counted = check::error_counter(sys, fs, &m.mountpoint, pool.as_deref())
-        .saturating_sub(counted_before);
-    let detected = data.classes.get("detected_by_fs").copied().unwrap_or(0.0) as u64;
-    let mut budget = counted.saturating_sub(detected);
-    pending.sort_by_key(|(ino, _)| !named.contains(ino));
-    for (ino, redundant) in pending {
-        let c = if redundant && (named.contains(&ino) || budget > 0) {
-            budget = budget.saturating_sub(1);
-            Class::Repaired
-        } else {
-            Class::Unnoticed
-        };
-        data.add(c, None);
-    }
-    metrics_extra.insert("fs_error_count".into(), counted as f64);
+    let (mut data, damaged) = read_data(sys, fs, m, &dev, &data_dir, &data_t, &located, &damage);
+    let mut kernel_notes = std::mem::take(&mut data.kernel);
     let unlocated: Vec<String> = located
         .iter()
         .filter_map(|(_, c)| c.as_ref().err().cloned())
         .collect();
-    let mut metrics = metrics_extra;
+    let mut metrics = std::mem::take(&mut data.extra);
     metrics.insert("files".into(), o.files as f64);
     metrics.insert("damaged".into(), damaged.len() as f64);
     metrics.insert(
@@ -347,11 +304,77 @@ pub fn audit(sys: &Sys, spec: &TargetSpec, m: &Mounted, o: &Options) -> Result<V
                 .unwrap_or("no extents")
         ));
     }
-    data_phase.notes.extend(check::kernel_summary(&kernel));
+    data_phase.notes.extend(std::mem::take(&mut kernel_notes));
     let mut phases = vec![data_phase];
     phases.push(dir_case(&meta_dir, &dir_t, damage.dir, t0));
     phases.push(check::checker(sys, spec, m));
     Ok(phases)
+}
+
+/// Reads every data file back: controls, and each damaged file classified.
+#[allow(clippy::too_many_arguments)]
+fn read_data(
+    sys: &Sys,
+    fs: &str,
+    m: &Mounted,
+    dev: &str,
+    data_dir: &Path,
+    data_t: &Tree,
+    located: &[(u64, Result<Copies, String>)],
+    damage: &Damage,
+) -> (Tally, std::collections::BTreeSet<u64>) {
+    let o_files = data_t.count;
+    let pool = m.pool();
+    let kmsg_mark = check::kernel_log_mark(sys);
+    let counted_before = check::error_counter(sys, fs, &m.mountpoint, pool.as_deref());
+    let mut data = Tally::default();
+    let mut damaged = std::collections::BTreeSet::new();
+    for (n, bytes) in &damage.data {
+        if *bytes > 0 {
+            damaged.insert(*n);
+        }
+    }
+    let mut pending = Vec::new();
+    let redundant: std::collections::BTreeSet<u64> = located
+        .iter()
+        .filter(|(_, c)| c.as_ref().is_ok_and(|c| c.len() > 1))
+        .map(|(n, _)| *n)
+        .collect();
+    for n in 0..o_files {
+        let path = data_dir.join(format!("f{n:05}"));
+        let got = read_back(&path, data_t, n);
+        match (damaged.contains(&n), got) {
+            (false, None) => data.controls_ok += 1,
+            (false, Some(_)) => data.controls_bad += 1,
+            (true, Some((c, e))) => data.add(c, e),
+            (true, None) => pending.push((
+                std::fs::metadata(&path).map(|x| x.ino()).unwrap_or(0),
+                redundant.contains(&n),
+            )),
+        }
+    }
+    // Read back right: repaired when another copy exists and the filesystem logged a repair of
+    // it (btrfs names the inode, though its messages are rate-limited) or counted one (btrfs
+    // device stats, ZFS checksum errors: totals, not per file); else unnoticed.
+    let kernel = check::kernel_log_since(sys, &kmsg_mark, dev);
+    let named = check::btrfs_repaired_inodes(&kernel);
+    let counted = check::error_counter(sys, fs, &m.mountpoint, pool.as_deref())
+        .saturating_sub(counted_before);
+    let detected = data.classes.get("detected_by_fs").copied().unwrap_or(0.0) as u64;
+    let mut budget = counted.saturating_sub(detected);
+    pending.sort_by_key(|(ino, _)| !named.contains(ino));
+    for (ino, redundant) in pending {
+        let c = if redundant && (named.contains(&ino) || budget > 0) {
+            budget = budget.saturating_sub(1);
+            Class::Repaired
+        } else {
+            Class::Unnoticed
+        };
+        data.add(c, None);
+    }
+    data.extra.insert("fs_error_count".into(), counted as f64);
+    data.kernel = check::kernel_summary(&kernel);
+    (data, damaged)
 }
 
 /// The directory case: every file of the damaged directory opened and verified.

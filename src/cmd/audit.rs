@@ -44,15 +44,7 @@ pub fn run(a: AuditArgs) -> anyhow::Result<Exit> {
     let sys = Sys::new(dry_run);
     let run_id = crate::metrics::clock::run_id();
     if dry_run {
-        for (i, spec) in targets.iter().enumerate() {
-            let req = request(&workdir, &run_id, i, a.size);
-            crate::provision::provision(&sys, spec, &req)?;
-            crate::out::line(&format!(
-                "would write {} files of {} and {} small files on '{}', unmount, flip 16 bytes of one copy of every other file's data and of the directory's first block in the image, mount again, read everything back, run its checker, tear down",
-                o.files, crate::plan::units::format_bytes(o.file_size), o.dir_files, spec.label
-            ));
-        }
-        return Ok(Exit::Ok);
+        return dry(&sys, &targets, &workdir, &run_id, a.size, &o);
     }
     let out = a
         .out
@@ -132,6 +124,26 @@ pub fn run(a: AuditArgs) -> anyhow::Result<Exit> {
         Some(why) => Exit::Stopped(why),
         None => super::exit_for(&records),
     })
+}
+
+/// `--dry-run`: the provisioning commands and what would be done on each target.
+fn dry(
+    sys: &Sys,
+    targets: &[crate::plan::TargetSpec],
+    workdir: &std::path::Path,
+    run_id: &str,
+    size: u64,
+    o: &Options,
+) -> anyhow::Result<Exit> {
+    for (i, spec) in targets.iter().enumerate() {
+        let req = request(workdir, run_id, i, size);
+        crate::provision::provision(sys, spec, &req)?;
+        crate::out::line(&format!(
+            "would write {} files of {} and {} small files on '{}', unmount, flip 16 bytes of one copy of every other file's data and of a directory block in the image, mount again, read everything back, run its checker, tear down",
+            o.files, crate::plan::units::format_bytes(o.file_size), o.dir_files, spec.label
+        ));
+    }
+    Ok(Exit::Ok)
 }
 
 fn request<'a>(

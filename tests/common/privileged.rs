@@ -68,6 +68,21 @@ pub fn needs(fs: &str, tool: &str) -> bool {
         || skip(!have(tool), &format!("{tool} not installed"))
 }
 
+/// Waits until a results file holds `n` records (fails the test after `secs`).
+pub fn wait_for_records(results: &Path, n: usize, secs: u64) {
+    let end = Instant::now() + Duration::from_secs(secs);
+    while std::fs::read_to_string(results)
+        .map(|t| t.lines().count() < n)
+        .unwrap_or(true)
+    {
+        assert!(
+            Instant::now() < end,
+            "fewer than {n} records in {results:?}"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
 /// Waits until a mount appears under `dir`.
 pub fn wait_for_mount_under(dir: &Path, secs: u64) -> bool {
     let end = Instant::now() + Duration::from_secs(secs);
