@@ -107,6 +107,28 @@ fn the_next_run_cleans_a_killed_zfs_run_and_stops_the_daemon_it_started() {
     daemon_as_before(daemon_before);
 }
 
+/// A compare on ext4 that records a smoke test, then idles: a run to stop mid-phase.
+fn smoke_then_idle(wd: &Path, out: &Path) -> Compare {
+    Compare::new(&["ext4"])
+        .workload("smoke:size=4M")
+        .workload("idle:seconds=120")
+        .size("512M")
+        .out(out.to_str().unwrap())
+        .workdir(wd.to_str().unwrap())
+}
+
+/// The smoke records are kept and the manifest says the study was interrupted; returns it.
+fn assert_interrupted_with_results(out: &Path) -> String {
+    let text = std::fs::read_to_string(out.join("results.jsonl")).unwrap();
+    assert!(
+        text.contains("\"test\":\"write\"") && text.contains("\"test\":\"read\""),
+        "{text}"
+    );
+    let m = std::fs::read_to_string(out.join("manifest.json")).unwrap();
+    assert!(m.contains("\"status\": \"interrupted\""), "{m}");
+    m
+}
+
 #[test]
 fn sigterm_tears_down_and_keeps_the_results() {
     if needs("ext4", "mkfs.ext4") {
@@ -115,27 +137,13 @@ fn sigterm_tears_down_and_keeps_the_results() {
     let _g = serial();
     let wd = workdir();
     let out = wd.path().join("study");
-    let mut child = Compare::new(&["ext4"])
-        .workload("smoke:size=4M")
-        .workload("idle:seconds=120")
-        .size("512M")
-        .args(&["-q"])
-        .out(out.to_str().unwrap())
-        .workdir(wd.path().to_str().unwrap())
-        .spawn();
-    let results = out.join("results.jsonl");
-    wait_for_records(&results, 2, 60);
+    let mut child = smoke_then_idle(wd.path(), &out).args(&["-q"]).spawn();
+    wait_for_records(&out.join("results.jsonl"), 2, 60);
     sh(&format!("kill -TERM {}", child.id()));
     let status = child.wait().unwrap();
     assert_eq!(status.code(), Some(143));
     no_leftovers(wd.path());
-    let text = std::fs::read_to_string(&results).unwrap();
-    assert!(
-        text.contains("\"test\":\"write\"") && text.contains("\"test\":\"read\""),
-        "{text}"
-    );
-    let m = std::fs::read_to_string(out.join("manifest.json")).unwrap();
-    assert!(m.contains("\"status\": \"interrupted\""), "{m}");
+    assert_interrupted_with_results(&out);
 }
 
 /// A closed terminal (a dropped SSH session): fsbench runs on a pseudo-terminal that `script`
@@ -151,14 +159,7 @@ fn a_closed_terminal_tears_down_and_keeps_the_results() {
     let wd = workdir();
     let out = wd.path().join("study");
     let rc = wd.path().join("rc");
-    let argv = Compare::new(&["ext4"])
-        .workload("smoke:size=4M")
-        .workload("idle:seconds=120")
-        .size("512M")
-        .out(out.to_str().unwrap())
-        .workdir(wd.path().to_str().unwrap())
-        .argv()
-        .join(" ");
+    let argv = smoke_then_idle(wd.path(), &out).argv().join(" ");
     // As after a dropped SSH session: the terminal's session leader (this shell) gets SIGHUP and
     // dies of it, and the kernel then hangs up the foreground process group, fsbench's. The
     // subshell around fsbench ignores SIGHUP only to live and write fsbench's exit status;
@@ -175,8 +176,7 @@ fn a_closed_terminal_tears_down_and_keeps_the_results() {
         .stderr(std::process::Stdio::null())
         .spawn()
         .expect("start script");
-    let results = out.join("results.jsonl");
-    wait_for_records(&results, 2, 60);
+    wait_for_records(&out.join("results.jsonl"), 2, 60);
     assert!(wait_for_mount_under(wd.path(), 5), "ext4 is not mounted");
     term.kill().unwrap(); // the terminal's owner dies: the terminal hangs up
     term.wait().unwrap();
@@ -188,13 +188,7 @@ fn a_closed_terminal_tears_down_and_keeps_the_results() {
     std::thread::sleep(Duration::from_millis(200));
     assert_eq!(std::fs::read_to_string(&rc).unwrap().trim(), "129");
     no_leftovers(wd.path());
-    let text = std::fs::read_to_string(&results).unwrap();
-    assert!(
-        text.contains("\"test\":\"write\"") && text.contains("\"test\":\"read\""),
-        "{text}"
-    );
-    let m = std::fs::read_to_string(out.join("manifest.json")).unwrap();
-    assert!(m.contains("\"status\": \"interrupted\""), "{m}");
+    let m = assert_interrupted_with_results(&out);
     assert!(m.contains("SIGHUP"), "{m}");
 }
 

@@ -111,18 +111,13 @@ pub fn checker(sys: &Sys, spec: &TargetSpec, m: &Mounted) -> Phase {
     let t0 = Instant::now();
     let dev = m.device().unwrap_or_default();
     let mnt = m.mountpoint.to_string_lossy().into_owned();
-    let result: Result<(String, Option<i32>, f64, String), String> = match spec.fs.as_str() {
-        "ext4" => offline_check(sys, spec, m, &["e2fsck", "-fn", &dev], |code, _| {
-            f64::from(u8::from(
-                code.unwrap_or(8) & 4 != 0 || code.unwrap_or(8) >= 8,
-            ))
+    // e2fsck: 4 = errors left uncorrected, 8 and up = it could not check.
+    let result = match spec.fs.as_str() {
+        "ext4" => offline_check(spec, m, &["e2fsck", "-fn", &dev], |code| {
+            code.unwrap_or(8) & 4 != 0 || code.unwrap_or(8) >= 8
         }),
-        "xfs" => offline_check(sys, spec, m, &["xfs_repair", "-n", &dev], |code, _| {
-            f64::from(u8::from(code != Some(0)))
-        }),
-        "f2fs" => offline_check(sys, spec, m, &["fsck.f2fs", &dev], |code, _| {
-            f64::from(u8::from(code != Some(0)))
-        }),
+        "xfs" => offline_check(spec, m, &["xfs_repair", "-n", &dev], |code| code != Some(0)),
+        "f2fs" => offline_check(spec, m, &["fsck.f2fs", &dev], |code| code != Some(0)),
         "btrfs" => btrfs_scrub(&mnt),
         "zfs" => zfs_scrub(sys, m.pool().as_deref().unwrap_or("")),
         other => Err(format!("no checker for {other}")),
@@ -132,12 +127,12 @@ pub fn checker(sys: &Sys, spec: &TargetSpec, m: &Mounted) -> Phase {
         ..Default::default()
     };
     match result {
-        Ok((tool, code, problems, summary)) => {
-            p.metrics.insert("problems".into(), problems);
-            if let Some(c) = code {
+        Ok(f) => {
+            p.metrics.insert("problems".into(), f.problems);
+            if let Some(c) = f.code {
                 p.metrics.insert("exit_code".into(), c as f64);
             }
-            p.notes.push(format!("{tool}: {summary}"));
+            p.notes.push(format!("{}: {}", f.tool, f.summary));
         }
         Err(e) => p.error = Some(e),
     }
@@ -145,22 +140,31 @@ pub fn checker(sys: &Sys, spec: &TargetSpec, m: &Mounted) -> Phase {
     p
 }
 
-type CheckOut = Result<(String, Option<i32>, f64, String), String>;
+/// What a checker said.
+struct Finding {
+    tool: String,
+    code: Option<i32>,
+    /// Errors it counted, or 1 when it only says that it found some.
+    problems: f64,
+    summary: String,
+}
 
-/// A checker that reads the unmounted device; the summary is its last meaningful lines.
+type CheckOut = Result<Finding, String>;
+
+/// A checker that reads the unmounted device; `found` reads its exit code; the summary is its
+/// first meaningful lines.
 fn offline_check(
-    sys: &Sys,
     spec: &TargetSpec,
     m: &Mounted,
     cmd: &[&str],
-    problems: fn(Option<i32>, &str) -> f64,
+    found: fn(Option<i32>) -> bool,
 ) -> CheckOut {
     let ran = m
         .offline(spec, |_| run_status(&argv(cmd)))
         .map_err(|e| e.to_string())?;
     let (code, out, err) = ran.map_err(|e| e.to_string())?;
     let text = format!("{out}{err}");
-    let found: Vec<&str> = text
+    let lines: Vec<&str> = text
         .lines()
         .map(str::trim)
         .filter(|l| !l.is_empty() && !l.starts_with("Pass ") && !l.starts_with("Phase "))
@@ -169,17 +173,16 @@ fn offline_check(
         })
         .take(2)
         .collect();
-    let _ = sys;
-    Ok((
-        cmd[0].to_string(),
+    Ok(Finding {
+        tool: cmd[0].to_string(),
         code,
-        problems(code, &text),
-        format!(
+        problems: f64::from(u8::from(found(code))),
+        summary: format!(
             "exit {} {}",
             code.map_or("?".into(), |c| c.to_string()),
-            found.join(" | ")
+            lines.join(" | ")
         ),
-    ))
+    })
 }
 
 fn btrfs_scrub(mnt: &str) -> CheckOut {
@@ -198,12 +201,14 @@ fn btrfs_scrub(mnt: &str) -> CheckOut {
     if out.trim().is_empty() {
         return Err(format!("btrfs scrub: {}", err.trim()));
     }
-    Ok((
-        "btrfs scrub".into(),
+    Ok(Finding {
+        tool: "btrfs scrub".into(),
         code,
-        csum + get("verify_errors:") + get("read_errors:"),
-        format!("{csum} checksum errors, {corrected} corrected, {uncorrectable} uncorrectable"),
-    ))
+        problems: csum + get("verify_errors:") + get("read_errors:"),
+        summary: format!(
+            "{csum} checksum errors, {corrected} corrected, {uncorrectable} uncorrectable"
+        ),
+    })
 }
 
 fn zfs_scrub(sys: &Sys, pool: &str) -> CheckOut {
@@ -230,12 +235,12 @@ fn zfs_scrub(sys: &Sys, pool: &str) -> CheckOut {
         .find(|l| l.trim_start().starts_with("errors:"))
         .map(|l| l.trim().to_string())
         .unwrap_or_default();
-    Ok((
-        "zpool scrub".into(),
-        Some(0),
-        zfs_cksum_errors(sys, pool) as f64,
-        format!("{scrub}; {errors}"),
-    ))
+    Ok(Finding {
+        tool: "zpool scrub".into(),
+        code: Some(0),
+        problems: zfs_cksum_errors(sys, pool) as f64,
+        summary: format!("{scrub}; {errors}"),
+    })
 }
 
 #[cfg(test)]

@@ -17,9 +17,10 @@ pub struct Place {
     pub len: u64,
 }
 
-/// Each copy of a file's data (one for most layouts; two with btrfs dup/raid1, ZFS copies=2 or
-/// a mirror), each a list of ranges.
-pub type Copies = Vec<Vec<Place>>;
+/// Where each copy of a file's first data block lies (one copy for most layouts; two with btrfs
+/// dup/raid1, ZFS copies=2 or a two-way mirror). The audit damages the first copy and counts the
+/// others.
+pub type Copies = Vec<Place>;
 
 /// ZFS's front labels and boot area before the allocatable space of a vdev.
 const ZFS_FRONT: u64 = 4 << 20;
@@ -27,7 +28,7 @@ const ZFS_FRONT: u64 = 4 << 20;
 // FIEMAP extent flags that mean the physical address is not the data's place on the device.
 const NOT_PLAIN: u32 = 0x2 | 0x4 | 0x8 | 0x80 | 0x100 | 0x200;
 
-/// The copies of `file`'s data in the images under a filesystem of kind `fs`.
+/// The copies of `file`'s first data block in the images under a filesystem of kind `fs`.
 /// On ZFS, `zfs_files` is what `zfs_files` listed and `zfs_path` the file's path in its dataset.
 pub fn data(
     sys: &Sys,
@@ -46,34 +47,23 @@ pub fn data(
     }
     let f = std::fs::File::open(file).map_err(|e| format!("{}: {e}", file.display()))?;
     let extents = crate::sys::fiemap::extents(&f).map_err(|e| format!("FIEMAP on {fs}: {e}"))?;
-    let mut copies: Copies = Vec::new();
-    for x in extents.iter().filter(|x| x.flags & NOT_PLAIN == 0) {
-        let len = x.length.min(meta.len().saturating_sub(x.logical));
-        if len == 0 {
-            continue;
-        }
-        let mirrors = match fs {
-            "btrfs" => btrfs_map(sys, x.physical, backing)?,
-            _ => vec![(0, x.physical)],
-        };
-        for (i, (member, offset)) in mirrors.into_iter().enumerate() {
-            if copies.len() <= i {
-                copies.push(Vec::new());
-            }
-            copies[i].push(Place {
-                member,
-                offset,
-                len,
-            });
-        }
-    }
-    if copies.is_empty() {
-        return Err(format!(
-            "FIEMAP on {fs} gave no plain extent for {}",
-            file.display()
-        ));
-    }
-    Ok(copies)
+    let x = extents
+        .iter()
+        .find(|x| x.flags & NOT_PLAIN == 0 && x.logical < meta.len())
+        .ok_or_else(|| format!("FIEMAP on {fs} gave no plain extent for {}", file.display()))?;
+    let len = x.length.min(meta.len() - x.logical);
+    let mirrors = match fs {
+        "btrfs" => btrfs_map(sys, x.physical, backing)?,
+        _ => vec![(0, x.physical)],
+    };
+    Ok(mirrors
+        .into_iter()
+        .map(|(member, offset)| Place {
+            member,
+            offset,
+            len,
+        })
+        .collect())
 }
 
 /// btrfs logical address -> (member, device offset) of each mirror.
@@ -164,35 +154,23 @@ pub fn parse_zdb_files(out: &str) -> ZfsFiles {
 }
 
 fn zfs_copies(blocks: &[ZfsBlock], size: u64, backing: &Backing) -> Result<Copies, String> {
-    let mut copies: Copies = Vec::new();
-    for (file_off, dvas, psize) in blocks {
-        let len = (*psize).min(size.saturating_sub(*file_off)).max(1);
-        for (i, (vdev, off)) in dvas.iter().enumerate() {
-            // A single-device pool's vdev 0 is the device; a mirror's children hold the same
-            // offsets, so the first child is the copy damaged.
-            if *vdev != 0 {
-                return Err(format!(
-                    "zdb names vdev {vdev}: only single-vdev pools are located"
-                ));
-            }
-            if copies.len() <= i {
-                copies.push(Vec::new());
-            }
-            copies[i].push(Place {
-                member: 0,
+    let (file_off, dvas, psize) = blocks.first().ok_or("zdb listed no data block")?;
+    let len = (*psize).min(size.saturating_sub(*file_off)).max(1);
+    let mut copies = Vec::new();
+    for (vdev, off) in dvas {
+        if *vdev != 0 {
+            return Err(format!(
+                "zdb names vdev {vdev}: only single-vdev pools are located"
+            ));
+        }
+        // A single-device pool's vdev 0 is the device; a mirror's children hold each block at
+        // the same offset, one copy per child.
+        for member in 0..backing.devices.len().max(1) {
+            copies.push(Place {
+                member,
                 offset: ZFS_FRONT + off,
                 len,
             });
-        }
-    }
-    if copies.is_empty() {
-        return Err("zdb listed no data block".into());
-    }
-    if backing.devices.len() > 1 {
-        // A mirror: every child holds each block at the same offset.
-        let first = copies[0].clone();
-        for m in 1..backing.devices.len() {
-            copies.push(first.iter().map(|p| Place { member: m, ..*p }).collect());
         }
     }
     Ok(copies)

@@ -1,7 +1,8 @@
 //! `fsbench audit`: what each filesystem does when the disk returns damaged data. On each target
 //! (loop images fsbench provisions, never a user's device or directory) it writes files of known
 //! content (the files workload's trailer), takes the filesystem offline, flips bytes in the image
-//! where one copy of half the files' data lies (and in a directory's first block), brings it back
+//! where one copy of half the files' data lies (and in a block of a directory's entries), brings it
+//! back
 //! and reads everything: each damaged file is `detected_by_fs` (EIO, EBADMSG, EUCLEAN), `silent`
 //! (read back wrong; the trailer caught it), `repaired` (read back right and the filesystem logged
 //! a repair), `unnoticed` (read back right, no repair logged: the read took an intact copy) or
@@ -10,7 +11,7 @@
 pub mod check;
 pub mod locate;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::os::unix::fs::{FileExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -28,7 +29,7 @@ pub struct Options {
     /// Data files written (half of them damaged).
     pub files: u64,
     pub file_size: u64,
-    /// Files in the directory whose first block is damaged.
+    /// Files in the directory whose entries are damaged.
     pub dir_files: u64,
     pub seed: u64,
 }
@@ -86,8 +87,7 @@ fn tree(seed: u64, count: u64, size: u64) -> Tree {
 /// Writes `t`'s files into `dir` (created), each fsynced.
 fn write_files(dir: &Path, t: &Tree, prefix: &str) -> std::io::Result<()> {
     std::fs::create_dir_all(dir)?;
-    let mut pool = vec![0u8; tree::POOL.min(4 << 20).max(t.max as usize * 2)];
-    crate::io::DataGen::new(t.seed ^ 0x900d).fill(&mut pool);
+    let pool = t.pool(tree::POOL.min(4 << 20).max(t.max as usize * 2));
     let mut buf = vec![0u8; t.max as usize];
     for n in 0..t.count {
         tree::content(t, &pool, n, &mut buf);
@@ -131,13 +131,24 @@ enum Class {
 }
 
 impl Class {
-    const ALL: [(Class, &'static str); 5] = [
-        (Class::Detected, "detected_by_fs"),
-        (Class::Silent, "silent"),
-        (Class::Repaired, "repaired"),
-        (Class::Unnoticed, "unnoticed"),
-        (Class::Lost, "lost"),
+    const ALL: [Class; 5] = [
+        Class::Detected,
+        Class::Silent,
+        Class::Repaired,
+        Class::Unnoticed,
+        Class::Lost,
     ];
+
+    /// The metric that counts it.
+    fn name(self) -> &'static str {
+        match self {
+            Class::Detected => "detected_by_fs",
+            Class::Silent => "silent",
+            Class::Repaired => "repaired",
+            Class::Unnoticed => "unnoticed",
+            Class::Lost => "lost",
+        }
+    }
 }
 
 fn errno_name(e: &std::io::Error) -> String {
@@ -166,10 +177,6 @@ fn read_back(path: &Path, t: &Tree, n: u64) -> Option<(Class, Option<String>)> {
 #[derive(Debug, Default)]
 struct Tally {
     classes: BTreeMap<&'static str, f64>,
-    /// Further metrics of the case.
-    extra: BTreeMap<String, f64>,
-    /// What the kernel said about the damage.
-    kernel: Vec<String>,
     errnos: BTreeMap<String, u64>,
     controls_ok: u64,
     controls_bad: u64,
@@ -177,15 +184,15 @@ struct Tally {
 
 impl Tally {
     fn add(&mut self, c: Class, errno: Option<String>) {
-        let name = Class::ALL.iter().find(|(k, _)| *k == c).expect("listed").1;
-        *self.classes.entry(name).or_default() += 1.0;
+        *self.classes.entry(c.name()).or_default() += 1.0;
         if let Some(e) = errno {
             *self.errnos.entry(e).or_default() += 1;
         }
     }
 
     fn into_phase(self, test: &str, t0: Instant, mut metrics: BTreeMap<String, f64>) -> Phase {
-        for (_, name) in Class::ALL {
+        for c in Class::ALL {
+            let name = c.name();
             metrics.insert(name.into(), self.classes.get(name).copied().unwrap_or(0.0));
         }
         metrics.insert("controls_ok".into(), self.controls_ok as f64);
@@ -259,15 +266,8 @@ pub fn audit(sys: &Sys, spec: &TargetSpec, m: &Mounted, o: &Options) -> Result<V
             data: located
                 .iter()
                 .map(|(n, c)| {
-                    let hit = c
-                        .as_ref()
-                        .ok()
-                        .and_then(|c| c.first())
-                        .and_then(|c| c.first());
-                    (
-                        *n,
-                        hit.map(|p| flip(&b.images, p).unwrap_or(0)).unwrap_or(0),
-                    )
+                    let first = c.as_ref().ok().and_then(|c| c.first());
+                    (*n, first.map_or(0, |p| flip(&b.images, p).unwrap_or(0)))
                 })
                 .collect(),
             dir: locate::dir_block(sys, fs, &dev, &rel, meta_ino)
@@ -276,26 +276,27 @@ pub fn audit(sys: &Sys, spec: &TargetSpec, m: &Mounted, o: &Options) -> Result<V
         .map_err(|e: ProvisionError| {
             format!("bringing {} back after the damage: {e}", spec.label)
         })?;
-    let (mut data, damaged) = read_data(sys, fs, m, &dev, &data_dir, &data_t, &located, &damage);
-    let mut kernel_notes = std::mem::take(&mut data.kernel);
+    let back = read_data(sys, fs, m, &dev, &data_dir, &data_t, &located, &damage);
     let unlocated: Vec<String> = located
         .iter()
         .filter_map(|(_, c)| c.as_ref().err().cloned())
         .collect();
-    let mut metrics = std::mem::take(&mut data.extra);
+    let damaged = back.damaged;
+    let mut metrics = BTreeMap::new();
+    metrics.insert("fs_error_count".into(), back.fs_error_count as f64);
     metrics.insert("files".into(), o.files as f64);
-    metrics.insert("damaged".into(), damaged.len() as f64);
+    metrics.insert("damaged".into(), damaged as f64);
     metrics.insert(
         "bytes_flipped".into(),
         damage.data.iter().map(|(_, b)| *b as f64).sum(),
     );
-    let mut data_phase = data.into_phase("data", t0, metrics);
+    let mut data_phase = back.tally.into_phase("data", t0, metrics);
     if let Some(e) = unlocated.first() {
         data_phase
             .notes
             .push(format!("{} files not located: {e}", unlocated.len()));
     }
-    if damaged.is_empty() {
+    if damaged == 0 {
         data_phase.error = Some(format!(
             "no file's data could be located on {fs}: {}",
             unlocated
@@ -304,11 +305,22 @@ pub fn audit(sys: &Sys, spec: &TargetSpec, m: &Mounted, o: &Options) -> Result<V
                 .unwrap_or("no extents")
         ));
     }
-    data_phase.notes.extend(std::mem::take(&mut kernel_notes));
+    data_phase.notes.extend(back.kernel);
     let mut phases = vec![data_phase];
     phases.push(dir_case(&meta_dir, &dir_t, damage.dir, t0));
     phases.push(check::checker(sys, spec, m));
     Ok(phases)
+}
+
+/// What reading the data files back gave.
+struct ReadBack {
+    tally: Tally,
+    /// Files whose data was damaged.
+    damaged: usize,
+    /// Errors the filesystem counted during the read-back.
+    fs_error_count: u64,
+    /// What the kernel said about the damage.
+    kernel: Vec<String>,
 }
 
 /// Reads every data file back: controls, and each damaged file classified.
@@ -322,31 +334,29 @@ fn read_data(
     data_t: &Tree,
     located: &[(u64, Result<Copies, String>)],
     damage: &Damage,
-) -> (Tally, std::collections::BTreeSet<u64>) {
-    let o_files = data_t.count;
+) -> ReadBack {
     let pool = m.pool();
     let kmsg_mark = check::kernel_log_mark(sys);
     let counted_before = check::error_counter(sys, fs, &m.mountpoint, pool.as_deref());
-    let mut data = Tally::default();
-    let mut damaged = std::collections::BTreeSet::new();
-    for (n, bytes) in &damage.data {
-        if *bytes > 0 {
-            damaged.insert(*n);
-        }
-    }
-    let mut pending = Vec::new();
-    let redundant: std::collections::BTreeSet<u64> = located
+    let mut tally = Tally::default();
+    let damaged: BTreeSet<u64> = damage
+        .data
+        .iter()
+        .filter(|(_, bytes)| *bytes > 0)
+        .map(|(n, _)| *n)
+        .collect();
+    let redundant: BTreeSet<u64> = located
         .iter()
         .filter(|(_, c)| c.as_ref().is_ok_and(|c| c.len() > 1))
         .map(|(n, _)| *n)
         .collect();
-    for n in 0..o_files {
+    let mut pending = Vec::new();
+    for n in 0..data_t.count {
         let path = data_dir.join(format!("f{n:05}"));
-        let got = read_back(&path, data_t, n);
-        match (damaged.contains(&n), got) {
-            (false, None) => data.controls_ok += 1,
-            (false, Some(_)) => data.controls_bad += 1,
-            (true, Some((c, e))) => data.add(c, e),
+        match (damaged.contains(&n), read_back(&path, data_t, n)) {
+            (false, None) => tally.controls_ok += 1,
+            (false, Some(_)) => tally.controls_bad += 1,
+            (true, Some((c, e))) => tally.add(c, e),
             (true, None) => pending.push((
                 std::fs::metadata(&path).map(|x| x.ino()).unwrap_or(0),
                 redundant.contains(&n),
@@ -360,7 +370,11 @@ fn read_data(
     let named = check::btrfs_repaired_inodes(&kernel);
     let counted = check::error_counter(sys, fs, &m.mountpoint, pool.as_deref())
         .saturating_sub(counted_before);
-    let detected = data.classes.get("detected_by_fs").copied().unwrap_or(0.0) as u64;
+    let detected = tally
+        .classes
+        .get(Class::Detected.name())
+        .copied()
+        .unwrap_or(0.0) as u64;
     let mut budget = counted.saturating_sub(detected);
     pending.sort_by_key(|(ino, _)| !named.contains(ino));
     for (ino, redundant) in pending {
@@ -370,11 +384,14 @@ fn read_data(
         } else {
             Class::Unnoticed
         };
-        data.add(c, None);
+        tally.add(c, None);
     }
-    data.extra.insert("fs_error_count".into(), counted as f64);
-    data.kernel = check::kernel_summary(&kernel);
-    (data, damaged)
+    ReadBack {
+        tally,
+        damaged: damaged.len(),
+        fs_error_count: counted,
+        kernel: check::kernel_summary(&kernel),
+    }
 }
 
 /// The directory case: every file of the damaged directory opened and verified.
@@ -412,8 +429,8 @@ fn dir_case(dir: &Path, t: &Tree, damage: Result<u64, String>, t0: Instant) -> P
     p
 }
 
-/// Provisions each target in turn on loop images, audits it, tears it down; `save` gets each
-/// record's phase the moment it exists.
+/// Provisions one target on a loop image, audits it and tears it down; an audit that cannot
+/// finish is one failed `data` phase.
 pub fn provision_and_audit(
     sys: &Sys,
     spec: &TargetSpec,

@@ -32,7 +32,7 @@ pub fn run(a: AuditArgs) -> anyhow::Result<Exit> {
         a.common.workdir.clone()
     } else {
         need_root("fsbench audit")?;
-        crate::stop::install_signal_handlers(crate::sys::terminal_quieter())?;
+        super::install_signals()?;
         super::cleanup::leftovers(a.common.quiet);
         crate::provision::workdir::secure(&a.common.workdir)?
     };

@@ -49,7 +49,7 @@ pub fn run(a: CompareArgs) -> anyhow::Result<Exit> {
         if needs_root(&plan) {
             need_root("fsbench compare")?;
         }
-        crate::stop::install_signal_handlers(crate::sys::terminal_quieter())?;
+        super::install_signals()?;
         if crate::sys::is_root() {
             super::cleanup::leftovers(a.common.quiet);
         }

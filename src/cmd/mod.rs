@@ -51,6 +51,12 @@ pub fn exit_for(records: &[Record]) -> Exit {
     }
 }
 
+/// SIGINT, SIGTERM and SIGHUP end a run in order (stop.rs); after a hangup, the outputs that
+/// were the terminal go to /dev/null.
+pub fn install_signals() -> std::io::Result<()> {
+    crate::stop::install_signal_handlers(crate::sys::terminal_quieter())
+}
+
 pub fn need_root(what: &str) -> anyhow::Result<()> {
     if crate::sys::is_root() {
         Ok(())

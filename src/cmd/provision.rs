@@ -10,7 +10,7 @@ pub fn run(a: ProvisionArgs) -> anyhow::Result<Exit> {
     let common = &a.common;
     if !common.dry_run {
         need_root("fsbench provision")?;
-        crate::stop::install_signal_handlers(crate::sys::terminal_quieter())?;
+        super::install_signals()?;
         super::cleanup::leftovers(common.quiet);
     }
     let sys = Sys::new(common.dry_run);

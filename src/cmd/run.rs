@@ -57,7 +57,7 @@ pub fn run(a: RunArgs) -> anyhow::Result<Exit> {
         baseline: None,
         overrides,
     };
-    crate::stop::install_signal_handlers(crate::sys::terminal_quieter())?;
+    super::install_signals()?;
     let opts = runner::Options {
         plan,
         out: out.clone(),

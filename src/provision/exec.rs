@@ -121,9 +121,9 @@ impl Sys {
     }
 }
 
-/// Runs argv to completion with no standard input; returns standard output and error.
-pub fn run_command(argv: &[String]) -> Result<(String, String), ExecError> {
-    let out = Command::new(&argv[0])
+/// Runs argv to completion with no standard input.
+fn output_of(argv: &[String]) -> Result<std::process::Output, ExecError> {
+    Command::new(&argv[0])
         .args(&argv[1..])
         .stdin(Stdio::null())
         .output()
@@ -141,7 +141,12 @@ pub fn run_command(argv: &[String]) -> Result<(String, String), ExecError> {
                     stderr: e.to_string(),
                 }
             }
-        })?;
+        })
+}
+
+/// Runs argv to completion with no standard input; returns standard output and error.
+pub fn run_command(argv: &[String]) -> Result<(String, String), ExecError> {
+    let out = output_of(argv)?;
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
     if !out.status.success() {
@@ -167,15 +172,7 @@ pub fn run_command(argv: &[String]) -> Result<(String, String), ExecError> {
 /// Runs argv to completion and returns its exit code (None: killed by a signal) with standard
 /// output and error, whatever the code: for checkers, whose exit code is the finding.
 pub fn run_status(argv: &[String]) -> Result<(Option<i32>, String, String), ExecError> {
-    let out = Command::new(&argv[0])
-        .args(&argv[1..])
-        .stdin(Stdio::null())
-        .output()
-        .map_err(|e| ExecError::Missing {
-            tool: argv[0].clone(),
-            cmdline: format!("{}: {e}", cmdline(argv)),
-            package: package_of(&argv[0]).to_string(),
-        })?;
+    let out = output_of(argv)?;
     Ok((
         out.status.code(),
         String::from_utf8_lossy(&out.stdout).into_owned(),

@@ -107,19 +107,26 @@ pub fn secure(dir: &Path) -> Result<PathBuf, WorkdirError> {
             return Err(err(dir, why));
         }
     }
+    // The marker, written once (never through a symlink); a later run finds it as it is.
     let marker = path.join(WORKDIR_MARKER);
-    let f = std::fs::OpenOptions::new()
+    let made = std::fs::OpenOptions::new()
         .write(true)
-        .create(true)
-        .truncate(true)
+        .create_new(true)
         .custom_flags(libc::O_NOFOLLOW)
         .mode(0o644)
         .open(&marker);
     use std::io::Write;
-    f.and_then(|mut f| {
-        f.write_all(b"This directory holds fsbench's loop images and mount points.\n")
-    })
-    .map_err(|e| err(dir, format!("cannot write {}: {e}", marker.display())))?;
+    match made {
+        Ok(mut f) => f
+            .write_all(b"This directory holds fsbench's loop images and mount points.\n")
+            .map_err(|e| err(dir, format!("cannot write {}: {e}", marker.display())))?,
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+            if !std::fs::symlink_metadata(&marker).is_ok_and(|m| m.is_file()) {
+                return Err(err(dir, format!("{} is not a file", marker.display())));
+            }
+        }
+        Err(e) => return Err(err(dir, format!("cannot write {}: {e}", marker.display()))),
+    }
     Ok(path)
 }
 

@@ -9,8 +9,7 @@ use std::path::Path;
 
 /// geteuid(2): never fails.
 pub fn is_root() -> bool {
-    // SAFETY: geteuid has no preconditions and cannot fail (geteuid(2)).
-    unsafe { libc::geteuid() == 0 }
+    euid() == 0
 }
 
 /// geteuid(2): the effective user id; never fails.

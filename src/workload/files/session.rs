@@ -13,7 +13,6 @@ use super::{checkpoint, scan, write, Counts, Files, Ops, PhaseKind};
 use crate::frame::{
     CachePolicy, Merged, Phase, PhaseSpec, RunError, Session, WorkerCtx, WorkerOut,
 };
-use crate::io::DataGen;
 use crate::metrics::hist;
 
 /// The degradation curve: the last 1% threshold passed, and (seconds, files done, bytes) at each.
@@ -91,8 +90,7 @@ pub struct FilesSession {
 
 impl FilesSession {
     pub fn new(f: &Files, root: PathBuf, tree: Tree, have: BTreeMap<u64, u64>) -> FilesSession {
-        let mut pool = vec![0u8; POOL];
-        DataGen::new(tree.seed ^ 0x900d).fill(&mut pool);
+        let pool = tree.pool(POOL);
         let resumed: u64 = have.values().sum();
         let specs = f
             .phases

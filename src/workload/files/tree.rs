@@ -114,6 +114,16 @@ fn checksum(kind: Checksum, seed: u64, number: u64, len: u64, payload: &[u8]) ->
     }
 }
 
+impl Tree {
+    /// The random pool of `len` bytes that file contents are cut from (`POOL` for the workload;
+    /// anything longer than the largest file works).
+    pub fn pool(&self, len: usize) -> Vec<u8> {
+        let mut pool = vec![0u8; len];
+        DataGen::new(self.seed ^ 0x900d).fill(&mut pool);
+        pool
+    }
+}
+
 /// Fills `buf` (its length is the file's size) with file `n`'s content: a slice of the random
 /// pool at a place keyed by the file number, then the trailer.
 pub fn content(tree: &Tree, pool: &[u8], n: u64, buf: &mut [u8]) {
