@@ -96,7 +96,7 @@ pub fn view(records: &[Record]) -> Option<View> {
                damaged file read back is detected (the filesystem returned EIO, EBADMSG or EUCLEAN), \
                silent (wrong data returned; fsbench's trailer caught it), repaired (right data and \
                a repair logged), unnoticed (right data, no repair logged: an intact copy was read) \
-               or lost. Directory: the first block of a directory of small files was damaged; \
+               or lost. Directory: a block of a directory's entries was damaged (400 small files); \
                its files are counted the same way, intact when they still read back right. \
                n/a: not located on this filesystem."
             .into(),
