@@ -18,7 +18,15 @@ fn audit(wd: &std::path::Path, targets: &[&str]) -> (std::process::Output, Vec<s
     let out = wd.join("audit");
     let mut args = vec!["audit"];
     args.extend_from_slice(targets);
-    args.extend_from_slice(&["--files", "16", "--size", "512M", "-q"]);
+    args.extend_from_slice(&[
+        "--files",
+        "16",
+        "--size",
+        "512M",
+        "-q",
+        "--case",
+        "corruption",
+    ]);
     args.extend_from_slice(&[
         "--out",
         out.to_str().unwrap(),

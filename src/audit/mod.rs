@@ -9,6 +9,7 @@
 //! `lost` (gone). Then the filesystem's own checker runs. One record per case.
 
 pub mod check;
+pub mod fsync;
 pub mod locate;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -32,6 +33,26 @@ pub struct Options {
     /// Files in the directory whose entries are damaged.
     pub dir_files: u64,
     pub seed: u64,
+    /// The cases run on each target, each on a freshly provisioned filesystem.
+    pub cases: Vec<Case>,
+}
+
+/// One experiment of the audit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Case {
+    /// Damaged data and a damaged directory block in the image, read back; the checker.
+    Corruption,
+    /// A flush that fails, retried once the disk heals (the target behind the fault device).
+    Fsync,
+}
+
+impl Case {
+    pub fn name(self) -> &'static str {
+        match self {
+            Case::Corruption => "corruption",
+            Case::Fsync => "fsync",
+        }
+    }
 }
 
 impl Default for Options {
@@ -41,6 +62,7 @@ impl Default for Options {
             file_size: 64 << 10,
             dir_files: 400,
             seed: 0x000a_0d17,
+            cases: vec![Case::Corruption, Case::Fsync],
         }
     }
 }
@@ -429,25 +451,69 @@ fn dir_case(dir: &Path, t: &Tree, damage: Result<u64, String>, t0: Instant) -> P
     p
 }
 
-/// Provisions one target on a loop image, audits it and tears it down; an audit that cannot
-/// finish is one failed `data` phase.
+/// Provisions one target on a loop image for each case (the fsync case behind the fault
+/// device), runs the case and tears it down; a case that cannot finish is one failed phase.
 pub fn provision_and_audit(
     sys: &Sys,
     spec: &TargetSpec,
     req: &Request,
     o: &Options,
 ) -> Result<Vec<Phase>, ProvisionError> {
-    let m = crate::provision::provision(sys, spec, req)?;
-    let phases = match audit(sys, spec, &m, o) {
-        Ok(p) => p,
-        Err(e) => vec![Phase {
-            test: "data".into(),
-            error: Some(e),
-            ..Default::default()
-        }],
-    };
-    if let Err(e) = m.teardown() {
-        eprintln!("fsbench: teardown of {}: {e}", spec.label);
+    let mut phases = Vec::new();
+    for &case in &o.cases {
+        if crate::stop::stop_requested() {
+            break;
+        }
+        let mut spec = spec.clone();
+        if case == Case::Fsync {
+            spec.fault.get_or_insert_with(Default::default);
+            if let Some(why) = crate::provision::faultdev::refuse(&spec, false, false) {
+                phases.push(Phase {
+                    test: "fsync".into(),
+                    skipped: Some(why),
+                    ..Default::default()
+                });
+                continue;
+            }
+        }
+        let test = match case {
+            Case::Corruption => "data",
+            Case::Fsync => "fsync",
+        };
+        let m = match crate::provision::provision(sys, &spec, req) {
+            Ok(m) => m,
+            Err(e @ ProvisionError::Stopped(_)) => return Err(e),
+            Err(ProvisionError::Unsupported(why)) => {
+                phases.push(Phase {
+                    test: test.into(),
+                    skipped: Some(why),
+                    ..Default::default()
+                });
+                continue;
+            }
+            Err(e) => {
+                phases.push(Phase {
+                    test: test.into(),
+                    error: Some(e.to_string()),
+                    ..Default::default()
+                });
+                continue;
+            }
+        };
+        let result = match case {
+            Case::Corruption => audit(sys, &spec, &m, o),
+            Case::Fsync => fsync::fsync_case(&spec, &m).map(|p| vec![p]),
+        };
+        phases.extend(result.unwrap_or_else(|e| {
+            vec![Phase {
+                test: test.into(),
+                error: Some(e),
+                ..Default::default()
+            }]
+        }));
+        if let Err(e) = m.teardown() {
+            eprintln!("fsbench: teardown of {}: {e}", spec.label);
+        }
     }
     Ok(phases)
 }

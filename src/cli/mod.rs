@@ -131,9 +131,10 @@ pub enum Command {
     )]
     Report(ReportArgs),
     /// Damage each target's disk image under known files and record what the filesystem does
-    /// (detected, silent, repaired, lost), then what its checker says
+    /// (detected, silent, repaired, lost) and what its checker says; fail its disk under an
+    /// fsync and record what the retry and the data say
     #[command(
-        after_help = "Examples:\n  fsbench audit ext4 xfs btrfs btrfs:nodatasum btrfs:data=dup zfs zfs:checksum=off zfs:copies=2\n  fsbench audit btrfs:raid1 zfs:mirror --out audit-study\n  fsbench report audit-study          the table again\n\nOn each target (a loop image fsbench makes; never --device, a dir: target or tmpfs) it\nwrites files of known content (a checksummed trailer, as the files workload), unmounts (or\nexports the pool), flips 16 bytes of one copy of every other file's data in the image (found\nwith FIEMAP, btrfs-map-logical or zdb) and of a block of a directory's entries (ext4, xfs), mounts\nagain and reads everything back. Then e2fsck -fn, xfs_repair -n, btrfs scrub or zpool scrub.\nRecords go to OUT/results.jsonl, one per case (data, directory, checker)."
+        after_help = "Examples:\n  fsbench audit ext4 xfs btrfs btrfs:nodatasum btrfs:data=dup zfs zfs:checksum=off zfs:copies=2\n  fsbench audit btrfs:raid1 zfs:mirror --out audit-study\n  fsbench audit ext4 xfs btrfs --case fsync   the fsync-failure table alone\n  fsbench report audit-study          the table again\n\nOn each target (a loop image fsbench makes; never --device, a dir: target or tmpfs) it\nwrites files of known content (a checksummed trailer, as the files workload), unmounts (or\nexports the pool), flips 16 bytes of one copy of every other file's data in the image (found\nwith FIEMAP, btrfs-map-logical or zdb) and of a block of a directory's entries (ext4, xfs), mounts\nagain and reads everything back. Then e2fsck -fn, xfs_repair -n, btrfs scrub or zpool scrub.\n\nThe fsync case puts a fresh filesystem on fsbench's fault device (a FUSE file served by\nfsbench under the loop device), overwrites a fsynced file in the page cache, fails the disk,\ncalls fsync, heals the disk, calls fsync again, and reads the file through the cache and after\na remount (\"fsyncgate\"). --case fsync for it alone.\n\nRecords go to OUT/results.jsonl, one per case (data, directory, checker, fsync)."
     )]
     Audit(AuditArgs),
     /// Provision each target, run the workloads on it, record every phase, tear down
@@ -184,11 +185,23 @@ pub struct AuditArgs {
     /// Size of each data file, e.g. 64K (at least 8K, so that no filesystem keeps it inline)
     #[arg(long, default_value = "64K", value_parser = size_arg)]
     pub file_size: u64,
+    /// Which experiments: corruption (damaged data and directory in the image, then the
+    /// checker), fsync (a flush fails on fsbench's fault device, is retried once the disk
+    /// heals, and the file is read back), or all
+    #[arg(long, value_enum, default_value = "all")]
+    pub case: AuditCase,
     /// Study directory (default: fsbench-audit-<time>-<pid>)
     #[arg(long)]
     pub out: Option<PathBuf>,
     #[command(flatten)]
     pub common: Common,
+}
+
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AuditCase {
+    Corruption,
+    Fsync,
+    All,
 }
 
 #[derive(Args, Debug)]

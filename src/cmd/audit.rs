@@ -4,8 +4,8 @@
 use std::path::PathBuf;
 
 use super::{need_root, Exit};
-use crate::audit::{self, Options};
-use crate::cli::AuditArgs;
+use crate::audit::{self, Case, Options};
+use crate::cli::{AuditArgs, AuditCase};
 use crate::plan::{Plan, WorkloadSpec};
 use crate::provision::exec::Sys;
 use crate::provision::{ProvisionError, Request};
@@ -36,11 +36,7 @@ pub fn run(a: AuditArgs) -> anyhow::Result<Exit> {
         super::cleanup::leftovers(a.common.quiet);
         crate::provision::workdir::secure(&a.common.workdir)?
     };
-    let o = Options {
-        files: a.files,
-        file_size: a.file_size,
-        ..Options::default()
-    };
+    let o = options(&a);
     let sys = Sys::new(dry_run);
     let run_id = crate::metrics::clock::run_id();
     if dry_run {
@@ -59,6 +55,14 @@ pub fn run(a: AuditArgs) -> anyhow::Result<Exit> {
                 ("files".into(), o.files.to_string()),
                 ("file_size".into(), o.file_size.to_string()),
                 ("dir_files".into(), o.dir_files.to_string()),
+                (
+                    "cases".into(),
+                    o.cases
+                        .iter()
+                        .map(|c| c.name())
+                        .collect::<Vec<_>>()
+                        .join("+"),
+                ),
             ],
         }],
         size_bytes: a.size,
@@ -126,6 +130,19 @@ pub fn run(a: AuditArgs) -> anyhow::Result<Exit> {
     })
 }
 
+fn options(a: &AuditArgs) -> Options {
+    Options {
+        files: a.files,
+        file_size: a.file_size,
+        cases: match a.case {
+            AuditCase::Corruption => vec![Case::Corruption],
+            AuditCase::Fsync => vec![Case::Fsync],
+            AuditCase::All => vec![Case::Corruption, Case::Fsync],
+        },
+        ..Options::default()
+    }
+}
+
 /// `--dry-run`: the provisioning commands and what would be done on each target.
 fn dry(
     sys: &Sys,
@@ -138,10 +155,18 @@ fn dry(
     for (i, spec) in targets.iter().enumerate() {
         let req = request(workdir, run_id, i, size);
         crate::provision::provision(sys, spec, &req)?;
-        crate::out::line(&format!(
-            "would write {} files of {} and {} small files on '{}', unmount, flip 16 bytes of one copy of every other file's data and of a directory block in the image, mount again, read everything back, run its checker, tear down",
-            o.files, crate::plan::units::format_bytes(o.file_size), o.dir_files, spec.label
-        ));
+        if o.cases.contains(&Case::Corruption) {
+            crate::out::line(&format!(
+                "would write {} files of {} and {} small files on '{}', unmount, flip 16 bytes of one copy of every other file's data and of a directory block in the image, mount again, read everything back, run its checker, tear down",
+                o.files, crate::plan::units::format_bytes(o.file_size), o.dir_files, spec.label
+            ));
+        }
+        if o.cases.contains(&Case::Fsync) {
+            crate::out::line(&format!(
+                "would provision '{}' again behind fsbench's fault device, fsync a 1 MiB file, overwrite it, fail the disk, fsync, heal it, fsync again, read it through the cache and after a remount, tear down",
+                spec.label
+            ));
+        }
     }
     Ok(Exit::Ok)
 }

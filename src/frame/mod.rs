@@ -145,6 +145,8 @@ pub struct WorkerOut {
     /// Lines about how it ran (engine, direct or buffered); kept once each.
     pub how: Vec<String>,
     pub error: Option<String>,
+    /// The failed call behind `error`, when it was one (errno, path, offset).
+    pub failure: Option<crate::io::Failure>,
     pub stopped: Option<StopReason>,
 }
 
@@ -180,6 +182,7 @@ impl WorkerOut {
         }
         if self.error.is_none() {
             self.error.clone_from(&o.error);
+            self.failure.clone_from(&o.failure);
         }
         self.stopped = self.stopped.or(o.stopped);
     }
@@ -215,6 +218,9 @@ pub struct Frame {
     /// Per part: first-done figures, and the last worker's end (seconds from the start).
     pub first_done: Vec<FirstDone>,
     pub last_done_s: f64,
+    /// The filesystem's sync after a writing phase failed: the phase failed, whatever a later
+    /// sync says (write-back errors are reported once).
+    pub sync_failure: Option<crate::io::Failure>,
 }
 
 /// The workers' figures merged per part, with the frame's own.

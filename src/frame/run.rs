@@ -69,9 +69,15 @@ pub fn run_phase(
     let mut cpu = BTreeMap::new();
     let (cpu_user_ns, _) = cpu0.finish(&mut cpu);
     // What the device wrote includes what the filesystem writes back after the phase.
+    let mut sync_failure = None;
     if spec.writes {
-        if let Some(f) = stat_dir.as_deref().and_then(|d| File::open(d).ok()) {
-            let _ = crate::sys::syncfs(&f);
+        if let Some(d) = stat_dir.as_deref() {
+            if let Ok(f) = File::open(d) {
+                if let Err(e) = crate::sys::syncfs(&f) {
+                    sync_failure =
+                        Some(crate::io::Failure::io("syncfs after the phase", &e).path(d));
+                }
+            }
         }
     }
     let disk_after = stats_name.as_deref().and_then(diskstats::read);
@@ -115,6 +121,7 @@ pub fn run_phase(
         workers: run.outs.len(),
         first_done,
         last_done_s: run.last_done_s,
+        sync_failure,
     };
     let merged = cluster.reduce(Merged { parts, frame });
     let stopped = merged.parts.iter().find_map(|p| p.stopped);
@@ -126,6 +133,25 @@ pub fn run_phase(
 }
 
 /// The frame's own figures and notes, the same on every record.
+/// A phase that failed keeps the failed call (the first worker's, or the filesystem's sync after
+/// it) and the target's space when it ended.
+fn failure(p: &mut Phase, k: usize, m: &Merged) {
+    if p.error.is_none() && p.skipped.is_none() {
+        if let Some(sf) = &m.frame.sync_failure {
+            p.error = Some(sf.to_string());
+            p.failure = Some(sf.clone());
+        }
+    }
+    if p.error.is_some() && p.failure.is_none() {
+        p.failure = m.parts.get(k).and_then(|x| x.failure.clone());
+    }
+    if let (Some(fl), Some(st)) = (&mut p.failure, &m.frame.statvfs_after) {
+        if fl.space.is_empty() {
+            *fl = fl.clone().with_space(st);
+        }
+    }
+}
+
 fn decorate(
     p: &mut Phase,
     k: usize,
@@ -135,6 +161,7 @@ fn decorate(
     stopped: Option<StopReason>,
 ) {
     let f = &m.frame;
+    failure(p, k, m);
     if p.started_at.is_empty() {
         p.started_at = f.started_at.clone();
     }

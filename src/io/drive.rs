@@ -28,10 +28,6 @@ fn pick_bs(bs: &BlockSize, rng: &mut DataGen) -> u64 {
     }
 }
 
-fn errno_text(res: i64) -> String {
-    std::io::Error::from_raw_os_error((-res) as i32).to_string()
-}
-
 /// The state of one worker's loop: what is in flight, where the next I/O goes, what was measured.
 struct Driver<'a> {
     p: &'a Pattern,
@@ -42,8 +38,8 @@ struct Driver<'a> {
     align: u64,
     free: Vec<usize>,
     stamp: Vec<Instant>,
-    /// (write, length) of the I/O in each slot.
-    kind: Vec<(bool, usize)>,
+    /// (write, length, offset) of the I/O in each slot.
+    kind: Vec<(bool, usize, u64)>,
     /// Slots whose buffer holds a full fill of its own (then scrambling keeps it unique).
     filled: Vec<bool>,
     measure_from: Instant,
@@ -58,7 +54,7 @@ struct Driver<'a> {
     last_done: Instant,
     random: bool,
     map: Permutation,
-    failed: Option<String>,
+    failed: Option<super::Failure>,
 }
 
 impl<'a> Driver<'a> {
@@ -79,7 +75,7 @@ impl<'a> Driver<'a> {
             align,
             free: (0..depth).rev().collect(),
             stamp: vec![start; depth],
-            kind: vec![(false, 0usize); depth],
+            kind: vec![(false, 0usize, 0u64); depth],
             filled: vec![false; depth],
             measure_from,
             deadline: p.runtime.map(|r| measure_from + r),
@@ -147,7 +143,7 @@ impl<'a> Driver<'a> {
                 // A read replaces the buffer's contents: the next write fills it afresh.
                 self.filled[slot] = false;
             }
-            self.kind[slot] = (write, len as usize);
+            self.kind[slot] = (write, len as usize, offset);
             self.stamp[slot] = Instant::now();
             let io = Io {
                 slot,
@@ -156,7 +152,12 @@ impl<'a> Driver<'a> {
                 len: len as usize,
             };
             if let Err(e) = engine.queue(io) {
-                self.st.error = Some(format!("cannot queue an I/O: {e}"));
+                let what = if write {
+                    "queueing a write"
+                } else {
+                    "queueing a read"
+                };
+                self.st.fail(super::Failure::io(what, &e).at(offset));
                 self.free.push(slot);
                 self.issuing = false;
                 break;
@@ -188,16 +189,19 @@ impl<'a> Driver<'a> {
     fn done(&mut self, slot: usize, res: i64) {
         let now = Instant::now();
         self.free.push(slot);
-        let (write, len) = self.kind[slot];
+        let (write, len, offset) = self.kind[slot];
         if res < 0 {
             let what = if write { "write" } else { "read" };
             self.failed
-                .get_or_insert_with(|| format!("{what} failed: {}", errno_text(res)));
+                .get_or_insert_with(|| super::Failure::errno(what, (-res) as i32).at(offset));
             return;
         }
         if res == 0 && len > 0 {
-            self.failed.get_or_insert_with(|| {
-                "read returned 0 bytes: the file is shorter than the job's size".into()
+            self.failed.get_or_insert_with(|| super::Failure {
+                op: "read".into(),
+                message: "read returned 0 bytes: the file is shorter than the job's size".into(),
+                offset: Some(offset),
+                ..Default::default()
             });
             return;
         }
@@ -254,7 +258,8 @@ impl<'a> Driver<'a> {
             if in_flight == 0 {
                 if let Some(data_only) = self.sync_due.take() {
                     if let Err(e) = engine.sync(data_only) {
-                        self.st.error = Some(format!("fsync failed: {e}"));
+                        let what = if data_only { "fdatasync" } else { "fsync" };
+                        self.st.fail(super::Failure::io(what, &e));
                         return;
                     }
                     continue;
@@ -269,11 +274,12 @@ impl<'a> Driver<'a> {
                 1
             };
             if let Err(e) = engine.complete(min, &mut |slot, res| self.done(slot, res)) {
-                self.st.error = Some(format!("I/O completion failed: {e}"));
+                self.st
+                    .fail(super::Failure::io("waiting for I/O completions", &e));
                 return;
             }
-            if let Some(e) = self.failed.take() {
-                self.st.error = Some(e);
+            if let Some(f) = self.failed.take() {
+                self.st.fail(f);
                 self.issuing = false;
             }
             self.check_end();
@@ -283,7 +289,7 @@ impl<'a> Driver<'a> {
     fn finish(mut self, engine: &mut dyn IoEngine) -> Stats {
         if self.p.end_fsync && self.st.error.is_none() {
             if let Err(e) = engine.sync(false) {
-                self.st.error = Some(format!("end_fsync failed: {e}"));
+                self.st.fail(super::Failure::io("end_fsync", &e));
             }
             self.last_done = Instant::now();
         }

@@ -6,10 +6,12 @@
 pub mod calls;
 pub mod data;
 pub mod drive;
+pub mod failure;
 pub mod perm;
 
 pub use data::{DataGen, WriteData};
 pub use drive::drive;
+pub use failure::Failure;
 pub use perm::Permutation;
 
 use std::time::Duration;
@@ -81,11 +83,21 @@ pub struct Stats {
     pub per_sec: Vec<(u64, u64)>,
     pub measured: Duration,
     pub error: Option<String>,
+    /// The first failed call, when the error was one (an errno, an offset).
+    pub failure: Option<Failure>,
     /// Stopped early by a stop request (a signal).
     pub stopped: Option<crate::stop::StopReason>,
 }
 
 impl Stats {
+    /// Keeps the first failure (and its words as the error); later ones are consequences.
+    pub fn fail(&mut self, f: Failure) {
+        if self.error.is_none() {
+            self.error = Some(f.to_string());
+            self.failure = Some(f);
+        }
+    }
+
     pub fn new() -> Stats {
         Stats {
             lat: hist::new(),
@@ -98,6 +110,7 @@ impl Stats {
             per_sec: Vec::new(),
             measured: Duration::ZERO,
             error: None,
+            failure: None,
             stopped: None,
         }
     }

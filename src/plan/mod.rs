@@ -28,7 +28,7 @@ impl From<&str> for PlanError {
 }
 
 pub use provisioned::TargetInfo;
-pub use spec::TargetSpec;
+pub use spec::{FaultPlan, TargetSpec};
 pub use workload::{Overrides, WorkloadSpec};
 
 /// Everything `compare` will do, saved verbatim in the study's manifest.

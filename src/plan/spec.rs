@@ -134,6 +134,18 @@ pub struct TargetSpec {
     pub size: Option<u64>,
     /// The directory of a `dir:` target.
     pub path: Option<String>,
+    /// The image sits behind fsbench's fault device (`faulty`, `fail_writes_after=SIZE`).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub fault: Option<FaultPlan>,
+}
+
+/// A target whose disk fails on command: fsbench's fault device under its loop device.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FaultPlan {
+    /// Once this many bytes are written to the disk after the target is mounted, every write and
+    /// flush fails with EIO (`fail_writes_after=SIZE`).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub fail_writes_after: Option<u64>,
 }
 
 impl TargetSpec {
@@ -143,7 +155,7 @@ impl TargetSpec {
 }
 
 /// The keys every filesystem accepts, besides its own.
-const COMMON_KEYS: &str = "label=NAME, size=SIZE";
+const COMMON_KEYS: &str = "label=NAME, size=SIZE, faulty, fail_writes_after=SIZE";
 
 /// Parses one target spec against the schemas of the known filesystems.
 pub fn parse_target(text: &str, schemas: &[FsSchema]) -> Result<TargetSpec, PlanError> {
@@ -181,6 +193,7 @@ pub fn parse_target(text: &str, schemas: &[FsSchema]) -> Result<TargetSpec, Plan
         extra_mount: Vec::new(),
         size: None,
         path: None,
+        fault: None,
     };
     let mut tokens = match rest {
         Some(rest) => split_tokens(rest).map_err(|e| format!("target '{spec}': {e}"))?,
@@ -230,6 +243,10 @@ pub fn parse_target(text: &str, schemas: &[FsSchema]) -> Result<TargetSpec, Plan
                     Some(parse_size(&v).map_err(|e| format!("target '{spec}': size: {e}"))?);
                 continue;
             }
+            "faulty" | "fail_writes_after" if !schema.takes_path => {
+                fault_key(&mut target, &key, value)?;
+                continue;
+            }
             "mkfs" if schema.extra_mkfs => {
                 let v = need_value(spec, &key, value, "mkfs='-O ^has_journal'")?;
                 target
@@ -261,6 +278,26 @@ pub fn parse_target(text: &str, schemas: &[FsSchema]) -> Result<TargetSpec, Plan
         target.options.push(TargetOption { key, value });
     }
     Ok(target)
+}
+
+/// `faulty` and `fail_writes_after=SIZE`: the target behind fsbench's fault device.
+fn fault_key(target: &mut TargetSpec, key: &str, value: Option<String>) -> Result<(), PlanError> {
+    let spec = target.spec.clone();
+    let plan = target.fault.get_or_insert_with(FaultPlan::default);
+    match key {
+        "faulty" if value.is_some() => Err(format!(
+            "target '{spec}': faulty takes no value (write faulty, or fail_writes_after=SIZE)"
+        )
+        .into()),
+        "faulty" => Ok(()),
+        _ => {
+            let v = need_value(&spec, key, value, "fail_writes_after=64M")?;
+            let n =
+                parse_size(&v).map_err(|e| format!("target '{spec}': fail_writes_after: {e}"))?;
+            plan.fail_writes_after = Some(n);
+            Ok(())
+        }
+    }
 }
 
 /// Every key a filesystem accepts, spelled as it is written: `inodes=N, nojournal, ...`.

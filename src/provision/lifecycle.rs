@@ -52,6 +52,9 @@ pub use crate::plan::provisioned::TargetInfo;
 /// A provisioned target. Teardown runs when it is dropped, if not before.
 pub struct Mounted {
     pub info: TargetInfo,
+    /// The fault device under the target's loop device (`faulty` targets); it is stopped after
+    /// teardown has detached the loop device (the field drops after `Drop::drop` runs).
+    pub fault: Option<super::faultdev::FaultDevice>,
     pub mountpoint: PathBuf,
     pub(super) state: TargetState,
     registry: Option<Registry>,
@@ -95,6 +98,7 @@ struct Intent<'a> {
     sys: &'a Sys,
     registry: Option<&'a Registry>,
     state: TargetState,
+    fault: Option<super::faultdev::FaultDevice>,
 }
 
 impl Intent<'_> {
@@ -199,6 +203,9 @@ pub fn provision(sys: &Sys, spec: &TargetSpec, req: &Request) -> Result<Mounted,
     let def = super::find(&spec.fs).expect("parsed spec");
     availability(spec)?;
     let size = spec.size.unwrap_or(req.size);
+    if let Some(why) = super::faultdev::refuse(spec, req.device.is_some(), req.persistent) {
+        return Err(ProvisionError::Refused(why));
+    }
     if req.device.is_none() || def.kind == Kind::Tmpfs {
         super::check_size(spec, size).map_err(|e| ProvisionError::Refused(e.0))?;
     }
@@ -251,6 +258,7 @@ pub fn provision(sys: &Sys, spec: &TargetSpec, req: &Request) -> Result<Mounted,
             mountpoint: None,
             resources: Vec::new(),
         },
+        fault: None,
     };
     let mut info = TargetInfo {
         id: id.clone(),
@@ -264,10 +272,18 @@ pub fn provision(sys: &Sys, spec: &TargetSpec, req: &Request) -> Result<Mounted,
     };
     let result = build(sys, spec, req, size, &mut intent, &mut info);
     let state = intent.state;
+    let fault = intent.fault;
     match result {
         Ok(mountpoint) => {
+            if let (Some(f), Some(plan)) = (&fault, &spec.fault) {
+                // Armed now: what mkfs and mount wrote is not spent from the budget.
+                if let Some(n) = plan.fail_writes_after {
+                    f.faults.set_write_budget(n);
+                }
+            }
             let mut mounted = Mounted {
                 info,
+                fault,
                 mountpoint,
                 state,
                 registry,
@@ -292,6 +308,7 @@ pub fn provision(sys: &Sys, spec: &TargetSpec, req: &Request) -> Result<Mounted,
                     spec.label
                 );
             }
+            drop(fault);
             Err(e)
         }
     }
@@ -336,18 +353,19 @@ fn dir_target(
 /// devices.
 fn loop_images(
     sys: &Sys,
+    spec: &TargetSpec,
     req: &Request,
     run_dir: &Path,
     size: u64,
-    n: usize,
     intent: &mut Intent,
     info: &mut TargetInfo,
 ) -> Result<Vec<PathBuf>, ProvisionError> {
+    let n = super::layout::members(spec);
     let mut devices = Vec::new();
     let mut backings = Vec::new();
     for k in 0..n {
         interrupted()?;
-        let (dev, backing) = loop_image(sys, req, run_dir, size, k, intent)?;
+        let (dev, backing) = loop_image(sys, spec, req, run_dir, size, k, intent)?;
         devices.push(dev);
         backings.push(backing);
     }
@@ -362,6 +380,7 @@ fn loop_images(
 /// device and the line that describes it.
 fn loop_image(
     sys: &Sys,
+    spec: &TargetSpec,
     req: &Request,
     run_dir: &Path,
     size: u64,
@@ -392,19 +411,27 @@ fn loop_image(
             ProvisionError::Failed(format!("cannot create image {}: {e}", image.display()))
         })?;
     }
-    let dev = loopdev::attach(sys, &image)?;
+    let disk = match (&spec.fault, k) {
+        (Some(_), 0) => fault_disk(sys, &image, run_dir, req.index, intent)?,
+        _ => image.clone(),
+    };
+    let dev = loopdev::attach(sys, &disk)?;
     intent.record(Resource::Loop {
         device: dev.clone(),
-        image: image.clone(),
+        image: disk.clone(),
     })?;
     if !sys.dry_run {
         // Belt and braces: the device losetup handed us must be ours and idle.
         safety::check_device(&dev, false).map_err(|e| ProvisionError::Failed(e.to_string()))?;
     }
     let backing = format!(
-        "loop image {} ({}, sparse) on {}{}",
+        "loop image {} ({}, sparse){} on {}{}",
         image.display(),
         crate::plan::units::format_bytes(size),
+        match &spec.fault {
+            Some(f) if k == 0 => super::faultdev::describe(f, &disk),
+            _ => String::new(),
+        },
         dev.display(),
         match loopdev::direct_io(&dev) {
             Some(true) => ", loop direct I/O on",
@@ -413,6 +440,39 @@ fn loop_image(
         }
     );
     Ok((dev, backing))
+}
+
+/// fsbench's fault device serving `image` (a FUSE mount of ours beside it, and its control
+/// directory, both recorded before they exist); returns the file to attach the loop device to.
+fn fault_disk(
+    sys: &Sys,
+    image: &Path,
+    run_dir: &Path,
+    index: usize,
+    intent: &mut Intent,
+) -> Result<PathBuf, ProvisionError> {
+    let mnt = run_dir.join(format!("fault-{index}"));
+    let ctl = run_dir.join(format!("fault-{index}.ctl"));
+    intent.mkdir(&mnt, false)?;
+    intent.record(Resource::Scratch { path: ctl.clone() })?;
+    intent.record(Resource::Mount { path: mnt.clone() })?;
+    if sys.dry_run {
+        crate::out::line(&format!(
+            "would serve: {} through fsbench's fault device at {}",
+            image.display(),
+            mnt.display()
+        ));
+        return Ok(mnt.join(super::faultdev::DISK));
+    }
+    let dev = super::faultdev::FaultDevice::start(image, &mnt, &ctl).map_err(|e| {
+        ProvisionError::Failed(format!(
+            "cannot start fsbench's fault device on {}: {e}",
+            mnt.display()
+        ))
+    })?;
+    let disk = dev.disk.clone();
+    intent.fault = Some(dev);
+    Ok(disk)
 }
 
 fn build(
@@ -462,7 +522,7 @@ fn build(
             info.backing = format!("block device {}", dev.display());
             vec![dev.to_path_buf()]
         }
-        None => loop_images(sys, req, &run_dir, size, n, intent, info)?,
+        None => loop_images(sys, spec, req, &run_dir, size, intent, info)?,
     };
     let device = devices[0].clone();
     let devs: Vec<String> = devices

@@ -7,6 +7,7 @@ pub mod dir;
 pub mod exec;
 pub mod ext4;
 pub mod f2fs;
+pub mod faultdev;
 pub mod layout;
 pub mod lifecycle;
 pub mod loopdev;

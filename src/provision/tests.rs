@@ -227,3 +227,31 @@ fn vfs_mount_flags_are_shared_by_every_mounted_filesystem() {
     assert!(err("zfs:noatime").contains("atime=on|off"));
     assert!(err("dir:/mnt/x,noatime").contains("unknown option 'noatime' for dir"));
 }
+
+#[test]
+fn faulty_targets_parse_and_are_refused_where_no_fault_device_serves_them() {
+    let t = parse("ext4:fail_writes_after=64M,label=bad-disk");
+    assert_eq!(
+        t.fault.as_ref().and_then(|f| f.fail_writes_after),
+        Some(64 << 20)
+    );
+    assert!(
+        super::faultdev::refuse(&t, false, false).is_none()
+            || !std::path::Path::new("/dev/fuse").exists()
+    );
+    assert!(super::faultdev::refuse(&t, true, false)
+        .unwrap()
+        .contains("--device"));
+    assert!(super::faultdev::refuse(&t, false, true)
+        .unwrap()
+        .contains("not provision"));
+    let plain = parse("ext4:faulty");
+    assert_eq!(plain.fault, Some(crate::plan::FaultPlan::default()));
+    assert!(parse("ext4").fault.is_none());
+    assert!(super::parse_target("ext4:faulty=1").is_err());
+    assert!(super::parse_target("dir:/tmp,faulty").is_err());
+    let mirror = parse("zfs:mirror,faulty");
+    assert!(super::faultdev::refuse(&mirror, false, false)
+        .unwrap()
+        .contains("single-device"));
+}

@@ -26,7 +26,10 @@ fn n(r: Option<&&Record>, k: &str) -> String {
 
 /// The audit's table, if the study has audit records.
 pub fn view(records: &[Record]) -> Option<View> {
-    let audit: Vec<&Record> = records.iter().filter(|r| is_audit(r)).collect();
+    let audit: Vec<&Record> = records
+        .iter()
+        .filter(|r| is_audit(r) && r.test != "fsync")
+        .collect();
     if audit.is_empty() {
         return None;
     }
@@ -99,6 +102,96 @@ pub fn view(records: &[Record]) -> Option<View> {
                or lost. Directory: a block of a directory's entries was damaged (400 small files); \
                its files are counted the same way, intact when they still read back right. \
                n/a: not located on this filesystem."
+            .into(),
+        brief: true,
+    })
+}
+
+/// What an fsync record's errno metric says: the errno's name, "0" for success.
+fn said(r: &Record, k: &str) -> String {
+    match r.metrics.get(k) {
+        Some(v) if *v == 0.0 => "0".into(),
+        Some(v) => crate::io::failure::errno_name(*v as i32),
+        None => "-".into(),
+    }
+}
+
+/// Which of the read classes (`cached_*`, `device_*`) a record has.
+fn seen(r: &Record, prefix: &str) -> String {
+    // The classes of audit::fsync::Seen, by name (the report does not import the audit).
+    ["new", "old", "mixed", "other", "failed"]
+        .iter()
+        .find(|s| r.metrics.get(&format!("{prefix}_{s}")) == Some(&1.0))
+        .map(|s| s.to_string())
+        .unwrap_or_else(|| "-".into())
+}
+
+/// The fsync-failure table ("fsyncgate"), if the study has fsync records.
+pub fn fsync_view(records: &[Record]) -> Option<View> {
+    let rows: Vec<Vec<String>> = records
+        .iter()
+        .filter(|r| is_audit(r) && r.test == "fsync")
+        .map(|r| match r.outcome {
+            Outcome::Ok => {
+                let blocked = r.metrics.get("first_fsync_blocked") == Some(&1.0);
+                vec![
+                    r.target.clone(),
+                    if blocked {
+                        format!(
+                            "blocked until healed, then {}",
+                            said(r, "first_fsync_errno")
+                        )
+                    } else {
+                        said(r, "first_fsync_errno")
+                    },
+                    said(r, "retry_fsync_errno"),
+                    seen(r, "cached"),
+                    seen(r, "device"),
+                    match (
+                        r.metrics.get("read_only_after") == Some(&1.0),
+                        r.metrics.get("mounts_again") == Some(&1.0),
+                    ) {
+                        (_, false) => "does not mount".into(),
+                        (true, true) => "went read-only; mounts".into(),
+                        (false, true) => "stayed writable; mounts".into(),
+                    },
+                ]
+            }
+            Outcome::Skipped => {
+                let mut row = vec![r.target.clone()];
+                row.extend(std::iter::repeat_n("n/a".to_string(), 5));
+                row
+            }
+            Outcome::Failed => {
+                let mut row = vec![r.target.clone()];
+                row.push(format!("failed: {}", r.error.as_deref().unwrap_or("")));
+                row.extend(std::iter::repeat_n("-".to_string(), 4));
+                row
+            }
+        })
+        .collect();
+    if rows.is_empty() {
+        return None;
+    }
+    let header = [
+        "target",
+        "fsync, disk failing",
+        "fsync again, disk healed",
+        "read (page cache)",
+        "read after remount",
+        "filesystem afterwards",
+    ];
+    Some(View {
+        title: "fsync failure: a flush that fails, then retried (\"fsyncgate\")".into(),
+        header: header.iter().map(|s| s.to_string()).collect(),
+        rows,
+        note: "A 1 MiB file was written and fsynced (old data), overwritten in the page cache \
+               (new data); then fsbench's fault device failed every write and flush, fsync was \
+               called, the device healed, fsync was called again, the file was read through the \
+               cache and again after unmount and mount. A second fsync of 0 after an EIO means \
+               the kernel dropped the error: an application that retries believes its data is \
+               durable. \"old\" after remount with \"new\" in the cache is data lost silently \
+               to anyone who did not keep the first error."
             .into(),
         brief: true,
     })

@@ -7,7 +7,7 @@ use crate::workload::presets::PRESETS;
 use crate::workload::WORKLOADS;
 
 pub fn render() -> String {
-    let mut out = String::from("Filesystems (target spec: FS[:KEY[=VALUE],...]; every target also takes label=NAME and size=SIZE):\n");
+    let mut out = String::from("Filesystems (target spec: FS[:KEY[=VALUE],...]; every target also takes label=NAME and size=SIZE; a loop-image target also takes faulty and fail_writes_after=SIZE, which put it behind fsbench's fault device):\n");
     for d in FILESYSTEMS {
         out.push_str(&format!("\n  {:<7} {}\n", d.schema.name, d.summary));
         for k in d.schema.all_keys() {

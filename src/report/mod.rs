@@ -147,6 +147,9 @@ impl StudyReport {
         if let Some(v) = aging::view(&generic) {
             views.insert(0, v);
         }
+        if let Some(v) = audit::fsync_view(&records) {
+            views.insert(0, v);
+        }
         if let Some(v) = audit::view(&records) {
             views.insert(0, v);
         }

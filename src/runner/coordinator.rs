@@ -77,6 +77,7 @@ fn targets_of(opts: &Options) -> Vec<TargetSpec> {
             extra_mount: Vec::new(),
             size: None,
             path: None,
+            fault: None,
         }],
     }
 }
@@ -159,6 +160,10 @@ fn check_targets(
         return Ok(());
     }
     for t in &opts.plan.targets {
+        if let Some(why) = crate::provision::faultdev::refuse(t, opts.plan.device.is_some(), false)
+        {
+            return Err(SpecError(why));
+        }
         let size = match t.fs.as_str() {
             "dir" => None,
             _ => Some(t.size.unwrap_or(opts.plan.size_bytes)),
@@ -328,9 +333,21 @@ fn run_workloads(
             Ok(_) | Err(RunError::Stopped(_)) => {}
             Err(RunError::Store(e)) => return Err(e),
             Err(e) => {
+                let mut failure = match &e {
+                    RunError::Io { context, source } => {
+                        Some(crate::io::Failure::io(context, source))
+                    }
+                    _ => None,
+                };
+                if let (Some(f), Some(d)) = (&mut failure, got.ctx.stat_dir.as_deref()) {
+                    if let Ok(st) = crate::sys::statvfs(d) {
+                        *f = f.clone().with_space(&st);
+                    }
+                }
                 let p = crate::frame::Phase {
                     test: "run".into(),
                     error: Some(e.to_string()),
+                    failure,
                     ..Default::default()
                 };
                 eprintln!("fsbench: [{}] {wname} failed: {e}", got.label);

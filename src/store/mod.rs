@@ -86,6 +86,9 @@ pub struct Record {
     /// The job as run (block workloads): every option that changes results.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub config: Option<serde_json::Value>,
+    /// What failed (a failed record): the call, errno, path, offset, and the target's space.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub failure: Option<crate::io::Failure>,
 }
 
 pub use crate::sys::host::Environment;
@@ -109,6 +112,8 @@ pub struct Phase {
     pub config: Option<serde_json::Value>,
     /// Some(reason) when the phase could not run on this target.
     pub skipped: Option<String>,
+    /// The failed call behind `error`, when it was one.
+    pub failure: Option<crate::io::Failure>,
 }
 
 /// Which target, workload and repeat a record belongs to.
@@ -157,6 +162,7 @@ impl Record {
             histograms: p.histograms,
             series: p.series,
             config: p.config,
+            failure: p.failure,
         }
     }
 }

@@ -160,7 +160,12 @@ impl Session for BlockSession {
             Err(e) => return crate::workload::failed(part, e),
         };
         ctx.start_line();
-        let st = io::drive(eng.as_mut(), &w.pattern, &self.datas[wi], ctx.progress);
+        let mut st = io::drive(eng.as_mut(), &w.pattern, &self.datas[wi], ctx.progress);
+        if let Some(f) = st.failure.take() {
+            let f = f.path(&w.path);
+            st.error = Some(f.to_string());
+            st.failure = Some(f);
+        }
         worker_out(part, st, how)
     }
 
@@ -202,6 +207,7 @@ impl Session for BlockSession {
                     .collect(),
                 config: Some(self.config(ji, part)),
                 skipped: None,
+                failure: part.failure.clone(),
             });
         }
         self.finish_snapshots(&mut out);
@@ -295,6 +301,7 @@ fn worker_out(part: usize, st: Stats, how: Vec<String>) -> WorkerOut {
         window: st.measured,
         how,
         error: st.error,
+        failure: st.failure,
         stopped: st.stopped,
         ..Default::default()
     };

@@ -72,6 +72,8 @@ pub static METRICS: &[MetricDef] = &[
     m("inodes_dynamic", Ratio, Neither),
     m("exhausted_inodes", Ratio, Neither),
     m("exhausted_space", Ratio, Neither),
+    m("fs_bytes_avail_after", Bytes, Neither),
+    m("fs_inodes_free_after", Count, Neither),
     m("peak_rss_bytes", Bytes, Lower),
     m("outside_syscalls_pct", Percent, Lower),
     m("integrity_ok", Count, Neither),

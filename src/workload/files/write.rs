@@ -222,6 +222,14 @@ pub fn figures(st: &State, p: &WorkerOut, m: &Merged, wall: Duration) -> Figures
             "exhausted_space"
         };
         out.insert(k.into(), 1.0);
+        // What statvfs said when the writing stopped: how full "full" was.
+        if let Some(a) = &m.frame.statvfs_after {
+            out.insert(
+                "fs_bytes_avail_after".into(),
+                (a.blocks_avail * a.block_size) as f64,
+            );
+            out.insert("fs_inodes_free_after".into(), a.inodes_free as f64);
+        }
     }
     if p.stopped.is_some() {
         notes.push("interrupted: resume=1 continues the tree".into());

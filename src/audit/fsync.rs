@@ -1,0 +1,224 @@
+//! The fsync-failure experiment (the "fsyncgate" table): on a target behind fsbench's fault
+//! device, write a file and make it durable (old data), overwrite it in the page cache (new data),
+//! make the disk fail, fsync (the kernel should say EIO), heal the disk, fsync again (many kernels
+//! now say 0: the failed pages were marked clean), read the file back through the cache, then
+//! unmount, mount again and read it from the disk: new, old, mixed, or unreadable. One record per
+//! target, `test` = `fsync`.
+
+use std::collections::BTreeMap;
+use std::os::unix::fs::FileExt;
+use std::path::Path;
+use std::time::Instant;
+
+use crate::io::{DataGen, WriteData};
+use crate::plan::TargetSpec;
+use crate::provision::Mounted;
+use crate::store::Phase;
+
+/// Bytes of the file the experiment overwrites.
+const SIZE: usize = 1 << 20;
+
+/// What a read of the file gave, against the old and the new contents.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Seen {
+    New,
+    Old,
+    Mixed,
+    Other,
+    Failed,
+}
+
+impl Seen {
+    pub const ALL: [Seen; 5] = [Seen::New, Seen::Old, Seen::Mixed, Seen::Other, Seen::Failed];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Seen::New => "new",
+            Seen::Old => "old",
+            Seen::Mixed => "mixed",
+            Seen::Other => "other",
+            Seen::Failed => "failed",
+        }
+    }
+}
+
+fn content(seed: u64) -> Vec<u8> {
+    let mut buf = vec![0u8; SIZE];
+    WriteData::new(seed, SIZE as u64, 0).fill(&mut buf, &mut DataGen::new(seed));
+    buf
+}
+
+/// Compares what was read with the old and the new contents, 4 KiB block by block.
+fn classify(got: &std::io::Result<Vec<u8>>, old: &[u8], new: &[u8]) -> Seen {
+    let Ok(got) = got else { return Seen::Failed };
+    if got.len() != new.len() {
+        return Seen::Other;
+    }
+    let (mut n, mut o, mut x) = (0, 0, 0);
+    for ((g, a), b) in got.chunks(4096).zip(old.chunks(4096)).zip(new.chunks(4096)) {
+        if g == b {
+            n += 1;
+        } else if g == a {
+            o += 1;
+        } else {
+            x += 1;
+        }
+    }
+    match (n, o, x) {
+        (_, 0, 0) => Seen::New,
+        (0, _, 0) => Seen::Old,
+        (_, _, 0) => Seen::Mixed,
+        _ => Seen::Other,
+    }
+}
+
+fn read_all(path: &Path) -> std::io::Result<Vec<u8>> {
+    let f = std::fs::File::open(path)?;
+    let mut buf = vec![0u8; SIZE];
+    f.read_exact_at(&mut buf, 0)?;
+    Ok(buf)
+}
+
+/// errno of a result, 0 for success: the record's `*_errno` metrics.
+fn errno(r: &std::io::Result<()>) -> f64 {
+    match r {
+        Ok(()) => 0.0,
+        Err(e) => e.raw_os_error().unwrap_or(-1) as f64,
+    }
+}
+
+fn said(r: &std::io::Result<()>) -> String {
+    match r {
+        Ok(()) => "0 (success)".into(),
+        Err(e) => match e.raw_os_error() {
+            Some(n) => crate::io::failure::errno_name(n),
+            None => e.to_string(),
+        },
+    }
+}
+
+/// How long the first fsync may wait on the failing disk before the disk is healed under it.
+const BLOCKED: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// The fsync while the disk fails. A filesystem may wait for the disk instead of failing (ZFS's
+/// `failmode=wait` suspends the pool): after `BLOCKED` the disk is healed (and a ZFS pool
+/// cleared) and the call is given a minute more. Returns its result and whether it blocked.
+fn first_fsync(
+    f: &std::fs::File,
+    faults: &crate::provision::faultdev::Faults,
+    pool: Option<&str>,
+) -> Result<(std::io::Result<()>, bool), String> {
+    let g = f.try_clone().map_err(|e| e.to_string())?;
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(g.sync_all());
+    });
+    if let Ok(r) = rx.recv_timeout(BLOCKED) {
+        return Ok((r, false));
+    }
+    faults.set_fail_writes(false);
+    if let Some(p) = pool {
+        let _ = crate::provision::exec::run_status(&crate::provision::exec::argv(&[
+            "zpool", "clear", p,
+        ]));
+    }
+    match rx.recv_timeout(std::time::Duration::from_secs(60)) {
+        Ok(r) => Ok((r, true)),
+        Err(_) => Err("fsync blocked on the failing disk and still had not returned 60 s after it healed (the filesystem hangs; teardown may too)".into()),
+    }
+}
+
+/// Runs the experiment on a target provisioned behind the fault device.
+pub fn fsync_case(spec: &TargetSpec, m: &Mounted) -> Result<Phase, String> {
+    let t0 = Instant::now();
+    let fault = m
+        .fault
+        .as_ref()
+        .ok_or("the target is not behind fsbench's fault device")?;
+    let path = m.mountpoint.join("fsbench-fsync.dat");
+    let (old, new) = (content(0x01d), content(0x0e3));
+    let f = std::fs::File::create(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+    f.write_all_at(&old, 0)
+        .and_then(|_| f.sync_all())
+        .map_err(|e| format!("writing the old data: {e}"))?;
+    crate::sys::sync();
+    if let Some(p) = m.pool() {
+        crate::provision::zfs::settle(&p, &m.mountpoint).map_err(|e| e.to_string())?;
+    }
+    f.write_all_at(&new, 0)
+        .map_err(|e| format!("overwriting in the page cache: {e}"))?;
+    fault.faults.set_fail_writes(true);
+    let (first, blocked) = first_fsync(&f, &fault.faults, m.pool().as_deref())?;
+    fault.faults.set_fail_writes(false);
+    let retry = f.sync_all();
+    let cached = classify(&read_all(&path), &old, &new);
+    let ro = crate::sys::mounts::mount_at(&m.mountpoint)
+        .is_some_and(|x| x.all_options().iter().any(|o| o == "ro"));
+    drop(f);
+    let remount = m.offline(spec, |_| ());
+    let device = match &remount {
+        Ok(()) => classify(&read_all(&path), &old, &new),
+        Err(_) => Seen::Failed,
+    };
+    let mut metrics = BTreeMap::new();
+    metrics.insert("first_fsync_errno".into(), errno(&first));
+    metrics.insert("retry_fsync_errno".into(), errno(&retry));
+    for s in Seen::ALL {
+        metrics.insert(format!("cached_{}", s.name()), (cached == s) as u8 as f64);
+        metrics.insert(format!("device_{}", s.name()), (device == s) as u8 as f64);
+    }
+    metrics.insert("read_only_after".into(), ro as u8 as f64);
+    metrics.insert("first_fsync_blocked".into(), blocked as u8 as f64);
+    metrics.insert("mounts_again".into(), remount.is_ok() as u8 as f64);
+    for (k, v) in fault.faults.counts() {
+        metrics.insert(k.into(), v as f64);
+    }
+    let mut notes = vec![
+        format!("first fsync (disk failing): {}", said(&first)),
+        format!("second fsync (disk healed): {}", said(&retry)),
+        format!("read through the cache: {} data", cached.name()),
+        format!("read after unmount and mount: {} data", device.name()),
+    ];
+    if blocked {
+        notes.push(format!(
+            "the first fsync did not return while the disk failed ({} s); it returned once the disk healed{}",
+            BLOCKED.as_secs(),
+            if m.pool().is_some() { " and `zpool clear` resumed the pool" } else { "" }
+        ));
+    }
+    if ro {
+        notes.push("the filesystem went read-only after the failure".into());
+    }
+    if let Err(e) = &remount {
+        notes.push(format!("mounting again failed: {e}"));
+    }
+    Ok(Phase {
+        test: "fsync".into(),
+        duration_s: t0.elapsed().as_secs_f64(),
+        metrics,
+        notes,
+        ..Default::default()
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_are_told_apart_block_by_block() {
+        let (old, new) = (content(1), content(2));
+        assert_ne!(old, new);
+        assert_eq!(classify(&Ok(new.clone()), &old, &new), Seen::New);
+        assert_eq!(classify(&Ok(old.clone()), &old, &new), Seen::Old);
+        let mut mixed = new.clone();
+        mixed[..4096].copy_from_slice(&old[..4096]);
+        assert_eq!(classify(&Ok(mixed.clone()), &old, &new), Seen::Mixed);
+        mixed[8192] ^= 1;
+        assert_eq!(classify(&Ok(mixed), &old, &new), Seen::Other);
+        assert_eq!(
+            classify(&Err(std::io::Error::other("x")), &old, &new),
+            Seen::Failed
+        );
+    }
+}
