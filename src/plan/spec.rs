@@ -157,16 +157,19 @@ impl TargetSpec {
 /// The keys every filesystem accepts, besides its own.
 const COMMON_KEYS: &str = "label=NAME, size=SIZE, faulty, fail_writes_after=SIZE";
 
+/// The known filesystems' names, for errors: `ext4, xfs, ...`.
+fn known_names(schemas: &[FsSchema]) -> String {
+    schemas
+        .iter()
+        .map(|s| s.name)
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 /// Parses one target spec against the schemas of the known filesystems.
 pub fn parse_target(text: &str, schemas: &[FsSchema]) -> Result<TargetSpec, PlanError> {
     let spec = text.trim();
-    let known = || {
-        schemas
-            .iter()
-            .map(|s| s.name)
-            .collect::<Vec<_>>()
-            .join(", ")
-    };
+    let known = || known_names(schemas);
     if spec.is_empty() {
         return Err(format!(
             "empty target: name a filesystem ({}), optionally with options, e.g. ext4:inodes=2000000",
