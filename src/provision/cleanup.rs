@@ -259,6 +259,12 @@ pub fn cleanup(sys: &Sys, scope: Scope, only_mountpoint: Option<&Path>) -> Repor
 
 /// Resources of fsbench's that no state file names (a state directory lost or cleared).
 fn scan_unrecorded(sys: &Sys, registry: &Registry, rep: &mut Report) {
+    // What exists is read first, the claims after: a run records a resource before it creates
+    // it, so anything seen here is claimed by the time the states are read. (The other order
+    // took a run that started meanwhile for a leftover, and unmounted or detached under it.)
+    let pools = zfs::pools();
+    let mount_list = mounts::mounts();
+    let loops = loopdev::list();
     // Every state still on file claims its resources: live runs, provisioned targets, and
     // leftovers the first pass reported (or could not remove).
     let claimed: Vec<Resource> = registry
@@ -276,7 +282,7 @@ fn scan_unrecorded(sys: &Sys, registry: &Registry, rep: &mut Report) {
             .iter()
             .any(|r| matches!(r, Resource::Image { path } | Resource::Loop { image: path, .. } if path == p))
     };
-    for pool in zfs::pools() {
+    for pool in pools {
         if pool.starts_with(NAME_PREFIX)
             && !claimed
                 .iter()
@@ -289,7 +295,7 @@ fn scan_unrecorded(sys: &Sys, registry: &Registry, rep: &mut Report) {
             }
         }
     }
-    for m in mounts::mounts().into_iter().rev() {
+    for m in mount_list.into_iter().rev() {
         if in_workdir(&m.mountpoint) && !claims_mount(&m.mountpoint) {
             rep.found.push(format!(
                 "unrecorded mount {} ({})",
@@ -304,7 +310,7 @@ fn scan_unrecorded(sys: &Sys, registry: &Registry, rep: &mut Report) {
             }
         }
     }
-    for l in loopdev::list() {
+    for l in loops {
         let name_ok = l
             .backing_file
             .file_name()
