@@ -5,14 +5,6 @@
 mod common;
 use common::*;
 
-fn records(out: &std::path::Path) -> Vec<serde_json::Value> {
-    std::fs::read_to_string(out.join("results.jsonl"))
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
-}
-
 /// `fsbench audit TARGETS` on small images in `wd`; returns the output and the records.
 fn audit(wd: &std::path::Path, targets: &[&str]) -> (std::process::Output, Vec<serde_json::Value>) {
     let out = wd.join("audit");
@@ -35,7 +27,7 @@ fn audit(wd: &std::path::Path, targets: &[&str]) -> (std::process::Output, Vec<s
     ]);
     let o = run(&args);
     assert!(o.status.success(), "{}", stderr(&o));
-    let recs = records(&out);
+    let recs = records_of(&out);
     (o, recs)
 }
 

@@ -12,6 +12,23 @@ fn faults_unsupported() -> bool {
         )
 }
 
+/// Nothing of the run left: loop devices, mounts, images, and no fault device mounted.
+fn no_fault_leftovers(wd: &std::path::Path) {
+    no_leftovers(wd);
+    assert!(
+        !mounts_text().contains("fsbench-faultdev"),
+        "{}",
+        mounts_text()
+    );
+}
+
+/// The study's one failed record.
+fn failed_record(recs: &[serde_json::Value]) -> &serde_json::Value {
+    recs.iter()
+        .find(|r| r["outcome"] == "failed")
+        .unwrap_or_else(|| panic!("no failed record: {recs:?}"))
+}
+
 #[test]
 fn the_fsync_experiment_records_what_ext4_and_xfs_do() {
     if faults_unsupported() || needs("xfs", "mkfs.xfs") {
@@ -61,12 +78,7 @@ fn the_fsync_experiment_records_what_ext4_and_xfs_do() {
         term.contains("fsync failure") && term.contains("read after remount"),
         "{term}"
     );
-    no_leftovers(wd.path());
-    assert!(
-        !mounts_text().contains("fsbench-faultdev"),
-        "{}",
-        mounts_text()
-    );
+    no_fault_leftovers(wd.path());
 }
 
 #[test]
@@ -98,10 +110,7 @@ fn a_disk_that_fails_mid_job_fails_the_phase_with_the_offset() {
         !smoke.is_empty() && smoke.iter().all(|r| r["outcome"] == "ok"),
         "{recs:?}"
     );
-    let failed = recs
-        .iter()
-        .find(|r| r["outcome"] == "failed")
-        .unwrap_or_else(|| panic!("no failed record: {recs:?}"));
+    let failed = failed_record(&recs);
     let f = &failed["failure"];
     assert_eq!(f["errno"], "EIO", "{failed}");
     assert!(f["op"] == "write" || f["op"] == "fsync", "{failed}");
@@ -124,12 +133,7 @@ fn a_disk_that_fails_mid_job_fails_the_phase_with_the_offset() {
     // The records written before the failure are all there, and the file is whole JSON lines.
     let text = std::fs::read_to_string(out.join("results.jsonl")).unwrap();
     assert!(text.ends_with('\n'));
-    no_leftovers(wd.path());
-    assert!(
-        !mounts_text().contains("fsbench-faultdev"),
-        "{}",
-        mounts_text()
-    );
+    no_fault_leftovers(wd.path());
 }
 
 #[test]
@@ -148,10 +152,7 @@ fn snapshots_that_fill_the_filesystem_end_the_phase_with_enospc_and_statvfs() {
     );
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     let recs = records_of(&out);
-    let r = recs
-        .iter()
-        .find(|r| r["outcome"] == "failed")
-        .unwrap_or_else(|| panic!("no failed record: {recs:?}"));
+    let r = failed_record(&recs);
     let f = &r["failure"];
     assert_eq!(f["errno"], "ENOSPC", "{r}");
     for k in ["bytes_total", "bytes_free", "bytes_avail"] {

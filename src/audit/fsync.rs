@@ -90,10 +90,7 @@ fn errno(r: &std::io::Result<()>) -> f64 {
 fn said(r: &std::io::Result<()>) -> String {
     match r {
         Ok(()) => "0 (success)".into(),
-        Err(e) => match e.raw_os_error() {
-            Some(n) => crate::io::failure::errno_name(n),
-            None => e.to_string(),
-        },
+        Err(e) => crate::io::failure::io_errno_name(e),
     }
 }
 

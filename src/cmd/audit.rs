@@ -8,9 +8,9 @@ use crate::audit::{self, Case, Options};
 use crate::cli::{AuditArgs, AuditCase};
 use crate::plan::{Plan, WorkloadSpec};
 use crate::provision::exec::Sys;
-use crate::provision::{ProvisionError, Request};
+use crate::provision::Request;
 use crate::report::StudyReport;
-use crate::store::{Manifest, Phase, Record, RecordKey, Status, Study};
+use crate::store::{Manifest, Record, RecordKey, Status, Study};
 
 pub fn run(a: AuditArgs) -> anyhow::Result<Exit> {
     let mut targets = Vec::new();
@@ -87,19 +87,7 @@ pub fn run(a: AuditArgs) -> anyhow::Result<Exit> {
             eprintln!("fsbench: auditing '{}'", spec.label);
         }
         let req = request(&workdir, &run_id, i, a.size);
-        let phases = match audit::provision_and_audit(&sys, spec, &req, &o) {
-            Ok(p) => p,
-            Err(ProvisionError::Unsupported(why)) => vec![Phase {
-                test: "data".into(),
-                skipped: Some(why),
-                ..Default::default()
-            }],
-            Err(e) => vec![Phase {
-                test: "data".into(),
-                error: Some(e.to_string()),
-                ..Default::default()
-            }],
-        };
+        let phases = audit::provision_and_audit(&sys, spec, &req, &o);
         let key = RecordKey {
             target: &spec.label,
             fs: &spec.fs,

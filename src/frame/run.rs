@@ -147,7 +147,7 @@ fn failure(p: &mut Phase, k: usize, m: &Merged) {
     }
     if let (Some(fl), Some(st)) = (&mut p.failure, &m.frame.statvfs_after) {
         if fl.space.is_empty() {
-            *fl = fl.clone().with_space(st);
+            fl.add_space(st);
         }
     }
 }

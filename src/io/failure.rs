@@ -70,8 +70,8 @@ impl Failure {
         matches!(self.errno.as_deref(), Some("ENOSPC" | "EDQUOT"))
     }
 
-    /// The target's space when the phase ended.
-    pub fn with_space(mut self, st: &crate::sys::FsStat) -> Failure {
+    /// Adds the target's space when the phase ended.
+    pub fn add_space(&mut self, st: &crate::sys::FsStat) {
         let b = st.block_size;
         for (k, v) in [
             ("bytes_total", st.blocks * b),
@@ -82,7 +82,6 @@ impl Failure {
         ] {
             self.space.insert(k.to_string(), v);
         }
-        self
     }
 }
 
@@ -100,6 +99,14 @@ impl std::fmt::Display for Failure {
             write!(f, " ({n})")?;
         }
         Ok(())
+    }
+}
+
+/// An io::Error's errno by name (`EIO`), or its words when it carries no errno.
+pub fn io_errno_name(e: &std::io::Error) -> String {
+    match e.raw_os_error() {
+        Some(n) => errno_name(n),
+        None => e.to_string(),
     }
 }
 

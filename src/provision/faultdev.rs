@@ -74,16 +74,19 @@ impl Faults {
         if self.fail_writes.load(Ordering::SeqCst) {
             return true;
         }
-        let left = self.budget.load(Ordering::SeqCst);
-        if left < 0 {
-            return false;
-        }
-        if (left as u64) < len {
-            self.budget.store(0, Ordering::SeqCst);
-            return true;
-        }
-        self.budget.fetch_sub(len as i64, Ordering::SeqCst);
-        false
+        // One atomic step: two FUSE threads must not both spend the last bytes (and take the
+        // budget below zero, which reads as "no budget").
+        let mut fails = false;
+        let _ = self
+            .budget
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |left| {
+                if left < 0 {
+                    return None;
+                }
+                fails = (left as u64) < len;
+                Some(if fails { 0 } else { left - len as i64 })
+            });
+        fails
     }
 
     fn flush_fails(&self) -> bool {

@@ -341,7 +341,7 @@ fn run_workloads(
                 };
                 if let (Some(f), Some(d)) = (&mut failure, got.ctx.stat_dir.as_deref()) {
                     if let Ok(st) = crate::sys::statvfs(d) {
-                        *f = f.clone().with_space(&st);
+                        f.add_space(&st);
                     }
                 }
                 let p = crate::frame::Phase {
