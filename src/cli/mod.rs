@@ -52,7 +52,7 @@ fn size_arg(s: &str) -> Result<u64, PlanError> {
 }
 
 fn duration_arg(s: &str) -> Result<std::time::Duration, PlanError> {
-    let d = crate::plan::job::parse_duration(s)?;
+    let d = crate::plan::jobopts::parse_duration(s)?;
     if d.is_zero() {
         return Err("the runtime must be more than 0, e.g. 2s".into());
     }

@@ -1,12 +1,10 @@
 //! The block I/O job model (one struct, serde), as fio understands a job; the fio job-file parser
-//! and the presets both produce it. Pure data: nothing here does I/O.
+//! (`jobfile`, with its options in `jobopts`) and the presets both produce it. Pure data: nothing
+//! here does I/O.
 
-use super::PlanError;
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
-
-use super::units::parse_size;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -18,6 +16,20 @@ pub enum Rw {
     /// Sequential mixed reads and writes (fio `rw` / `readwrite`).
     Rw,
     RandRw,
+}
+
+impl Rw {
+    pub fn random(self) -> bool {
+        matches!(self, Rw::RandRead | Rw::RandWrite | Rw::RandRw)
+    }
+
+    pub fn writes(self) -> bool {
+        !matches!(self, Rw::Read | Rw::RandRead)
+    }
+
+    pub fn reads(self) -> bool {
+        !matches!(self, Rw::Write | Rw::RandWrite)
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -34,7 +46,7 @@ pub enum BlockSize {
 #[serde(rename_all = "snake_case")]
 pub enum SizeSpec {
     Bytes(u64),
-    /// A share of the target's free space.
+    /// A share of the target's free space (or of the device or file).
     Percent(f64),
 }
 
@@ -48,49 +60,181 @@ pub enum EngineKind {
     Null,
 }
 
+/// Where random offsets fall (fio `random_distribution`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum Distribution {
+    /// Uniform (with the random map: every block once per pass).
+    #[default]
+    Random,
+    /// Zipf with exponent theta (fio `zipf:θ`).
+    Zipf(f64),
+    /// Pareto with power h (fio `pareto:h`).
+    Pareto(f64),
+    /// Normal with a deviation of sigma percent of the region around its middle (fio `normal:σ`).
+    Normal(f64),
+    /// Zones: (share of accesses %, share of the region %) (fio `zoned`).
+    Zoned(Vec<(f64, f64)>),
+    /// Zones: (share of accesses %, bytes) (fio `zoned_abs`).
+    ZonedAbs(Vec<(f64, u64)>),
+}
+
+/// Opening the file with O_SYNC or O_DSYNC (fio `sync=1` / `sync=dsync`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum OpenSync {
+    #[default]
+    None,
+    Sync,
+    Dsync,
+}
+
+/// How written blocks are checked (fio `verify=` and its companions).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Verify {
+    /// md5, crc32c, crc32, crc64, sha1, sha256, sha512, xxhash, meta, pattern (or null: none).
+    pub kind: String,
+    /// Read back what the job wrote once its writing is done (fio `do_verify`, default 1).
+    pub after_write: bool,
+    /// Only verify: read the region back and check it, writing nothing (fio `verify_only`).
+    pub only: bool,
+    /// Bytes covered by each header (fio `verify_interval`; 0: the block size).
+    pub interval: u64,
+    /// Where in each interval the header goes (fio `verify_offset`).
+    pub offset: u64,
+    /// The bytes written and checked (fio `verify_pattern`); for `pattern`, and after the header
+    /// of the other kinds.
+    pub pattern: Vec<u8>,
+    /// Stop at the first bad block (fio `verify_fatal`); otherwise every block is checked and
+    /// counted.
+    pub fatal: bool,
+    /// Write each bad block's received and expected bytes next to the file (fio `verify_dump`).
+    pub dump: bool,
+    /// Verify after every N blocks written (fio `verify_backlog`; 0: at the end).
+    pub backlog: u64,
+}
+
+impl Default for Verify {
+    fn default() -> Verify {
+        Verify {
+            kind: "crc32c".into(),
+            after_write: true,
+            only: false,
+            interval: 0,
+            offset: 0,
+            pattern: Vec::new(),
+            fatal: false,
+            dump: false,
+            backlog: 0,
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct Job {
     pub name: String,
     pub rw: Rw,
     /// Percentage of reads in mixed jobs.
     pub rwmixread: u32,
+    /// Block size (of reads, and of writes unless `write_bs` is set).
     pub bs: BlockSize,
+    /// Block size of writes when it differs (fio `bs=4k,64k`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub write_bs: Option<BlockSize>,
     pub iodepth: u32,
     pub numjobs: u32,
     pub direct: bool,
     pub size: Option<SizeSpec>,
     /// Bytes of I/O to do before the job ends (fio io_size / io_limit); without it, one pass over
     /// `size`. With the random map, a random job below its size visits that many distinct blocks.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub io_size: Option<u64>,
+    /// The job ends after this many I/Os (fio number_ios).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub number_ios: Option<u64>,
+    /// Passes over the region (fio loops).
+    pub loops: u32,
     pub runtime: Option<Duration>,
     pub time_based: bool,
     pub ramp_time: Option<Duration>,
+    /// The job starts this long after the others of its group (fio startdelay).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub startdelay: Option<Duration>,
     /// fsync after every N writes (0: never).
     pub fsync: u32,
     /// fdatasync after every N writes (0: never).
     pub fdatasync: u32,
     pub end_fsync: bool,
+    /// O_SYNC / O_DSYNC on open (fio sync=).
+    pub open_sync: OpenSync,
     pub engine: EngineKind,
     /// Percentage of each buffer that compresses (0: incompressible, the default).
     pub compress_pct: u32,
+    /// Percentage of writes whose buffer repeats an earlier one (fio dedupe_percentage).
+    pub dedupe_pct: u32,
     /// Regenerate every write buffer in full (fio refill_buffers), the default: fio's own default
     /// (scramble: a new stamp per sector over a reused buffer) is cheaper but compresses when a
     /// filesystem's compression unit spans several small writes. `refill_buffers=0` chooses it.
-    #[serde(default = "yes")]
     pub refill_buffers: bool,
     /// Draw random offsets independently (fio norandommap); by default every block is visited
     /// once per pass over the file, as fio does.
-    #[serde(default)]
     pub norandommap: bool,
+    /// Where random offsets fall.
+    pub distribution: Distribution,
+    /// Where the distribution's most likely offsets sit, 0 to 1 of the region (fio's second
+    /// value of random_distribution); None: zipf and pareto scatter their hot blocks over the
+    /// region, normal centres on the middle.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dist_center: Option<f64>,
+    /// Share of a random job's I/Os that are random; the rest continue sequentially.
+    pub random_pct: u32,
+    /// rw=read:8k (a hole after each sequential I/O) or rw=randread:8 (a new random offset every
+    /// 8 I/Os, the ones between as `rw_sequencer` says).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rw_mod: Option<u64>,
+    /// rw_sequencer=identical: the I/Os between random offsets repeat the offset.
+    pub rw_identical: bool,
+    /// The seed of the job's random streams (fio randseed; randrepeat=0 picks a fresh one).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub randseed: Option<u64>,
+    /// Start of the region in the file (fio offset), and each clone's step (offset_increment).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub offset: Option<SizeSpec>,
+    pub offset_increment: u64,
+    /// Offsets are multiples of this (fio blockalign; default: the smallest block).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub blockalign: Option<u64>,
+    /// Bytes per second of reads and of writes (fio rate=R,W).
+    pub rate: [Option<u64>; 2],
+    /// I/Os per second of reads and of writes (fio rate_iops).
+    pub rate_iops: [Option<u64>; 2],
+    /// The job fails when its bandwidth falls below this (fio rate_min).
+    pub rate_min: [Option<u64>; 2],
+    /// Poisson arrivals at the asked rate instead of even spacing (fio rate_process=poisson).
+    pub rate_poisson: bool,
+    /// Pause after every `thinktime_blocks` I/Os; the first `thinktime_spin` of it busy.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub thinktime: Option<Duration>,
+    pub thinktime_blocks: u32,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub thinktime_spin: Option<Duration>,
+    /// Delete the job's files when it ends (fio unlink).
+    pub unlink: bool,
+    /// Drop the file's pages before the job (fio invalidate, default 1).
+    pub invalidate: bool,
+    /// May the job create its file (fio allow_file_create, default 1).
+    pub allow_file_create: bool,
+    /// Latency percentiles to report besides the usual ones (fio percentile_list).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub percentiles: Vec<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub verify: Option<Verify>,
     pub filename: Option<String>,
     pub directory: Option<String>,
     pub stonewall: bool,
     pub group_reporting: bool,
-}
-
-fn yes() -> bool {
-    true
 }
 
 impl Default for Job {
@@ -102,21 +246,48 @@ impl Default for Job {
             rw: Rw::Read,
             rwmixread: 50,
             bs: BlockSize::Fixed(4096),
+            write_bs: None,
             iodepth: 1,
             numjobs: 1,
             direct: false,
             size: None,
             io_size: None,
+            number_ios: None,
+            loops: 1,
             runtime: None,
             time_based: false,
             ramp_time: None,
+            startdelay: None,
             fsync: 0,
             fdatasync: 0,
             end_fsync: false,
+            open_sync: OpenSync::None,
             engine: EngineKind::Sync,
             compress_pct: 0,
+            dedupe_pct: 0,
             refill_buffers: true,
             norandommap: false,
+            distribution: Distribution::Random,
+            dist_center: None,
+            random_pct: 100,
+            rw_mod: None,
+            rw_identical: false,
+            randseed: None,
+            offset: None,
+            offset_increment: 0,
+            blockalign: None,
+            rate: [None, None],
+            rate_iops: [None, None],
+            rate_min: [None, None],
+            rate_poisson: false,
+            thinktime: None,
+            thinktime_blocks: 1,
+            thinktime_spin: None,
+            unlink: false,
+            invalidate: true,
+            allow_file_create: true,
+            percentiles: Vec::new(),
+            verify: None,
             filename: None,
             directory: None,
             stonewall: false,
@@ -125,283 +296,9 @@ impl Default for Job {
     }
 }
 
-/// The options fsbench accepts, in fio's spelling; anything else is an error naming it.
-pub const OPTIONS: &[&str] = &[
-    "name",
-    "rw",
-    "readwrite",
-    "rwmixread",
-    "rwmixwrite",
-    "bs",
-    "blocksize",
-    "bsrange",
-    "bssplit",
-    "iodepth",
-    "numjobs",
-    "direct",
-    "buffered",
-    "size",
-    "io_size",
-    "io_limit",
-    "runtime",
-    "time_based",
-    "ramp_time",
-    "fsync",
-    "fdatasync",
-    "end_fsync",
-    "ioengine",
-    "filename",
-    "directory",
-    "stonewall",
-    "wait_for_previous",
-    "group_reporting",
-    "buffer_compress_percentage",
-    "refill_buffers",
-    "scramble_buffers",
-    "norandommap",
-    "fixedbufs",
-    "registerfiles",
-];
-
-/// A size in fio's spelling: `4k`, `1M`, `10 G` (space allowed), `4ki`, `1MiB`.
-pub fn parse_fio_size(v: &str) -> Result<u64, PlanError> {
-    let compact: String = v.chars().filter(|c| !c.is_whitespace()).collect();
-    parse_size(&compact)
-}
-
-/// A duration in fio's spelling: plain seconds, or with us, ms, s, m, h, d.
-pub fn parse_duration(v: &str) -> Result<Duration, PlanError> {
-    let t: String = v
-        .chars()
-        .filter(|c| !c.is_whitespace())
-        .collect::<String>()
-        .to_ascii_lowercase();
-    let split = t
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(t.len());
-    let (num, unit) = t.split_at(split);
-    let n: f64 = num.parse().map_err(|_| {
-        format!("'{v}' is not a duration: write seconds, or a number with us, ms, s, m or h")
-    })?;
-    let secs = match unit {
-        "" | "s" | "sec" => n,
-        "us" | "usec" => n / 1e6,
-        "ms" | "msec" => n / 1e3,
-        "m" | "min" => n * 60.0,
-        "h" => n * 3600.0,
-        "d" => n * 86400.0,
-        _ => {
-            return Err(
-                format!("'{v}' has an unknown time unit '{unit}': use us, ms, s, m or h").into(),
-            )
-        }
-    };
-    Ok(Duration::from_secs_f64(secs))
-}
-
-fn parse_bool(key: &str, v: Option<&str>) -> Result<bool, PlanError> {
-    match v.map(str::trim) {
-        None | Some("1") | Some("true") | Some("yes") | Some("on") => Ok(true),
-        Some("0") | Some("false") | Some("no") | Some("off") => Ok(false),
-        Some(o) => Err(format!("{key}={o}: expected 0 or 1").into()),
-    }
-}
-
-fn parse_u32(key: &str, v: &str, min: u32, max: u32) -> Result<u32, PlanError> {
-    v.trim()
-        .parse::<u32>()
-        .ok()
-        .filter(|n| (min..=max).contains(n))
-        .ok_or_else(|| format!("{key}={v}: expected a whole number from {min} to {max}").into())
-}
-
-fn need<'a>(key: &str, v: Option<&'a str>) -> Result<&'a str, PlanError> {
-    match v {
-        Some(v) if !v.trim().is_empty() => Ok(v.trim()),
-        _ => Err(format!("option '{key}' needs a value, e.g. {key}={}", example(key)).into()),
-    }
-}
-
-fn example(key: &str) -> &'static str {
-    match key {
-        "rw" | "readwrite" => "randread",
-        "bs" | "blocksize" => "4k",
-        "bsrange" => "4k-64k",
-        "bssplit" => "4k/50:64k/50",
-        "size" | "io_size" | "io_limit" => "1G",
-        "runtime" | "ramp_time" => "30s",
-        "ioengine" => "io_uring",
-        _ => "1",
-    }
-}
-
 impl Job {
-    /// Applies one `key[=value]` option. Returns a note when the option was translated
-    /// (libaio runs on io_uring); an error names what is wrong and what would be right.
-    pub fn apply(&mut self, key: &str, value: Option<&str>) -> Result<Option<String>, PlanError> {
-        match key {
-            "name" => self.name = need(key, value)?.to_string(),
-            "rw" | "readwrite" => self.rw = parse_rw(need(key, value)?)?,
-            "rwmixread" => self.rwmixread = parse_u32(key, need(key, value)?, 0, 100)?,
-            "rwmixwrite" => self.rwmixread = 100 - parse_u32(key, need(key, value)?, 0, 100)?,
-            "bs" | "blocksize" => {
-                let v = need(key, value)?;
-                if v.contains('-') || v.contains('–') {
-                    return Err(format!(
-                        "{key}={v}: a block size range is written bsrange=8k-64k (ASCII hyphen, no spaces)"
-                    ).into());
-                }
-                self.bs = BlockSize::Fixed(block_size(key, v)?);
-            }
-            "bsrange" => self.bs = parse_bsrange(need(key, value)?)?,
-            "bssplit" => self.bs = parse_bssplit(need(key, value)?)?,
-            "iodepth" => self.iodepth = parse_u32(key, need(key, value)?, 1, 65536)?,
-            "numjobs" => self.numjobs = parse_u32(key, need(key, value)?, 1, 4096)?,
-            "direct" => self.direct = parse_bool(key, value)?,
-            "buffered" => self.direct = !parse_bool(key, value)?,
-            "size" => self.size = Some(parse_size_spec(need(key, value)?)?),
-            "io_size" | "io_limit" => {
-                self.io_size =
-                    Some(parse_fio_size(need(key, value)?).map_err(|e| format!("{key}: {e}"))?)
-            }
-            "runtime" => {
-                self.runtime =
-                    Some(parse_duration(need(key, value)?).map_err(|e| format!("runtime: {e}"))?)
-            }
-            "ramp_time" => {
-                self.ramp_time =
-                    Some(parse_duration(need(key, value)?).map_err(|e| format!("ramp_time: {e}"))?)
-            }
-            "time_based" => self.time_based = parse_bool(key, value)?,
-            "fsync" => self.fsync = parse_u32(key, need(key, value)?, 0, u32::MAX)?,
-            "fdatasync" => self.fdatasync = parse_u32(key, need(key, value)?, 0, u32::MAX)?,
-            "end_fsync" => self.end_fsync = parse_bool(key, value)?,
-            "ioengine" => {
-                let (engine, note) = parse_engine(need(key, value)?)?;
-                self.engine = engine;
-                if note.is_some() {
-                    return Ok(note);
-                }
-            }
-            "filename" => self.filename = Some(need(key, value)?.to_string()),
-            "directory" => self.directory = Some(need(key, value)?.to_string()),
-            "stonewall" | "wait_for_previous" => self.stonewall = parse_bool(key, value)?,
-            "group_reporting" => self.group_reporting = parse_bool(key, value)?,
-            "refill_buffers" => self.refill_buffers = parse_bool(key, value)?,
-            "norandommap" => self.norandommap = parse_bool(key, value)?,
-            // fio's io_uring options, which fsbench's io_uring always has on where the kernel
-            // allows (it registers its buffers and file): fio without them pins every buffer's
-            // pages per I/O and writes 1 MiB blocks up to a quarter slower on a CPU-bound path.
-            "fixedbufs" | "registerfiles" => {
-                if !parse_bool(key, value)? {
-                    return Err(format!("{key}=0: fsbench's io_uring always registers its buffers and file where the kernel allows (fio's fixedbufs=1 and registerfiles=1); leave {key} out or set it to 1").into());
-                }
-            }
-            "scramble_buffers" => {
-                if !parse_bool(key, value)? {
-                    return Err("scramble_buffers=0 would write one repeated buffer; fsbench always scrambles (or refills, with refill_buffers=1)".into());
-                }
-            }
-            "buffer_compress_percentage" => {
-                self.compress_pct = parse_u32(key, need(key, value)?, 0, 100)?
-            }
-            other => {
-                return Err(format!(
-                    "option '{other}' is not supported by fsbench (supported: {})",
-                    OPTIONS.join(", ")
-                )
-                .into())
-            }
-        }
-        Ok(None)
+    /// The block size of writes.
+    pub fn wbs(&self) -> &BlockSize {
+        self.write_bs.as_ref().unwrap_or(&self.bs)
     }
-}
-
-fn parse_rw(v: &str) -> Result<Rw, PlanError> {
-    Ok(match v {
-        "read" => Rw::Read,
-        "write" => Rw::Write,
-        "randread" => Rw::RandRead,
-        "randwrite" => Rw::RandWrite,
-        "rw" | "readwrite" => Rw::Rw,
-        "randrw" => Rw::RandRw,
-        o => {
-            return Err(
-                format!("rw={o}: expected read, write, randread, randwrite, rw or randrw").into(),
-            )
-        }
-    })
-}
-
-fn parse_bsrange(v: &str) -> Result<BlockSize, PlanError> {
-    let key = "bsrange";
-    let Some((lo, hi)) = v.split_once('-') else {
-        return Err(
-            format!("bsrange={v}: write two sizes with a hyphen, e.g. bsrange=4k-64k").into(),
-        );
-    };
-    let (lo, hi) = (block_size(key, lo)?, block_size(key, hi)?);
-    if lo > hi {
-        return Err(format!("bsrange={v}: the first size must not exceed the second").into());
-    }
-    Ok(BlockSize::Range(lo, hi))
-}
-
-fn parse_bssplit(v: &str) -> Result<BlockSize, PlanError> {
-    let key = "bssplit";
-    if v.contains(',') {
-        return Err(format!("bssplit={v}: separate read and write splits are not supported; give one list, e.g. 4k/50:64k/50").into());
-    }
-    let mut parts = Vec::new();
-    for p in v.split(':') {
-        let (size, pct) = p
-            .split_once('/')
-            .ok_or_else(|| format!("bssplit={v}: each entry is SIZE/PERCENT, e.g. 4k/50"))?;
-        parts.push((block_size(key, size)?, parse_u32(key, pct, 0, 100)?));
-    }
-    let total: u32 = parts.iter().map(|p| p.1).sum();
-    if total != 100 {
-        return Err(format!("bssplit={v}: the percentages add up to {total}, not 100").into());
-    }
-    Ok(BlockSize::Split(parts))
-}
-
-fn parse_size_spec(v: &str) -> Result<SizeSpec, PlanError> {
-    Ok(match v.strip_suffix('%') {
-        Some(p) => SizeSpec::Percent(
-            p.trim()
-                .parse::<f64>()
-                .ok()
-                .filter(|x| *x > 0.0 && *x <= 100.0)
-                .ok_or_else(|| format!("size={v}: a percentage is from 1% to 100%"))?,
-        ),
-        None => SizeSpec::Bytes(parse_fio_size(v).map_err(|e| format!("size: {e}"))?),
-    })
-}
-
-/// The engine, and a note when it was translated (libaio runs on io_uring).
-fn parse_engine(v: &str) -> Result<(EngineKind, Option<String>), PlanError> {
-    Ok(match v {
-        "sync" | "psync" => (EngineKind::Sync, None),
-        "io_uring" => (EngineKind::IoUring, None),
-        "null" => (EngineKind::Null, None),
-        "libaio" => (
-            EngineKind::IoUring,
-            Some("ioengine=libaio runs on io_uring (same queue depth, direct I/O as given)".into()),
-        ),
-        o => {
-            return Err(format!(
-            "ioengine={o}: fsbench has sync, psync, io_uring, libaio (run on io_uring) and null"
-        )
-            .into())
-        }
-    })
-}
-
-fn block_size(key: &str, v: &str) -> Result<u64, PlanError> {
-    let n = parse_fio_size(v).map_err(|e| format!("{key}: {e}"))?;
-    if n == 0 || n % 512 != 0 {
-        return Err(format!("{key}={v}: a block size is a non-zero multiple of 512 bytes").into());
-    }
-    Ok(n)
 }

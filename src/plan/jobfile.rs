@@ -1,57 +1,101 @@
 //! fio job files: `[global]` and job sections, `;` and `#` comments (whole-line and trailing),
-//! `key = value` or a bare `key`. Every problem is reported with its line number; nothing
-//! unsupported is silently ignored.
+//! `key = value` or a bare `key`, `include FILE`, `${VAR}`, `$ncpus`-style keywords and arithmetic
+//! (`fiosyntax`). Every problem is reported with its line number; nothing unsupported is
+//! silently ignored, and a cause repeated on several lines is said once with all its lines.
 
+use std::path::Path;
+
+use super::fiosyntax::{self, Host};
 use super::job::Job;
+
+/// Where one option of a job came from, as written after substitution.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Source {
+    pub key: String,
+    pub value: Option<String>,
+    /// `file:line`.
+    pub at: String,
+}
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct JobFile {
     pub jobs: Vec<Job>,
     /// Translations made, e.g. libaio run on io_uring, each with its line.
     pub notes: Vec<String>,
+    /// Each job's options in the order applied (its [global] ones first).
+    pub sources: Vec<Vec<Source>>,
 }
 
-/// Strips a comment: from any `;` (no fio value contains one; seed 000 writes `direct = 1; ...`),
-/// or from a `#` that starts the line or follows white space.
-fn strip_comment(line: &str) -> &str {
-    let b = line.as_bytes();
-    for (i, c) in b.iter().enumerate() {
-        if *c == b';' || (*c == b'#' && (i == 0 || b[i - 1].is_ascii_whitespace())) {
-            return &line[..i];
-        }
-    }
-    line
-}
-
-/// Parses a job file; `origin` names it in messages (`fio_test.ini:12: ...`).
+/// Parses a job file's text; `origin` names it in messages (`fio_test.ini:12: ...`). Includes
+/// are refused (there is no directory to read them from); `${VAR}`s are empty.
 pub fn parse(text: &str, origin: &str) -> Result<JobFile, Vec<String>> {
-    let mut errors = Vec::new();
+    let host = Host {
+        pagesize: 4096,
+        mb_memory: 1024,
+        ncpus: 1,
+    };
+    parse_with(
+        text,
+        origin,
+        Path::new("."),
+        &|p| {
+            Err(std::io::Error::other(format!(
+                "no includes here ({})",
+                p.display()
+            )))
+        },
+        &host,
+        &|_| None,
+    )
+}
+
+/// The section being read.
+#[derive(Clone, Copy)]
+enum Section {
+    None,
+    Global,
+    Job(usize),
+}
+
+pub fn parse_with(
+    text: &str,
+    origin: &str,
+    dir: &Path,
+    read: &dyn Fn(&Path) -> std::io::Result<String>,
+    host: &Host,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<JobFile, Vec<String>> {
+    let lines = fiosyntax::lines(text, origin, dir, read)?;
+    let mut errors: Vec<(String, String)> = Vec::new();
     let mut notes = Vec::new();
     let mut global = Job::default();
+    let mut global_src: Vec<Source> = Vec::new();
     let mut jobs: Vec<Job> = Vec::new();
-    // The section being read: None before any, Some(None) for [global], Some(Some(i)) for jobs[i].
-    let mut section: Option<Option<usize>> = None;
-    for (i, raw) in text.lines().enumerate() {
-        let n = i + 1;
-        let line = strip_comment(raw).trim();
-        if line.is_empty() {
-            continue;
-        }
+    let mut sources: Vec<Vec<Source>> = Vec::new();
+    let mut section = Section::None;
+    for l in &lines {
+        let line = l.text.as_str();
         if let Some(name) = line.strip_prefix('[') {
+            if l.included {
+                errors.push((l.at(), format!("an included file may not hold sections ('{line}'): move it to the main file")));
+                continue;
+            }
             let Some(name) = name.strip_suffix(']') else {
-                errors.push(format!(
-                    "{origin}:{n}: section header '{line}' lacks its closing ']'"
+                errors.push((
+                    l.at(),
+                    format!("section header '{line}' lacks its closing ']'"),
                 ));
                 continue;
             };
             let name = name.trim();
             if name == "global" {
-                section = Some(None);
+                section = Section::Global;
             } else {
                 let mut job = global.clone();
                 job.name = name.to_string();
                 jobs.push(job);
-                section = Some(Some(jobs.len() - 1));
+                sources.push(global_src.clone());
+                section = Section::Job(jobs.len() - 1);
             }
             continue;
         }
@@ -60,35 +104,89 @@ pub fn parse(text: &str, origin: &str) -> Result<JobFile, Vec<String>> {
             None => (line, None),
         };
         if key.is_empty() || key.contains(char::is_whitespace) {
-            errors.push(format!(
-                "{origin}:{n}: '{line}' is not an option: write key=value or a bare key"
+            errors.push((
+                l.at(),
+                format!(
+                    "'{line}' is not an option: write key=value or a bare key (or include FILE)"
+                ),
             ));
             continue;
         }
-        let job = match section {
-            None => {
-                errors.push(format!("{origin}:{n}: option '{key}' comes before any [section]: put it under [global] or a job"));
+        let value = match value.map(|v| fiosyntax::substitute(key, v, host, env)) {
+            Some(Err(e)) => {
+                errors.push((l.at(), e));
                 continue;
             }
-            Some(None) => &mut global,
-            Some(Some(j)) => &mut jobs[j],
+            Some(Ok(v)) => Some(v),
+            None => None,
         };
-        match job.apply(key, value) {
-            Ok(Some(note)) => notes.push(format!("{origin}:{n}: {note}")),
-            Ok(None) => {}
-            Err(e) => errors.push(format!("{origin}:{n}: {e}")),
+        let (job, src) = match section {
+            Section::None => {
+                errors.push((
+                    l.at(),
+                    format!(
+                        "option '{key}' comes before any [section]: put it under [global] or a job"
+                    ),
+                ));
+                continue;
+            }
+            Section::Global => (&mut global, &mut global_src),
+            Section::Job(j) => (&mut jobs[j], &mut sources[j]),
+        };
+        match job.apply(key, value.as_deref()) {
+            Ok(note) => {
+                if let Some(note) = note {
+                    notes.push(format!("{}: {note}", l.at()));
+                }
+                src.push(Source {
+                    key: key.to_string(),
+                    value,
+                    at: l.at(),
+                });
+            }
+            Err(e) => errors.push((l.at(), e.to_string())),
         }
     }
     if jobs.is_empty() && errors.is_empty() {
-        errors.push(format!(
-            "{origin}: no job section: add one, e.g. [randread] with rw=randread"
+        errors.push((
+            origin.to_string(),
+            "no job section: add one, e.g. [randread] with rw=randread".into(),
         ));
     }
     if errors.is_empty() {
-        Ok(JobFile { jobs, notes })
+        Ok(JobFile {
+            jobs,
+            notes,
+            sources,
+        })
     } else {
-        Err(errors)
+        Err(said_once(errors))
     }
+}
+
+/// Errors with the same cause said once, with every place it was found: `f.fio:3, 9, 15: ...`.
+fn said_once(errors: Vec<(String, String)>) -> Vec<String> {
+    let mut out: Vec<(Vec<String>, String)> = Vec::new();
+    for (at, msg) in errors {
+        match out.iter_mut().find(|(_, m)| *m == msg) {
+            Some((ats, _)) => ats.push(at),
+            None => out.push((vec![at], msg)),
+        }
+    }
+    out.into_iter()
+        .map(|(ats, msg)| {
+            let mut places = ats[0].clone();
+            for a in &ats[1..] {
+                let (file, line) = a.rsplit_once(':').unwrap_or(("", a));
+                if places.starts_with(file) && !file.is_empty() {
+                    places.push_str(&format!(", {line}"));
+                } else {
+                    places.push_str(&format!(", {a}"));
+                }
+            }
+            format!("{places}: {msg}")
+        })
+        .collect()
 }
 
 #[cfg(test)]

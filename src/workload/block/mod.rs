@@ -16,6 +16,7 @@ use super::{Opened, SpecError, Workload, WorkloadDef};
 use crate::frame::{Place, RunError, TargetCtx};
 use crate::metrics::catalog::{key, m, Better::*, MetricDef, Unit::*};
 use crate::plan::job::{Job, Rw};
+use crate::plan::jobfile::JobFile;
 use crate::plan::workload::Overrides;
 use crate::plan::WorkloadSpec;
 
@@ -163,27 +164,40 @@ pub fn build_adhoc(spec: &WorkloadSpec, o: &Overrides) -> Result<Box<dyn Workloa
     }))
 }
 
-/// Reads and checks a fio job file (errors carry line numbers).
-pub fn from_jobfile(path: &Path, o: &Overrides) -> Result<Block, SpecError> {
+/// The host figures fio's keywords ($pagesize, $mb_memory, $ncpus) stand for.
+pub fn this_host() -> crate::plan::fiosyntax::Host {
+    crate::plan::fiosyntax::Host {
+        pagesize: crate::sys::host::page_size(),
+        mb_memory: crate::sys::host::mem_total_bytes() >> 20,
+        ncpus: crate::sys::host::cpus() as u64,
+    }
+}
+
+/// Reads and parses a job file with its includes, this environment and this machine's figures.
+pub fn read_jobfile(path: &Path) -> Result<JobFile, SpecError> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| SpecError(format!("cannot read job file {}: {e}", path.display())))?;
-    let parsed =
-        crate::plan::jobfile::parse(&text, &path.display().to_string()).map_err(|errs| {
-            SpecError(format!(
-                "job file {} has errors:\n  {}",
-                path.display(),
-                errs.join("\n  ")
-            ))
-        })?;
-    for j in &parsed.jobs {
-        if j.filename.as_deref().is_some_and(|f| f.contains(':')) {
-            return Err(SpecError(format!(
-                "{}: job '{}': several files per job (filename=a:b) are not supported; give one file",
-                path.display(),
-                j.name
-            )));
-        }
-    }
+    let dir = path.parent().unwrap_or(Path::new("."));
+    crate::plan::jobfile::parse_with(
+        &text,
+        &path.display().to_string(),
+        dir,
+        &|p| std::fs::read_to_string(p),
+        &this_host(),
+        &|v| std::env::var(v).ok(),
+    )
+    .map_err(|errs| {
+        SpecError(format!(
+            "job file {} has errors:\n  {}",
+            path.display(),
+            errs.join("\n  ")
+        ))
+    })
+}
+
+/// Reads and checks a fio job file (errors carry line numbers).
+pub fn from_jobfile(path: &Path, o: &Overrides) -> Result<Block, SpecError> {
+    let parsed = read_jobfile(path)?;
     Ok(Block {
         jobs: finish_jobs(parsed.jobs, o),
         notes: parsed.notes,

@@ -1,0 +1,205 @@
+use super::*;
+
+fn job(opts: &[(&str, Option<&str>)]) -> Job {
+    let mut j = Job::default();
+    for (k, v) in opts {
+        j.apply(k, *v).unwrap_or_else(|e| panic!("{k}={v:?}: {e}"));
+    }
+    j
+}
+
+fn err(k: &str, v: Option<&str>) -> String {
+    Job::default().apply(k, v).unwrap_err().to_string()
+}
+
+#[test]
+fn every_listed_option_is_accepted_with_a_sensible_value() {
+    for key in all_options() {
+        let v = match key {
+            "name" | "description" => "x",
+            "filename" => "f",
+            "directory" => "/tmp",
+            "rw_sequencer" => "identical",
+            "rate_process" => "poisson",
+            "fallocate" => "none",
+            "verify" => "md5",
+            "verify_pattern" => "0xdeadbeef",
+            "percentile_list" => "50:99.9",
+            "clocksource" => "clock_gettime",
+            "kb_base" => "1024",
+            "unit_base" => "8",
+            "sync" => "dsync",
+            "nrfiles" => "1",
+            "blockalign" | "ba" | "verify_interval" => "4k",
+            "iodepth_batch_complete_min" | "iodepth_low" => "1",
+            "thinktime" | "thinktime_spin" => "100",
+            _ => example(key),
+        };
+        let mut j = Job::default();
+        j.apply(key, Some(v))
+            .unwrap_or_else(|e| panic!("{key}={v} is listed but refused: {e}"));
+    }
+    assert!(help_text().contains("random_distribution"));
+}
+
+#[test]
+fn per_direction_block_sizes_ranges_and_splits() {
+    let j = job(&[("bs", Some("4k,64k"))]);
+    assert_eq!(j.bs, BlockSize::Fixed(4096));
+    assert_eq!(j.wbs(), &BlockSize::Fixed(65536));
+    let j = job(&[("bs", Some(",8k"))]);
+    assert_eq!(
+        (j.bs.clone(), j.wbs().clone()),
+        (BlockSize::Fixed(4096), BlockSize::Fixed(8192))
+    );
+    let j = job(&[("bs", Some("8k,8k,8k"))]);
+    assert_eq!((j.bs.clone(), j.write_bs), (BlockSize::Fixed(8192), None));
+    let j = job(&[("bsrange", Some("1k:4k,2k-8k"))]);
+    assert_eq!(j.bs, BlockSize::Range(1024, 4096));
+    assert_eq!(j.wbs(), &BlockSize::Range(2048, 8192));
+    let j = job(&[("bssplit", Some("4k/50:1k/:32k/"))]);
+    assert_eq!(
+        j.bs,
+        BlockSize::Split(vec![(4096, 50), (1024, 25), (32768, 25)])
+    );
+    let j = job(&[("bssplit", Some("2k/50:4k/50,4k/90:8k/10"))]);
+    assert_eq!(j.wbs(), &BlockSize::Split(vec![(4096, 90), (8192, 10)]));
+    let j = job(&[("bssplit", Some("4k/:8k/:64k/"))]);
+    assert_eq!(
+        j.bs,
+        BlockSize::Split(vec![(4096, 34), (8192, 33), (65536, 33)])
+    );
+    assert!(err("bssplit", Some("4k/60:8k/50")).contains("add up to 110"));
+    assert!(err("bs", Some("8k-64k")).contains("bsrange=8k-64k"));
+}
+
+#[test]
+fn shapes_rates_and_run_lengths() {
+    let j = job(&[
+        ("rw", Some("randread:8")),
+        ("rw_sequencer", Some("identical")),
+        ("random_distribution", Some("zipf:1.2")),
+        ("rate", Some("1m,500k")),
+        ("rate_iops", Some(",100")),
+        ("rate_process", Some("poisson")),
+        ("loops", Some("3")),
+        ("number_ios", Some("1000")),
+        ("timeout", Some("2m")),
+        ("startdelay", Some("1s")),
+        ("thinktime", Some("50")),
+        ("thinktime_blocks", Some("4")),
+        ("offset", Some("25%")),
+        ("offset_increment", Some("1g")),
+        ("sync", Some("1")),
+        ("fsync_on_close", Some("1")),
+        ("zero_buffers", None),
+        ("percentage_random", Some("30")),
+    ]);
+    assert_eq!(
+        (j.rw, j.rw_mod, j.rw_identical),
+        (Rw::RandRead, Some(8), true)
+    );
+    assert_eq!(j.distribution, Distribution::Zipf(1.2));
+    assert_eq!(j.rate, [Some(1 << 20), Some(500 << 10)]);
+    assert_eq!(j.rate_iops, [None, Some(100)]);
+    assert!(j.rate_poisson);
+    assert_eq!((j.loops, j.number_ios), (3, Some(1000)));
+    assert_eq!(j.runtime, Some(Duration::from_secs(120)));
+    assert_eq!(j.startdelay, Some(Duration::from_secs(1)));
+    assert_eq!(j.thinktime, Some(Duration::from_micros(50)));
+    assert_eq!(j.thinktime_blocks, 4);
+    assert_eq!(j.offset, Some(SizeSpec::Percent(25.0)));
+    assert_eq!(j.offset_increment, 1 << 30);
+    assert_eq!(j.open_sync, OpenSync::Sync);
+    assert!(j.end_fsync);
+    assert_eq!((j.compress_pct, j.random_pct), (100, 30));
+    let j = job(&[("rw", Some("write:64k"))]);
+    assert_eq!(j.rw_mod, Some(65536));
+    let j = job(&[("random_distribution", Some("zoned:60/10:30/20:10/70"))]);
+    assert_eq!(
+        j.distribution,
+        Distribution::Zoned(vec![(60.0, 10.0), (30.0, 20.0), (10.0, 70.0)])
+    );
+    let j = job(&[("random_distribution", Some("normal:10:0.25"))]);
+    assert_eq!(
+        (j.distribution.clone(), j.dist_center),
+        (Distribution::Normal(10.0), Some(0.25))
+    );
+    assert!(err("random_distribution", Some("zipf:1")).contains("not 1"));
+    assert!(err("random_distribution", Some("zoned:60/10:30/20")).contains("add up to 90"));
+    assert!(err("rw", Some("trim")).contains("trims are not supported"));
+}
+
+#[test]
+fn verification_options() {
+    let j = job(&[
+        ("verify", Some("md5")),
+        ("verify_interval", Some("512")),
+        ("verify_fatal", Some("1")),
+        ("do_verify", Some("0")),
+    ]);
+    let v = j.verify.unwrap();
+    assert_eq!(
+        (v.kind.as_str(), v.interval, v.fatal, v.after_write),
+        ("md5", 512, true, false)
+    );
+    let j = job(&[
+        ("verify_pattern", Some("0xdeadbeef")),
+        ("verify", Some("pattern")),
+    ]);
+    let v = j.verify.unwrap();
+    assert_eq!(
+        (v.kind.as_str(), v.pattern),
+        ("pattern", vec![0xde, 0xad, 0xbe, 0xef])
+    );
+    assert_eq!(
+        job(&[("verify_pattern", Some("255"))])
+            .verify
+            .unwrap()
+            .pattern,
+        vec![255]
+    );
+    assert_eq!(
+        job(&[("verify_pattern", Some("\"ab\""))])
+            .verify
+            .unwrap()
+            .pattern,
+        b"ab"
+    );
+    assert!(job(&[("verify", Some("md5")), ("verify", Some("null"))])
+        .verify
+        .is_none());
+    assert!(err("verify", Some("sha3-256")).contains("run this job with fio"));
+}
+
+#[test]
+fn engines_each_error_names_its_cause_once() {
+    let mut j = Job::default();
+    assert!(j
+        .apply("ioengine", Some("libaio"))
+        .unwrap()
+        .unwrap()
+        .contains("io_uring"));
+    assert_eq!(j.engine, EngineKind::IoUring);
+    assert!(j
+        .apply("ioengine", Some("pvsync2"))
+        .unwrap()
+        .unwrap()
+        .contains("sync"));
+    assert_eq!(j.engine, EngineKind::Sync);
+    let e = err("ioengine", Some("rbd"));
+    assert!(
+        e.contains("engine rbd is not available in fsbench") && e.contains("run this job with fio"),
+        "{e}"
+    );
+    let e = err("cpus_allowed", Some("1"));
+    assert!(
+        e.contains("'cpus_allowed' is not supported") && !e.contains("rwmixread"),
+        "{e}"
+    );
+    assert!(j
+        .apply("iodepth_batch_submit", Some("8"))
+        .unwrap()
+        .unwrap()
+        .contains("no effect"));
+}
