@@ -103,7 +103,7 @@ pub enum Command {
     },
     /// Run a fio job file as fio would (its filename/directory decide where) and record the results
     #[command(
-        after_help = "Examples:\n  fsbench run randread.fio\n  fsbench run cdm.fio --runtime 2s --out study-cdm\n  fsbench list --preset cdm > cdm.fio && fsbench run cdm.fio\n\nAccepted: [global] and job sections, ; and # comments, rw, bs, bsrange, bssplit, iodepth,\nnumjobs, direct, size, runtime, time_based, ramp_time, rwmixread, ioengine (sync, psync,\nio_uring; libaio runs on io_uring), filename, directory, name, stonewall, group_reporting,\nfsync, fdatasync, end_fsync, io_size (io_limit), fixedbufs, registerfiles (io_uring registers\nbuffers and file always, as fio's fixedbufs=1 registerfiles=1). Anything else is an error naming its line.\nWriting to a block device named by filename= passes the same guards as mkfs (--wipe to\noverwrite a device carrying a filesystem signature)."
+        after_help = run_help()
     )]
     Run(RunArgs),
     /// Create one target and leave it mounted; the last line of output is the mount point
@@ -146,8 +146,17 @@ pub enum Command {
 
 #[derive(Args, Debug)]
 pub struct RunArgs {
-    /// The fio job file
-    pub jobfile: PathBuf,
+    /// The fio job file (several with --check)
+    #[arg(required = true, value_name = "JOBFILE")]
+    pub jobfiles: Vec<PathBuf>,
+    /// Parse and expand the job files and print the jobs as fsbench would run them (each option's
+    /// value and the line it came from); run nothing, touch nothing. Exit 0, or 2 on an error
+    #[arg(long, visible_alias = "dry-run")]
+    pub check: bool,
+    /// What standard output carries after the run: fsbench's tables (normal) or fio's JSON
+    /// output shape (json), for tools that read fio's JSON
+    #[arg(long, default_value = "normal", value_parser = ["normal", "json"])]
+    pub output_format: String,
     /// Study directory for results.jsonl and manifest.json
     #[arg(short, long)]
     pub out: Option<PathBuf>,
@@ -230,6 +239,13 @@ pub struct ReportArgs {
     /// The target every other is compared with (default: the first)
     #[arg(long)]
     pub baseline: Option<String>,
+    /// Bring a fio JSON result (`fio --output-format=json`) into the (first) study as a target of
+    /// its own, appended to its results.jsonl, before the report
+    #[arg(long, value_name = "FIO_JSON", requires = "label")]
+    pub import: Option<PathBuf>,
+    /// The target label of the imported fio result
+    #[arg(long)]
+    pub label: Option<String>,
 }
 
 #[derive(Args, Debug)]
@@ -324,4 +340,12 @@ pub fn build_plan(
         repeat,
         overrides,
     })
+}
+
+/// `fsbench run --help`'s closing text: examples and every accepted fio option.
+fn run_help() -> String {
+    format!(
+        "Examples:\n  fsbench run randread.fio\n  fsbench run cdm.fio --runtime 2s --out study-cdm\n  fsbench run --check db.fio web.fio        print the jobs as they would run; run nothing\n  fsbench run db.fio --output-format=json > db.json   fio's JSON shape\n  fsbench list --preset cdm > cdm.fio && fsbench run cdm.fio\n\nJob files: [global] and job sections (a [global] anywhere sets what follows), ; and #\ncomments, include FILE, ${{VAR}} from the environment, $pagesize, $mb_memory, $ncpus and\narithmetic in values ((4+4)k, 8*$mb_memory). ioengine: sync, psync, pvsync, pvsync2, vsync,\nio_uring, libaio and posixaio (run on io_uring), null. Anything else is an error naming its\nline; a cause repeated on several lines is said once.\n{}\nWriting to a block device named by filename= passes the same guards as mkfs (--wipe to\noverwrite a device carrying a filesystem signature).",
+        crate::plan::jobopts::help_text()
+    )
 }

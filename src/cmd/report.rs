@@ -16,7 +16,36 @@ fn name_of(dir: &Path) -> String {
         .unwrap_or_else(|| dir.display().to_string())
 }
 
+/// `--import fio.json --label NAME`: the fio result's jobs appended to the first study as records
+/// of target NAME.
+fn import(a: &ReportArgs) -> anyhow::Result<()> {
+    let (Some(file), Some(label)) = (&a.import, &a.label) else {
+        return Ok(());
+    };
+    let text = std::fs::read_to_string(file)
+        .with_context(|| format!("--import {}: cannot read it", file.display()))?;
+    let records = crate::report::fiojson::import(&text, label)
+        .map_err(|e| anyhow::anyhow!("--import {}: {e}", file.display()))?;
+    let dir = &a.dirs[0];
+    let existing = crate::store::load_results(dir).unwrap_or_default();
+    if existing.iter().any(|r| &r.target == label) {
+        anyhow::bail!(
+            "--label {label}: {} already has a target of that name: choose another label",
+            dir.display()
+        );
+    }
+    crate::store::append_records(dir, &records)?;
+    eprintln!(
+        "fsbench: imported {} job(s) from {} into {} as target '{label}'",
+        records.len(),
+        file.display(),
+        dir.display()
+    );
+    Ok(())
+}
+
 pub fn run(a: ReportArgs) -> anyhow::Result<Exit> {
+    import(&a)?;
     let mut studies = Vec::new();
     for dir in &a.dirs {
         let records = crate::store::load_results(dir).with_context(|| {

@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 
 use super::{exit_for, Exit};
 use crate::cli::RunArgs;
+use crate::plan::jobfile::JobFile;
 use crate::plan::{Plan, WorkloadSpec};
 use crate::runner::{self, Ended, Where};
 
@@ -35,9 +36,75 @@ fn where_is(dir: &Path) -> (String, Option<PathBuf>) {
     (fs, crate::metrics::diskstats::device_of_dir(&dir))
 }
 
-pub fn run(a: RunArgs) -> anyhow::Result<Exit> {
+/// `--check`: every job as it would run, each option with the line it came from.
+fn check(a: &RunArgs) -> anyhow::Result<Exit> {
     let overrides = a.block.overrides();
-    let block = crate::workload::block::from_jobfile(&a.jobfile, &overrides)?;
+    let mut text = String::new();
+    let mut failed = Vec::new();
+    for path in &a.jobfiles {
+        match crate::workload::block::read_jobfile(path) {
+            Ok(f) => text.push_str(&describe(path, &f, &overrides)),
+            Err(e) => failed.push(e.to_string()),
+        }
+    }
+    crate::out::print(&text);
+    if failed.is_empty() {
+        Ok(Exit::Ok)
+    } else {
+        anyhow::bail!("{}", failed.join("\n"))
+    }
+}
+
+fn describe(path: &Path, f: &JobFile, o: &crate::plan::Overrides) -> String {
+    let mut s = String::new();
+    let mut group = 0;
+    s.push_str(&format!(
+        "{}: {} job{}, nothing run\n",
+        path.display(),
+        f.jobs.len(),
+        if f.jobs.len() == 1 { "" } else { "s" }
+    ));
+    for (i, job) in f.jobs.iter().enumerate() {
+        if i == 0 || job.stonewall {
+            group += 1;
+        }
+        s.push_str(&format!("\n[{}]  phase {group}\n", job.name));
+        for src in &f.sources[i] {
+            let kv = match &src.value {
+                Some(v) => format!("{}={v}", src.key),
+                None => src.key.clone(),
+            };
+            s.push_str(&format!("  {kv:<40} {}\n", src.at));
+        }
+        let mut run = job.clone();
+        crate::workload::presets::apply_overrides(&mut run, o);
+        s.push_str(&format!(
+            "  as run: {}\n",
+            crate::report::block::job_line(&run)
+        ));
+    }
+    if !f.notes.is_empty() {
+        s.push_str("\nnotes:\n");
+        for n in &f.notes {
+            s.push_str(&format!("  {n}\n"));
+        }
+    }
+    s
+}
+
+pub fn run(a: RunArgs) -> anyhow::Result<Exit> {
+    if a.check {
+        return check(&a);
+    }
+    if a.jobfiles.len() != 1 {
+        anyhow::bail!(
+            "give one job file to run ({} given); --check takes several",
+            a.jobfiles.len()
+        );
+    }
+    let jobfile = a.jobfiles[0].clone();
+    let overrides = a.block.overrides();
+    let block = crate::workload::block::from_jobfile(&jobfile, &overrides)?;
     let dir = first_dir(block.jobs());
     let (fs, device) = where_is(&dir);
     let out = a.out.unwrap_or_else(|| {
@@ -46,9 +113,9 @@ pub fn run(a: RunArgs) -> anyhow::Result<Exit> {
     let plan = Plan {
         targets: Vec::new(),
         workloads: vec![WorkloadSpec {
-            spec: format!("fio:{}", a.jobfile.display()),
+            spec: format!("fio:{}", jobfile.display()),
             name: "fio".into(),
-            params: vec![("file".into(), a.jobfile.display().to_string())],
+            params: vec![("file".into(), jobfile.display().to_string())],
         }],
         size_bytes: 0,
         device: None,
@@ -73,7 +140,12 @@ pub fn run(a: RunArgs) -> anyhow::Result<Exit> {
         resume: false,
     };
     let summary = runner::run(&opts)?;
-    crate::out::print(&crate::report::block::tables(&summary.records));
+    if a.output_format == "json" {
+        let v = crate::report::fiojson::render(&summary.records);
+        crate::out::print(&(serde_json::to_string_pretty(&v)? + "\n"));
+    } else {
+        crate::out::print(&crate::report::block::tables(&summary.records));
+    }
     for r in summary.records.iter().filter(|r| r.error.is_some()) {
         eprintln!(
             "fsbench: {} failed: {}",
@@ -81,7 +153,9 @@ pub fn run(a: RunArgs) -> anyhow::Result<Exit> {
             r.error.as_deref().unwrap_or("")
         );
     }
-    crate::out::line(&format!("results: {}", out.join("results.jsonl").display()));
+    if a.output_format != "json" {
+        crate::out::line(&format!("results: {}", out.join("results.jsonl").display()));
+    }
     Ok(match summary.ended {
         Ended::Interrupted(why) => Exit::Stopped(why),
         _ => exit_for(&summary.records),

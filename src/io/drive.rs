@@ -2,7 +2,10 @@
 
 use std::time::{Duration, Instant};
 
-use super::{DataGen, Pattern, Permutation, Stats, WriteData};
+use super::offsets::Offsets;
+use super::pace::{self, Pacer};
+use super::verify::Verifier;
+use super::{DataGen, Pattern, Stats, WriteData};
 use crate::engine::{Io, IoEngine};
 use crate::metrics::progress::Progress;
 use crate::plan::job::{BlockSize, Rw};
@@ -28,6 +31,15 @@ fn pick_bs(bs: &BlockSize, rng: &mut DataGen) -> u64 {
     }
 }
 
+/// What holds the next I/O back.
+#[derive(Clone, Copy)]
+enum Hold {
+    /// The rate allows the pending I/O at this instant.
+    Until(Instant),
+    /// thinktime once the queue has drained: (total, spun).
+    Think(Duration, Duration),
+}
+
 /// The state of one worker's loop: what is in flight, where the next I/O goes, what was measured.
 struct Driver<'a> {
     p: &'a Pattern,
@@ -35,7 +47,6 @@ struct Driver<'a> {
     progress: &'a Progress,
     st: Stats,
     rng: DataGen,
-    align: u64,
     free: Vec<usize>,
     stamp: Vec<Instant>,
     /// (write, length, offset) of the I/O in each slot.
@@ -44,16 +55,24 @@ struct Driver<'a> {
     filled: Vec<bool>,
     measure_from: Instant,
     deadline: Option<Instant>,
-    next_seq: u64,
     issued: u64,
+    issued_ios: u64,
     issuing: bool,
     writes_since_fsync: u32,
     writes_since_fdatasync: u32,
     /// Some(data_only) when an fsync (false) or fdatasync (true) is due once the queue drains.
     sync_due: Option<bool>,
     last_done: Instant,
-    random: bool,
-    map: Permutation,
+    offsets: Offsets,
+    pacer: Pacer,
+    hold: Option<Hold>,
+    /// The next I/O (write, length), drawn but held back by the rate.
+    pending: Option<(bool, u64)>,
+    verifier: Option<Verifier>,
+    /// Reads to check once their completion is reaped: (slot, bytes, offset).
+    to_check: Vec<(usize, usize, u64)>,
+    /// Keep the offsets of writes (to read them back).
+    keep_written: bool,
     failed: Option<super::Failure>,
 }
 
@@ -61,88 +80,111 @@ impl<'a> Driver<'a> {
     fn new(p: &'a Pattern, data: &'a WriteData, progress: &'a Progress) -> Driver<'a> {
         let mut rng = DataGen::new(p.seed);
         let depth = p.depth.max(1);
-        let align = p.min_bs();
         let start = Instant::now();
         let measure_from = start + p.ramp;
-        let map_slots = (p.region - p.max_bs().min(p.region)) / align + 1;
-        let map = Permutation::new(map_slots, &mut rng);
+        let offsets = Offsets::new(p, &mut rng);
+        let verifier = p.verify.as_ref().map(|v| Verifier::new(v, p.seed));
+        let keep_written = p.rw.writes() && p.verify.as_ref().is_some_and(|v| v.after_write);
         Driver {
             p,
             data,
             progress,
             st: Stats::new(),
             rng,
-            align,
             free: (0..depth).rev().collect(),
             stamp: vec![start; depth],
             kind: vec![(false, 0usize, 0u64); depth],
             filled: vec![false; depth],
             measure_from,
             deadline: p.runtime.map(|r| measure_from + r),
-            next_seq: 0,
             issued: 0,
+            issued_ios: 0,
             issuing: true,
             writes_since_fsync: 0,
             writes_since_fdatasync: 0,
             sync_due: None,
             last_done: start,
-            random: matches!(p.rw, Rw::RandRead | Rw::RandWrite | Rw::RandRw),
-            map,
+            offsets,
+            pacer: Pacer::new(p, start),
+            hold: None,
+            pending: None,
+            verifier,
+            to_check: Vec::new(),
+            keep_written,
             failed: None,
         }
     }
 
-    /// The offset of the next I/O of `len` bytes; None when a sized sequential job is done.
+    /// The direction and size of the next I/O.
     #[inline]
-    fn next_offset(&mut self, len: u64) -> Option<u64> {
+    fn draw(&mut self) -> (bool, u64) {
+        if let Some(x) = self.pending.take() {
+            return x;
+        }
         let p = self.p;
-        if self.random && p.randommap {
-            return Some(self.map.next(&mut self.rng) * self.align);
-        }
-        if self.random {
-            let slots = (p.region - len) / self.align + 1;
-            return Some((self.rng.next_u64() % slots) * self.align);
-        }
-        if self.next_seq + len > p.region {
-            if p.limit_bytes.is_some() && self.deadline.is_none() {
-                return None;
-            }
-            self.next_seq = 0;
-        }
-        let o = self.next_seq;
-        self.next_seq += len;
-        Some(o)
+        let write = match p.rw {
+            Rw::Read | Rw::RandRead => false,
+            Rw::Write | Rw::RandWrite => true,
+            Rw::Rw | Rw::RandRw => (self.rng.next_u64() % 100) as u32 >= p.rwmixread,
+        };
+        let bs = match (&p.wbs, write) {
+            (Some(w), true) => w,
+            _ => &p.bs,
+        };
+        (write, pick_bs(bs, &mut self.rng).min(p.region))
     }
 
-    /// Queues I/Os until the queue is full, a sync is due, or the job has issued everything.
+    /// Fills a write's buffer: fresh data (or a repeated buffer for dedupe), then the verify
+    /// header.
+    #[inline]
+    fn fill(&mut self, engine: &mut dyn IoEngine, slot: usize, len: usize, offset: u64) {
+        let p = self.p;
+        let buf = &mut engine.buffer(slot)[..len];
+        if p.dedupe_pct > 0 && (self.rng.next_u64() % 100) < p.dedupe_pct as u64 {
+            self.data.fill(buf, &mut DataGen::new(p.seed ^ 0xd0d0));
+            self.filled[slot] = false;
+        } else if p.refill || !self.filled[slot] {
+            self.data.fill(buf, &mut self.rng);
+            self.filled[slot] = true;
+        } else {
+            self.data.scramble(buf, &mut self.rng);
+        }
+        if let Some(v) = &self.verifier {
+            v.stamp(buf, p.base + offset);
+            self.filled[slot] = false;
+        }
+    }
+
+    /// Queues I/Os until the queue is full, a sync or a pause is due, or the job has issued
+    /// everything.
     #[inline]
     fn fill_queue(&mut self, engine: &mut dyn IoEngine) {
         while self.issuing && self.sync_due.is_none() {
+            match self.hold {
+                Some(Hold::Think(..)) => break,
+                Some(Hold::Until(t)) if Instant::now() < t => break,
+                _ => self.hold = None,
+            }
             let Some(slot) = self.free.pop() else { break };
-            let p = self.p;
-            let len = pick_bs(&p.bs, &mut self.rng).min(p.region);
-            let write = match p.rw {
-                Rw::Read | Rw::RandRead => false,
-                Rw::Write | Rw::RandWrite => true,
-                Rw::Rw | Rw::RandRw => (self.rng.next_u64() % 100) as u32 >= p.rwmixread,
-            };
-            let Some(offset) = self.next_offset(len) else {
+            let (write, len) = self.draw();
+            if let Some(t) = self.pacer.admit(write, len, &mut self.rng) {
+                self.pending = Some((write, len));
+                self.hold = Some(Hold::Until(t));
+                self.free.push(slot);
+                break;
+            }
+            let Some(offset) = self.offsets.next(len, &mut self.rng) else {
                 self.free.push(slot);
                 self.issuing = false;
                 break;
             };
             if write {
-                let buf = &mut engine.buffer(slot)[..len as usize];
-                if p.refill || !self.filled[slot] {
-                    self.data.fill(buf, &mut self.rng);
-                    self.filled[slot] = true;
-                } else {
-                    self.data.scramble(buf, &mut self.rng);
-                }
+                self.fill(engine, slot, len as usize, offset);
             } else {
                 // A read replaces the buffer's contents: the next write fills it afresh.
                 self.filled[slot] = false;
             }
+            let offset = self.p.base + offset;
             self.kind[slot] = (write, len as usize, offset);
             self.stamp[slot] = Instant::now();
             let io = Io {
@@ -163,8 +205,14 @@ impl<'a> Driver<'a> {
                 break;
             }
             self.issued += len;
-            if p.limit_bytes.is_some_and(|limit| self.issued >= limit) {
+            self.issued_ios += 1;
+            if self.p.limit_bytes.is_some_and(|limit| self.issued >= limit)
+                || self.p.pace.limit_ios.is_some_and(|n| self.issued_ios >= n)
+            {
                 self.issuing = false;
+            }
+            if let Some((total, spin)) = self.pacer.issued() {
+                self.hold = Some(Hold::Think(total, spin));
             }
         }
     }
@@ -207,6 +255,11 @@ impl<'a> Driver<'a> {
         }
         if write {
             self.count_write();
+            if self.keep_written {
+                self.st.written.push((offset, res as u32));
+            }
+        } else if self.verifier.is_some() {
+            self.to_check.push((slot, res as usize, offset));
         }
         if now < self.measure_from {
             return;
@@ -234,6 +287,35 @@ impl<'a> Driver<'a> {
         self.last_done = now;
     }
 
+    /// Checks the reads just reaped (a reading job with verify=), before their slots are reused.
+    fn check_reads(&mut self, engine: &mut dyn IoEngine) {
+        let path = "";
+        let Some(v) = &self.verifier else { return };
+        if !v.checks() {
+            self.to_check.clear();
+            return;
+        }
+        let fatal = self.p.verify.as_ref().is_some_and(|v| v.fatal);
+        for (slot, len, offset) in self.to_check.drain(..) {
+            let bad = v.check(&engine.buffer(slot)[..len], offset, !fatal);
+            self.st.verified += 1;
+            if let Some(first) = bad.first() {
+                self.st.verify_errors += bad.len() as u64;
+                if self.st.mismatch.is_none() {
+                    self.st.mismatch = Some(first.clone());
+                }
+                if self.failed.is_none() && self.st.error.is_none() {
+                    self.failed = Some(super::Failure {
+                        op: "verify".into(),
+                        message: first.describe(path),
+                        offset: Some(first.offset),
+                        ..Default::default()
+                    });
+                }
+            }
+        }
+    }
+
     /// Stops issuing at the deadline or on a stop request.
     #[inline]
     fn check_end(&mut self) {
@@ -252,6 +334,7 @@ impl<'a> Driver<'a> {
     /// Runs the loop to its end (its limit, its runtime, an error, or a stop request).
     fn run(&mut self, engine: &mut dyn IoEngine) {
         let depth = self.p.depth.max(1);
+        let fatal_verify = self.p.verify.as_ref().is_none_or(|v| v.fatal);
         loop {
             self.fill_queue(engine);
             let in_flight = depth - self.free.len();
@@ -267,20 +350,32 @@ impl<'a> Driver<'a> {
                 if !self.issuing {
                     return;
                 }
+                match self.hold.take() {
+                    Some(Hold::Until(t)) => pace::wait_until(t),
+                    Some(Hold::Think(total, spin)) => pace::think(total, spin),
+                    None => {}
+                }
+                self.check_end();
+                continue;
             }
-            let min = if self.sync_due.is_some() || !self.issuing {
-                in_flight
-            } else {
-                1
-            };
+            let drain = self.sync_due.is_some()
+                || !self.issuing
+                || matches!(self.hold, Some(Hold::Think(..)));
+            let min = if drain { in_flight } else { 1 };
             if let Err(e) = engine.complete(min, &mut |slot, res| self.done(slot, res)) {
                 self.st
                     .fail(super::Failure::io("waiting for I/O completions", &e));
                 return;
             }
+            if !self.to_check.is_empty() {
+                self.check_reads(engine);
+            }
             if let Some(f) = self.failed.take() {
+                let stop = f.op != "verify" || fatal_verify;
                 self.st.fail(f);
-                self.issuing = false;
+                if stop {
+                    self.issuing = false;
+                }
             }
             self.check_end();
         }
@@ -309,13 +404,17 @@ impl<'a> Driver<'a> {
 }
 
 /// Drives one worker until its byte limit, its runtime, an error, or a stop request, publishing
-/// its totals to `progress` as it goes. `data` may be shared by the workers of a job.
+/// its totals to `progress` as it goes. `data` may be shared by the workers of a job. A start
+/// delay (fio startdelay) is waited out first.
 pub fn drive(
     engine: &mut dyn IoEngine,
     p: &Pattern,
     data: &WriteData,
     progress: &Progress,
 ) -> Stats {
+    if !p.pace.startdelay.is_zero() {
+        pace::wait_until(Instant::now() + p.pace.startdelay);
+    }
     let mut d = Driver::new(p, data, progress);
     d.run(engine);
     d.finish(engine)
@@ -325,27 +424,17 @@ pub fn drive(
 mod tests {
     use super::*;
     use crate::engine;
+    use crate::io::Permutation;
     use crate::plan::job::EngineKind;
     use std::time::Duration;
 
     fn pattern(rw: Rw, bs: BlockSize, limit: u64) -> Pattern {
-        Pattern {
-            rw,
-            rwmixread: 70,
-            bs,
-            depth: 8,
-            region: 1 << 20,
-            limit_bytes: Some(limit),
-            runtime: None,
-            ramp: Duration::ZERO,
-            fsync_every: 0,
-            fdatasync_every: 0,
-            end_fsync: false,
-            seed: 42,
-            compress_pct: 0,
-            refill: false,
-            randommap: true,
-        }
+        let mut p = Pattern::basic(rw, bs, 8, 1 << 20);
+        p.rwmixread = 70;
+        p.limit_bytes = Some(limit);
+        p.seed = 42;
+        p.refill = false;
+        p
     }
 
     fn null_engine(p: &Pattern) -> Box<dyn IoEngine> {
@@ -452,3 +541,6 @@ mod tests {
         assert!(a[2048..].iter().filter(|&&x| x == 0).count() < 64);
     }
 }
+
+#[cfg(test)]
+mod effects;

@@ -87,6 +87,10 @@ impl Failure {
 
 impl std::fmt::Display for Failure {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // A verify failure's message is fio's whole sentence (what, file, offset, values).
+        if self.op == "verify" && self.message.contains(" at file ") {
+            return f.write_str(&self.message);
+        }
         write!(f, "{} failed", self.op)?;
         if let Some(o) = self.offset {
             write!(f, " at offset {o}")?;

@@ -5,9 +5,13 @@
 
 pub mod calls;
 pub mod data;
+pub mod dist;
 pub mod drive;
 pub mod failure;
+pub mod offsets;
+pub mod pace;
 pub mod perm;
+pub mod verify;
 
 pub use data::{DataGen, WriteData};
 pub use drive::drive;
@@ -17,7 +21,7 @@ pub use perm::Permutation;
 use std::time::Duration;
 
 use crate::metrics::hist::{self, Hist};
-use crate::plan::job::{BlockSize, Rw};
+use crate::plan::job::{BlockSize, Distribution, Rw, Verify};
 
 /// What one worker does, resolved from a job: sizes in bytes, times as durations.
 #[derive(Debug, Clone)]
@@ -45,19 +49,102 @@ pub struct Pattern {
     /// stamps a fresh random key into every 512-byte sector of a random buffer (fio's default
     /// scramble_buffers), which keeps every sector of every write unique at 1/64 of the cost.
     pub refill: bool,
+    /// Block size of writes when it differs from `bs` (fio bs=R,W).
+    pub wbs: Option<BlockSize>,
+    /// Where the region starts in the file (fio offset + offset_increment x clone).
+    pub base: u64,
+    pub shape: Shape,
+    pub pace: Pace,
+    /// Share of writes that repeat an earlier buffer (fio dedupe_percentage).
+    pub dedupe_pct: u32,
+    pub verify: Option<Verify>,
+}
+
+/// Where offsets fall beyond rw: fio's rw=...:N, rw_sequencer, percentage_random,
+/// random_distribution, blockalign.
+#[derive(Debug, Clone)]
+pub struct Shape {
+    pub rw_mod: Option<u64>,
+    pub rw_identical: bool,
+    pub random_pct: u32,
+    pub dist: Distribution,
+    pub dist_center: Option<f64>,
+    pub align: Option<u64>,
+}
+
+impl Default for Shape {
+    fn default() -> Shape {
+        Shape {
+            rw_mod: None,
+            rw_identical: false,
+            random_pct: 100,
+            dist: Distribution::Random,
+            dist_center: None,
+            align: None,
+        }
+    }
+}
+
+/// How fast and how long: number_ios, startdelay, rate, rate_iops, rate_process, thinktime.
+#[derive(Debug, Clone, Default)]
+pub struct Pace {
+    pub limit_ios: Option<u64>,
+    pub startdelay: Duration,
+    pub rate: [Option<u64>; 2],
+    pub rate_iops: [Option<u64>; 2],
+    pub poisson: bool,
+    pub thinktime: Option<Duration>,
+    pub thinktime_spin: Duration,
+    pub thinktime_blocks: u32,
 }
 
 impl Pattern {
+    /// A pattern with fsbench's defaults around these essentials (for tests and built jobs).
+    pub fn basic(rw: Rw, bs: BlockSize, depth: usize, region: u64) -> Pattern {
+        Pattern {
+            rw,
+            rwmixread: 50,
+            bs,
+            depth,
+            region,
+            limit_bytes: Some(region),
+            runtime: None,
+            ramp: Duration::ZERO,
+            fsync_every: 0,
+            fdatasync_every: 0,
+            end_fsync: false,
+            seed: 1,
+            compress_pct: 0,
+            randommap: true,
+            refill: true,
+            wbs: None,
+            base: 0,
+            shape: Shape::default(),
+            pace: Pace::default(),
+            dedupe_pct: 0,
+            verify: None,
+        }
+    }
+
     pub fn max_bs(&self) -> u64 {
-        max_bs(&self.bs)
+        max_bs(&self.bs).max(self.wbs.as_ref().map_or(0, max_bs))
     }
 
     pub fn min_bs(&self) -> u64 {
-        match &self.bs {
-            BlockSize::Fixed(b) => *b,
-            BlockSize::Range(lo, _) => *lo,
-            BlockSize::Split(v) => v.iter().map(|x| x.0).min().unwrap_or(4096),
-        }
+        min_bs(&self.bs).min(self.wbs.as_ref().map_or(u64::MAX, min_bs))
+    }
+
+    /// Offsets are multiples of this.
+    pub fn align(&self) -> u64 {
+        self.shape.align.unwrap_or_else(|| self.min_bs()).max(1)
+    }
+}
+
+fn min_bs(bs: &BlockSize) -> u64 {
+    match bs {
+        BlockSize::Fixed(b) => *b,
+        BlockSize::Range(lo, _) => *lo,
+        BlockSize::Split(v) => v.iter().map(|x| x.0).min().unwrap_or(4096),
     }
 }
 
@@ -87,6 +174,13 @@ pub struct Stats {
     pub failure: Option<Failure>,
     /// Stopped early by a stop request (a signal).
     pub stopped: Option<crate::stop::StopReason>,
+    /// (offset in the file, length) of every write, when the job verifies what it wrote.
+    pub written: Vec<(u64, u32)>,
+    /// Intervals checked on reads (verify on a reading job) and how many were bad.
+    pub verified: u64,
+    pub verify_errors: u64,
+    /// The first bad block a reading job's verify found (the session words it with the path).
+    pub mismatch: Option<verify::Mismatch>,
 }
 
 impl Stats {
@@ -112,6 +206,10 @@ impl Stats {
             error: None,
             failure: None,
             stopped: None,
+            written: Vec::new(),
+            verified: 0,
+            verify_errors: 0,
+            mismatch: None,
         }
     }
 
@@ -137,6 +235,8 @@ impl Stats {
             self.error.clone_from(&o.error);
         }
         self.stopped = self.stopped.or(o.stopped);
+        self.verified += o.verified;
+        self.verify_errors += o.verify_errors;
     }
 }
 

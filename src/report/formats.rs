@@ -19,6 +19,20 @@ struct Json;
 struct Html;
 struct BonnieCsv;
 struct IozoneR;
+struct FioJson;
+
+impl Renderer for FioJson {
+    fn name(&self) -> &'static str {
+        "fio-json"
+    }
+    fn help(&self) -> &'static str {
+        "block records in fio's --output-format=json shape (jobs[] with read/write, bw, iops, clat_ns percentiles), for tools that read fio's JSON"
+    }
+    fn render(&self, rep: &StudyReport, _title: &str) -> String {
+        let v = super::fiojson::render(&rep.records);
+        serde_json::to_string_pretty(&v).unwrap_or_default() + "\n"
+    }
+}
 
 impl Renderer for IozoneR {
     fn name(&self) -> &'static str {
@@ -104,8 +118,9 @@ impl Renderer for Html {
     }
 }
 
-pub static FORMATS: &[&dyn Renderer] =
-    &[&Term, &Markdown, &Csv, &Json, &Html, &BonnieCsv, &IozoneR];
+pub static FORMATS: &[&dyn Renderer] = &[
+    &Term, &Markdown, &Csv, &Json, &Html, &BonnieCsv, &IozoneR, &FioJson,
+];
 
 pub fn names() -> Vec<&'static str> {
     FORMATS.iter().map(|f| f.name()).collect()

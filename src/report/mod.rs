@@ -5,6 +5,7 @@ pub mod audit;
 pub mod block;
 pub mod bonnie;
 pub mod doctor;
+pub mod fiojson;
 pub mod formats;
 pub mod html;
 pub mod iozone;

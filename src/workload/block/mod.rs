@@ -60,6 +60,12 @@ pub static METRICS: &[MetricDef] = &[
     m("iodepth", Count, Neither),
     m("numjobs", Count, Neither),
     m("cpu_user_ns_per_io", Nanoseconds, Lower),
+    // verify= (blocks read back and checked, bad intervals, time reading back)
+    m("verify_blocks", Count, Neither),
+    m("verify_bytes", Bytes, Neither),
+    m("verify_errors", Count, Lower),
+    m("verify_s", Seconds, Neither),
+    m("verify_skipped", Count, Neither),
     // snapshots=RATE (snap.rs)
     m("snapshots_taken", Count, Neither),
     m("snapshots_per_sec", OpsPerSec, Neither),

@@ -10,8 +10,8 @@ use std::time::Duration;
 use super::{fmt, writes, Block};
 use crate::engine;
 use crate::frame::{Place, RunError, TargetCtx};
-use crate::io::{self, Pattern};
-use crate::plan::job::{EngineKind, Job, SizeSpec};
+use crate::io::{self, Pace, Pattern, Shape};
+use crate::plan::job::{EngineKind, Job, Rw, SizeSpec};
 
 /// One worker of a job, resolved: its file, its pattern.
 pub struct Worker {
@@ -72,67 +72,119 @@ fn existing(path: &Path, name: &str) -> Result<(bool, u64), RunError> {
     Ok((blockdev, len))
 }
 
-/// The bytes a worker's I/O falls in.
-fn region_of(job: &Job, path: &Path, blockdev: bool, existing: u64) -> Result<u64, RunError> {
+/// What a share (`size=50%`, `offset=25%`) is a share of: the device, or the file system's free
+/// space for files.
+fn whole(job: &Job, path: &Path, blockdev: bool, existing: u64) -> Result<u64, RunError> {
+    if blockdev {
+        return Ok(existing);
+    }
+    let dir = path.parent().unwrap_or(Path::new("."));
+    crate::sys::statvfs(dir)
+        .map(|s| s.blocks_avail * s.block_size)
+        .map_err(|e| invalid(format!("job '{}': {}: {e}", job.name, dir.display())))
+}
+
+fn bytes_of(spec: SizeSpec, whole: &dyn Fn() -> Result<u64, RunError>) -> Result<u64, RunError> {
+    Ok(match spec {
+        SizeSpec::Bytes(n) => n,
+        SizeSpec::Percent(p) => (whole()? as f64 * p / 100.0) as u64,
+    })
+}
+
+/// Where a worker's region starts (fio offset + offset_increment x clone) and its bytes.
+fn region_of(
+    job: &Job,
+    clone: u32,
+    path: &Path,
+    blockdev: bool,
+    existing: u64,
+) -> Result<(u64, u64), RunError> {
     let name = &job.name;
+    let whole = || whole(job, path, blockdev, existing);
+    let base = match job.offset {
+        Some(o) => bytes_of(o, &whole)?,
+        None => 0,
+    } + job.offset_increment * clone as u64;
     let region = match job.size {
-        Some(SizeSpec::Bytes(n)) => n,
-        Some(SizeSpec::Percent(p)) => {
-            let whole = if blockdev {
-                existing
-            } else {
-                let dir = path.parent().unwrap_or(Path::new("."));
-                crate::sys::statvfs(dir)
-                    .map(|s| s.blocks_avail * s.block_size)
-                    .map_err(|e| invalid(format!("job '{name}': {}: {e}", dir.display())))?
-            };
-            (whole as f64 * p / 100.0) as u64
-        }
-        None if existing > 0 => existing,
+        Some(s) => bytes_of(s, &whole)?,
+        None if existing > base => existing - base,
         None => {
             return Err(invalid(format!(
-                "job '{name}': no size and {} does not exist: add size=1G (or --file-size)",
-                path.display()
+                "job '{name}': no size and {} does not exist{}: add size=1G (or --file-size)",
+                path.display(),
+                if base > 0 { " beyond its offset" } else { "" }
             )))
         }
     };
     let region = if blockdev {
-        region.min(existing)
+        region.min(existing.saturating_sub(base))
     } else {
         region
     };
-    let max_bs = io::max_bs(&job.bs);
+    let max_bs = io::max_bs(&job.bs).max(io::max_bs(job.wbs()));
     if region < max_bs {
         return Err(invalid(format!(
-            "job '{name}': its size ({}) is smaller than its largest block ({}): raise size=",
+            "job '{name}': its size ({}) is smaller than its largest block ({}): raise size={}",
             fmt(region),
-            fmt(max_bs)
+            fmt(max_bs),
+            if base > 0 { " or lower offset=" } else { "" }
         )));
     }
-    Ok(region)
+    Ok((base, region))
 }
 
-fn pattern_of(job: &Job, clone: u32, region: u64) -> Pattern {
+fn pattern_of(job: &Job, clone: u32, base: u64, region: u64) -> Pattern {
+    let verify_only = job.verify.as_ref().is_some_and(|v| v.only);
+    let mut rw = job.rw;
+    if verify_only {
+        rw = if rw.random() { Rw::RandRead } else { Rw::Read };
+    }
+    let passes = job
+        .io_size
+        .unwrap_or(region)
+        .saturating_mul(job.loops.max(1) as u64);
     Pattern {
-        rw: job.rw,
+        rw,
         rwmixread: job.rwmixread,
         bs: job.bs.clone(),
         depth: job.iodepth as usize,
         region,
-        limit_bytes: if job.time_based {
-            None
-        } else {
-            Some(job.io_size.unwrap_or(region))
-        },
+        limit_bytes: if job.time_based { None } else { Some(passes) },
         runtime: job.runtime,
         ramp: job.ramp_time.unwrap_or(Duration::ZERO),
         fsync_every: job.fsync,
         fdatasync_every: job.fdatasync,
         end_fsync: job.end_fsync,
-        seed: seed_of(&job.name, clone),
+        seed: seed_of(&job.name, clone) ^ job.randseed.unwrap_or(0),
         compress_pct: job.compress_pct,
         refill: job.refill_buffers,
         randommap: !job.norandommap,
+        wbs: job.write_bs.clone(),
+        base,
+        shape: Shape {
+            rw_mod: job.rw_mod,
+            rw_identical: job.rw_identical,
+            random_pct: job.random_pct,
+            dist: job.distribution.clone(),
+            dist_center: job.dist_center,
+            align: job.blockalign,
+        },
+        pace: Pace {
+            limit_ios: job.number_ios,
+            startdelay: job.startdelay.unwrap_or_default(),
+            rate: job.rate,
+            rate_iops: job.rate_iops,
+            poisson: job.rate_poisson,
+            thinktime: job.thinktime,
+            thinktime_spin: job.thinktime_spin.unwrap_or_default(),
+            thinktime_blocks: job.thinktime_blocks,
+        },
+        dedupe_pct: if job.verify.is_some() {
+            0
+        } else {
+            job.dedupe_pct
+        },
+        verify: job.verify.clone(),
     }
 }
 
@@ -153,6 +205,19 @@ fn job_notes(b: &Block, job: &Job, place: &Place) -> Vec<String> {
     }
     if !job.refill_buffers && writes(job.rw) {
         jn.push("refill_buffers=0: write buffers are reused with a fresh stamp per sector; a filesystem that compresses across several writes may shrink them".into());
+    }
+    if let Some(v) = job.verify.as_ref().filter(|v| v.kind != "null") {
+        jn.push(if writes(job.rw) && !v.only {
+            format!("verify={}: what the job wrote is read back from the device and checked once its writing is done; those reads are not in its figures (fio counts them as reads)", v.kind)
+        } else {
+            format!("verify={}: every block read is checked against its header", v.kind)
+        });
+    }
+    if job.rw.random() && job.distribution != crate::plan::job::Distribution::Random {
+        jn.push(
+            "random_distribution: offsets are drawn independently (no random map), as in fio"
+                .into(),
+        );
     }
     if job.numjobs > 1 {
         jn.push(format!(
@@ -178,7 +243,9 @@ pub fn resolve(b: &Block, t: &TargetCtx) -> Result<Resolved, RunError> {
         for clone in 0..job.numjobs {
             let path = path_of(&t.place, &base, job, clone)?;
             let (blockdev, have) = existing(&path, &job.name)?;
-            let region = region_of(job, &path, blockdev, have)?;
+            let (base, region) = region_of(job, clone, &path, blockdev, have)?;
+            let end = base + region;
+            check_file(job, &path, blockdev, have, end)?;
             if let Place::Here { wipe } = t.place {
                 if blockdev && writes(job.rw) {
                     crate::provision::safety::check_device(&path, wipe).map_err(|e| {
@@ -192,21 +259,21 @@ pub fn resolve(b: &Block, t: &TargetCtx) -> Result<Resolved, RunError> {
             }
             let lay = match &t.place {
                 Place::Raw(_) => true,
-                _ => !blockdev && have < region,
+                _ => !blockdev && have < end,
             };
             if lay && !layout.iter().any(|(p, _)| p == &path) {
                 if !blockdev {
-                    new_bytes += region.saturating_sub(have);
+                    new_bytes += end.saturating_sub(have);
                 }
-                layout.push((path.clone(), region));
+                layout.push((path.clone(), end));
             } else if let Some(l) = layout.iter_mut().find(|(p, _)| p == &path) {
-                l.1 = l.1.max(region);
+                l.1 = l.1.max(end);
             }
             workers.push(Worker {
                 job: ji,
                 path,
                 blockdev,
-                pattern: pattern_of(job, clone, region),
+                pattern: pattern_of(job, clone, base, region),
             });
         }
         notes.push(job_notes(b, job, &t.place));
@@ -226,6 +293,30 @@ pub fn resolve(b: &Block, t: &TargetCtx) -> Result<Resolved, RunError> {
         layout,
         notes,
     })
+}
+
+/// A job that may not create its file, or only verifies it, needs it there already.
+fn check_file(job: &Job, path: &Path, blockdev: bool, have: u64, end: u64) -> Result<(), RunError> {
+    if blockdev || have >= end {
+        return Ok(());
+    }
+    if job.verify.as_ref().is_some_and(|v| v.only) {
+        return Err(invalid(format!(
+            "job '{}': verify_only checks what an earlier run wrote, but {} holds {} of the {} it would read: write it first (the same job without verify_only)",
+            job.name,
+            path.display(),
+            fmt(have),
+            fmt(end)
+        )));
+    }
+    if !job.allow_file_create && have == 0 {
+        return Err(invalid(format!(
+            "job '{}': allow_file_create=0 and {} does not exist: create it first or drop the option",
+            job.name,
+            path.display()
+        )));
+    }
+    Ok(())
 }
 
 /// Will the new files fit?

@@ -16,7 +16,7 @@ use crate::frame::{
 };
 use crate::io::{self, Stats, WriteData};
 use crate::metrics::hist;
-use crate::plan::job::{EngineKind, Job, Rw};
+use crate::plan::job::{EngineKind, Job, OpenSync, Rw};
 use crate::provision::snapshot::Snapper;
 use std::sync::atomic::AtomicBool;
 use std::sync::Mutex;
@@ -75,7 +75,12 @@ impl BlockSession {
                         .collect::<Vec<_>>()
                         .join("+"),
                     does: "fio-class block I/O".into(),
-                    cache: CachePolicy::Drop,
+                    // invalidate=0 on every job of the group: the page cache is kept.
+                    cache: if jobs.iter().all(|j| !j.invalidate) {
+                        CachePolicy::Keep
+                    } else {
+                        CachePolicy::Drop
+                    },
                     writes: jobs.iter().any(|j| writes(j.rw)),
                     reads: jobs
                         .iter()
@@ -161,12 +166,27 @@ impl Session for BlockSession {
         };
         ctx.start_line();
         let mut st = io::drive(eng.as_mut(), &w.pattern, &self.datas[wi], ctx.progress);
+        drop(eng);
+        let path = w.path.display().to_string();
+        if let (Some(m), Some(f)) = (st.mismatch.take(), st.failure.as_mut()) {
+            f.message = m.describe(&path);
+        }
         if let Some(f) = st.failure.take() {
             let f = f.path(&w.path);
             st.error = Some(f.to_string());
             st.failure = Some(f);
         }
-        worker_out(part, st, how)
+        let written = std::mem::take(&mut st.written);
+        let (verified, bad) = (st.verified, st.verify_errors);
+        let mut out = worker_out(part, st, how);
+        if job.verify.is_some() && !job.rw.writes() {
+            out.counters.insert("verify_blocks", verified as f64);
+            out.counters.insert("verify_errors", bad as f64);
+        }
+        if out.error.is_none() && out.stopped.is_none() && !written.is_empty() {
+            verify_written(job, w, &written, &mut out);
+        }
+        out
     }
 
     fn beside(&self, phase: usize, done: &AtomicBool) {
@@ -211,6 +231,7 @@ impl Session for BlockSession {
             });
         }
         self.finish_snapshots(&mut out);
+        self.unlink(phase, &mut out);
         Ok(out)
     }
 }
@@ -236,6 +257,23 @@ impl BlockSession {
             if let Err(e) = &deleted {
                 p.notes
                     .push(format!("snapshots: deleting them failed: {e}"));
+            }
+        }
+    }
+
+    /// Deletes the files of the phase's jobs that ask for it (fio unlink).
+    fn unlink(&mut self, phase: usize, out: &mut [Phase]) {
+        for &wi in &self.members[phase] {
+            let w = &self.r.workers[wi];
+            let job = &self.block.jobs[w.job];
+            if !job.unlink || w.blockdev || !self.laid.remove(&w.path) {
+                continue;
+            }
+            if let Err(e) = std::fs::remove_file(&w.path) {
+                if let Some(p) = out.iter_mut().find(|p| p.test == job.name) {
+                    p.notes
+                        .push(format!("unlink: removing {} failed: {e}", w.path.display()));
+                }
             }
         }
     }
@@ -346,6 +384,21 @@ fn job_metrics(job: &Job, p: &WorkerOut) -> BTreeMap<String, f64> {
     put("numjobs", job.numjobs as f64);
     if let Some(h) = p.hists.get("lat") {
         hist::summarize(h, "lat", &mut metrics);
+        for q in &job.percentiles {
+            let name = format!("lat_p{}_ns", format!("{q}").replace('.', ""));
+            metrics.insert(name, h.value_at_quantile(q / 100.0) as f64);
+        }
+    }
+    for k in [
+        "verify_blocks",
+        "verify_bytes",
+        "verify_errors",
+        "verify_s",
+        "verify_skipped",
+    ] {
+        if p.counters.contains_key(k) {
+            metrics.insert(k.to_string(), p.counter(k));
+        }
     }
     if reads > 0.0 && writes > 0.0 {
         for k in ["read_lat", "write_lat"] {
@@ -375,6 +428,41 @@ fn histograms(p: &WorkerOut) -> BTreeMap<String, String> {
     out
 }
 
+/// Reads back what a verifying job wrote and checks it; a bad block fails the job in fio's words.
+fn verify_written(job: &Job, w: &Worker, written: &[(u64, u32)], out: &mut WorkerOut) {
+    let Some(ver) = &job.verify else { return };
+    let v = io::verify::Verifier::new(ver, w.pattern.seed);
+    if !v.checks() {
+        return;
+    }
+    let rb = io::verify::read_back(&w.path, written, &v, job.direct, ver.fatal, ver.dump);
+    out.counters.insert("verify_blocks", rb.blocks as f64);
+    out.counters.insert("verify_bytes", rb.bytes as f64);
+    out.counters.insert("verify_errors", rb.errors as f64);
+    out.counters.insert("verify_s", rb.secs);
+    out.counters.insert("verify_skipped", rb.skipped as f64);
+    out.how.push(format!("verify read back {}", rb.how));
+    let failure = match (rb.io_error, rb.first) {
+        (Some(f), _) => Some(f),
+        (None, Some(m)) => Some(io::Failure {
+            op: "verify".into(),
+            message: m.describe(&w.path.display().to_string()),
+            offset: Some(m.offset),
+            ..Default::default()
+        }),
+        _ => None,
+    };
+    if let Some(f) = failure {
+        let f = f.path(&w.path);
+        out.error = Some(if rb.errors > 1 {
+            format!("{f} ({} bad blocks in all)", rb.errors)
+        } else {
+            f.to_string()
+        });
+        out.failure = Some(f);
+    }
+}
+
 type Prepared = (Box<dyn engine::IoEngine>, Vec<String>);
 
 fn open_engine(job: &Job, w: &Worker) -> Result<Prepared, String> {
@@ -389,9 +477,12 @@ fn open_engine(job: &Job, w: &Worker) -> Result<Prepared, String> {
     let open = |direct: bool| {
         let mut o = OpenOptions::new();
         o.read(true).write(writes(job.rw));
-        if direct {
-            o.custom_flags(libc::O_DIRECT);
-        }
+        let sync = match job.open_sync {
+            OpenSync::None => 0,
+            OpenSync::Sync => libc::O_SYNC,
+            OpenSync::Dsync => libc::O_DSYNC,
+        };
+        o.custom_flags(if direct { libc::O_DIRECT } else { 0 } | sync);
         o.open(&w.path)
     };
     let file = match open(job.direct) {

@@ -1,0 +1,111 @@
+//! Where a worker's next I/O goes: sequential (with fio's `rw=read:8k` holes, wrapping when the
+//! job asks for more than one pass), uniform random (through the random map or independent),
+//! non-uniform (`dist`), partly random (`percentage_random`), and random with runs
+//! (`rw=randread:8`, sequential or identical).
+
+use super::dist::Picker;
+use super::{DataGen, Pattern, Permutation};
+
+pub struct Offsets {
+    region: u64,
+    align: u64,
+    random: bool,
+    randommap: bool,
+    map: Permutation,
+    picker: Option<Picker>,
+    random_pct: u32,
+    /// I/Os per random offset (rw=randread:N), and whether they repeat it.
+    run: u64,
+    identical: bool,
+    run_left: u64,
+    /// Bytes skipped after each sequential I/O (rw=read:N).
+    skip: u64,
+    /// Sequential I/O wraps at the end of the region (time based, or more than one pass).
+    wrap: bool,
+    next_seq: u64,
+    last: u64,
+}
+
+impl Offsets {
+    pub fn new(p: &Pattern, rng: &mut DataGen) -> Offsets {
+        let align = p.align();
+        let slots = (p.region - p.max_bs().min(p.region)) / align + 1;
+        let random = p.rw.random();
+        let picker = Picker::new(&p.shape.dist, p.shape.dist_center, slots, align);
+        Offsets {
+            region: p.region,
+            align,
+            random,
+            randommap: p.randommap && picker.is_none(),
+            map: Permutation::new(slots, rng),
+            picker,
+            random_pct: p.shape.random_pct,
+            run: if random {
+                p.shape.rw_mod.unwrap_or(1).max(1)
+            } else {
+                1
+            },
+            identical: p.shape.rw_identical,
+            run_left: 0,
+            skip: if random {
+                0
+            } else {
+                p.shape.rw_mod.unwrap_or(0)
+            },
+            wrap: p.runtime.is_some() || p.limit_bytes.is_none_or(|l| l > p.region),
+            next_seq: 0,
+            last: 0,
+        }
+    }
+
+    /// The offset (in the region) of the next I/O of `len` bytes; None when a sized sequential
+    /// job has reached the end of its region.
+    #[inline]
+    pub fn next(&mut self, len: u64, rng: &mut DataGen) -> Option<u64> {
+        if !self.random {
+            return self.sequential(len);
+        }
+        if self.run_left > 0 {
+            self.run_left -= 1;
+            if !self.identical {
+                self.last = self.sequential_from(self.last + len, len);
+            }
+            return Some(self.last);
+        }
+        self.run_left = self.run - 1;
+        let o = if self.random_pct < 100 && (rng.next_u64() % 100) as u32 >= self.random_pct {
+            self.sequential_from(self.next_seq, len)
+        } else if let Some(p) = &self.picker {
+            p.next(rng) * self.align
+        } else if self.randommap {
+            self.map.next(rng) * self.align
+        } else {
+            let slots = (self.region - len) / self.align + 1;
+            (rng.next_u64() % slots) * self.align
+        };
+        self.next_seq = o + len;
+        self.last = o;
+        Some(o)
+    }
+
+    /// `from`, or the start when a block of `len` does not fit there.
+    fn sequential_from(&self, from: u64, len: u64) -> u64 {
+        if from + len > self.region {
+            0
+        } else {
+            from
+        }
+    }
+
+    fn sequential(&mut self, len: u64) -> Option<u64> {
+        if self.next_seq + len > self.region {
+            if !self.wrap {
+                return None;
+            }
+            self.next_seq = 0;
+        }
+        let o = self.next_seq;
+        self.next_seq += len + self.skip;
+        Some(o)
+    }
+}

@@ -1,0 +1,348 @@
+//! fio's JSON output, both ways: block records written in the shape `fio --output-format=json`
+//! prints (jobs[] with read/write/trim, io_bytes, bw, iops, clat_ns/lat_ns with percentiles,
+//! usr_cpu/sys_cpu, disk_util), so tools that read fio's JSON read fsbench's; and a fio JSON
+//! result read back as records, so an old fio run sits in the same tables as fsbench runs.
+
+use std::collections::BTreeMap;
+
+use serde_json::{json, Map, Value};
+
+use crate::metrics::hist::{self, Hist};
+use crate::store::{Outcome, Record};
+
+/// fio's default percentiles.
+const PERCENTILES: &[f64] = &[
+    1.0, 5.0, 10.0, 20.0, 30.0, 40.0, 50.0, 60.0, 70.0, 80.0, 90.0, 95.0, 99.0, 99.5, 99.9, 99.95,
+    99.99,
+];
+
+/// Is this a block record (a fio-class job)?
+pub fn is_block(r: &Record) -> bool {
+    r.config
+        .as_ref()
+        .is_some_and(|c| c.get("iodepth").is_some())
+}
+
+fn stats(h: Option<&Hist>, with_pct: bool) -> Value {
+    let Some(h) = h.filter(|h| !h.is_empty()) else {
+        return json!({"min": 0, "max": 0, "mean": 0.0, "stddev": 0.0, "N": 0});
+    };
+    let mut v = json!({
+        "min": h.min(), "max": h.max(), "mean": h.mean(), "stddev": h.stdev(), "N": h.len(),
+    });
+    if with_pct {
+        let p: Map<String, Value> = PERCENTILES
+            .iter()
+            .map(|q| (format!("{q:.6}"), json!(h.value_at_quantile(q / 100.0))))
+            .collect();
+        v["percentile"] = Value::Object(p);
+    }
+    v
+}
+
+/// One direction of a record: (ios, bytes, histogram).
+fn direction(r: &Record, dir: &str, h: Option<&Hist>) -> Value {
+    let m = |k: &str| r.metrics.get(k).copied().unwrap_or(0.0);
+    let (ios, bytes) = (m(&format!("{dir}_ios")), m(&format!("{dir}_bytes")));
+    let secs = m("runtime_s");
+    let bw = if secs > 0.0 { bytes / secs } else { 0.0 };
+    let iops = if secs > 0.0 { ios / secs } else { 0.0 };
+    let mut v = json!({
+        "io_bytes": bytes as u64,
+        "io_kbytes": (bytes / 1024.0) as u64,
+        "bw_bytes": bw as u64,
+        "bw": (bw / 1024.0) as u64,
+        "iops": iops,
+        "runtime": if ios > 0.0 { (secs * 1000.0).round() as u64 } else { 0 },
+        "total_ios": ios as u64,
+        "short_ios": 0,
+        "drop_ios": 0,
+        "slat_ns": stats(None, false),
+        "clat_ns": stats(h, true),
+        "lat_ns": stats(h, false),
+    });
+    // Per-second samples, when the record's series is all this direction's.
+    let series = r.series.get("bytes_per_sec").filter(|s| !s.is_empty());
+    if let (Some(s), true) = (series, ios > 0.0 && ios == m("ios")) {
+        let kib: Vec<f64> = s.iter().map(|b| b / 1024.0).collect();
+        let mean = kib.iter().sum::<f64>() / kib.len() as f64;
+        v["bw_min"] = json!(kib.iter().cloned().fold(f64::INFINITY, f64::min) as u64);
+        v["bw_max"] = json!(kib.iter().cloned().fold(0.0, f64::max) as u64);
+        v["bw_mean"] = json!(mean);
+        v["bw_samples"] = json!(kib.len());
+        v["bw_agg"] = json!(100.0);
+    }
+    v
+}
+
+fn decode(r: &Record, name: &str) -> Option<Hist> {
+    r.histograms.get(name).and_then(|t| hist::decode(t).ok())
+}
+
+/// One record as one of fio's jobs.
+fn job(r: &Record, groupid: usize) -> Value {
+    let lat = decode(r, "lat_ns");
+    let (rh, wh) = (decode(r, "read_lat_ns"), decode(r, "write_lat_ns"));
+    let has = |d: &str| r.metrics.get(&format!("{d}_ios")).copied().unwrap_or(0.0) > 0.0;
+    let (reads, writes) = (has("read"), has("write"));
+    let read_h = if reads && writes {
+        rh.as_ref()
+    } else {
+        lat.as_ref().filter(|_| reads)
+    };
+    let write_h = if reads && writes {
+        wh.as_ref()
+    } else {
+        lat.as_ref().filter(|_| writes)
+    };
+    let empty = json!({"io_bytes": 0, "io_kbytes": 0, "bw_bytes": 0, "bw": 0, "iops": 0.0, "runtime": 0, "total_ios": 0, "short_ios": 0, "drop_ios": 0});
+    let m = |k: &str| r.metrics.get(k).copied().unwrap_or(0.0);
+    let options: Map<String, Value> = r
+        .config
+        .as_ref()
+        .and_then(|c| c.as_object())
+        .map(|o| {
+            o.iter()
+                .filter(|(_, v)| !v.is_null())
+                .map(|(k, v)| {
+                    let s = match v {
+                        Value::String(s) => s.clone(),
+                        other => other.to_string(),
+                    };
+                    (k.clone(), Value::String(s))
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    json!({
+        "jobname": r.test,
+        "groupid": groupid,
+        "error": if r.outcome == Outcome::Failed { 5 } else { 0 },
+        "eta": 0,
+        "elapsed": r.duration_s.round() as u64,
+        "job options": options,
+        "read": direction(r, "read", read_h),
+        "write": direction(r, "write", write_h),
+        "trim": empty,
+        "sync": {"total_ios": 0, "lat_ns": stats(None, false)},
+        "job_runtime": (m("runtime_s") * 1000.0).round() as u64,
+        "usr_cpu": m("cpu_user_pct"),
+        "sys_cpu": m("cpu_sys_pct"),
+        "ctx": 0,
+        "majf": 0,
+        "minf": 0,
+        "fsbench": {"target": r.target, "fs": r.fs, "workload": r.workload, "repeat": r.repeat,
+                     "notes": r.notes, "error": r.error,
+                     "latency": "fsbench times each I/O from queue to completion: clat_ns and lat_ns carry that one figure, slat_ns is not measured"},
+    })
+}
+
+/// The block records of a study in fio's JSON shape (one job per record; a group per target
+/// and repeat).
+pub fn render(records: &[Record]) -> Value {
+    let mut groups: Vec<(String, u32)> = Vec::new();
+    let mut jobs = Vec::new();
+    let mut disks: BTreeMap<String, (f64, f64)> = BTreeMap::new();
+    for r in records
+        .iter()
+        .filter(|r| is_block(r) && r.outcome != Outcome::Skipped)
+    {
+        let g = match groups
+            .iter()
+            .position(|g| g.0 == r.target && g.1 == r.repeat)
+        {
+            Some(i) => i,
+            None => {
+                groups.push((r.target.clone(), r.repeat));
+                groups.len() - 1
+            }
+        };
+        jobs.push(job(r, g));
+        if let (Some(rd), Some(wr)) = (
+            r.metrics.get("device_read_bytes"),
+            r.metrics.get("device_write_bytes"),
+        ) {
+            let d = disks.entry(r.target.clone()).or_default();
+            d.0 += rd;
+            d.1 += wr;
+        }
+    }
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    let disk_util: Vec<Value> = disks
+        .iter()
+        .map(
+            |(t, (rd, wr))| json!({"name": t, "read_bytes": *rd as u64, "write_bytes": *wr as u64}),
+        )
+        .collect();
+    json!({
+        "fio version": format!("fsbench-{}", env!("CARGO_PKG_VERSION")),
+        "timestamp": now,
+        "timestamp_ms": now * 1000,
+        "time": "",
+        "jobs": jobs,
+        "disk_util": disk_util,
+    })
+}
+
+/// A fio JSON result as records of target `label` (one per job), for a study's tables.
+pub fn import(text: &str, label: &str) -> Result<Vec<Record>, String> {
+    let v: Value = serde_json::from_str(text).map_err(|e| format!("not JSON fio wrote: {e}"))?;
+    let version = v
+        .get("fio version")
+        .and_then(Value::as_str)
+        .ok_or("no \"fio version\": is this `fio --output-format=json` output?")?;
+    let jobs = v
+        .get("jobs")
+        .and_then(Value::as_array)
+        .ok_or("no \"jobs\" array: is this `fio --output-format=json` output?")?;
+    let started = v
+        .get("time")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_string();
+    jobs.iter()
+        .enumerate()
+        .map(|(i, j)| import_job(j, i, label, version, &started))
+        .collect()
+}
+
+fn import_job(
+    j: &Value,
+    i: usize,
+    label: &str,
+    version: &str,
+    started: &str,
+) -> Result<Record, String> {
+    let name = j
+        .get("jobname")
+        .and_then(Value::as_str)
+        .ok_or(format!("job {i} has no jobname"))?;
+    let num = |d: &Value, k: &str| d.get(k).and_then(Value::as_f64).unwrap_or(0.0);
+    let mut metrics = BTreeMap::new();
+    let (mut ios, mut bytes, mut runtime_ms) = (0.0, 0.0, 0.0f64);
+    let mut lat_mean = Vec::new();
+    for dir in ["read", "write"] {
+        let Some(d) = j.get(dir) else { continue };
+        let (n, b) = (num(d, "total_ios"), num(d, "io_bytes"));
+        metrics.insert(format!("{dir}_ios"), n);
+        metrics.insert(format!("{dir}_bytes"), b);
+        metrics.insert(format!("{dir}_iops"), num(d, "iops"));
+        metrics.insert(format!("{dir}_bytes_per_sec"), num(d, "bw_bytes"));
+        ios += n;
+        bytes += b;
+        runtime_ms = runtime_ms.max(num(d, "runtime"));
+        if n > 0.0 {
+            let clat = d.get("lat_ns").or_else(|| d.get("clat_ns"));
+            if let Some(c) = clat {
+                lat_mean.push((n, num(c, "mean"), num(c, "min"), num(c, "max")));
+            }
+            if let Some(p) = d.get("clat_ns").and_then(|c| c.get("percentile")) {
+                for (q, k) in [
+                    ("50.000000", "p50"),
+                    ("90.000000", "p90"),
+                    ("99.000000", "p99"),
+                    ("99.900000", "p999"),
+                ] {
+                    if let Some(x) = p.get(q).and_then(Value::as_f64) {
+                        let key = format!("{dir}_lat_{k}_ns");
+                        metrics.insert(key, x);
+                    }
+                }
+            }
+        }
+    }
+    let secs = runtime_ms / 1000.0;
+    metrics.insert("ios".into(), ios);
+    metrics.insert("bytes".into(), bytes);
+    metrics.insert("runtime_s".into(), secs);
+    if secs > 0.0 {
+        metrics.insert("iops".into(), ios / secs);
+        metrics.insert("bytes_per_sec".into(), bytes / secs);
+    }
+    if ios > 0.0 && !lat_mean.is_empty() {
+        let mean = lat_mean.iter().map(|(n, m, _, _)| n * m).sum::<f64>() / ios;
+        metrics.insert("lat_mean_ns".into(), mean);
+        let min = lat_mean.iter().map(|x| x.2).fold(f64::INFINITY, f64::min);
+        metrics.insert("lat_min_ns".into(), min);
+        metrics.insert(
+            "lat_max_ns".into(),
+            lat_mean.iter().map(|x| x.3).fold(0.0, f64::max),
+        );
+    }
+    // One direction: its percentiles are the job's.
+    let dirs: Vec<&str> = ["read", "write"]
+        .into_iter()
+        .filter(|d| metrics.get(&format!("{d}_ios")).copied().unwrap_or(0.0) > 0.0)
+        .collect();
+    if let [d] = dirs.as_slice() {
+        for k in ["p50", "p90", "p99", "p999"] {
+            if let Some(x) = metrics.get(&format!("{d}_lat_{k}_ns")).copied() {
+                metrics.insert(format!("lat_{k}_ns"), x);
+            }
+        }
+    }
+    metrics.insert("cpu_user_pct".into(), num(j, "usr_cpu"));
+    metrics.insert("cpu_sys_pct".into(), num(j, "sys_cpu"));
+    let error = num(j, "error");
+    let options = j.get("job options").cloned().unwrap_or(json!({}));
+    let mut config = json!({"imported_from": version, "job options": options});
+    if let Some(d) = options.get("iodepth") {
+        config["iodepth"] = d.clone();
+    } else {
+        config["iodepth"] = json!("1");
+    }
+    Ok(Record {
+        schema: crate::store::SCHEMA_VERSION,
+        target: label.to_string(),
+        fs: "fio-import".into(),
+        workload: "fio".into(),
+        test: name.to_string(),
+        repeat: 0,
+        started_at: started.to_string(),
+        duration_s: num(j, "elapsed"),
+        outcome: if error != 0.0 { Outcome::Failed } else { Outcome::Ok },
+        reason: None,
+        error: (error != 0.0).then(|| format!("fio reported error {error}")),
+        metrics,
+        notes: vec![format!("imported from {version} JSON: latency percentiles are fio's clat (fio's bins), not fsbench's histogram")],
+        histograms: BTreeMap::new(),
+        series: BTreeMap::new(),
+        config: Some(config),
+        failure: None,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const FIO: &str = include_str!("../../tests/fixtures/fio-3.33-null.json");
+
+    #[test]
+    fn a_fio_result_imports_and_renders_back_in_fios_shape() {
+        let recs = import(FIO, "old-fio").unwrap();
+        assert_eq!(recs.len(), 1);
+        let r = &recs[0];
+        assert_eq!((r.target.as_str(), r.test.as_str()), ("old-fio", "randrw"));
+        let v: Value = serde_json::from_str(FIO).unwrap();
+        let read = &v["jobs"][0]["read"];
+        assert_eq!(r.metrics["read_bytes"], read["io_bytes"].as_f64().unwrap());
+        assert_eq!(
+            r.metrics["read_ios"] + r.metrics["write_ios"],
+            r.metrics["ios"]
+        );
+        assert!(r.metrics["iops"] > 0.0 && r.metrics.contains_key("read_lat_p99_ns"));
+        // Out again: fio's keys, the same figures.
+        let out = render(&recs);
+        let j = &out["jobs"][0];
+        assert_eq!(j["jobname"], "randrw");
+        assert_eq!(j["read"]["io_bytes"], read["io_bytes"]);
+        assert_eq!(j["read"]["total_ios"], read["total_ios"]);
+        assert!(out["fio version"].as_str().unwrap().starts_with("fsbench-"));
+        assert!(import("{}", "x").unwrap_err().contains("fio version"));
+        assert!(import("nope", "x").unwrap_err().contains("not JSON"));
+    }
+}
