@@ -249,3 +249,24 @@ fn a_fio_json_result_imports_into_a_study() {
     ]);
     assert_eq!(o.status.code(), Some(2), "the same label twice is refused");
 }
+
+#[test]
+fn rate_min_fails_a_job_that_runs_slower() {
+    let dir = workdir();
+    let job = write(
+        dir.path(),
+        "slow.fio",
+        &format!(
+            "[slow]\ndirectory={}\nrw=write\nbs=4k\nsize=4m\nrate=1m\nrate_min=2m\nruntime=1\ntime_based\n",
+            dir.path().display()
+        ),
+    );
+    let out = dir.path().join("study");
+    let o = run(&["run", &job, "--out", out.to_str().unwrap(), "-q"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("rate_min: the writes ran at"),
+        "{}",
+        stderr(&o)
+    );
+}

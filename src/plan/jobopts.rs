@@ -398,7 +398,10 @@ impl Job {
             }
             Ok(Done)
         })();
-        pass(r, key, v)
+        let note = (key == "verify_backlog").then(|| {
+            "verify_backlog: fsbench checks the blocks once the job's writing is done, not every N blocks while it writes (the same blocks, checked later)".to_string()
+        });
+        pass(r, key, v).map(|r| r.map(|n| n.or(note)))
     }
 
     fn apply_report(&mut self, key: &str, v: Option<&str>) -> Option<R<Option<String>>> {

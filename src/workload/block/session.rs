@@ -212,11 +212,15 @@ impl Session for BlockSession {
                     m.frame.cpu_user_ns as f64 / group_ios,
                 );
             }
+            let error = part
+                .error
+                .clone()
+                .or_else(|| rate_min_missed(&self.block.jobs[ji], &metrics));
             out.push(Phase {
                 test: self.block.jobs[ji].name.clone(),
                 started_at: m.frame.started_at.clone(),
                 duration_s: m.frame.wall.as_secs_f64(),
-                error: part.error.clone(),
+                error,
                 metrics,
                 notes: self.notes(ji, part),
                 histograms: histograms(part),
@@ -426,6 +430,26 @@ fn histograms(p: &WorkerOut) -> BTreeMap<String, String> {
         }
     }
     out
+}
+
+/// fio's rate_min: a job whose bandwidth in a direction fell below it fails.
+fn rate_min_missed(job: &Job, metrics: &BTreeMap<String, f64>) -> Option<String> {
+    for (d, dir) in ["read", "write"].iter().enumerate() {
+        let (Some(min), Some(got)) = (
+            job.rate_min[d],
+            metrics.get(&format!("{dir}_bytes_per_sec")).copied(),
+        ) else {
+            continue;
+        };
+        if metrics.get(&format!("{dir}_ios")).copied().unwrap_or(0.0) > 0.0 && got < min as f64 {
+            return Some(format!(
+                "rate_min: the {dir}s ran at {} per second, below the {} per second the job asks for",
+                fmt(got as u64),
+                fmt(min)
+            ));
+        }
+    }
+    None
 }
 
 /// Reads back what a verifying job wrote and checks it; a bad block fails the job in fio's words.
