@@ -57,11 +57,14 @@ fn check_prints_each_option_with_its_line_and_touches_nothing() {
     let dir = workdir();
     write(dir.path(), "common.fio", "thread\ngroup_reporting=1\n");
     let job = write(dir.path(), "every.fio", EVERY_GROUP);
-    let o = bin()
-        .args(["run", "--check", &job])
-        .env("FSBENCH_TEST_SIZE", "16m")
-        .output()
-        .unwrap();
+    let check = |flag: &str| {
+        bin()
+            .args(["run", flag, &job])
+            .env("FSBENCH_TEST_SIZE", "16m")
+            .output()
+            .unwrap()
+    };
+    let o = check("--check");
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let out = stdout(&o);
     let lines: Vec<&str> = out.lines().collect();
@@ -82,11 +85,7 @@ fn check_prints_each_option_with_its_line_and_touches_nothing() {
     assert!(out.contains("[verify]  phase 2"), "{out}");
     assert!(out.contains("ioengine=posixaio runs on io_uring"), "{out}");
     // --dry-run is the same thing; nothing was created next to the job file.
-    let o = bin()
-        .args(["run", "--dry-run", &job])
-        .env("FSBENCH_TEST_SIZE", "16m")
-        .output()
-        .unwrap();
+    let o = check("--dry-run");
     assert_eq!(o.status.code(), Some(0));
     let names: Vec<String> = std::fs::read_dir(dir.path())
         .unwrap()
@@ -214,16 +213,19 @@ fn a_fio_json_result_imports_into_a_study() {
         env!("CARGO_MANIFEST_DIR"),
         "/tests/fixtures/fio-3.33-null.json"
     );
-    let o = run(&[
-        "report",
-        study.to_str().unwrap(),
-        "--import",
-        fixture,
-        "--label",
-        "old-fio",
-        "--format",
-        "fio-json",
-    ]);
+    let import = |more: &[&str]| {
+        let mut args = vec![
+            "report",
+            study.to_str().unwrap(),
+            "--import",
+            fixture,
+            "--label",
+            "old-fio",
+        ];
+        args.extend_from_slice(more);
+        run(&args)
+    };
+    let o = import(&["--format", "fio-json"]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let recs = records(&study);
     assert_eq!(
@@ -239,14 +241,7 @@ fn a_fio_json_result_imports_into_a_study() {
             "{d}"
         );
     }
-    let o = run(&[
-        "report",
-        study.to_str().unwrap(),
-        "--import",
-        fixture,
-        "--label",
-        "old-fio",
-    ]);
+    let o = import(&[]);
     assert_eq!(o.status.code(), Some(2), "the same label twice is refused");
 }
 

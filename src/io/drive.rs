@@ -69,6 +69,9 @@ struct Driver<'a> {
     /// The next I/O (write, length), drawn but held back by the rate.
     pending: Option<(bool, u64)>,
     verifier: Option<Verifier>,
+    /// Check every read (a verifying job that does not write: it reads what an earlier job
+    /// wrote; a writing job's reads would meet data it has not written yet).
+    check_reads: bool,
     /// Reads to check once their completion is reaped: (slot, bytes, offset).
     to_check: Vec<(usize, usize, u64)>,
     /// Keep the offsets of writes (to read them back).
@@ -84,7 +87,10 @@ impl<'a> Driver<'a> {
         let measure_from = start + p.ramp;
         let offsets = Offsets::new(p, &mut rng);
         let verifier = p.verify.as_ref().map(|v| Verifier::new(v, p.seed));
-        let keep_written = p.rw.writes() && p.verify.as_ref().is_some_and(|v| v.after_write);
+        let checks = verifier.as_ref().is_some_and(Verifier::checks);
+        let keep_written =
+            checks && p.rw.writes() && p.verify.as_ref().is_some_and(|v| v.after_write);
+        let check_reads = checks && !p.rw.writes();
         Driver {
             p,
             data,
@@ -109,6 +115,7 @@ impl<'a> Driver<'a> {
             hold: None,
             pending: None,
             verifier,
+            check_reads,
             to_check: Vec::new(),
             keep_written,
             failed: None,
@@ -258,7 +265,7 @@ impl<'a> Driver<'a> {
             if self.keep_written {
                 self.st.written.push((offset, res as u32));
             }
-        } else if self.verifier.is_some() {
+        } else if self.check_reads {
             self.to_check.push((slot, res as usize, offset));
         }
         if now < self.measure_from {
@@ -289,12 +296,7 @@ impl<'a> Driver<'a> {
 
     /// Checks the reads just reaped (a reading job with verify=), before their slots are reused.
     fn check_reads(&mut self, engine: &mut dyn IoEngine) {
-        let path = "";
         let Some(v) = &self.verifier else { return };
-        if !v.checks() {
-            self.to_check.clear();
-            return;
-        }
         let fatal = self.p.verify.as_ref().is_some_and(|v| v.fatal);
         for (slot, len, offset) in self.to_check.drain(..) {
             let bad = v.check(&engine.buffer(slot)[..len], offset, !fatal);
@@ -304,10 +306,10 @@ impl<'a> Driver<'a> {
                 if self.st.mismatch.is_none() {
                     self.st.mismatch = Some(first.clone());
                 }
+                // The session words it (fio's sentence names the file) from `mismatch`.
                 if self.failed.is_none() && self.st.error.is_none() {
                     self.failed = Some(super::Failure {
                         op: "verify".into(),
-                        message: first.describe(path),
                         offset: Some(first.offset),
                         ..Default::default()
                     });

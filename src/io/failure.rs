@@ -88,7 +88,7 @@ impl Failure {
 impl std::fmt::Display for Failure {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         // A verify failure's message is fio's whole sentence (what, file, offset, values).
-        if self.op == "verify" && self.message.contains(" at file ") {
+        if self.op == "verify" {
             return f.write_str(&self.message);
         }
         write!(f, "{} failed", self.op)?;

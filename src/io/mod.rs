@@ -99,7 +99,8 @@ pub struct Pace {
 }
 
 impl Pattern {
-    /// A pattern with fsbench's defaults around these essentials (for tests and built jobs).
+    /// A pattern with fsbench's defaults around these essentials (for the loop's tests).
+    #[cfg(test)]
     pub fn basic(rw: Rw, bs: BlockSize, depth: usize, region: u64) -> Pattern {
         Pattern {
             rw,

@@ -31,10 +31,6 @@ impl Pacer {
         }
     }
 
-    pub fn rated(&self) -> bool {
-        self.per_byte.iter().chain(&self.per_io).any(|x| *x > 0.0)
-    }
-
     /// When an I/O of `len` bytes in this direction may be issued: None for now (and its slot in
     /// the schedule is taken), or the instant to wait for.
     #[inline]

@@ -3,8 +3,6 @@
 //! bytes); reads check it. A bad interval is reported in fio's shape: what failed, at which file
 //! and offset, and the expected and received values.
 
-use md5::Digest as _;
-
 use crate::plan::job::Verify;
 
 const MAGIC: [u8; 4] = *b"fsbV";
@@ -126,31 +124,18 @@ impl Verifier {
     }
 
     fn digest(&self, a: &[u8], b: &[u8]) -> Vec<u8> {
+        /// A RustCrypto hash of the two parts.
+        fn hash<D: md5::Digest>(a: &[u8], b: &[u8]) -> Vec<u8> {
+            let mut h = D::new();
+            h.update(a);
+            h.update(b);
+            h.finalize().to_vec()
+        }
         match self.kind.as_str() {
-            "md5" => {
-                let mut h = md5::Md5::new();
-                h.update(a);
-                h.update(b);
-                h.finalize().to_vec()
-            }
-            "sha1" => {
-                let mut h = sha1::Sha1::new();
-                h.update(a);
-                h.update(b);
-                h.finalize().to_vec()
-            }
-            "sha256" => {
-                let mut h = sha2::Sha256::new();
-                h.update(a);
-                h.update(b);
-                h.finalize().to_vec()
-            }
-            "sha512" => {
-                let mut h = sha2::Sha512::new();
-                h.update(a);
-                h.update(b);
-                h.finalize().to_vec()
-            }
+            "md5" => hash::<md5::Md5>(a, b),
+            "sha1" => hash::<sha1::Sha1>(a, b),
+            "sha256" => hash::<sha2::Sha256>(a, b),
+            "sha512" => hash::<sha2::Sha512>(a, b),
             "crc32c" => crc32c::crc32c_append(crc32c::crc32c(a), b)
                 .to_le_bytes()
                 .to_vec(),

@@ -76,8 +76,10 @@ impl Job {
             Job::apply_verify,
             Job::apply_report,
         ] {
-            if let Some(r) = group(self, key, value) {
-                return r;
+            match group(self, key, value)? {
+                NotMine => continue,
+                Done => return Ok(fixed_note(key, value)),
+                Noted(n) => return Ok(Some(n)),
             }
         }
         Err(format!(
@@ -86,178 +88,161 @@ impl Job {
         .into())
     }
 
-    fn apply_run(&mut self, key: &str, v: Option<&str>) -> Option<R<Option<String>>> {
-        let r: R<Got> = (|| {
-            match key {
-                "name" => self.name = need(key, v)?.to_string(),
-                "description" => {}
-                "thread" => {
-                    parse_bool(key, v)?;
-                }
-                "numjobs" => self.numjobs = parse_u32(key, need(key, v)?, 1, 4096)?,
-                "group_reporting" => self.group_reporting = parse_bool(key, v)?,
-                "new_group" => {}
-                "loops" => self.loops = parse_u32(key, need(key, v)?, 1, u32::MAX)?,
-                "io_size" | "io_limit" => {
-                    self.io_size =
-                        Some(parse_fio_size(need(key, v)?).map_err(|e| format!("{key}: {e}"))?)
-                }
-                "number_ios" => self.number_ios = Some(parse_u64(key, need(key, v)?)?),
-                "runtime" | "timeout" => self.runtime = Some(duration(key, v)?),
-                "ramp_time" => self.ramp_time = Some(duration(key, v)?),
-                "startdelay" => {
-                    let d = need(key, v)?;
-                    if d.contains('-') {
-                        return Err(format!("startdelay={d}: a random start delay (a range) is not supported; give one time").into());
-                    }
-                    self.startdelay = Some(duration(key, v)?)
-                }
-                "time_based" => self.time_based = parse_bool(key, v)?,
-                "stonewall" | "wait_for_previous" => self.stonewall = parse_bool(key, v)?,
-                _ => return Ok(NotMine),
+    fn apply_run(&mut self, key: &str, v: Option<&str>) -> R<Got> {
+        match key {
+            "name" => self.name = need(key, v)?.to_string(),
+            "description" => {}
+            "thread" => {
+                parse_bool(key, v)?;
             }
-            Ok(Done)
-        })();
-        pass(r, key, v)
+            "numjobs" => self.numjobs = parse_u32(key, need(key, v)?, 1, 4096)?,
+            "group_reporting" => self.group_reporting = parse_bool(key, v)?,
+            "new_group" => {}
+            "loops" => self.loops = parse_u32(key, need(key, v)?, 1, u32::MAX)?,
+            "io_size" | "io_limit" => {
+                self.io_size =
+                    Some(parse_fio_size(need(key, v)?).map_err(|e| format!("{key}: {e}"))?)
+            }
+            "number_ios" => self.number_ios = Some(parse_u64(key, need(key, v)?)?),
+            "runtime" | "timeout" => self.runtime = Some(duration(key, v)?),
+            "ramp_time" => self.ramp_time = Some(duration(key, v)?),
+            "startdelay" => {
+                let d = need(key, v)?;
+                if d.contains('-') {
+                    return Err(format!("startdelay={d}: a random start delay (a range) is not supported; give one time").into());
+                }
+                self.startdelay = Some(duration(key, v)?)
+            }
+            "time_based" => self.time_based = parse_bool(key, v)?,
+            "stonewall" | "wait_for_previous" => self.stonewall = parse_bool(key, v)?,
+            _ => return Ok(NotMine),
+        }
+        Ok(Done)
     }
 
-    fn apply_where(&mut self, key: &str, v: Option<&str>) -> Option<R<Option<String>>> {
-        let r: R<Got> = (|| {
-            match key {
-                "filename" => {
-                    let f = need(key, v)?;
-                    if f.contains(':') && !f.contains("\\:") {
-                        return Err(format!("filename={f}: several files per job (a : separated list) are not supported by fsbench; give one file per job (several jobs, or numjobs with one file each)").into());
-                    }
-                    self.filename = Some(f.replace("\\:", ":"))
+    fn apply_where(&mut self, key: &str, v: Option<&str>) -> R<Got> {
+        match key {
+            "filename" => {
+                let f = need(key, v)?;
+                if f.contains(':') && !f.contains("\\:") {
+                    return Err(format!("filename={f}: several files per job (a : separated list) are not supported by fsbench; give one file per job (several jobs, or numjobs with one file each)").into());
                 }
-                "directory" => {
-                    let d = need(key, v)?;
-                    if d.contains(':') {
-                        return Err(format!("directory={d}: several directories per job are not supported by fsbench; give one").into());
-                    }
-                    self.directory = Some(d.to_string())
+                self.filename = Some(f.replace("\\:", ":"))
+            }
+            "directory" => {
+                let d = need(key, v)?;
+                if d.contains(':') {
+                    return Err(format!("directory={d}: several directories per job are not supported by fsbench; give one").into());
                 }
-                "size" => self.size = Some(size_spec(key, need(key, v)?)?),
-                "filesize" => {
-                    let f = need(key, v)?;
-                    let (lo, hi) = f.split_once('-').unwrap_or((f, f));
-                    let (lo, hi) = (byte_size(key, lo)?, byte_size(key, hi)?);
-                    if lo != hi {
-                        return Err(format!("filesize={f}: a range of file sizes is not supported by fsbench; give one size").into());
-                    }
-                    self.size = Some(SizeSpec::Bytes(lo));
+                self.directory = Some(d.to_string())
+            }
+            "size" => self.size = Some(size_spec(key, need(key, v)?)?),
+            "filesize" => {
+                let f = need(key, v)?;
+                let (lo, hi) = f.split_once('-').unwrap_or((f, f));
+                let (lo, hi) = (byte_size(key, lo)?, byte_size(key, hi)?);
+                if lo != hi {
+                    return Err(format!("filesize={f}: a range of file sizes is not supported by fsbench; give one size").into());
                 }
-                "nrfiles" => {
-                    if parse_u32(key, need(key, v)?, 1, u32::MAX)? != 1 {
-                        return Err(format!("nrfiles={}: several files per job are not supported by fsbench; use numjobs (a file per worker) or several jobs", v.unwrap_or("")).into());
-                    }
+                self.size = Some(SizeSpec::Bytes(lo));
+            }
+            "nrfiles" => {
+                if parse_u32(key, need(key, v)?, 1, u32::MAX)? != 1 {
+                    return Err(format!("nrfiles={}: several files per job are not supported by fsbench; use numjobs (a file per worker) or several jobs", v.unwrap_or("")).into());
                 }
-                "offset" => self.offset = Some(size_spec(key, need(key, v)?)?),
-                "offset_increment" => {
-                    self.offset_increment = byte_size(key, need(key, v)?)?;
+            }
+            "offset" => self.offset = Some(size_spec(key, need(key, v)?)?),
+            "offset_increment" => {
+                self.offset_increment = byte_size(key, need(key, v)?)?;
+            }
+            "unlink" => self.unlink = parse_bool(key, v)?,
+            "invalidate" => self.invalidate = parse_bool(key, v)?,
+            "allow_file_create" => self.allow_file_create = parse_bool(key, v)?,
+            "create_on_open" => {
+                parse_bool(key, v)?;
+            }
+            "overwrite" => {
+                parse_bool(key, v)?;
+            }
+            "fallocate" => match need(key, v)? {
+                "none" | "native" | "posix" | "keep" | "truncate" | "0" | "1" => {}
+                o => {
+                    return Err(format!(
+                        "fallocate={o}: expected none, native, posix, keep or truncate"
+                    )
+                    .into())
                 }
-                "unlink" => self.unlink = parse_bool(key, v)?,
-                "invalidate" => self.invalidate = parse_bool(key, v)?,
-                "allow_file_create" => self.allow_file_create = parse_bool(key, v)?,
-                "create_on_open" => {
-                    parse_bool(key, v)?;
-                }
-                "overwrite" => {
-                    parse_bool(key, v)?;
-                }
-                "fallocate" => match need(key, v)? {
-                    "none" | "native" | "posix" | "keep" | "truncate" | "0" | "1" => {}
+            },
+            _ => return Ok(NotMine),
+        }
+        Ok(Done)
+    }
+
+    fn apply_shape(&mut self, key: &str, v: Option<&str>) -> R<Got> {
+        match key {
+            "rw" | "readwrite" => {
+                let (rw, m) = parse_rw(need(key, v)?)?;
+                self.rw = rw;
+                self.rw_mod = m;
+            }
+            "rw_sequencer" => {
+                self.rw_identical = match need(key, v)? {
+                    "sequential" => false,
+                    "identical" => true,
                     o => {
-                        return Err(format!(
-                            "fallocate={o}: expected none, native, posix, keep or truncate"
+                        return Err(
+                            format!("rw_sequencer={o}: expected sequential or identical").into(),
                         )
-                        .into())
                     }
-                },
-                _ => return Ok(NotMine),
+                }
             }
-            Ok(Done)
-        })();
-        let note = match key {
-            "overwrite" | "fallocate" | "create_on_open" => Some(format!(
-                "{key}={}: fsbench lays a job's file out with data before its first phase (as fio's overwrite=1), whatever this says",
-                v.unwrap_or("1")
-            )),
-            _ => None,
-        };
-        pass(r, key, v).map(|r| r.map(|n| n.or(note)))
-    }
-
-    fn apply_shape(&mut self, key: &str, v: Option<&str>) -> Option<R<Option<String>>> {
-        let r: R<Got> = (|| {
-            match key {
-                "rw" | "readwrite" => {
-                    let (rw, m) = parse_rw(need(key, v)?)?;
-                    self.rw = rw;
-                    self.rw_mod = m;
+            "rwmixread" => self.rwmixread = parse_u32(key, need(key, v)?, 0, 100)?,
+            "rwmixwrite" => self.rwmixread = 100 - parse_u32(key, need(key, v)?, 0, 100)?,
+            "percentage_random" => {
+                let [r, w] = per_dir(need(key, v)?, |s| parse_u32(key, s, 0, 100))?;
+                if r.is_some() && w.is_some() && r != w {
+                    return Err(format!("percentage_random={}: different shares for reads and writes are not supported by fsbench; give one", v.unwrap_or("")).into());
                 }
-                "rw_sequencer" => {
-                    self.rw_identical = match need(key, v)? {
-                        "sequential" => false,
-                        "identical" => true,
-                        o => {
-                            return Err(format!(
-                                "rw_sequencer={o}: expected sequential or identical"
-                            )
-                            .into())
-                        }
-                    }
+                self.random_pct = r.or(w).unwrap_or(100);
+            }
+            "random_distribution" => {
+                let (d, c) = parse_distribution(need(key, v)?)?;
+                self.distribution = d;
+                self.dist_center = c;
+            }
+            "norandommap" => self.norandommap = parse_bool(key, v)?,
+            "randrepeat" => {
+                if !parse_bool(key, v)? && self.randseed.is_none() {
+                    self.randseed = Some(fresh_seed());
                 }
-                "rwmixread" => self.rwmixread = parse_u32(key, need(key, v)?, 0, 100)?,
-                "rwmixwrite" => self.rwmixread = 100 - parse_u32(key, need(key, v)?, 0, 100)?,
-                "percentage_random" => {
-                    let [r, w] = per_dir(need(key, v)?, |s| parse_u32(key, s, 0, 100))?;
-                    if r.is_some() && w.is_some() && r != w {
-                        return Err(format!("percentage_random={}: different shares for reads and writes are not supported by fsbench; give one", v.unwrap_or("")).into());
-                    }
-                    self.random_pct = r.or(w).unwrap_or(100);
-                }
-                "random_distribution" => {
-                    let (d, c) = parse_distribution(need(key, v)?)?;
-                    self.distribution = d;
-                    self.dist_center = c;
-                }
-                "norandommap" => self.norandommap = parse_bool(key, v)?,
-                "randrepeat" => {
-                    if !parse_bool(key, v)? && self.randseed.is_none() {
-                        self.randseed = Some(fresh_seed());
-                    }
-                }
-                "randseed" => self.randseed = Some(parse_u64(key, need(key, v)?)?),
-                "bs" | "blocksize" => {
-                    let b = need(key, v)?;
-                    if b.contains('–') || (b.contains('-') && !b.contains(',')) {
-                        return Err(format!(
+            }
+            "randseed" => self.randseed = Some(parse_u64(key, need(key, v)?)?),
+            "bs" | "blocksize" => {
+                let b = need(key, v)?;
+                if b.contains('–') || (b.contains('-') && !b.contains(',')) {
+                    return Err(format!(
                             "{key}={b}: a block size range is written bsrange=8k-64k (ASCII hyphen, no spaces)"
                         ).into());
-                    }
-                    let [r, w] = per_dir(b, |s| block_size(key, s).map(BlockSize::Fixed))?;
-                    self.set_bs(r, w);
                 }
-                "bsrange" | "blocksize_range" => {
-                    let [r, w] = per_dir(need(key, v)?, parse_bsrange)?;
-                    self.set_bs(r, w);
-                }
-                "bssplit" => {
-                    let [r, w] = per_dir(need(key, v)?, parse_bssplit)?;
-                    self.set_bs(r, w);
-                }
-                "blockalign" | "ba" => {
-                    let [r, w] = per_dir(need(key, v)?, |s| block_size(key, s))?;
-                    self.blockalign = r.or(w);
-                }
-                "iodepth" => self.iodepth = parse_u32(key, need(key, v)?, 1, 65536)?,
-                _ => return Ok(NotMine),
+                let [r, w] = per_dir(b, |s| block_size(key, s).map(BlockSize::Fixed))?;
+                self.set_bs(r, w);
             }
-            Ok(Done)
-        })();
-        pass(r, key, v)
+            "bsrange" | "blocksize_range" => {
+                let [r, w] = per_dir(need(key, v)?, parse_bsrange)?;
+                self.set_bs(r, w);
+            }
+            "bssplit" => {
+                let [r, w] = per_dir(need(key, v)?, parse_bssplit)?;
+                self.set_bs(r, w);
+            }
+            "blockalign" | "ba" => {
+                let [r, w] = per_dir(need(key, v)?, |s| block_size(key, s))?;
+                self.blockalign = r.or(w);
+            }
+            "iodepth" => self.iodepth = parse_u32(key, need(key, v)?, 1, 65536)?,
+            _ => return Ok(NotMine),
+        }
+        Ok(Done)
     }
 
     /// Sets the block sizes of reads and writes from per-direction values.
@@ -270,208 +255,183 @@ impl Job {
         self.write_bs = (w != self.bs).then_some(w);
     }
 
-    fn apply_pace(&mut self, key: &str, v: Option<&str>) -> Option<R<Option<String>>> {
-        let r: R<Got> = (|| {
-            match key {
-                "iodepth_batch"
-                | "iodepth_batch_submit"
-                | "iodepth_batch_complete"
-                | "iodepth_batch_complete_min"
-                | "iodepth_batch_complete_max"
-                | "iodepth_low" => {
-                    parse_u32(key, need(key, v)?, 0, 65536)?;
-                }
-                "rate" => self.rate = per_dir(need(key, v)?, |s| parse_u64(key, s))?,
-                "rate_iops" => self.rate_iops = per_dir(need(key, v)?, |s| parse_u64(key, s))?,
-                "rate_min" => self.rate_min = per_dir(need(key, v)?, |s| parse_u64(key, s))?,
-                "rate_process" => {
-                    self.rate_poisson = match need(key, v)? {
-                        "linear" => false,
-                        "poisson" => true,
-                        o => {
-                            return Err(
-                                format!("rate_process={o}: expected linear or poisson").into()
-                            )
-                        }
-                    }
-                }
-                "thinktime" => {
-                    self.thinktime = Some(
-                        parse_duration_unit(need(key, v)?, 1e-6)
-                            .map_err(|e| format!("{key}: {e}"))?,
-                    )
-                }
-                "thinktime_spin" => {
-                    self.thinktime_spin = Some(
-                        parse_duration_unit(need(key, v)?, 1e-6)
-                            .map_err(|e| format!("{key}: {e}"))?,
-                    )
-                }
-                "thinktime_blocks" => {
-                    self.thinktime_blocks = parse_u32(key, need(key, v)?, 1, u32::MAX)?
-                }
-                "direct" => self.direct = parse_bool(key, v)?,
-                "buffered" => self.direct = !parse_bool(key, v)?,
-                "sync" => {
-                    self.open_sync = match need(key, v)? {
-                        "0" | "none" | "false" => OpenSync::None,
-                        "1" | "sync" | "true" => OpenSync::Sync,
-                        "dsync" => OpenSync::Dsync,
-                        o => {
-                            return Err(format!("sync={o}: expected 0, 1 (O_SYNC) or dsync").into())
-                        }
-                    }
-                }
-                "fsync" => self.fsync = parse_u32(key, need(key, v)?, 0, u32::MAX)?,
-                "fdatasync" => self.fdatasync = parse_u32(key, need(key, v)?, 0, u32::MAX)?,
-                "end_fsync" | "fsync_on_close" => {
-                    self.end_fsync = parse_bool(key, v)? || self.end_fsync
-                }
-                _ => return Ok(NotMine),
+    fn apply_pace(&mut self, key: &str, v: Option<&str>) -> R<Got> {
+        match key {
+            "iodepth_batch"
+            | "iodepth_batch_submit"
+            | "iodepth_batch_complete"
+            | "iodepth_batch_complete_min"
+            | "iodepth_batch_complete_max"
+            | "iodepth_low" => {
+                parse_u32(key, need(key, v)?, 0, 65536)?;
             }
-            Ok(Done)
-        })();
-        let note = key.starts_with("iodepth_").then(|| {
-            format!("{key}: fsbench submits each I/O as soon as a slot is free and reaps completions as they come (no batching); the option has no effect")
-        });
-        pass(r, key, v).map(|r| r.map(|n| n.or(note)))
+            "rate" => self.rate = per_dir(need(key, v)?, |s| parse_u64(key, s))?,
+            "rate_iops" => self.rate_iops = per_dir(need(key, v)?, |s| parse_u64(key, s))?,
+            "rate_min" => self.rate_min = per_dir(need(key, v)?, |s| parse_u64(key, s))?,
+            "rate_process" => {
+                self.rate_poisson = match need(key, v)? {
+                    "linear" => false,
+                    "poisson" => true,
+                    o => return Err(format!("rate_process={o}: expected linear or poisson").into()),
+                }
+            }
+            "thinktime" => {
+                self.thinktime = Some(
+                    parse_duration_unit(need(key, v)?, 1e-6).map_err(|e| format!("{key}: {e}"))?,
+                )
+            }
+            "thinktime_spin" => {
+                self.thinktime_spin = Some(
+                    parse_duration_unit(need(key, v)?, 1e-6).map_err(|e| format!("{key}: {e}"))?,
+                )
+            }
+            "thinktime_blocks" => {
+                self.thinktime_blocks = parse_u32(key, need(key, v)?, 1, u32::MAX)?
+            }
+            "direct" => self.direct = parse_bool(key, v)?,
+            "buffered" => self.direct = !parse_bool(key, v)?,
+            "sync" => {
+                self.open_sync = match need(key, v)? {
+                    "0" | "none" | "false" => OpenSync::None,
+                    "1" | "sync" | "true" => OpenSync::Sync,
+                    "dsync" => OpenSync::Dsync,
+                    o => return Err(format!("sync={o}: expected 0, 1 (O_SYNC) or dsync").into()),
+                }
+            }
+            "fsync" => self.fsync = parse_u32(key, need(key, v)?, 0, u32::MAX)?,
+            "fdatasync" => self.fdatasync = parse_u32(key, need(key, v)?, 0, u32::MAX)?,
+            "end_fsync" | "fsync_on_close" => {
+                self.end_fsync = parse_bool(key, v)? || self.end_fsync
+            }
+            _ => return Ok(NotMine),
+        }
+        Ok(Done)
     }
 
-    fn apply_data(&mut self, key: &str, v: Option<&str>) -> Option<R<Option<String>>> {
-        let r: R<Got> = (|| {
-            match key {
-                "refill_buffers" => self.refill_buffers = parse_bool(key, v)?,
-                "scramble_buffers" => {
-                    if !parse_bool(key, v)? {
-                        return Err("scramble_buffers=0 would write one repeated buffer; fsbench always scrambles (or refills, with refill_buffers=1)".into());
-                    }
+    fn apply_data(&mut self, key: &str, v: Option<&str>) -> R<Got> {
+        match key {
+            "refill_buffers" => self.refill_buffers = parse_bool(key, v)?,
+            "scramble_buffers" => {
+                if !parse_bool(key, v)? {
+                    return Err("scramble_buffers=0 would write one repeated buffer; fsbench always scrambles (or refills, with refill_buffers=1)".into());
                 }
-                "zero_buffers" => {
-                    if parse_bool(key, v)? {
-                        self.compress_pct = 100;
-                    }
-                }
-                "buffer_compress_percentage" => {
-                    self.compress_pct = parse_u32(key, need(key, v)?, 0, 100)?
-                }
-                "buffer_compress_chunk" => {
-                    parse_u64(key, need(key, v)?)?;
-                }
-                "dedupe_percentage" => self.dedupe_pct = parse_u32(key, need(key, v)?, 0, 100)?,
-                _ => return Ok(NotMine),
             }
-            Ok(Done)
-        })();
-        let note = (key == "buffer_compress_chunk").then(|| {
-            "buffer_compress_chunk: fsbench's compressible share is laid out per 4 KiB (the start of every 4 KiB is zeros), whatever the chunk".to_string()
-        });
-        pass(r, key, v).map(|r| r.map(|n| n.or(note)))
+            "zero_buffers" => {
+                if parse_bool(key, v)? {
+                    self.compress_pct = 100;
+                }
+            }
+            "buffer_compress_percentage" => {
+                self.compress_pct = parse_u32(key, need(key, v)?, 0, 100)?
+            }
+            "buffer_compress_chunk" => {
+                parse_u64(key, need(key, v)?)?;
+            }
+            "dedupe_percentage" => self.dedupe_pct = parse_u32(key, need(key, v)?, 0, 100)?,
+            _ => return Ok(NotMine),
+        }
+        Ok(Done)
     }
 
-    fn apply_verify(&mut self, key: &str, v: Option<&str>) -> Option<R<Option<String>>> {
+    fn apply_verify(&mut self, key: &str, v: Option<&str>) -> R<Got> {
         if !key.starts_with("verify") && key != "do_verify" {
-            return None;
+            return Ok(NotMine);
         }
-        let r: R<Got> = (|| {
-            if key == "verify" {
-                let kind = parse_verify_kind(need(key, v)?)?;
-                self.verify = kind.map(|k| Verify {
-                    kind: k.into(),
-                    ..self.verify.clone().unwrap_or_default()
-                });
-                return Ok(Done);
-            }
-            let ver = self.verify.get_or_insert_with(|| Verify {
-                kind: "null".into(),
-                ..Verify::default()
+        if key == "verify" {
+            let kind = parse_verify_kind(need(key, v)?)?;
+            self.verify = kind.map(|k| Verify {
+                kind: k.into(),
+                ..self.verify.clone().unwrap_or_default()
             });
-            match key {
-                "do_verify" => ver.after_write = parse_bool(key, v)?,
-                "verify_only" => ver.only = parse_bool(key, v)?,
-                "verify_pattern" => ver.pattern = parse_pattern(need(key, v)?)?,
-                "verify_interval" => ver.interval = block_size(key, need(key, v)?)?,
-                "verify_offset" => ver.offset = parse_u64(key, need(key, v)?)?,
-                "verify_fatal" => ver.fatal = parse_bool(key, v)?,
-                "verify_dump" => ver.dump = parse_bool(key, v)?,
-                "verify_backlog" => ver.backlog = parse_u64(key, need(key, v)?)?,
-                _ => return Ok(NotMine),
-            }
-            Ok(Done)
-        })();
-        let note = (key == "verify_backlog").then(|| {
-            "verify_backlog: fsbench checks the blocks once the job's writing is done, not every N blocks while it writes (the same blocks, checked later)".to_string()
+            return Ok(Done);
+        }
+        let ver = self.verify.get_or_insert_with(|| Verify {
+            kind: "null".into(),
+            ..Verify::default()
         });
-        pass(r, key, v).map(|r| r.map(|n| n.or(note)))
+        match key {
+            "do_verify" => ver.after_write = parse_bool(key, v)?,
+            "verify_only" => ver.only = parse_bool(key, v)?,
+            "verify_pattern" => ver.pattern = parse_pattern(need(key, v)?)?,
+            "verify_interval" => ver.interval = block_size(key, need(key, v)?)?,
+            "verify_offset" => ver.offset = parse_u64(key, need(key, v)?)?,
+            "verify_fatal" => ver.fatal = parse_bool(key, v)?,
+            "verify_dump" => ver.dump = parse_bool(key, v)?,
+            "verify_backlog" => ver.backlog = parse_u64(key, need(key, v)?)?,
+            _ => return Ok(NotMine),
+        }
+        Ok(Done)
     }
 
-    fn apply_report(&mut self, key: &str, v: Option<&str>) -> Option<R<Option<String>>> {
-        let mut note = None;
-        let r: R<Got> = (|| {
-            match key {
-                "ioengine" => {
-                    let (engine, n) = parse_engine(need(key, v)?)?;
-                    self.engine = engine;
-                    note = n;
+    fn apply_report(&mut self, key: &str, v: Option<&str>) -> R<Got> {
+        match key {
+            "ioengine" => {
+                let (engine, note) = parse_engine(need(key, v)?)?;
+                self.engine = engine;
+                if let Some(n) = note {
+                    return Ok(Noted(n));
                 }
-                // fio's io_uring options, which fsbench's io_uring always has on where the kernel
-                // allows (it registers its buffers and file): fio without them pins every
-                // buffer's pages per I/O and writes 1 MiB blocks up to a quarter slower.
-                "fixedbufs" | "registerfiles" => {
-                    if !parse_bool(key, v)? {
-                        return Err(format!("{key}=0: fsbench's io_uring always registers its buffers and file where the kernel allows (fio's fixedbufs=1 and registerfiles=1); leave {key} out or set it to 1").into());
-                    }
-                }
-                "percentile_list" => {
-                    self.percentiles = need(key, v)?
-                        .split(':')
-                        .map(|p| {
-                            p.trim()
-                                .parse::<f64>()
-                                .ok()
-                                .filter(|x| *x > 0.0 && *x <= 100.0)
-                                .ok_or_else(|| {
-                                    PlanError(format!(
-                                        "percentile_list: '{p}' is not a percentile from 0 to 100"
-                                    ))
-                                })
-                        })
-                        .collect::<R<Vec<f64>>>()?
-                }
-                "clat_percentiles" | "lat_percentiles" | "disk_util" | "gtod_reduce"
-                | "disable_lat" | "disable_clat" | "disable_slat" => {
-                    parse_bool(key, v)?;
-                }
-                "clocksource" | "kb_base" | "unit_base" => {
-                    need(key, v)?;
-                }
-                _ => return Ok(NotMine),
             }
-            Ok(Done)
-        })();
-        if matches!(
-            key,
-            "gtod_reduce" | "disable_lat" | "disable_clat" | "disable_slat" | "clocksource"
-        ) {
-            note = Some(format!("{key}: fsbench times every I/O from queue to completion with the monotonic clock, whatever this says"));
+            // fio's io_uring options, which fsbench's io_uring always has on where the kernel
+            // allows (it registers its buffers and file): fio without them pins every
+            // buffer's pages per I/O and writes 1 MiB blocks up to a quarter slower.
+            "fixedbufs" | "registerfiles" => {
+                if !parse_bool(key, v)? {
+                    return Err(format!("{key}=0: fsbench's io_uring always registers its buffers and file where the kernel allows (fio's fixedbufs=1 and registerfiles=1); leave {key} out or set it to 1").into());
+                }
+            }
+            "percentile_list" => {
+                self.percentiles = need(key, v)?
+                    .split(':')
+                    .map(|p| {
+                        p.trim()
+                            .parse::<f64>()
+                            .ok()
+                            .filter(|x| *x > 0.0 && *x <= 100.0)
+                            .ok_or_else(|| {
+                                PlanError(format!(
+                                    "percentile_list: '{p}' is not a percentile from 0 to 100"
+                                ))
+                            })
+                    })
+                    .collect::<R<Vec<f64>>>()?
+            }
+            "clat_percentiles" | "lat_percentiles" | "disk_util" | "gtod_reduce"
+            | "disable_lat" | "disable_clat" | "disable_slat" => {
+                parse_bool(key, v)?;
+            }
+            "clocksource" | "kb_base" | "unit_base" => {
+                need(key, v)?;
+            }
+            _ => return Ok(NotMine),
         }
-        pass(r, key, v).map(|r| r.map(|_| note))
+        Ok(Done)
     }
 }
 
-/// Whether a group knew the option.
+/// What a group made of an option.
 enum Got {
     Done,
+    /// Taken, with a note for the record (a translation).
+    Noted(String),
     NotMine,
 }
-use Got::{Done, NotMine};
+use Got::{Done, NotMine, Noted};
 
-/// A group's answer: None when the key is not one of its options.
-fn pass(r: R<Got>, _key: &str, _v: Option<&str>) -> Option<R<Option<String>>> {
-    match r {
-        Ok(NotMine) => None,
-        Err(e) => Some(Err(e)),
-        Ok(Done) => Some(Ok(None)),
-    }
+/// The note an accepted option carries whatever its value: it changes nothing in fsbench, or
+/// fsbench does it its own way.
+fn fixed_note(key: &str, v: Option<&str>) -> Option<String> {
+    Some(match key {
+        "overwrite" | "fallocate" | "create_on_open" => format!(
+            "{key}={}: fsbench lays a job's file out with data before its first phase (as fio's overwrite=1), whatever this says",
+            v.unwrap_or("1")
+        ),
+        k if k.starts_with("iodepth_") => format!("{key}: fsbench submits each I/O as soon as a slot is free and reaps completions as they come (no batching); the option has no effect"),
+        "buffer_compress_chunk" => "buffer_compress_chunk: fsbench's compressible share is laid out per 4 KiB (the start of every 4 KiB is zeros), whatever the chunk".into(),
+        "verify_backlog" => "verify_backlog: fsbench checks the blocks once the job's writing is done, not every N blocks while it writes (the same blocks, checked later)".into(),
+        "gtod_reduce" | "disable_lat" | "disable_clat" | "disable_slat" | "clocksource" => format!("{key}: fsbench times every I/O from queue to completion with the monotonic clock, whatever this says"),
+        _ => return None,
+    })
 }
 
 #[cfg(test)]

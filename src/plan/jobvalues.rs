@@ -371,8 +371,9 @@ pub(super) fn parse_verify_kind(v: &str) -> R<Option<&'static str>> {
     }))
 }
 
-/// A verify_pattern: a decimal or 0x hex number (its bytes, least significant first as fio
-/// writes a number), or a "quoted string"; pieces may be joined with `|`... fsbench takes one.
+/// A verify_pattern: a decimal number (its bytes, least significant first), a 0x hex number
+/// (its bytes in the order written), or a "quoted string". fio's `|`-joined pieces and `%o`
+/// are not read: such a value is not a number and is refused.
 pub(super) fn parse_pattern(v: &str) -> R<Vec<u8>> {
     let v = v.trim();
     if let Some(s) = v.strip_prefix('"').and_then(|s| s.strip_suffix('"')) {

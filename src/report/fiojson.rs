@@ -145,7 +145,7 @@ pub fn render(records: &[Record]) -> Value {
     let mut disks: BTreeMap<String, (f64, f64)> = BTreeMap::new();
     for r in records
         .iter()
-        .filter(|r| is_block(r) && r.outcome != Outcome::Skipped)
+        .filter(|r| super::block::is_block(r) && r.outcome != Outcome::Skipped)
     {
         let g = match groups
             .iter()
@@ -288,12 +288,7 @@ fn import_job(
     metrics.insert("cpu_sys_pct".into(), num(j, "sys_cpu"));
     let error = num(j, "error");
     let options = j.get("job options").cloned().unwrap_or(json!({}));
-    let mut config = json!({"imported_from": version, "job options": options});
-    if let Some(d) = options.get("iodepth") {
-        config["iodepth"] = d.clone();
-    } else {
-        config["iodepth"] = json!("1");
-    }
+    let config = json!({"imported_from": version, "job options": options});
     Ok(Record {
         schema: crate::store::SCHEMA_VERSION,
         target: label.to_string(),

@@ -323,27 +323,18 @@ impl Study {
     }
 }
 
-/// Reads every complete record of a study; a torn last line (a crash mid-write) is skipped.
-/// Appends records to a study's results.jsonl (made, with its directory, when missing), flushed
-/// to the disk (an imported result).
+/// Appends records to a study's results.jsonl (made, with its directory, when missing), each
+/// durable before the next (an imported result).
 pub fn append_records(dir: &Path, records: &[Record]) -> Result<(), StoreError> {
     std::fs::create_dir_all(dir).map_err(io_at(dir))?;
-    let path = dir.join("results.jsonl");
-    let mut f = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(&path)
-        .map_err(io_at(&path))?;
-    for r in records {
-        let line = serde_json::to_string(r).map_err(|e| StoreError::Format {
-            path: path.display().to_string(),
-            why: e.to_string(),
-        })?;
-        writeln!(f, "{line}").map_err(io_at(&path))?;
-    }
-    f.sync_all().map_err(io_at(&path))
+    let mut study = Study {
+        dir: dir.to_path_buf(),
+        results: open_append(&dir.join("results.jsonl"))?,
+    };
+    records.iter().try_for_each(|r| study.append(r))
 }
 
+/// Reads every complete record of a study; a torn last line (a crash mid-write) is skipped.
 pub fn load_results(dir: &Path) -> Result<Vec<Record>, StoreError> {
     let path = dir.join("results.jsonl");
     let text = std::fs::read_to_string(&path).map_err(io_at(&path))?;

@@ -167,9 +167,8 @@ impl Session for BlockSession {
         ctx.start_line();
         let mut st = io::drive(eng.as_mut(), &w.pattern, &self.datas[wi], ctx.progress);
         drop(eng);
-        let path = w.path.display().to_string();
         if let (Some(m), Some(f)) = (st.mismatch.take(), st.failure.as_mut()) {
-            f.message = m.describe(&path);
+            f.message = m.describe(&w.path.display().to_string());
         }
         if let Some(f) = st.failure.take() {
             let f = f.path(&w.path);
@@ -179,7 +178,8 @@ impl Session for BlockSession {
         let written = std::mem::take(&mut st.written);
         let (verified, bad) = (st.verified, st.verify_errors);
         let mut out = worker_out(part, st, how);
-        if job.verify.is_some() && !job.rw.writes() {
+        // A reading verifier (verify_only runs its job as reads).
+        if job.verify.is_some() && !w.pattern.rw.writes() {
             out.counters.insert("verify_blocks", verified as f64);
             out.counters.insert("verify_errors", bad as f64);
         }
