@@ -1,23 +1,65 @@
 //! The barrier and the reduction around every phase, behind one small interface. One process is
-//! `Local`; a multi-rank mode implements the same two calls over MPI (MPI_Barrier, and adding
-//! histograms and counters across ranks).
+//! `Local`; the multi-rank mode (`crate::ranks`, over MPI) implements the same calls: a barrier
+//! with a timeout, the cross-rank "first done" signal while the workers run, and the reduction
+//! of every rank's figures on rank 0 (`frame::share`).
 
-use super::Merged;
+use super::{Merged, RunError};
 
-pub trait Cluster: Sync {
-    /// Returns when every participant is ready to start the phase.
-    fn barrier(&self);
-    /// Combines this participant's merged figures with every other participant's.
-    fn reduce(&self, local: Merged) -> Merged;
+/// Which participant this process is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Rank {
+    pub index: usize,
+    pub size: usize,
+}
+
+impl Rank {
+    pub const ONE: Rank = Rank { index: 0, size: 1 };
+
+    /// More than one participant.
+    pub fn many(&self) -> bool {
+        self.size > 1
+    }
+
+    /// Rank 0 owns the study directory and the manifest.
+    pub fn leads(&self) -> bool {
+        self.index == 0
+    }
+}
+
+impl Default for Rank {
+    fn default() -> Rank {
+        Rank::ONE
+    }
+}
+
+pub trait Cluster {
+    fn rank(&self) -> Rank {
+        Rank::ONE
+    }
+    /// Returns when every participant is ready to start the phase (an error when one is gone
+    /// or a stop was requested while waiting).
+    fn barrier(&self) -> Result<(), RunError>;
+    /// Called every few milliseconds on the coordinator's thread while the workers run, with
+    /// `first` true once one of this process's workers has finished: returns true when every
+    /// participant should take its "first done" snapshot (the fastest worker of all has
+    /// finished). One process never needs it: the pool snapshots when its first worker ends.
+    fn stonewall(&self, _first: bool) -> bool {
+        false
+    }
+    /// Combines this participant's merged figures with every other participant's. Rank 0 gets
+    /// the aggregate (with each rank's figures in `Merged::ranks`); the others get their own.
+    fn reduce(&self, local: Merged) -> Result<Merged, RunError>;
 }
 
 /// One process: the barrier is immediate and the reduction is the identity.
 pub struct Local;
 
 impl Cluster for Local {
-    fn barrier(&self) {}
+    fn barrier(&self) -> Result<(), RunError> {
+        Ok(())
+    }
 
-    fn reduce(&self, local: Merged) -> Merged {
-        local
+    fn reduce(&self, local: Merged) -> Result<Merged, RunError> {
+        Ok(local)
     }
 }

@@ -17,6 +17,7 @@ pub mod cluster;
 pub mod live;
 pub mod pool;
 pub mod run;
+pub mod share;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -26,7 +27,7 @@ use crate::metrics::hist::Hist;
 use crate::metrics::progress::Progress;
 use crate::stop::StopReason;
 
-pub use cluster::{Cluster, Local};
+pub use cluster::{Cluster, Local, Rank};
 pub use run::{run_phase, run_session, PhaseOutcome};
 
 /// What to do with the page cache before a phase.
@@ -221,6 +222,22 @@ pub struct Frame {
     /// The filesystem's sync after a writing phase failed: the phase failed, whatever a later
     /// sync says (write-back errors are reported once).
     pub sync_failure: Option<crate::io::Failure>,
+    /// This process's times and totals for the reduction across ranks.
+    pub rank: RankTimes,
+}
+
+/// One rank's phase on its own monotonic clock, from the end of the barrier (the only instant
+/// the ranks share), and its workers' totals per part: what the reduction across ranks needs.
+#[derive(Debug, Clone, Default)]
+pub struct RankTimes {
+    /// The pool started (seconds after the barrier).
+    pub start_s: f64,
+    /// The first worker ended, and the last.
+    pub first_s: f64,
+    pub end_s: f64,
+    /// Per part: (ops, bytes) at the end, and when the fastest worker of all ranks finished.
+    pub totals: Vec<(u64, u64)>,
+    pub across: Vec<(u64, u64)>,
 }
 
 /// The workers' figures merged per part, with the frame's own.
@@ -228,6 +245,8 @@ pub struct Frame {
 pub struct Merged {
     pub parts: Vec<WorkerOut>,
     pub frame: Frame,
+    /// Per part: each rank's figures (rank 0 of a multi-rank run; empty otherwise).
+    pub ranks: Vec<Vec<crate::store::RankFigures>>,
 }
 
 /// Why a workload could not go on. Stopping is a type, not a string.
@@ -249,6 +268,9 @@ pub enum RunError {
     /// The record could not be persisted.
     #[error("cannot save the record: {0}")]
     Store(#[from] crate::store::StoreError),
+    /// Another rank is gone, or did not answer in time: the study cannot go on.
+    #[error("{0}")]
+    Ranks(String),
 }
 
 impl RunError {

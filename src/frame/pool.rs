@@ -5,7 +5,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Condvar, Mutex};
 use std::time::{Duration, Instant};
 
-use super::{PhaseSpec, WorkerCtx, WorkerOut};
+use super::{Cluster, PhaseSpec, WorkerCtx, WorkerOut};
 use crate::metrics::progress::Progress;
 
 /// A barrier that a worker may also pass by returning: no worker waits for one that failed.
@@ -54,11 +54,22 @@ pub struct PoolRun {
     pub first_done: Vec<(u64, u64)>,
     pub first_done_s: f64,
     pub last_done_s: f64,
+    /// When the pool started (the workers' clocks start after it).
+    pub t0: Instant,
+    /// (ops, bytes) of every worker at its end.
+    pub totals: Vec<(u64, u64)>,
+    /// With several ranks: (ops, bytes) of every worker when the fastest worker of all ranks
+    /// finished (the cluster's stonewall signal).
+    pub across: Option<Vec<(u64, u64)>>,
 }
 
 /// Work beside the workers (`Session::beside`): it starts when they cross the start line and is
 /// told to end (the flag turns true) when the last of them has ended.
 pub type Beside<'a> = &'a (dyn Fn(&AtomicBool) + Sync);
+
+/// How often the coordinator's thread looks at the cluster's stonewall signal while the
+/// workers of a multi-rank phase run.
+const WATCH: Duration = Duration::from_millis(2);
 
 /// Runs `spec.workers` workers side by side, with any work `beside` them for the length of the
 /// phase, and waits for all of them.
@@ -68,6 +79,7 @@ pub fn run_workers<F>(
     quiet: bool,
     work: F,
     beside: Option<Beside>,
+    cluster: &dyn Cluster,
 ) -> PoolRun
 where
     F: Fn(&WorkerCtx) -> WorkerOut + Sync,
@@ -76,6 +88,8 @@ where
     if n == 1 && spec.single_thread && beside.is_none() {
         return run_inline(work);
     }
+    let many = cluster.rank().many();
+    let mut across: Option<Vec<(u64, u64)>> = None;
     let progress: Vec<Progress> = (0..n).map(|_| Progress::new()).collect();
     let start = StartLine::new(n);
     let first = AtomicBool::new(false);
@@ -115,14 +129,29 @@ where
                 })
             })
             .collect();
-        if show {
-            let live = super::live::Live::start(spec, label);
+        if show || many {
+            let live = show.then(|| super::live::Live::start(spec, label));
+            let mut shown = Instant::now();
             while !handles.iter().all(|h| h.is_finished()) {
-                std::thread::sleep(Duration::from_millis(200));
-                let done: u64 = progress.iter().map(|p| p.get().0).sum();
-                live.update(&spec.name, done, t0.elapsed());
+                std::thread::sleep(if many {
+                    WATCH
+                } else {
+                    Duration::from_millis(200)
+                });
+                if many && across.is_none() && cluster.stonewall(first.load(Ordering::Acquire)) {
+                    across = Some(progress.iter().map(Progress::get).collect());
+                }
+                if let Some(live) = &live {
+                    if shown.elapsed() >= Duration::from_millis(200) {
+                        shown = Instant::now();
+                        let done: u64 = progress.iter().map(|p| p.get().0).sum();
+                        live.update(&spec.name, done, t0.elapsed());
+                    }
+                }
             }
-            live.finish();
+            if let Some(live) = live {
+                live.finish();
+            }
         }
         let outs = handles
             .into_iter()
@@ -145,11 +174,16 @@ where
         .unwrap_or_else(|e| e.into_inner())
         .into_iter()
         .fold(0.0, f64::max);
+    let totals: Vec<(u64, u64)> = progress.iter().map(Progress::get).collect();
     PoolRun {
         outs,
         first_done,
         first_done_s,
         last_done_s,
+        t0,
+        // The workers of this rank ended before the signal came: all they did counts.
+        across: many.then(|| across.unwrap_or_else(|| totals.clone())),
+        totals,
     }
 }
 
@@ -173,6 +207,10 @@ where
         first_done: vec![progress.get()],
         first_done_s: at,
         last_done_s: at,
+        t0,
+        totals: vec![progress.get()],
+        // One thread and nothing beside it: no signal is read while it runs.
+        across: None,
     }
 }
 
@@ -203,6 +241,7 @@ mod tests {
                 WorkerOut::default()
             },
             None,
+            &crate::frame::Local,
         );
         let at_first: u64 = r.first_done.iter().map(|x| x.0).sum();
         assert_eq!(at_first, 30);
@@ -227,6 +266,7 @@ mod tests {
                 WorkerOut::default()
             },
             None,
+            &crate::frame::Local,
         );
         assert_eq!(r.outs.len(), 2);
         assert!(r.outs[0].error.is_some());

@@ -6,8 +6,8 @@ use std::path::Path;
 use std::time::Instant;
 
 use super::{
-    pool, CachePolicy, Cluster, FirstDone, Frame, Merged, Phase, PhaseSpec, RunError, Session,
-    TargetCtx, WorkerOut,
+    pool, CachePolicy, Cluster, FirstDone, Frame, Merged, Phase, PhaseSpec, RankTimes, RunError,
+    Session, TargetCtx, WorkerOut,
 };
 use crate::metrics::clock::now_rfc3339;
 use crate::metrics::{cpu, diskstats};
@@ -45,7 +45,8 @@ pub fn run_phase(
     if let Some(why) = crate::stop::requested() {
         return Err(RunError::Stopped(why));
     }
-    cluster.barrier();
+    cluster.barrier()?;
+    let after_barrier = Instant::now();
     let dropped = match spec.cache {
         CachePolicy::Drop => crate::sys::host::sync_and_drop_caches(),
         CachePolicy::Keep => true,
@@ -64,7 +65,14 @@ pub fn run_phase(
         let shared: &dyn Session = s;
         let beside = |done: &std::sync::atomic::AtomicBool| shared.beside(i, done);
         let beside: Option<pool::Beside> = spec.beside.then_some(&beside);
-        pool::run_workers(&spec, label, t.quiet, |ctx| shared.work(i, ctx), beside)
+        pool::run_workers(
+            &spec,
+            label,
+            t.quiet,
+            |ctx| shared.work(i, ctx),
+            beside,
+            cluster,
+        )
     };
     let mut cpu = BTreeMap::new();
     let (cpu_user_ns, _) = cpu0.finish(&mut cpu);
@@ -86,6 +94,16 @@ pub fn run_phase(
     let statvfs_after = statvfs(stat_dir.as_deref(), t, spec.space);
     let mut parts: Vec<WorkerOut> = Vec::new();
     let mut first_done: Vec<FirstDone> = Vec::new();
+    let from = run
+        .t0
+        .saturating_duration_since(after_barrier)
+        .as_secs_f64();
+    let mut rank = RankTimes {
+        start_s: from,
+        first_s: from + run.first_done_s,
+        end_s: from + run.last_done_s,
+        ..Default::default()
+    };
     for (w, out) in run.outs.iter().enumerate() {
         while parts.len() <= out.part {
             parts.push(WorkerOut {
@@ -96,12 +114,25 @@ pub fn run_phase(
                 secs: run.first_done_s,
                 ..Default::default()
             });
+            rank.totals.push((0, 0));
+            rank.across.push((0, 0));
         }
         parts[out.part].merge(out);
         if let Some((ops, bytes)) = run.first_done.get(w) {
             first_done[out.part].ops += ops;
             first_done[out.part].bytes += bytes;
         }
+        let add = |to: &mut (u64, u64), x: Option<&(u64, u64)>| {
+            if let Some((ops, bytes)) = x {
+                to.0 += ops;
+                to.1 += bytes;
+            }
+        };
+        add(&mut rank.totals[out.part], run.totals.get(w));
+        add(
+            &mut rank.across[out.part],
+            run.across.as_ref().and_then(|a| a.get(w)),
+        );
     }
     let frame = Frame {
         started_at,
@@ -122,8 +153,13 @@ pub fn run_phase(
         first_done,
         last_done_s: run.last_done_s,
         sync_failure,
+        rank,
     };
-    let merged = cluster.reduce(Merged { parts, frame });
+    let merged = cluster.reduce(Merged {
+        parts,
+        frame,
+        ranks: Vec::new(),
+    })?;
     let stopped = merged.parts.iter().find_map(|p| p.stopped);
     let mut phases = s.finish(i, &merged)?;
     for (k, p) in phases.iter_mut().enumerate() {
@@ -193,6 +229,14 @@ fn decorate(
                 .insert("first_done_bytes_per_sec".into(), fd.bytes as f64 / secs);
             p.metrics.insert("last_done_s".into(), f.last_done_s);
         }
+    }
+    if let Some(ranks) = m.ranks.get(k).filter(|r| !r.is_empty()) {
+        super::share::rank_metrics(ranks, &mut p.metrics);
+        p.ranks = ranks.clone();
+        p.notes.push(format!(
+            "ranks: {} ranks; rates are all ranks' work over the earliest start to the latest end",
+            ranks.len()
+        ));
     }
     let part_reads = m.parts.get(k).map(|x| x.counters.get("reads").copied());
     let reads = spec.reads && !matches!(part_reads, Some(Some(r)) if r == 0.0);

@@ -64,12 +64,13 @@ struct CountingCluster {
 }
 
 impl Cluster for CountingCluster {
-    fn barrier(&self) {
+    fn barrier(&self) -> Result<(), RunError> {
         self.barriers.fetch_add(1, Ordering::SeqCst);
+        Ok(())
     }
-    fn reduce(&self, local: Merged) -> Merged {
+    fn reduce(&self, local: Merged) -> Result<Merged, RunError> {
         self.reductions.fetch_add(1, Ordering::SeqCst);
-        local
+        Ok(local)
     }
 }
 

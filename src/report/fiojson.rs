@@ -307,6 +307,7 @@ fn import_job(
         series: BTreeMap::new(),
         config: Some(config),
         failure: None,
+        ranks: Vec::new(),
     })
 }
 

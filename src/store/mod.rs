@@ -89,6 +89,30 @@ pub struct Record {
     /// What failed (a failed record): the call, errno, path, offset, and the target's space.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub failure: Option<crate::io::Failure>,
+    /// A multi-rank run (mpirun): each rank's figures for this phase; the metrics are the
+    /// aggregate.
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub ranks: Vec<RankFigures>,
+}
+
+/// One rank's share of a multi-rank phase. Times are seconds after the barrier that started the
+/// phase, on the rank's own monotonic clock (wall clocks of different nodes are never compared).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct RankFigures {
+    pub rank: usize,
+    pub host: String,
+    /// Its workers started, and the last of them ended.
+    pub start_s: f64,
+    pub end_s: f64,
+    /// Operations (I/Os, files) and bytes it did, and its rates over its own window.
+    pub ops: u64,
+    pub bytes: u64,
+    pub ops_per_sec: f64,
+    pub bytes_per_sec: f64,
+    /// What it had done when the fastest worker of all ranks finished (stonewall).
+    pub first_done_ops: u64,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub error: Option<String>,
 }
 
 pub use crate::sys::host::Environment;
@@ -114,6 +138,8 @@ pub struct Phase {
     pub skipped: Option<String>,
     /// The failed call behind `error`, when it was one.
     pub failure: Option<crate::io::Failure>,
+    /// Each rank's figures (multi-rank runs).
+    pub ranks: Vec<RankFigures>,
 }
 
 /// Which target, workload and repeat a record belongs to.
@@ -163,6 +189,7 @@ impl Record {
             series: p.series,
             config: p.config,
             failure: p.failure,
+            ranks: p.ranks,
         }
     }
 }

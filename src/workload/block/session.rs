@@ -232,6 +232,7 @@ impl Session for BlockSession {
                 config: Some(self.config(ji, part)),
                 skipped: None,
                 failure: part.failure.clone(),
+                ranks: Vec::new(),
             });
         }
         self.finish_snapshots(&mut out);

@@ -1,0 +1,125 @@
+//! The reduction across ranks, on made-up shares: IOR's bandwidth (first start to last end),
+//! counters and histograms added, first done <= last done, per-rank figures and their spread.
+
+use super::*;
+use crate::frame::Frame;
+
+/// A rank that did `ops` 4 KiB operations from `start` to `end` after the barrier, with one
+/// latency of `lat` ns per op, and `across` ops when the fastest worker of all finished.
+fn share(rank: usize, host: &str, start: f64, end: f64, ops: u64, across: u64, lat: u64) -> Share {
+    let mut h = hist::new();
+    h.record_n(lat, ops).unwrap();
+    let mut counters = BTreeMap::new();
+    counters.insert("ios".to_string(), ops as f64);
+    counters.insert("write_bytes".to_string(), (ops * 4096) as f64);
+    Share {
+        rank,
+        host: host.into(),
+        parts: vec![PartShare {
+            hists: [("lat".to_string(), hist::encode(&h))].into(),
+            counters,
+            window_s: end - start,
+            total: (ops, ops * 4096),
+            across: (across, across * 4096),
+            ..Default::default()
+        }],
+        start_s: start,
+        first_s: end,
+        end_s: end,
+        wall_s: end,
+        workers: 1,
+        dropped: true,
+        cpu: [("cpu_user_pct".to_string(), 10.0 * (rank + 1) as f64)].into(),
+        device: Some((0, ops * 4096)),
+        ..Default::default()
+    }
+}
+
+fn mine() -> Merged {
+    Merged {
+        parts: Vec::new(),
+        frame: Frame::default(),
+        ranks: Vec::new(),
+    }
+}
+
+#[test]
+fn bandwidth_is_all_bytes_over_first_start_to_last_end() {
+    let shares = vec![
+        share(0, "a", 0.0, 1.0, 1000, 1000, 1000),
+        share(1, "a", 0.5, 3.0, 3000, 1500, 3000),
+        share(2, "b", 0.2, 2.0, 2000, 1800, 2000),
+    ];
+    let m = combine(mine(), shares).unwrap();
+    let p = &m.parts[0];
+    assert_eq!(p.counter("ios"), 6000.0, "the sum of per-rank ops");
+    assert_eq!(p.counter("write_bytes"), 6000.0 * 4096.0);
+    assert!(
+        (p.window.as_secs_f64() - 3.0).abs() < 1e-9,
+        "{:?}",
+        p.window
+    );
+    // The histograms add: 6000 values, the max is the slowest rank's.
+    let h = &p.hists["lat"];
+    assert_eq!(h.len(), 6000);
+    assert!(h.max() >= 2990 && h.value_at_quantile(0.0) <= 1001);
+    // First done: the fastest rank ended 1 s after the earliest start; all had done 4300 ops.
+    let fd = m.frame.first_done[0];
+    assert!((fd.secs - 1.0).abs() < 1e-9);
+    assert_eq!(fd.ops, 4300);
+    assert!(fd.secs <= m.frame.last_done_s);
+    assert!((m.frame.last_done_s - 3.0).abs() < 1e-9);
+    assert_eq!(m.frame.workers, 3);
+    // Device bytes: one reading per host (ranks 0 and 1 share host a).
+    assert_eq!(m.frame.device.unwrap().write_bytes, 3000 * 4096);
+    assert!(
+        (m.frame.cpu["cpu_user_pct"] - 20.0).abs() < 1e-9,
+        "the mean"
+    );
+    // Each rank's own figures, in rank order.
+    let r = &m.ranks[0];
+    assert_eq!(r.iter().map(|x| x.rank).collect::<Vec<_>>(), [0, 1, 2]);
+    assert_eq!(r[1].ops, 3000);
+    assert!((r[1].ops_per_sec - 1200.0).abs() < 1e-6);
+    assert_eq!(r[1].first_done_ops, 1500);
+}
+
+#[test]
+fn the_spread_over_ranks_is_min_max_and_mean() {
+    let m = combine(
+        mine(),
+        vec![
+            share(1, "a", 0.0, 2.0, 2000, 0, 10),
+            share(0, "a", 0.0, 1.0, 2000, 0, 10),
+        ],
+    )
+    .unwrap();
+    let mut out = BTreeMap::new();
+    rank_metrics(&m.ranks[0], &mut out);
+    assert_eq!(out["ranks"], 2.0);
+    assert_eq!(out["rank_ops_per_sec_min"], 1000.0);
+    assert_eq!(out["rank_ops_per_sec_max"], 2000.0);
+    assert_eq!(out["rank_ops_per_sec_mean"], 1500.0);
+    let spread = (2000.0 - 1000.0) / 1500.0 * 100.0;
+    assert!((out["rank_spread_pct"] - spread).abs() < 1e-9);
+    assert_eq!(out["rank_bytes_per_sec_max"], 2000.0 * 4096.0);
+}
+
+#[test]
+fn a_share_travels_as_json_and_comes_back_the_same() {
+    let s = share(3, "h", 0.1, 0.9, 10, 5, 123);
+    let text = serde_json::to_string(&s).unwrap();
+    let back: Share = serde_json::from_str(&text).unwrap();
+    let m = combine(mine(), vec![back]).unwrap();
+    assert_eq!(m.parts[0].hists["lat"].len(), 10);
+    assert_eq!(m.parts[0].hists["lat"].max(), 123);
+    assert_eq!(m.ranks[0][0].host, "h");
+}
+
+#[test]
+fn a_histogram_that_does_not_decode_names_the_rank() {
+    let mut s = share(2, "h", 0.0, 1.0, 1, 1, 1);
+    s.parts[0].hists.insert("lat".into(), "not base64!".into());
+    let e = combine(mine(), vec![s]).unwrap_err();
+    assert!(e.contains("rank 2") && e.contains("lat"), "{e}");
+}
