@@ -19,6 +19,7 @@ pub mod metrics;
 pub mod out;
 pub mod plan;
 pub mod provision;
+pub mod ranks;
 pub mod report;
 pub mod runner;
 pub mod stop;

@@ -86,3 +86,14 @@ pub fn requested() -> Option<StopReason> {
 pub fn stop_requested() -> bool {
     requested().is_some()
 }
+
+/// Asks for a stop as if the signal had come (another rank of a multi-rank run was stopped: this
+/// one ends the same way, in order).
+pub fn raise(why: StopReason) {
+    let cell = match why {
+        StopReason::Interrupt => &INTERRUPT,
+        StopReason::Terminate => &TERMINATE,
+        StopReason::Hangup => &HANGUP,
+    };
+    flag(cell).store(true, Ordering::SeqCst);
+}

@@ -59,6 +59,34 @@ fn duration_arg(s: &str) -> Result<std::time::Duration, PlanError> {
     Ok(d)
 }
 
+/// Under an MPI launcher (mpirun, srun): how the ranks share the target, and how long one waits
+/// for the others.
+#[derive(Args, Debug, Clone)]
+pub struct RankArgs {
+    /// Under mpirun: block jobs of all ranks use one file, each rank its own segment (IOR's
+    /// N-1). Default: a file per rank (N-N)
+    #[arg(long)]
+    pub shared_file: bool,
+    /// Under mpirun: the files workload's ranks write one tree, its subfolders dealt out by
+    /// rank (mdtest's shared directory). Default: a subtree per rank (mdtest's unique
+    /// directories)
+    #[arg(long)]
+    pub shared_tree: bool,
+    /// Under mpirun: seconds a rank waits for the others at a barrier or a reduction before the
+    /// run is abandoned (set it above the longest spread you expect between ranks)
+    #[arg(long, value_name = "SECS", default_value_t = 600, value_parser = clap::value_parser!(u64).range(1..))]
+    pub rank_timeout: u64,
+}
+
+impl RankArgs {
+    pub fn plan(&self) -> crate::plan::RankPlan {
+        crate::plan::RankPlan {
+            shared_file: self.shared_file,
+            shared_tree: self.shared_tree,
+        }
+    }
+}
+
 /// Global overrides for block jobs (quick runs).
 #[derive(Args, Debug, Clone, Default)]
 pub struct BlockArgs {
@@ -163,6 +191,8 @@ pub struct RunArgs {
     /// Allow writing to a block device that carries a filesystem, partition table or pool label
     #[arg(long)]
     pub wipe: bool,
+    #[command(flatten)]
+    pub ranks: RankArgs,
     #[command(flatten)]
     pub block: BlockArgs,
     /// Less chatter on standard error
@@ -279,6 +309,8 @@ pub struct CompareArgs {
     #[command(flatten)]
     pub backing: Backing,
     #[command(flatten)]
+    pub ranks: RankArgs,
+    #[command(flatten)]
     pub common: Common,
 }
 
@@ -339,6 +371,7 @@ pub fn build_plan(
         wipe: backing.wipe,
         repeat,
         overrides,
+        ranks: Default::default(),
     })
 }
 

@@ -71,6 +71,7 @@ pub fn run(a: AuditArgs) -> anyhow::Result<Exit> {
         repeat: 1,
         baseline: None,
         overrides: Default::default(),
+        ranks: Default::default(),
     };
     let mut manifest = Manifest::new(
         plan,

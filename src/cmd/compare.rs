@@ -43,14 +43,19 @@ fn needs_root(plan: &Plan) -> bool {
 }
 
 pub fn run(a: CompareArgs) -> anyhow::Result<Exit> {
-    let plan = plan_of(&a)?;
+    let team = super::join_ranks(&a.ranks)?;
+    let lead = team.rank().leads();
+    let mut plan = plan_of(&a)?;
+    if a.resume.is_none() {
+        plan.ranks = a.ranks.plan();
+    }
     let dry_run = a.common.dry_run;
     if !dry_run {
         if needs_root(&plan) {
             need_root("fsbench compare")?;
         }
         super::install_signals()?;
-        if crate::sys::is_root() {
+        if crate::sys::is_root() && lead {
             super::cleanup::leftovers(a.common.quiet);
         }
     }
@@ -75,7 +80,10 @@ pub fn run(a: CompareArgs) -> anyhow::Result<Exit> {
         command_line: std::env::args().collect(),
         resume: a.resume.is_some(),
     };
-    let summary = runner::run(&opts)?;
+    let summary = runner::run(&opts, team.as_ref())?;
+    if !lead {
+        return Ok(super::rank_exit(team.as_ref(), &summary.ended).unwrap_or(Exit::Ok));
+    }
     if !dry_run {
         report_at_end(&out, &opts.plan, &summary.records);
     }
@@ -92,6 +100,18 @@ pub fn run(a: CompareArgs) -> anyhow::Result<Exit> {
             Exit::Stopped(why)
         }
         Ended::Complete => exit_for(&summary.records),
+        Ended::Ranks(why) => {
+            eprintln!(
+                "fsbench: the run lost a rank ({why}); results so far kept in {}: continue with fsbench compare --resume {}",
+                out.display(),
+                out.display()
+            );
+            if !crate::stop::stop_requested() {
+                // The other ranks may wait for this one: end them all.
+                team.abandon(1);
+            }
+            Exit::CheckFailed
+        }
     })
 }
 

@@ -57,6 +57,30 @@ pub fn install_signals() -> std::io::Result<()> {
     crate::stop::install_signal_handlers(crate::sys::terminal_quieter())
 }
 
+/// Joins the ranks an MPI launcher started (one process without a launcher); a binary without
+/// MPI under a launcher of several ranks is refused here (exit 2), before anything runs.
+pub fn join_ranks(a: &crate::cli::RankArgs) -> anyhow::Result<Box<dyn crate::ranks::Team>> {
+    crate::ranks::join(std::time::Duration::from_secs(a.rank_timeout)).map_err(anyhow::Error::msg)
+}
+
+/// How a rank other than 0 ends (rank 0 reports); any rank whose run lost another rank, with no
+/// signal to end it all, ends every process of the run so that none waits forever.
+pub fn rank_exit(team: &dyn crate::ranks::Team, ended: &crate::runner::Ended) -> Option<Exit> {
+    use crate::runner::Ended;
+    if matches!(ended, Ended::Ranks(_)) && !crate::stop::stop_requested() {
+        team.abandon(1);
+    }
+    if team.rank().leads() {
+        return None;
+    }
+    Some(match ended {
+        Ended::Interrupted(why) => Exit::Stopped(*why),
+        Ended::Ranks(_) => Exit::CheckFailed,
+        Ended::Refused(_) => Exit::Usage,
+        Ended::Complete => Exit::Ok,
+    })
+}
+
 pub fn need_root(what: &str) -> anyhow::Result<()> {
     if crate::sys::is_root() {
         Ok(())

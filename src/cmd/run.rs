@@ -102,6 +102,7 @@ pub fn run(a: RunArgs) -> anyhow::Result<Exit> {
             a.jobfiles.len()
         );
     }
+    let team = super::join_ranks(&a.ranks)?;
     let jobfile = a.jobfiles[0].clone();
     let overrides = a.block.overrides();
     let block = crate::workload::block::from_jobfile(&jobfile, &overrides)?;
@@ -123,6 +124,7 @@ pub fn run(a: RunArgs) -> anyhow::Result<Exit> {
         repeat: 1,
         baseline: None,
         overrides,
+        ranks: a.ranks.plan(),
     };
     super::install_signals()?;
     let opts = runner::Options {
@@ -139,7 +141,10 @@ pub fn run(a: RunArgs) -> anyhow::Result<Exit> {
         command_line: std::env::args().collect(),
         resume: false,
     };
-    let summary = runner::run(&opts)?;
+    let summary = runner::run(&opts, team.as_ref())?;
+    if let Some(exit) = super::rank_exit(team.as_ref(), &summary.ended) {
+        return Ok(exit);
+    }
     if a.output_format == "json" {
         let v = crate::report::fiojson::render(&summary.records);
         crate::out::print(&(serde_json::to_string_pretty(&v)? + "\n"));

@@ -36,9 +36,9 @@ pub trait Cluster {
     fn rank(&self) -> Rank {
         Rank::ONE
     }
-    /// Returns when every participant is ready to start the phase (an error when one is gone
-    /// or a stop was requested while waiting).
-    fn barrier(&self) -> Result<(), RunError>;
+    /// Returns when every participant is ready to start `what` (a phase); an error when one is
+    /// gone or a stop was requested while waiting.
+    fn barrier(&self, what: &str) -> Result<(), RunError>;
     /// Called every few milliseconds on the coordinator's thread while the workers run, with
     /// `first` true once one of this process's workers has finished: returns true when every
     /// participant should take its "first done" snapshot (the fastest worker of all has
@@ -55,7 +55,7 @@ pub trait Cluster {
 pub struct Local;
 
 impl Cluster for Local {
-    fn barrier(&self) -> Result<(), RunError> {
+    fn barrier(&self, _what: &str) -> Result<(), RunError> {
         Ok(())
     }
 

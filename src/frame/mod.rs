@@ -101,6 +101,17 @@ pub struct TargetCtx {
     /// reading, so space and inode figures count what was written.
     pub zfs_pool: Option<String>,
     pub quiet: bool,
+    /// Where this process stands among the ranks of a run (one process: rank 0 of 1).
+    pub ranks: RankCtx,
+}
+
+/// This process among the ranks of a run, and how they share the target.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct RankCtx {
+    pub rank: Rank,
+    /// A seed every rank has (rank 0's), for content another rank must verify.
+    pub seed: u64,
+    pub plan: crate::plan::RankPlan,
 }
 
 impl TargetCtx {

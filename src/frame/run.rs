@@ -45,7 +45,7 @@ pub fn run_phase(
     if let Some(why) = crate::stop::requested() {
         return Err(RunError::Stopped(why));
     }
-    cluster.barrier()?;
+    cluster.barrier(&format!("phase '{}' on {label}", spec.name))?;
     let after_barrier = Instant::now();
     let dropped = match spec.cache {
         CachePolicy::Drop => crate::sys::host::sync_and_drop_caches(),
@@ -78,7 +78,8 @@ pub fn run_phase(
     let (cpu_user_ns, _) = cpu0.finish(&mut cpu);
     // What the device wrote includes what the filesystem writes back after the phase.
     let mut sync_failure = None;
-    if spec.writes {
+    // (A stopped phase skips it: the launcher of a multi-rank run allows a second for the end.)
+    if spec.writes && !crate::stop::stop_requested() {
         if let Some(d) = stat_dir.as_deref() {
             if let Ok(f) = File::open(d) {
                 if let Err(e) = crate::sys::syncfs(&f) {
@@ -92,12 +93,47 @@ pub fn run_phase(
     // The phase's time ends here: a ZFS pool's commit below is not the workload's.
     let wall = t0.elapsed();
     let statvfs_after = statvfs(stat_dir.as_deref(), t, spec.space);
+    let from = run.t0.saturating_duration_since(after_barrier).as_secs_f64();
+    let (parts, first_done, rank) = merge_parts(&run, from);
+    let frame = Frame {
+        started_at,
+        wall,
+        dropped,
+        cpu,
+        cpu_user_ns,
+        device: match (disk_before, disk_after) {
+            (Some(a), Some(b)) => Some(diskstats::DevIo {
+                read_bytes: b.read_bytes.saturating_sub(a.read_bytes),
+                write_bytes: b.write_bytes.saturating_sub(a.write_bytes),
+            }),
+            _ => None,
+        },
+        statvfs_before,
+        statvfs_after,
+        workers: run.outs.len(),
+        first_done,
+        last_done_s: run.last_done_s,
+        sync_failure,
+        rank,
+    };
+    let merged = cluster.reduce(Merged {
+        parts,
+        frame,
+        ranks: Vec::new(),
+    })?;
+    let stopped = merged.parts.iter().find_map(|p| p.stopped);
+    let mut phases = s.finish(i, &merged)?;
+    for (k, p) in phases.iter_mut().enumerate() {
+        decorate(p, k, &spec, &merged, t, stopped);
+    }
+    Ok(PhaseOutcome { phases, stopped })
+}
+
+/// The workers' figures merged per part, the first-done figures per part, and this process's
+/// times and totals for the reduction across ranks (`from`: the pool's start after the barrier).
+fn merge_parts(run: &pool::PoolRun, from: f64) -> (Vec<WorkerOut>, Vec<FirstDone>, RankTimes) {
     let mut parts: Vec<WorkerOut> = Vec::new();
     let mut first_done: Vec<FirstDone> = Vec::new();
-    let from = run
-        .t0
-        .saturating_duration_since(after_barrier)
-        .as_secs_f64();
     let mut rank = RankTimes {
         start_s: from,
         first_s: from + run.first_done_s,
@@ -134,38 +170,7 @@ pub fn run_phase(
             run.across.as_ref().and_then(|a| a.get(w)),
         );
     }
-    let frame = Frame {
-        started_at,
-        wall,
-        dropped,
-        cpu,
-        cpu_user_ns,
-        device: match (disk_before, disk_after) {
-            (Some(a), Some(b)) => Some(diskstats::DevIo {
-                read_bytes: b.read_bytes.saturating_sub(a.read_bytes),
-                write_bytes: b.write_bytes.saturating_sub(a.write_bytes),
-            }),
-            _ => None,
-        },
-        statvfs_before,
-        statvfs_after,
-        workers: run.outs.len(),
-        first_done,
-        last_done_s: run.last_done_s,
-        sync_failure,
-        rank,
-    };
-    let merged = cluster.reduce(Merged {
-        parts,
-        frame,
-        ranks: Vec::new(),
-    })?;
-    let stopped = merged.parts.iter().find_map(|p| p.stopped);
-    let mut phases = s.finish(i, &merged)?;
-    for (k, p) in phases.iter_mut().enumerate() {
-        decorate(p, k, &spec, &merged, t, stopped);
-    }
-    Ok(PhaseOutcome { phases, stopped })
+    (parts, first_done, rank)
 }
 
 /// The frame's own figures and notes, the same on every record.

@@ -64,7 +64,7 @@ struct CountingCluster {
 }
 
 impl Cluster for CountingCluster {
-    fn barrier(&self) -> Result<(), RunError> {
+    fn barrier(&self, _what: &str) -> Result<(), RunError> {
         self.barriers.fetch_add(1, Ordering::SeqCst);
         Ok(())
     }
@@ -105,6 +105,7 @@ fn every_phase_goes_through_the_same_steps_and_merges_per_part() {
         stat_dir: Some(dir.path().to_path_buf()),
         zfs_pool: None,
         quiet: true,
+        ranks: Default::default(),
     };
     let cluster = CountingCluster::default();
     let mut saved = Vec::new();

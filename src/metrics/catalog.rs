@@ -98,6 +98,14 @@ pub static FRAME: &[MetricDef] = &[
     m("first_done_ops_per_sec", OpsPerSec, Better::Higher),
     m("first_done_bytes_per_sec", BytesPerSec, Better::Higher),
     m("last_done_s", Seconds, Neither),
+    m("ranks", Count, Neither),
+    m("rank_ops_per_sec_min", OpsPerSec, Better::Higher),
+    m("rank_ops_per_sec_max", OpsPerSec, Neither),
+    m("rank_ops_per_sec_mean", OpsPerSec, Better::Higher),
+    m("rank_bytes_per_sec_min", BytesPerSec, Better::Higher),
+    m("rank_bytes_per_sec_max", BytesPerSec, Neither),
+    m("rank_bytes_per_sec_mean", BytesPerSec, Better::Higher),
+    m("rank_spread_pct", Percent, Lower),
 ];
 
 /// What `*` stands for in a latency family.

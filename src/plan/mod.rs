@@ -51,4 +51,20 @@ pub struct Plan {
     /// --runtime and --file-size for block jobs.
     #[serde(default)]
     pub overrides: Overrides,
+    /// How the ranks of a multi-rank run (mpirun) share the target.
+    #[serde(default)]
+    pub ranks: RankPlan,
+}
+
+/// How the ranks of a multi-rank run share the target (recorded: both change what is measured).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RankPlan {
+    /// Block jobs: one file for all ranks, each rank its own segment (IOR's N-1); otherwise a
+    /// file per rank (N-N).
+    #[serde(default)]
+    pub shared_file: bool,
+    /// files: one tree for all ranks, subfolders dealt out by rank (mdtest's shared directory);
+    /// otherwise a subtree per rank (mdtest's unique directories).
+    #[serde(default)]
+    pub shared_tree: bool,
 }

@@ -211,10 +211,18 @@ pub fn doctor() -> Doctor {
             .ok()
             .and_then(|(o, _)| o.lines().next().map(str::to_string))
     });
+    let built = if cfg!(feature = "mpi") {
+        "this fsbench has MPI (mpirun -np N fsbench compare dir:/shared ...)"
+    } else {
+        "this fsbench was built without MPI (cargo build --release --features mpi)"
+    };
     host.push(Check {
         name: "MPI".into(),
-        ok: mpi.is_some(),
-        detail: mpi.unwrap_or_else(|| "mpirun not found (multi-node runs need openmpi-bin)".into()),
+        ok: mpi.is_some() && cfg!(feature = "mpi"),
+        detail: format!(
+            "{}; {built}",
+            mpi.unwrap_or_else(|| "mpirun not found (multi-node runs need openmpi-bin)".into())
+        ),
     });
     Doctor {
         fsbench_version: env!("CARGO_PKG_VERSION").to_string(),

@@ -27,7 +27,8 @@ pub fn terminal_table(records: &[&Record]) -> String {
     let mut t = Table::new();
     t.load_preset(UTF8_FULL_CONDENSED);
     t.set_content_arrangement(ContentArrangement::Dynamic);
-    if t.width().is_none() {
+    // A terminal that reports no sensible width (a launcher's pseudo-terminal says 0): 140.
+    if t.width().is_none_or(|w| w < 40) {
         t.set_width(140);
     }
     t.set_header(vec![
@@ -196,7 +197,10 @@ impl StudyReport {
                 t.push_str(&v.term());
             }
         }
-        let width = Table::new().width().map_or(100, usize::from);
+        let width = Table::new()
+            .width()
+            .filter(|w| *w >= 40)
+            .map_or(100, usize::from);
         t.push_str(&iozone::term(
             &self.iozone,
             &self.baseline,

@@ -4,10 +4,11 @@ use std::path::PathBuf;
 
 use super::sink::Sink;
 use super::targets::{here_ctx, release, Getter, Got};
-use crate::frame::{run_session, Local, RunError};
+use crate::frame::{run_session, RankCtx, RunError};
 use crate::metrics::clock::now_rfc3339;
 use crate::plan::{Plan, TargetSpec};
 use crate::provision::exec::Sys;
+use crate::ranks::Team;
 use crate::stop::StopReason;
 use crate::store::{Manifest, Record, RecordKey, Status, StoreError, Study};
 use crate::workload::{self, Opened, SpecError, Workload};
@@ -46,6 +47,8 @@ pub enum Ended {
     Interrupted(StopReason),
     /// A guard refused the device: nothing was formatted.
     Refused(String),
+    /// A multi-rank run lost a rank (gone, or no answer in time); the manifest names it.
+    Ranks(String),
 }
 
 pub struct Summary {
@@ -108,6 +111,8 @@ fn open_study(opts: &Options, manifest: &mut Manifest) -> Result<Sink, RunnerErr
     *manifest = Manifest {
         status: Status::Running,
         finished_at: None,
+        stopped_by: None,
+        rank_failure: None,
         ..old
     };
     manifest.warnings.push(format!(
@@ -127,8 +132,9 @@ fn open_study(opts: &Options, manifest: &mut Manifest) -> Result<Sink, RunnerErr
 fn check_here(
     opts: &Options,
     workloads: &[(String, Box<dyn Workload>)],
+    ranks: RankCtx,
 ) -> Result<(), RunnerError> {
-    let Some(ctx) = here_ctx(&opts.place, opts.quiet) else {
+    let Some(ctx) = here_ctx(&opts.place, opts.quiet, ranks) else {
         return Ok(());
     };
     for (_, w) in workloads {
@@ -148,6 +154,63 @@ fn check_device(opts: &Options) -> Result<(), RunnerError> {
         }
         _ => Ok(()),
     }
+}
+
+/// With several ranks, `compare` runs on a directory every rank sees (`dir:`): a target that
+/// formats or mounts something would be provisioned by every rank on its own.
+fn check_ranks(opts: &Options, many: bool) -> Result<(), SpecError> {
+    if !many {
+        return Ok(());
+    }
+    if !matches!(opts.place, Where::Provision { .. }) {
+        return crate::workload::check_ranks(&opts.plan.workloads);
+    }
+    if let Some(t) = opts.plan.targets.iter().find(|t| t.fs != "dir") {
+        return Err(SpecError(format!(
+            "target '{}' formats or mounts a filesystem: under mpirun every rank would provision its own. Run multi-rank studies on a directory every rank sees: dir:/shared/path (NFS, Lustre, CephFS, BeeGFS, or a local directory for ranks on one node)",
+            t.label
+        )));
+    }
+    if opts.plan.device.is_some() {
+        return Err(SpecError(
+            "--device formats a device: under mpirun use dir:/shared/path targets".into(),
+        ));
+    }
+    crate::workload::check_ranks(&opts.plan.workloads)
+}
+
+/// Every rank agrees on the plan; rank 0's run id and seed become everyone's.
+fn agree(opts: &Options, team: &dyn Team, manifest: &mut Manifest) -> Result<RankCtx, RunnerError> {
+    let rank = team.rank();
+    let seed = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos() as u64)
+        .unwrap_or(1);
+    let mut ctx = RankCtx {
+        rank,
+        seed,
+        plan: opts.plan.ranks,
+    };
+    if !rank.many() {
+        return Ok(ctx);
+    }
+    let plan = serde_json::to_string(&opts.plan).unwrap_or_default();
+    let args: Vec<String> = opts.command_line.iter().skip(1).cloned().collect();
+    let digest = crate::ranks::digest(&plan, &args);
+    let offer = serde_json::to_string(&(&manifest.run_id, seed)).unwrap_or_default();
+    let agreed = team
+        .agree(&digest, &offer)
+        .map_err(|e| RunnerError::Invalid(e.to_string()))?;
+    let (run_id, seed): (String, u64) = serde_json::from_str(&agreed)
+        .map_err(|e| RunnerError::Invalid(format!("rank 0's run id does not read: {e}")))?;
+    manifest.run_id = run_id;
+    ctx.seed = seed;
+    manifest.warnings.push(format!(
+        "{} ranks (mpirun): rank 0 on {} owns this study; records carry every rank's figures in `ranks`",
+        rank.size,
+        team.host()
+    ));
+    Ok(ctx)
 }
 
 /// In `compare`, every workload must be able to run on every target as planned (sizes, options)
@@ -185,7 +248,8 @@ fn record_name(w: &crate::plan::WorkloadSpec, all: &[crate::plan::WorkloadSpec])
     }
 }
 
-pub fn run(opts: &Options) -> Result<Summary, RunnerError> {
+pub fn run(opts: &Options, team: &dyn Team) -> Result<Summary, RunnerError> {
+    let rank = team.rank();
     let sys = Sys::new(opts.dry_run);
     let workloads: Vec<(String, Box<dyn Workload>)> = opts
         .plan
@@ -196,15 +260,24 @@ pub fn run(opts: &Options) -> Result<Summary, RunnerError> {
                 .map(|b| (record_name(w, &opts.plan.workloads), b))
         })
         .collect::<Result<_, _>>()?;
-    check_here(opts, &workloads)?;
-    check_targets(opts, &workloads)?;
-    check_device(opts)?;
+    check_ranks(opts, rank.many())?;
     let mut manifest = Manifest::new(
         opts.plan.clone(),
         opts.command_line.clone(),
         crate::sys::host::Environment::probe(),
     );
-    let mut sink = open_study(opts, &mut manifest)?;
+    let ranks = agree(opts, team, &mut manifest)?;
+    check_here(opts, &workloads, ranks)?;
+    check_targets(opts, &workloads)?;
+    check_device(opts)?;
+    let mut sink = if rank.leads() {
+        open_study(opts, &mut manifest)?
+    } else {
+        Sink {
+            study: None,
+            records: Vec::new(),
+        }
+    };
     let run_id = manifest.run_id.clone();
     let targets = targets_of(opts);
     let getter = Getter {
@@ -212,7 +285,8 @@ pub fn run(opts: &Options) -> Result<Summary, RunnerError> {
         run_id: &run_id,
         plan: &opts.plan,
         place: &opts.place,
-        quiet: opts.quiet,
+        quiet: opts.quiet || !rank.leads(),
+        ranks,
     };
     let mut ended = Ended::Complete;
     'repeats: for repeat in 0..opts.plan.repeat {
@@ -228,7 +302,18 @@ pub fn run(opts: &Options) -> Result<Summary, RunnerError> {
                 ended = Ended::Interrupted(why);
                 break 'repeats;
             }
-            let got = match getter.get(spec, index, repeat) {
+            let got = if rank.many() && matches!(opts.place, Where::Provision { .. }) {
+                match getter.get_shared(team, spec, index, repeat) {
+                    Ok(g) => g,
+                    Err(e) => {
+                        ended = lost(&mut manifest, e);
+                        break 'repeats;
+                    }
+                }
+            } else {
+                getter.get(spec, index, repeat)
+            };
+            let got = match got {
                 Ok(g) => g,
                 Err(m) => {
                     if let Some(why) = &m.unsupported {
@@ -255,12 +340,12 @@ pub fn run(opts: &Options) -> Result<Summary, RunnerError> {
                 }
             }
             if !opts.dry_run {
-                let shown = if opts.plan.repeat > 1 {
-                    format!("{}, repeat {}/{}", got.label, repeat + 1, opts.plan.repeat)
-                } else {
-                    got.label.clone()
-                };
-                run_workloads(&got, &shown, &workloads, repeat, &mut sink)?;
+                if let Some(e) = measure(&got, opts, &workloads, repeat, &mut sink, team)? {
+                    let (info, _) = release(got, &sys);
+                    manifest.targets.extend(info);
+                    ended = lost(&mut manifest, e);
+                    break 'repeats;
+                }
             }
             let (info, warning) = release(got, &sys);
             manifest.targets.extend(info);
@@ -273,18 +358,8 @@ pub fn run(opts: &Options) -> Result<Summary, RunnerError> {
             }
         }
     }
-    if let Some(why) = crate::stop::requested() {
-        ended = Ended::Interrupted(why);
-    }
-    manifest.finished_at = Some(now_rfc3339());
-    manifest.status = match &ended {
-        Ended::Complete => Status::Complete,
-        Ended::Interrupted(_) => Status::Interrupted,
-        Ended::Refused(_) => Status::Refused,
-    };
-    if let Ended::Interrupted(why) = &ended {
-        manifest.stopped_by = Some(why.to_string());
-    }
+    let ended = finish_manifest(&mut manifest, ended);
+    // (Ranks other than 0 keep no study.)
     if let Some(s) = &sink.study {
         s.save_manifest(&manifest)?;
     }
@@ -294,15 +369,72 @@ pub fn run(opts: &Options) -> Result<Summary, RunnerError> {
     })
 }
 
+/// How the study ended, in the manifest: status, end time, the signal that stopped it.
+fn finish_manifest(manifest: &mut Manifest, mut ended: Ended) -> Ended {
+    if let (Some(why), false) = (crate::stop::requested(), matches!(ended, Ended::Ranks(_))) {
+        ended = Ended::Interrupted(why);
+    }
+    manifest.finished_at = Some(now_rfc3339());
+    manifest.status = match &ended {
+        Ended::Complete => Status::Complete,
+        Ended::Interrupted(_) => Status::Interrupted,
+        Ended::Refused(_) => Status::Refused,
+        Ended::Ranks(_) => Status::Failed,
+    };
+    if let Some(why) = crate::stop::requested() {
+        manifest.stopped_by = Some(why.to_string());
+    }
+    ended
+}
+
+/// Every workload on a target that is ready; with several ranks, a barrier after them (rank 0
+/// tears down once every rank is done with the target). Returns the error that ends a
+/// multi-rank run.
+fn measure(
+    got: &Got,
+    opts: &Options,
+    workloads: &[(String, Box<dyn Workload>)],
+    repeat: u32,
+    sink: &mut Sink,
+    team: &dyn Team,
+) -> Result<Option<RunError>, StoreError> {
+    let shown = if opts.plan.repeat > 1 {
+        format!("{}, repeat {}/{}", got.label, repeat + 1, opts.plan.repeat)
+    } else {
+        got.label.clone()
+    };
+    let mut failed = run_workloads(got, &shown, workloads, repeat, sink, team)?;
+    if failed.is_none() && team.rank().many() {
+        failed = team
+            .barrier(&format!("the teardown of {}", got.label))
+            .err();
+    }
+    Ok(failed)
+}
+
+/// A multi-rank run lost a rank: the manifest says which, at which phase; the target is not
+/// complete, so `compare --resume` runs it again.
+fn lost(manifest: &mut Manifest, e: RunError) -> Ended {
+    let msg = e.to_string();
+    eprintln!("fsbench: error: {msg}");
+    manifest.rank_failure = Some(msg.clone());
+    manifest
+        .warnings
+        .push(format!("the run lost a rank: {msg}"));
+    Ended::Ranks(msg)
+}
+
 /// Every workload on one target, each phase through the frame; a workload that fails is one
-/// failed record and the next workload runs.
+/// failed record and the next workload runs. Returns the error that ends a multi-rank run (a
+/// rank lost).
 fn run_workloads(
     got: &Got,
     shown: &str,
     workloads: &[(String, Box<dyn Workload>)],
     repeat: u32,
     sink: &mut Sink,
-) -> Result<(), StoreError> {
+    team: &dyn Team,
+) -> Result<Option<RunError>, StoreError> {
     for (wname, w) in workloads {
         if crate::stop::stop_requested() {
             break;
@@ -323,15 +455,18 @@ fn run_workloads(
                 sink.save(Record::from_phase(&key, p))?;
                 continue;
             }
-            Ok(Opened::Run(mut s)) => run_session(s.as_mut(), &got.ctx, shown, &Local, &mut |p| {
-                sink.save(Record::from_phase(&key, p))
-                    .map_err(RunError::from)
-            }),
+            Ok(Opened::Run(mut s)) => {
+                run_session(s.as_mut(), &got.ctx, shown, team.cluster(), &mut |p| {
+                    sink.save(Record::from_phase(&key, p))
+                        .map_err(RunError::from)
+                })
+            }
             Err(e) => Err(e),
         };
         match result {
             Ok(_) | Err(RunError::Stopped(_)) => {}
             Err(RunError::Store(e)) => return Err(e),
+            Err(e @ RunError::Ranks(_)) => return Ok(Some(e)),
             Err(e) => {
                 let mut failure = match &e {
                     RunError::Io { context, source } => {
@@ -355,5 +490,5 @@ fn run_workloads(
             }
         }
     }
-    Ok(())
+    Ok(None)
 }

@@ -5,10 +5,11 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use super::coordinator::Where;
-use crate::frame::{Place, TargetCtx};
+use crate::frame::{Place, RankCtx, TargetCtx};
 use crate::plan::{Plan, TargetInfo, TargetSpec};
 use crate::provision::exec::Sys;
 use crate::provision::{self, Mounted, ProvisionError, Request};
+use crate::ranks::Team;
 use crate::store::{Outcome, Record, RecordKey};
 
 /// A target ready for workloads.
@@ -34,10 +35,11 @@ pub struct Getter<'a> {
     pub plan: &'a Plan,
     pub place: &'a Where,
     pub quiet: bool,
+    pub ranks: RankCtx,
 }
 
 /// The frame's view of `run`'s one target, "here"; None when targets are provisioned.
-pub fn here_ctx(place: &Where, quiet: bool) -> Option<TargetCtx> {
+pub fn here_ctx(place: &Where, quiet: bool, ranks: RankCtx) -> Option<TargetCtx> {
     match place {
         Where::Here {
             fs,
@@ -51,6 +53,7 @@ pub fn here_ctx(place: &Where, quiet: bool) -> Option<TargetCtx> {
             stat_dir: Some(dir.clone()),
             zfs_pool: None,
             quiet,
+            ranks,
         }),
         Where::Provision { .. } => None,
     }
@@ -62,7 +65,7 @@ impl Getter<'_> {
         let (workdir, keep) = match self.place {
             Where::Provision { workdir, keep } => (workdir, *keep),
             Where::Here { .. } => {
-                let ctx = here_ctx(self.place, self.quiet).expect("a here target");
+                let ctx = here_ctx(self.place, self.quiet, self.ranks).expect("a here target");
                 return Ok(Got {
                     label: spec.label.clone(),
                     fs: ctx.fs.clone(),
@@ -123,9 +126,91 @@ impl Getter<'_> {
                 device,
                 zfs_pool: m.pool(),
                 quiet: self.quiet,
+                ranks: self.ranks,
             },
             mounted: Some(m),
         }
+    }
+}
+
+/// What rank 0 tells the other ranks about a target it provisioned (a `dir:` target's scratch
+/// directory), or why there is none.
+#[derive(serde::Serialize, serde::Deserialize)]
+enum Told {
+    Here {
+        path: PathBuf,
+        fs: String,
+    },
+    Missed {
+        refused: Option<String>,
+        unsupported: Option<String>,
+    },
+}
+
+impl Getter<'_> {
+    /// With several ranks: rank 0 provisions the target and tells the others where it is; they
+    /// work in the same directory and never provision or tear down (rank 0 does, after the last
+    /// rank is done).
+    pub fn get_shared(
+        &self,
+        team: &dyn Team,
+        spec: &TargetSpec,
+        index: usize,
+        repeat: u32,
+    ) -> Result<Result<Got, Box<Missed>>, crate::frame::RunError> {
+        let what = format!("the provisioning of {}", spec.label);
+        if team.rank().leads() {
+            let got = self.get(spec, index, repeat);
+            let told = match &got {
+                Ok(g) => Told::Here {
+                    path: g.ctx.dir().map(PathBuf::from).unwrap_or_default(),
+                    fs: g.fs.clone(),
+                },
+                Err(m) => Told::Missed {
+                    refused: m.refused.clone(),
+                    unsupported: m.unsupported.clone(),
+                },
+            };
+            team.announce(&what, Some(serde_json::to_string(&told).expect("json")))?;
+            return Ok(got);
+        }
+        let text = team.announce(&what, None)?;
+        let told: Told = serde_json::from_str(&text).map_err(|e| {
+            crate::frame::RunError::Ranks(format!(
+                "rank 0's word on {} does not read: {e}",
+                spec.label
+            ))
+        })?;
+        Ok(match told {
+            Told::Here { path, fs } => Ok(Got {
+                label: spec.label.clone(),
+                fs: fs.clone(),
+                ctx: TargetCtx {
+                    place: Place::Mount(path.clone()),
+                    fs,
+                    device: None,
+                    stat_dir: Some(path),
+                    zfs_pool: None,
+                    quiet: self.quiet,
+                    ranks: self.ranks,
+                },
+                mounted: None,
+            }),
+            Told::Missed {
+                refused,
+                unsupported,
+            } => Err(Box::new(Missed {
+                record: missed(
+                    spec,
+                    repeat,
+                    ProvisionError::Unsupported("rank 0 could not provide it".into()),
+                    Instant::now(),
+                )
+                .record,
+                refused,
+                unsupported,
+            })),
+        })
     }
 }
 

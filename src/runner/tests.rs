@@ -21,6 +21,7 @@ fn opts(dir: &std::path::Path, jobfile: &str) -> Options {
             repeat: 1,
             baseline: None,
             overrides: Default::default(),
+            ranks: Default::default(),
         },
         out: dir.join("study"),
         place: Where::Here {
@@ -44,7 +45,7 @@ fn a_job_file_here_gives_one_record_per_job_and_a_complete_manifest() {
         dir.path(),
         &format!("[global]\ndirectory={d}\nsize=1m\nioengine=null\n[a]\nrw=read\n[b]\nrw=write\nstonewall\n"),
     );
-    let s = run(&o).unwrap();
+    let s = run(&o, &crate::frame::Local).unwrap();
     assert_eq!(s.ended, Ended::Complete);
     let tests: Vec<&str> = s.records.iter().map(|r| r.test.as_str()).collect();
     assert_eq!(tests, ["a", "b"]);
@@ -62,7 +63,7 @@ fn a_job_file_here_gives_one_record_per_job_and_a_complete_manifest() {
 fn jobs_that_cannot_run_here_create_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let o = opts(dir.path(), "[a]\nrw=read\nfilename=does-not-exist\n");
-    let e = run(&o).err().unwrap().to_string();
+    let e = run(&o, &crate::frame::Local).err().unwrap().to_string();
     assert!(e.contains("no size"), "{e}");
     assert!(!o.out.exists(), "a refused run creates no study");
 }

@@ -225,6 +225,9 @@ pub struct Manifest {
     /// Why an interrupted study stopped ("interrupted by SIGHUP (the terminal closed)").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stopped_by: Option<String>,
+    /// A multi-rank run that lost a rank: which rank, at which phase, and why.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rank_failure: Option<String>,
 }
 
 impl Manifest {
@@ -244,6 +247,7 @@ impl Manifest {
             warnings: Vec::new(),
             completed: Vec::new(),
             stopped_by: None,
+            rank_failure: None,
         }
     }
 }

@@ -29,6 +29,7 @@ pub const DEF: WorkloadDef = WorkloadDef {
     fio_params: false,
     metrics: METRICS,
     build,
+    ranks: false,
 };
 
 const FILE: &str = "fsbench-aging.dat";

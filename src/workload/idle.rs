@@ -16,6 +16,7 @@ pub const DEF: WorkloadDef = WorkloadDef {
     fio_params: false,
     metrics: &[],
     build,
+    ranks: true,
 };
 
 struct Idle {

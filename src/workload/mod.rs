@@ -57,6 +57,31 @@ pub struct WorkloadDef {
     /// The metrics its records carry besides the phase frame's (docs/results-schema.md).
     pub metrics: &'static [crate::metrics::catalog::MetricDef],
     pub build: BuildFn,
+    /// Runs on several ranks at once under mpirun (each rank its own files, or its own segment
+    /// of a shared file); the others are refused there.
+    pub ranks: bool,
+}
+
+/// Under mpirun: every workload of the plan must run on several ranks at once.
+pub fn check_ranks(specs: &[WorkloadSpec]) -> Result<(), SpecError> {
+    for s in specs {
+        if presets::find(&s.name).is_some() {
+            continue;
+        }
+        if let Some(def) = WORKLOADS.iter().find(|w| w.name == s.name && !w.ranks) {
+            let can: Vec<&str> = WORKLOADS
+                .iter()
+                .filter(|w| w.ranks)
+                .map(|w| w.name)
+                .collect();
+            return Err(SpecError(format!(
+                "workload '{}' runs as one process: under mpirun run {} or a block preset",
+                def.name,
+                can.join(", ")
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// Every workload: adding one is a file in this folder and a line here.

@@ -31,6 +31,7 @@ pub const DEF: WorkloadDef = WorkloadDef {
         m("verified_bytes", Bytes, Neither),
     ],
     build,
+    ranks: true,
 };
 
 const CHUNK: usize = 1 << 20;
@@ -79,7 +80,12 @@ impl Workload for Smoke {
             ..Default::default()
         };
         Ok(Opened::Run(Box::new(SmokeSession {
-            path: dir.join("fsbench-smoke.dat"),
+            // Several ranks: a file each.
+            path: dir.join(if t.ranks.rank.many() {
+                format!("fsbench-smoke.dat.r{}", t.ranks.rank.index)
+            } else {
+                "fsbench-smoke.dat".to_string()
+            }),
             size: self.size,
             seed: self.seed,
             specs: vec![

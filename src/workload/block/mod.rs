@@ -27,6 +27,7 @@ pub const DEF_BLOCK: WorkloadDef = WorkloadDef {
     fio_params: true,
     metrics: METRICS,
     build: build_adhoc,
+    ranks: true,
 };
 
 pub const DEF_FIO: WorkloadDef = WorkloadDef {
@@ -36,6 +37,7 @@ pub const DEF_FIO: WorkloadDef = WorkloadDef {
     fio_params: true,
     metrics: METRICS,
     build: build_jobfile,
+    ranks: true,
 };
 
 /// What block records carry besides the frame's figures (presets, `block:` and `fio:` alike).

@@ -23,8 +23,9 @@ pub struct Worker {
 
 pub struct Resolved {
     pub workers: Vec<Worker>,
-    /// path -> region to lay out (written once per run before it is first used).
-    pub layout: Vec<(PathBuf, u64)>,
+    /// path -> the span to lay out, [start, end) (written once per run before it is first
+    /// used; with several ranks on one file, each lays out its own segment).
+    pub layout: Vec<(PathBuf, u64, u64)>,
     pub notes: Vec<Vec<String>>,
 }
 
@@ -54,6 +55,13 @@ fn path_of(place: &Place, base: &Path, job: &Job, clone: u32) -> Result<PathBuf,
         (_, Some(f)) => base.join(f),
         (_, None) => base.join(format!("{}.{clone}.0", job.name)),
     })
+}
+
+/// Rank `r`'s own file beside `path` (N-N): `name.r<r>`.
+fn rank_file(path: &Path, r: usize) -> PathBuf {
+    let mut s = path.as_os_str().to_os_string();
+    s.push(format!(".r{r}"));
+    PathBuf::from(s)
 }
 
 /// (is a block device, bytes it or the file has now).
@@ -91,13 +99,14 @@ fn bytes_of(spec: SizeSpec, whole: &dyn Fn() -> Result<u64, RunError>) -> Result
     })
 }
 
-/// Where a worker's region starts (fio offset + offset_increment x clone) and its bytes.
+/// Where a worker's region starts (fio offset + offset_increment x clone, and with several ranks
+/// on one file, the rank's segment: `segment` is the rank) and its bytes.
 fn region_of(
     job: &Job,
     clone: u32,
     path: &Path,
-    blockdev: bool,
-    existing: u64,
+    (blockdev, existing): (bool, u64),
+    segment: Option<usize>,
 ) -> Result<(u64, u64), RunError> {
     let name = &job.name;
     let whole = || whole(job, path, blockdev, existing);
@@ -116,6 +125,15 @@ fn region_of(
             )))
         }
     };
+    // IOR's N-1: rank r's segment follows rank r-1's (all of a rank's clones when they step by
+    // offset_increment, else one region).
+    let base = base
+        + segment.unwrap_or(0) as u64
+            * if job.offset_increment > 0 {
+                job.offset_increment * job.numjobs as u64
+            } else {
+                region
+            };
     let region = if blockdev {
         region.min(existing.saturating_sub(base))
     } else {
@@ -133,7 +151,7 @@ fn region_of(
     Ok((base, region))
 }
 
-fn pattern_of(job: &Job, clone: u32, base: u64, region: u64) -> Pattern {
+fn pattern_of(job: &Job, clone: u32, base: u64, region: u64, rank: usize) -> Pattern {
     let verify_only = job.verify.as_ref().is_some_and(|v| v.only);
     let mut rw = job.rw;
     if verify_only {
@@ -155,7 +173,10 @@ fn pattern_of(job: &Job, clone: u32, base: u64, region: u64) -> Pattern {
         fsync_every: job.fsync,
         fdatasync_every: job.fdatasync,
         end_fsync: job.end_fsync,
-        seed: seed_of(&job.name, clone) ^ job.randseed.unwrap_or(0),
+        // Each rank its own stream (rank 0's is a single process's).
+        seed: seed_of(&job.name, clone)
+            ^ job.randseed.unwrap_or(0)
+            ^ (rank as u64).wrapping_mul(0xA24B_AED4_963E_E407),
         compress_pct: job.compress_pct,
         refill: job.refill_buffers,
         randommap: !job.norandommap,
@@ -231,7 +252,9 @@ fn job_notes(b: &Block, job: &Job, place: &Place) -> Vec<String> {
 /// Resolves every worker of every job on target `t`.
 pub fn resolve(b: &Block, t: &TargetCtx) -> Result<Resolved, RunError> {
     let mut workers = Vec::new();
-    let mut layout: Vec<(PathBuf, u64)> = Vec::new();
+    let mut layout: Vec<(PathBuf, u64, u64)> = Vec::new();
+    let rk = t.ranks;
+    let many = rk.rank.many();
     let mut notes = Vec::new();
     let mut new_bytes = 0u64;
     for (ji, job) in b.jobs.iter().enumerate() {
@@ -241,9 +264,16 @@ pub fn resolve(b: &Block, t: &TargetCtx) -> Result<Resolved, RunError> {
             Place::Here { .. } => PathBuf::from(job.directory.as_deref().unwrap_or(".")),
         };
         for clone in 0..job.numjobs {
-            let path = path_of(&t.place, &base, job, clone)?;
-            let (blockdev, have) = existing(&path, &job.name)?;
-            let (base, region) = region_of(job, clone, &path, blockdev, have)?;
+            let mut path = path_of(&t.place, &base, job, clone)?;
+            let (mut blockdev, mut have) = existing(&path, &job.name)?;
+            // Several ranks: a file each (N-N), or one file (or a device) in segments (N-1).
+            let segment = many && (rk.plan.shared_file || blockdev);
+            if many && !segment {
+                path = rank_file(&path, rk.rank.index);
+                (blockdev, have) = existing(&path, &job.name)?;
+            }
+            let seg = segment.then_some(rk.rank.index);
+            let (base, region) = region_of(job, clone, &path, (blockdev, have), seg)?;
             let end = base + region;
             check_file(job, &path, blockdev, have, end)?;
             if let Place::Here { wipe } = t.place {
@@ -261,22 +291,35 @@ pub fn resolve(b: &Block, t: &TargetCtx) -> Result<Resolved, RunError> {
                 Place::Raw(_) => true,
                 _ => !blockdev && have < end,
             };
-            if lay && !layout.iter().any(|(p, _)| p == &path) {
+            let start = if segment { base } else { 0 };
+            if lay && !layout.iter().any(|(p, _, _)| p == &path) {
                 if !blockdev {
-                    new_bytes += end.saturating_sub(have);
+                    new_bytes += end.saturating_sub(have.max(start));
                 }
-                layout.push((path.clone(), end));
-            } else if let Some(l) = layout.iter_mut().find(|(p, _)| p == &path) {
-                l.1 = l.1.max(end);
+                layout.push((path.clone(), start, end));
+            } else if let Some(l) = layout.iter_mut().find(|(p, _, _)| p == &path) {
+                l.1 = l.1.min(start);
+                l.2 = l.2.max(end);
             }
             workers.push(Worker {
                 job: ji,
                 path,
                 blockdev,
-                pattern: pattern_of(job, clone, base, region),
+                pattern: pattern_of(job, clone, base, region, rk.rank.index),
             });
         }
-        notes.push(job_notes(b, job, &t.place));
+        let mut jn = job_notes(b, job, &t.place);
+        if many {
+            jn.push(if rk.plan.shared_file || matches!(t.place, Place::Raw(_)) {
+                format!(
+                    "ranks: {} ranks share one file, each its own segment (N-1)",
+                    rk.rank.size
+                )
+            } else {
+                format!("ranks: {} ranks, a file each (N-N)", rk.rank.size)
+            });
+        }
+        notes.push(jn);
     }
     check_space(&workers, new_bytes)?;
     for job in &b.jobs {

@@ -137,7 +137,7 @@ impl Session for BlockSession {
     fn prepare(&mut self, phase: usize) -> Result<(), RunError> {
         for &wi in &self.members[phase] {
             let w = &self.r.workers[wi];
-            if let Some((path, region)) = self.r.layout.iter().find(|(p, _)| p == &w.path) {
+            if let Some((path, start, end)) = self.r.layout.iter().find(|(p, _, _)| p == &w.path) {
                 if !self.laid.insert(path.clone()) {
                     continue;
                 }
@@ -145,7 +145,7 @@ impl Session for BlockSession {
                     std::fs::File::create(path)
                         .map_err(RunError::io(format!("creating {}", path.display())))?;
                 } else {
-                    lay_out(path, *region, w.blockdev, self.quiet)?;
+                    lay_out(path, (*start, *end), w.blockdev, self.quiet)?;
                 }
             }
         }
@@ -529,7 +529,13 @@ fn open_engine(job: &Job, w: &Worker) -> Result<Prepared, String> {
 
 /// Writes `region` bytes of fresh data to a job's file (or fsbench's device) and syncs it, so that
 /// reads read real data, as fio lays out its files. Not measured.
-fn lay_out(path: &Path, region: u64, blockdev: bool, quiet: bool) -> Result<(), RunError> {
+fn lay_out(
+    path: &Path,
+    (start, end): (u64, u64),
+    blockdev: bool,
+    quiet: bool,
+) -> Result<(), RunError> {
+    let region = end - start;
     if !quiet {
         eprintln!(
             "fsbench:   laying out {} of test data in {}",
@@ -544,6 +550,7 @@ fn lay_out(path: &Path, region: u64, blockdev: bool, quiet: bool) -> Result<(), 
         .truncate(false)
         .open(path)
         .map_err(RunError::io(ctx()))?;
+    std::io::Seek::seek(&mut f, std::io::SeekFrom::Start(start)).map_err(RunError::io(ctx()))?;
     const CHUNK: usize = 1 << 20;
     let data = WriteData::new(0x1a70_u64, CHUNK as u64, 0);
     let mut rng = crate::io::DataGen::new(region);

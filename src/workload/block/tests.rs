@@ -12,6 +12,7 @@ fn target(dir: &Path) -> TargetCtx {
         stat_dir: Some(dir.to_path_buf()),
         zfs_pool: None,
         quiet: true,
+        ranks: Default::default(),
     }
 }
 

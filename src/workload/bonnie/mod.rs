@@ -38,6 +38,7 @@ pub const DEF: WorkloadDef = WorkloadDef {
     fio_params: false,
     metrics: METRICS,
     build: options::build,
+    ranks: false,
 };
 
 /// What bonnie records carry besides the frame's figures.

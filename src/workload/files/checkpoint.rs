@@ -46,7 +46,11 @@ fn invalid(s: String) -> RunError {
 
 /// The tree to work on: the one on disk (for read/stat/delete or resume) or this run's, with the
 /// files per subfolder already there.
-pub fn open_tree(f: &Files, root: &Path) -> Result<(Tree, BTreeMap<u64, u64>), RunError> {
+pub fn open_tree(
+    f: &Files,
+    tree: &Tree,
+    root: &Path,
+) -> Result<(Tree, BTreeMap<u64, u64>), RunError> {
     let mpath = root.join(MANIFEST);
     let on_disk: Option<Tree> = match std::fs::read_to_string(&mpath) {
         Ok(t) => Some(
@@ -61,7 +65,7 @@ pub fn open_tree(f: &Files, root: &Path) -> Result<(Tree, BTreeMap<u64, u64>), R
             if root.join("t000").exists() {
                 return Err(invalid(format!("{} holds files but no {MANIFEST}: not a tree fsbench can continue; choose another path", root.display())));
             }
-            Ok((f.tree.clone(), BTreeMap::new()))
+            Ok((tree.clone(), BTreeMap::new()))
         }
         None => Err(invalid(format!(
             "{} holds no files tree ({MANIFEST} is missing): run phases=write first, or give path= of an earlier tree",
@@ -71,13 +75,13 @@ pub fn open_tree(f: &Files, root: &Path) -> Result<(Tree, BTreeMap<u64, u64>), R
             if !f.resume {
                 return Err(invalid(format!("{} already holds a files tree: add resume=1 to continue its write phase, or phases=read to verify it", root.display())));
             }
-            if f.explicit && !same_shape(&t, &f.tree) {
+            if f.explicit && !same_shape(&t, tree) {
                 return Err(invalid(format!("resume=1: the tree in {} was written with other parameters (seed {}, {} files); resume it with the same ones, or only phases/threads", root.display(), t.seed, t.count)));
             }
             Ok((t, progress))
         }
         Some(t) => {
-            if f.explicit && !same_shape(&t, &f.tree) {
+            if f.explicit && !same_shape(&t, tree) {
                 return Err(invalid(format!("the tree in {} was written with other parameters (seed {}, {} files): give only phases, threads or path to verify it", root.display(), t.seed, t.count)));
             }
             Ok((t, progress))

@@ -52,6 +52,7 @@ pub const DEF: WorkloadDef = WorkloadDef {
     fio_params: false,
     metrics: METRICS,
     build: options::build,
+    ranks: true,
 };
 
 /// What files records carry besides the frame's figures.
@@ -198,6 +199,28 @@ pub struct Files {
     resume: bool,
     /// The user gave the tree's shape or content (not only phases): a later read must match.
     explicit: bool,
+    /// seed= was given (several ranks otherwise share rank 0's).
+    seed_given: bool,
+}
+
+/// Several ranks on one files workload (mdtest's two modes): a subtree each (`ROOT/rank-R`, its
+/// seed the rank's own, so the trailer binds every file to the rank that wrote it), or one tree
+/// whose subfolders are dealt out by rank. Reading and stat-ing shift by one rank, as mdtest -N
+/// does, so that no rank reads what its own client cache holds: rank R checks rank R-1's files.
+#[derive(Debug, Clone)]
+pub struct RankWork {
+    pub index: usize,
+    pub size: usize,
+    /// One tree for all (subfolder u belongs to rank u mod size).
+    pub shared: bool,
+    /// A subtree each: the tree this rank reads and stats (the previous rank's), swapped in for
+    /// those phases.
+    pub peer: Option<(PathBuf, Tree)>,
+}
+
+/// Rank `r`'s content seed in a run whose seed is `seed`.
+pub fn rank_seed(seed: u64, r: usize) -> u64 {
+    seed ^ (r as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15)
 }
 
 impl Workload for Files {
@@ -212,9 +235,61 @@ impl Workload for Files {
             .path
             .clone()
             .unwrap_or_else(|| dir.join("fsbench-files"));
-        let (tree, have) = checkpoint::open_tree(self, &root)?;
+        if t.ranks.rank.many() {
+            return self.open_ranks(t, root);
+        }
+        let (tree, have) = checkpoint::open_tree(self, &self.tree, &root)?;
         Ok(Opened::Run(Box::new(session::FilesSession::new(
-            self, root, tree, have,
+            self, root, tree, have, None,
+        ))))
+    }
+}
+
+impl Files {
+    /// The session of one rank of several (see `RankWork`).
+    fn open_ranks(&self, t: &TargetCtx, base: PathBuf) -> Result<Opened, RunError> {
+        let (r, n) = (t.ranks.rank.index, t.ranks.rank.size);
+        if self.resume {
+            return Err(RunError::Invalid(
+                "files: resume=1 continues one process's tree; under several ranks start a new tree".into(),
+            ));
+        }
+        let mut tree = self.tree.clone();
+        if !self.seed_given {
+            tree.seed = t.ranks.seed;
+        }
+        let shared = t.ranks.plan.shared_tree;
+        let prev = (r + n - 1) % n;
+        let (root, peer) = if shared {
+            (base, None)
+        } else {
+            let mut peer = tree.clone();
+            peer.seed = rank_seed(tree.seed, prev);
+            tree.seed = rank_seed(tree.seed, r);
+            (
+                base.join(format!("rank-{r}")),
+                Some((base.join(format!("rank-{prev}")), peer)),
+            )
+        };
+        // One tree for all: rank 0 keeps its records (manifest, progress); the others write
+        // only files.
+        let (tree, have) = if !shared || r == 0 {
+            checkpoint::open_tree(self, &tree, &root)?
+        } else {
+            (tree, Default::default())
+        };
+        let work = RankWork {
+            index: r,
+            size: n,
+            shared,
+            peer,
+        };
+        Ok(Opened::Run(Box::new(session::FilesSession::new(
+            self,
+            root,
+            tree,
+            have,
+            Some(work),
         ))))
     }
 }

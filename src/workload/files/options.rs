@@ -194,5 +194,6 @@ pub fn build(
         path,
         resume,
         explicit,
+        seed_given: spec.param("seed").is_some(),
     }))
 }

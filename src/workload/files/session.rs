@@ -9,7 +9,7 @@ use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use super::tree::{Fsync, Tree, POOL};
-use super::{checkpoint, scan, write, Counts, Files, Ops, PhaseKind};
+use super::{checkpoint, scan, write, Counts, Files, Ops, PhaseKind, RankWork};
 use crate::frame::{
     CachePolicy, Merged, Phase, PhaseSpec, RunError, Session, WorkerCtx, WorkerOut,
 };
@@ -86,10 +86,22 @@ pub struct FilesSession {
     kinds: Vec<PhaseKind>,
     specs: Vec<PhaseSpec>,
     state: Option<State>,
+    /// Several ranks: this rank's part (see `RankWork`).
+    ranks: Option<RankWork>,
+    /// The peer's tree is swapped in (a read or stat phase of a subtree-per-rank run).
+    swapped: bool,
+    /// One tree for all ranks: this phase's subfolders are those of rank `.0` of `.1`.
+    deal: Option<(u64, u64)>,
 }
 
 impl FilesSession {
-    pub fn new(f: &Files, root: PathBuf, tree: Tree, have: BTreeMap<u64, u64>) -> FilesSession {
+    pub fn new(
+        f: &Files,
+        root: PathBuf,
+        tree: Tree,
+        have: BTreeMap<u64, u64>,
+        ranks: Option<RankWork>,
+    ) -> FilesSession {
         let pool = tree.pool(POOL);
         let resumed: u64 = have.values().sum();
         let specs = f
@@ -134,6 +146,43 @@ impl FilesSession {
             kinds: f.phases.clone(),
             specs,
             state: None,
+            ranks,
+            swapped: false,
+            deal: None,
+        }
+    }
+
+    /// Several ranks: a read or stat phase works on the previous rank's files (mdtest -N 1), the
+    /// other phases on this rank's own.
+    fn shift(&mut self, kind: PhaseKind) {
+        let Some(rw) = self.ranks.as_mut() else {
+            return;
+        };
+        let check = matches!(kind, PhaseKind::Read | PhaseKind::Stat);
+        let (r, n) = (rw.index as u64, rw.size as u64);
+        if rw.shared {
+            let owner = if check { (r + n - 1) % n } else { r };
+            self.deal = Some((owner, n));
+            // What this rank wrote says nothing of another rank's subfolders: all are expected.
+            self.have.clear();
+            return;
+        }
+        if check != self.swapped {
+            if let Some(peer) = rw.peer.as_mut() {
+                std::mem::swap(&mut self.root, &mut peer.0);
+                std::mem::swap(&mut self.tree, &mut peer.1);
+                self.have = BTreeMap::new();
+                self.pool = self.tree.pool(POOL);
+                self.swapped = check;
+            }
+        }
+    }
+
+    /// The `k`th subfolder a worker takes in this phase (dealt out by rank in a shared tree).
+    fn unit(&self, k: u64) -> u64 {
+        match self.deal {
+            Some((owner, n)) => k.saturating_mul(n).saturating_add(owner),
+            None => k,
         }
     }
 
@@ -173,8 +222,14 @@ impl Session for FilesSession {
 
     fn prepare(&mut self, phase: usize) -> Result<(), RunError> {
         let kind = self.kinds[phase];
+        self.shift(kind);
+        // One tree for all ranks: rank 0 keeps its records.
+        let records = self
+            .ranks
+            .as_ref()
+            .is_none_or(|r| !r.shared || r.index == 0);
         let log = match kind {
-            PhaseKind::Write => Some(Mutex::new(checkpoint::start_writing(
+            PhaseKind::Write if records => Some(Mutex::new(checkpoint::start_writing(
                 &self.root, &self.tree,
             )?)),
             _ => None,
@@ -220,7 +275,7 @@ impl Session for FilesSession {
                 out.stopped = Some(why);
                 break;
             }
-            let u = st.next.fetch_add(1, Ordering::Relaxed);
+            let u = self.unit(st.next.fetch_add(1, Ordering::Relaxed));
             if u >= self.tree.units() {
                 break;
             }

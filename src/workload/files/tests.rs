@@ -124,6 +124,7 @@ fn run_files(spec: &str, dir: &Path) -> Result<Vec<Phase>, String> {
         stat_dir: Some(dir.to_path_buf()),
         zfs_pool: None,
         quiet: true,
+        ranks: Default::default(),
     };
     let Opened::Run(mut s) = w.open(&t).map_err(|e| e.to_string())? else {
         return Err("skipped".into());

@@ -99,7 +99,7 @@ pub fn unit(w: &mut Unit, u: u64) {
     let resuming = s.resume && existed;
     let (mut written, mut bytes) = (0u64, 0u64);
     for i in 0..n_files {
-        if st.stop.load(Ordering::Relaxed) {
+        if st.stop.load(Ordering::Relaxed) || crate::stop::stop_requested() {
             return;
         }
         let n = u * tree.per_sub + i;

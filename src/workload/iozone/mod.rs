@@ -51,6 +51,7 @@ pub const DEF: WorkloadDef = WorkloadDef {
     fio_params: false,
     metrics: METRICS,
     build: options::build,
+    ranks: false,
 };
 
 /// What iozone records carry besides the frame's figures. None is a key metric of the generic

@@ -1,0 +1,469 @@
+//! The MPI transport (the `mpi` feature): point-to-point messages between rank 0 and every other
+//! rank, each wait polled with a deadline, so that a rank that is gone is named and no rank waits
+//! forever (MPI's own collectives have no timeout).
+//!
+//! Per phase:
+//!
+//! ```text
+//! barrier     ranks 1..N send ARRIVE; rank 0, once it has them all, sends GO
+//! stonewall   a rank whose first worker finished sends DONE; rank 0 sends STONE to all at the
+//!             first DONE (or its own first finish); each rank snapshots its workers' progress
+//! reduce      ranks 1..N send SHARE (frame::share::Share as JSON); rank 0 combines them and
+//!             sends VERDICT (a stop any rank saw, so every rank ends the same way)
+//! ```
+//!
+//! Every message starts with the sequence number of the step it belongs to (checked), then its
+//! body. Only the coordinator's thread calls MPI (MPI_THREAD_FUNNELED).
+
+use std::cell::{Cell, RefCell};
+use std::time::{Duration, Instant};
+
+use mpi::topology::SimpleCommunicator;
+use mpi::traits::*;
+use mpi::Tag;
+
+use super::Team;
+use crate::frame::share::{combine, Share};
+use crate::frame::{Cluster, Merged, Rank, RunError};
+use crate::stop::StopReason;
+
+const ARRIVE: Tag = 1;
+const GO: Tag = 2;
+const DONE: Tag = 3;
+const STONE: Tag = 4;
+const SHARE: Tag = 5;
+const VERDICT: Tag = 6;
+const HELLO: Tag = 7;
+const WELCOME: Tag = 8;
+const NEWS: Tag = 9;
+
+/// How long rank 0 still listens for the others once a stop was requested (they were most likely
+/// signalled too, and report within milliseconds); the launcher's SIGKILL follows SIGTERM
+/// after `odls_base_sigkill_timeout` (1 s by default).
+const GRACE: Duration = Duration::from_millis(300);
+
+/// Where a phase's stonewall stands on this rank.
+#[derive(Debug, Clone, Copy, Default)]
+struct Wall {
+    /// Ranks 1..N: DONE sent; STONE received.
+    done_sent: bool,
+    stone: bool,
+    /// Rank 0: STONE sent.
+    sent: bool,
+}
+
+#[derive(serde::Serialize, serde::Deserialize)]
+struct Hello {
+    digest: String,
+    host: String,
+    pid: u32,
+}
+
+#[derive(serde::Serialize, serde::Deserialize)]
+struct Verdict {
+    stop: Option<StopReason>,
+    error: Option<String>,
+}
+
+pub struct Mpi {
+    _universe: mpi::environment::Universe,
+    world: SimpleCommunicator,
+    rank: Rank,
+    host: String,
+    /// Rank 0: every rank's host and process id (from the agreement), for messages.
+    who: RefCell<Vec<String>>,
+    timeout: Duration,
+    seq: Cell<u64>,
+    /// The step the ranks are at ("phase 'write' of files on nfs"), for messages.
+    at: RefCell<String>,
+    wall: Cell<Wall>,
+    /// Rank 0: the ranks whose DONE of this phase has come.
+    done_from: RefCell<Vec<bool>>,
+}
+
+/// Why a wait ended without the message.
+enum Missed {
+    Timeout,
+    Stopped(StopReason),
+}
+
+impl Mpi {
+    pub fn init(timeout: Duration) -> Result<Mpi, String> {
+        let (universe, _) = mpi::initialize_with_threading(mpi::Threading::Funneled)
+            .ok_or("MPI was initialised already")?;
+        let world = universe.world();
+        let rank = Rank {
+            index: world.rank() as usize,
+            size: world.size() as usize,
+        };
+        let host = mpi::environment::processor_name()
+            .unwrap_or_else(|_| crate::sys::host::Environment::probe().hostname);
+        Ok(Mpi {
+            _universe: universe,
+            world,
+            rank,
+            host,
+            who: RefCell::new(Vec::new()),
+            timeout,
+            seq: Cell::new(0),
+            at: RefCell::new("the start".into()),
+            wall: Cell::new(Wall::default()),
+            done_from: RefCell::new(vec![false; rank.size]),
+        })
+    }
+
+    fn send(&self, to: usize, tag: Tag, seq: u64, body: &[u8]) {
+        let mut buf = Vec::with_capacity(8 + body.len());
+        buf.extend_from_slice(&seq.to_le_bytes());
+        buf.extend_from_slice(body);
+        self.world
+            .process_at_rank(to as i32)
+            .send_with_tag(&buf[..], tag);
+    }
+
+    /// A message with `tag` from `from` (any rank when None), if one is there.
+    fn poll(&self, from: Option<usize>, tag: Tag) -> Option<(usize, u64, Vec<u8>)> {
+        let got = match from {
+            Some(r) => self
+                .world
+                .process_at_rank(r as i32)
+                .immediate_matched_probe_with_tag(tag),
+            None => self
+                .world
+                .any_process()
+                .immediate_matched_probe_with_tag(tag),
+        }?;
+        let (mut v, status): (Vec<u8>, _) = got.matched_receive_vec();
+        let seq = v
+            .get(..8)
+            .map(|b| u64::from_le_bytes(b.try_into().expect("8 bytes")))
+            .unwrap_or(u64::MAX);
+        v.drain(..v.len().min(8));
+        Some((status.source_rank() as usize, seq, v))
+    }
+
+    /// Waits for a message with `tag` from `from` until the deadline, or a stop (after the
+    /// grace).
+    fn wait(&self, from: Option<usize>, tag: Tag) -> Result<(usize, u64, Vec<u8>), Missed> {
+        let t0 = Instant::now();
+        let mut stopped: Option<(StopReason, Instant)> = None;
+        loop {
+            if let Some(m) = self.poll(from, tag) {
+                return Ok(m);
+            }
+            if stopped.is_none() {
+                stopped = crate::stop::requested().map(|w| (w, Instant::now()));
+            }
+            if let Some((why, at)) = stopped {
+                if at.elapsed() >= GRACE {
+                    return Err(Missed::Stopped(why));
+                }
+            }
+            if t0.elapsed() >= self.patience() {
+                return Err(Missed::Timeout);
+            }
+            // Tight at first (a barrier's exit is what the ranks' clocks are measured from),
+            // then gentle on an oversubscribed machine.
+            std::thread::sleep(if t0.elapsed() < Duration::from_millis(20) {
+                Duration::from_micros(50)
+            } else {
+                Duration::from_millis(1)
+            });
+        }
+    }
+
+    /// How long this rank waits: rank 0 the timeout, the others a little longer, so that when a
+    /// rank hangs, rank 0 is the one that notices first and writes the manifest.
+    fn patience(&self) -> Duration {
+        if self.rank.leads() {
+            self.timeout
+        } else {
+            self.timeout + Duration::from_secs(5).max(self.timeout / 10)
+        }
+    }
+
+    fn name(&self, r: usize) -> String {
+        match self.who.borrow().get(r) {
+            Some(w) => format!("rank {r} ({w})"),
+            None => format!("rank {r}"),
+        }
+    }
+
+    fn missed(&self, m: Missed, whom: &str, what: &str) -> RunError {
+        let at = self.at.borrow();
+        match m {
+            Missed::Timeout => RunError::Ranks(format!(
+                "{whom} did not {what} at {at} within {} s (--rank-timeout): a rank is gone or hangs",
+                self.patience().as_secs()
+            )),
+            Missed::Stopped(why) => RunError::Ranks(format!(
+                "{why}; {whom} did not {what} at {at} (a rank that died makes the launcher stop the others)"
+            )),
+        }
+    }
+
+    /// Rank 0: one message with `tag` and sequence `seq` from every other rank.
+    fn gather(&self, tag: Tag, seq: u64, what: &str) -> Result<Vec<(usize, Vec<u8>)>, RunError> {
+        let mut got: Vec<Option<Vec<u8>>> = vec![None; self.rank.size];
+        for _ in 1..self.rank.size {
+            match self.wait(None, tag) {
+                Ok((r, s, body)) if s == seq && r < got.len() => got[r] = Some(body),
+                Ok((r, s, _)) => {
+                    return Err(RunError::Ranks(format!(
+                    "{} sent step {s} where step {seq} was due at {}: the ranks are out of step",
+                    self.name(r),
+                    self.at.borrow()
+                )))
+                }
+                Err(m) => {
+                    let missing: Vec<String> = (1..self.rank.size)
+                        .filter(|r| got[*r].is_none())
+                        .map(|r| self.name(r))
+                        .collect();
+                    return Err(self.missed(m, &missing.join(", "), what));
+                }
+            }
+        }
+        Ok(got
+            .into_iter()
+            .enumerate()
+            .filter_map(|(r, b)| b.map(|b| (r, b)))
+            .collect())
+    }
+
+    /// Ranks 1..N: rank 0's message with `tag` for step `seq`.
+    fn of_root(&self, tag: Tag, seq: u64, what: &str) -> Result<Vec<u8>, RunError> {
+        match self.wait(Some(0), tag) {
+            Ok((_, s, body)) if s == seq => Ok(body),
+            Ok((_, s, _)) => Err(RunError::Ranks(format!(
+                "rank 0 sent step {s} where step {seq} was due at {}: the ranks are out of step",
+                self.at.borrow()
+            ))),
+            Err(m) => Err(self.missed(m, "rank 0", what)),
+        }
+    }
+
+    fn next(&self) -> u64 {
+        let s = self.seq.get() + 1;
+        self.seq.set(s);
+        s
+    }
+
+    fn to_all(&self, tag: Tag, seq: u64, body: &[u8]) {
+        for r in 1..self.rank.size {
+            self.send(r, tag, seq, body);
+        }
+    }
+}
+
+impl Cluster for Mpi {
+    fn rank(&self) -> Rank {
+        self.rank
+    }
+
+    fn barrier(&self, what: &str) -> Result<(), RunError> {
+        *self.at.borrow_mut() = what.to_string();
+        self.wall.set(Wall::default());
+        self.done_from.borrow_mut().fill(false);
+        let seq = self.next();
+        if self.rank.leads() {
+            self.gather(ARRIVE, seq, "reach the barrier")?;
+            self.to_all(GO, seq, &[]);
+        } else {
+            self.send(0, ARRIVE, seq, &[]);
+            self.of_root(GO, seq, "open the barrier")?;
+        }
+        Ok(())
+    }
+
+    fn stonewall(&self, first: bool) -> bool {
+        let seq = self.seq.get();
+        let mut w = self.wall.get();
+        if self.rank.leads() {
+            if !w.sent {
+                let mut any = false;
+                while let Some((r, s, _)) = self.poll(None, DONE) {
+                    if s == seq && r < self.rank.size {
+                        self.done_from.borrow_mut()[r] = true;
+                        any = true;
+                    }
+                }
+                if first || any {
+                    self.to_all(STONE, seq, &[]);
+                    w.sent = true;
+                }
+            }
+            self.wall.set(w);
+            return w.sent;
+        }
+        if first && !w.done_sent {
+            self.send(0, DONE, seq, &[]);
+            w.done_sent = true;
+        }
+        if !w.stone && self.poll(Some(0), STONE).is_some() {
+            w.stone = true;
+        }
+        self.wall.set(w);
+        w.stone
+    }
+
+    fn reduce(&self, local: Merged) -> Result<Merged, RunError> {
+        let seq = self.seq.get();
+        let mut w = self.wall.get();
+        if !self.rank.leads() {
+            if !w.done_sent {
+                self.send(0, DONE, seq, &[]);
+            }
+            if !w.stone {
+                self.of_root(STONE, seq, "signal the first finish")?;
+            }
+            let share = Share::of(&local, self.rank.index, &self.host);
+            let body = serde_json::to_vec(&share).expect("a share serialises");
+            self.send(0, SHARE, seq, &body);
+            let v: Verdict =
+                serde_json::from_slice(&self.of_root(VERDICT, seq, "answer the figures")?)
+                    .map_err(|e| RunError::Ranks(format!("rank 0's verdict does not read: {e}")))?;
+            if let Some(e) = v.error {
+                return Err(RunError::Ranks(e));
+            }
+            let mut local = local;
+            if let (Some(why), Some(p)) = (v.stop, local.parts.first_mut()) {
+                // Another rank was stopped: this one ends the same way.
+                crate::stop::raise(why);
+                p.stopped = p.stopped.or(Some(why));
+            }
+            return Ok(local);
+        }
+        if !w.sent {
+            self.to_all(STONE, seq, &[]);
+            w.sent = true;
+            self.wall.set(w);
+        }
+        self.gather_dones(seq)?;
+        let mut shares = vec![Share::of(&local, 0, &self.host)];
+        for (r, body) in self.gather(SHARE, seq, "send its figures")? {
+            let s: Share = serde_json::from_slice(&body).map_err(|e| {
+                RunError::Ranks(format!("{}'s figures do not read: {e}", self.name(r)))
+            })?;
+            shares.push(s);
+        }
+        let stop = shares
+            .iter()
+            .flat_map(|s| s.parts.iter())
+            .find_map(|p| p.stopped)
+            .or_else(crate::stop::requested);
+        let merged = combine(local, shares);
+        let verdict = Verdict {
+            stop,
+            error: merged.as_ref().err().cloned(),
+        };
+        self.to_all(
+            VERDICT,
+            seq,
+            &serde_json::to_vec(&verdict).expect("a verdict serialises"),
+        );
+        merged.map_err(RunError::Ranks)
+    }
+}
+
+impl Mpi {
+    /// Rank 0: the DONE messages of this step it has not read yet (every rank sends one).
+    fn gather_dones(&self, seq: u64) -> Result<(), RunError> {
+        let missing = || -> Vec<usize> {
+            let d = self.done_from.borrow();
+            (1..self.rank.size).filter(|r| !d[*r]).collect()
+        };
+        while !missing().is_empty() {
+            match self.wait(None, DONE) {
+                Ok((r, s, _)) if s == seq && r < self.rank.size => {
+                    self.done_from.borrow_mut()[r] = true
+                }
+                Ok(_) => {}
+                Err(m) => {
+                    let names: Vec<String> = missing().into_iter().map(|r| self.name(r)).collect();
+                    return Err(self.missed(m, &names.join(", "), "finish its work"));
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Team for Mpi {
+    fn cluster(&self) -> &dyn Cluster {
+        self
+    }
+
+    fn host(&self) -> &str {
+        &self.host
+    }
+
+    fn agree(&self, digest: &str, offer: &str) -> Result<String, RunError> {
+        let seq = self.next();
+        let hello = Hello {
+            digest: digest.to_string(),
+            host: self.host.clone(),
+            pid: std::process::id(),
+        };
+        if !self.rank.leads() {
+            self.send(0, HELLO, seq, &serde_json::to_vec(&hello).expect("json"));
+            let v: Verdict =
+                serde_json::from_slice(&self.of_root(WELCOME, seq, "answer at the start")?)
+                    .map_err(|e| RunError::Ranks(format!("rank 0's answer does not read: {e}")))?;
+            return match v.error {
+                Some(e) => Err(RunError::Invalid(e)),
+                None => Ok(String::from_utf8_lossy(&self.of_root(
+                    NEWS,
+                    seq,
+                    "send the run's identity",
+                )?)
+                .into_owned()),
+            };
+        }
+        let mut who = vec![format!("host {}, pid {}", hello.host, hello.pid)];
+        let mut differ = Vec::new();
+        for (r, body) in self.gather(HELLO, seq, "start")? {
+            let h: Hello = serde_json::from_slice(&body)
+                .map_err(|e| RunError::Ranks(format!("rank {r}'s greeting does not read: {e}")))?;
+            who.resize(r + 1, String::new());
+            who[r] = format!("host {}, pid {}", h.host, h.pid);
+            if h.digest != digest {
+                differ.push(format!("rank {r} ({})", h.host));
+            }
+        }
+        *self.who.borrow_mut() = who;
+        let error = (!differ.is_empty()).then(|| {
+            format!(
+                "{} {} a different plan than rank 0 (another fsbench version, other arguments or another job file): start every rank with the same binary and arguments",
+                differ.join(", "),
+                if differ.len() == 1 { "runs" } else { "run" }
+            )
+        });
+        let v = Verdict {
+            stop: None,
+            error: error.clone(),
+        };
+        self.to_all(WELCOME, seq, &serde_json::to_vec(&v).expect("json"));
+        if let Some(e) = error {
+            return Err(RunError::Invalid(e));
+        }
+        self.to_all(NEWS, seq, offer.as_bytes());
+        Ok(offer.to_string())
+    }
+
+    fn announce(&self, what: &str, text: Option<String>) -> Result<String, RunError> {
+        *self.at.borrow_mut() = what.to_string();
+        let seq = self.next();
+        if self.rank.leads() {
+            let t = text.unwrap_or_default();
+            self.to_all(NEWS, seq, t.as_bytes());
+            Ok(t)
+        } else {
+            Ok(String::from_utf8_lossy(&self.of_root(NEWS, seq, "announce")?).into_owned())
+        }
+    }
+
+    fn abandon(&self, code: i32) -> ! {
+        self.world.abort(code)
+    }
+}
