@@ -93,7 +93,10 @@ pub fn run_phase(
     // The phase's time ends here: a ZFS pool's commit below is not the workload's.
     let wall = t0.elapsed();
     let statvfs_after = statvfs(stat_dir.as_deref(), t, spec.space);
-    let from = run.t0.saturating_duration_since(after_barrier).as_secs_f64();
+    let from = run
+        .t0
+        .saturating_duration_since(after_barrier)
+        .as_secs_f64();
     let (parts, first_done, rank) = merge_parts(&run, from);
     let frame = Frame {
         started_at,
