@@ -61,15 +61,40 @@ fn without_mpi_several_ranks_are_refused_with_how_to_build() {
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
 }
 
-/// `mpirun -np N --oversubscribe fsbench ARGS...` as root; None (printed) without mpirun.
-fn mpirun(np: usize, args: &[&str]) -> Option<Output> {
+/// One multi-rank test's places: a directory every rank sees (the `dir:` target) and the study
+/// directory. None (printed) without mpirun. Holds the test lock while it lives.
+struct Setup {
+    _lock: std::sync::MutexGuard<'static, ()>,
+    _dir: tempfile::TempDir,
+    shared: std::path::PathBuf,
+    out: std::path::PathBuf,
+    target: String,
+}
+
+fn setup() -> Option<Setup> {
+    let lock = serial();
     if skip(
         !have("mpirun"),
         "mpirun not found (apt-get install openmpi-bin)",
     ) {
         return None;
     }
-    Some(mpi_cmd(np, args).output().expect("mpirun runs"))
+    let dir = workdir();
+    let (shared, out) = (dir.path().join("shared"), dir.path().join("study"));
+    std::fs::create_dir(&shared).unwrap();
+    let target = format!("dir:{}", shared.display());
+    Some(Setup {
+        _lock: lock,
+        _dir: dir,
+        shared,
+        out,
+        target,
+    })
+}
+
+/// `mpirun -np N --oversubscribe fsbench ARGS...` as root.
+fn mpirun(np: usize, args: &[&str]) -> Output {
+    mpi_cmd(np, args).output().expect("mpirun runs")
 }
 
 fn mpi_cmd(np: usize, args: &[&str]) -> Command {
@@ -95,12 +120,18 @@ fn ok(o: &Output) {
 #[cfg(feature = "mpi")]
 #[test]
 fn a_null_block_job_adds_up_over_ranks_from_first_start_to_last_end() {
-    let _g = serial();
-    let dir = workdir();
-    let (shared, out) = (dir.path().join("shared"), dir.path().join("study"));
-    std::fs::create_dir(&shared).unwrap();
-    let target = format!("dir:{}", shared.display());
-    let Some(o) = mpirun(
+    // (The lock and the directory live to the end of the test.)
+    let Some(Setup {
+        _lock,
+        _dir,
+        shared,
+        out,
+        target,
+    }) = setup()
+    else {
+        return;
+    };
+    let o = mpirun(
         4,
         &[
             "compare",
@@ -111,9 +142,7 @@ fn a_null_block_job_adds_up_over_ranks_from_first_start_to_last_end() {
             "--out",
             out.to_str().unwrap(),
         ],
-    ) else {
-        return;
-    };
+    );
     ok(&o);
     let recs = records(&out);
     assert!(!recs.is_empty());
@@ -175,11 +204,17 @@ fn a_null_block_job_adds_up_over_ranks_from_first_start_to_last_end() {
 #[cfg(feature = "mpi")]
 #[test]
 fn files_written_by_one_rank_are_verified_by_the_next() {
-    let _g = serial();
-    let dir = workdir();
-    let (shared, out) = (dir.path().join("shared"), dir.path().join("study"));
-    std::fs::create_dir(&shared).unwrap();
-    let target = format!("dir:{}", shared.display());
+    // (The lock and the directory live to the end of the test.)
+    let Some(Setup {
+        _lock,
+        _dir,
+        shared: _,
+        out,
+        target,
+    }) = setup()
+    else {
+        return;
+    };
     for mode in ["", "--shared-tree"] {
         let _ = std::fs::remove_dir_all(&out);
         let mut args = vec![
@@ -194,7 +229,7 @@ fn files_written_by_one_rank_are_verified_by_the_next() {
         if !mode.is_empty() {
             args.push(mode);
         }
-        let Some(o) = mpirun(4, &args) else { return };
+        let o = mpirun(4, &args);
         ok(&o);
         let recs = records(&out);
         let write = recs.iter().find(|r| r["test"] == "write").unwrap();
@@ -277,17 +312,17 @@ fn hit_rank(out: &Path, n: usize, rank: usize, signal: &str) -> String {
 #[cfg(feature = "mpi")]
 #[test]
 fn a_killed_rank_leaves_a_study_that_resumes_and_nothing_behind() {
-    let _g = serial();
-    if skip(
-        !have("mpirun"),
-        "mpirun not found (apt-get install openmpi-bin)",
-    ) {
+    // (The lock and the directory live to the end of the test.)
+    let Some(Setup {
+        _lock,
+        _dir,
+        shared,
+        out,
+        target,
+    }) = setup()
+    else {
         return;
-    }
-    let dir = workdir();
-    let (shared, out) = (dir.path().join("shared"), dir.path().join("study"));
-    std::fs::create_dir(&shared).unwrap();
-    let target = format!("dir:{}", shared.display());
+    };
     let args = [
         "compare",
         &target,
@@ -333,17 +368,17 @@ fn a_killed_rank_leaves_a_study_that_resumes_and_nothing_behind() {
 #[cfg(feature = "mpi")]
 #[test]
 fn a_rank_that_hangs_ends_the_run_at_the_timeout() {
-    let _g = serial();
-    if skip(
-        !have("mpirun"),
-        "mpirun not found (apt-get install openmpi-bin)",
-    ) {
+    // (The lock and the directory live to the end of the test.)
+    let Some(Setup {
+        _lock,
+        _dir,
+        shared: _,
+        out,
+        target,
+    }) = setup()
+    else {
         return;
-    }
-    let dir = workdir();
-    let (shared, out) = (dir.path().join("shared"), dir.path().join("study"));
-    std::fs::create_dir(&shared).unwrap();
-    let target = format!("dir:{}", shared.display());
+    };
     let args = [
         "compare",
         &target,

@@ -106,10 +106,7 @@ pub fn run(a: CompareArgs) -> anyhow::Result<Exit> {
                 out.display(),
                 out.display()
             );
-            if !crate::stop::stop_requested() {
-                // The other ranks may wait for this one: end them all.
-                team.abandon(1);
-            }
+            super::settle_ranks(team.as_ref(), &Ended::Ranks(why));
             Exit::CheckFailed
         }
     })

@@ -63,16 +63,21 @@ pub fn join_ranks(a: &crate::cli::RankArgs) -> anyhow::Result<Box<dyn crate::ran
     crate::ranks::join(std::time::Duration::from_secs(a.rank_timeout)).map_err(anyhow::Error::msg)
 }
 
-/// How a rank other than 0 ends (rank 0 reports); any rank whose run lost another rank, with no
-/// signal to end it all, ends every process of the run so that none waits forever.
-pub fn rank_exit(team: &dyn crate::ranks::Team, ended: &crate::runner::Ended) -> Option<Exit> {
-    use crate::runner::Ended;
-    if matches!(ended, Ended::Ranks(_)) && !crate::stop::stop_requested() {
+/// A run that lost a rank, with no signal ending it all: every process of the run ends
+/// (MPI_Abort), so that none waits forever. Rank 0 calls it once its study and report are out.
+pub fn settle_ranks(team: &dyn crate::ranks::Team, ended: &crate::runner::Ended) {
+    if matches!(ended, crate::runner::Ended::Ranks(_)) && !crate::stop::stop_requested() {
         team.abandon(1);
     }
+}
+
+/// How a rank other than 0 ends (rank 0 reports): None on rank 0.
+pub fn rank_exit(team: &dyn crate::ranks::Team, ended: &crate::runner::Ended) -> Option<Exit> {
+    use crate::runner::Ended;
     if team.rank().leads() {
         return None;
     }
+    settle_ranks(team, ended);
     Some(match ended {
         Ended::Interrupted(why) => Exit::Stopped(*why),
         Ended::Ranks(_) => Exit::CheckFailed,

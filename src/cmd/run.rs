@@ -161,8 +161,10 @@ pub fn run(a: RunArgs) -> anyhow::Result<Exit> {
     if a.output_format != "json" {
         crate::out::line(&format!("results: {}", out.join("results.jsonl").display()));
     }
+    super::settle_ranks(team.as_ref(), &summary.ended);
     Ok(match summary.ended {
         Ended::Interrupted(why) => Exit::Stopped(why),
+        Ended::Ranks(_) => Exit::CheckFailed,
         _ => exit_for(&summary.records),
     })
 }

@@ -263,32 +263,29 @@ pub fn rank_metrics(ranks: &[RankFigures], out: &mut BTreeMap<String, f64>) {
         return;
     }
     out.insert("ranks".into(), ranks.len() as f64);
-    let bytes = ranks.iter().any(|r| r.bytes > 0);
-    let mut spread = None;
-    for (name, get) in [
-        (
-            "ops_per_sec",
-            (|r: &RankFigures| r.ops_per_sec) as fn(&RankFigures) -> f64,
-        ),
-        ("bytes_per_sec", |r: &RankFigures| r.bytes_per_sec),
-    ] {
-        if name == "bytes_per_sec" && !bytes {
-            continue;
-        }
-        let v: Vec<f64> = ranks.iter().map(get).collect();
-        let min = v.iter().copied().fold(f64::MAX, f64::min);
-        let max = v.iter().copied().fold(0.0, f64::max);
-        let mean = v.iter().sum::<f64>() / v.len() as f64;
-        out.insert(format!("rank_{name}_min"), min);
-        out.insert(format!("rank_{name}_max"), max);
-        out.insert(format!("rank_{name}_mean"), mean);
-        if mean > 0.0 {
-            spread = Some((max - min) / mean * 100.0);
-        }
+    let mut spread = spread_of("ops_per_sec", ranks.iter().map(|r| r.ops_per_sec), out);
+    if ranks.iter().any(|r| r.bytes > 0) {
+        spread = spread_of("bytes_per_sec", ranks.iter().map(|r| r.bytes_per_sec), out);
     }
     if let Some(s) = spread {
         out.insert("rank_spread_pct".into(), s);
     }
+}
+
+/// `rank_NAME_{min,max,mean}` of the per-rank values; their spread in percent of the mean.
+fn spread_of(
+    name: &str,
+    v: impl Iterator<Item = f64>,
+    out: &mut BTreeMap<String, f64>,
+) -> Option<f64> {
+    let v: Vec<f64> = v.collect();
+    let min = v.iter().copied().fold(f64::MAX, f64::min);
+    let max = v.iter().copied().fold(0.0, f64::max);
+    let mean = v.iter().sum::<f64>() / v.len() as f64;
+    out.insert(format!("rank_{name}_min"), min);
+    out.insert(format!("rank_{name}_max"), max);
+    out.insert(format!("rank_{name}_mean"), mean);
+    (mean > 0.0).then(|| (max - min) / mean * 100.0)
 }
 
 #[cfg(test)]

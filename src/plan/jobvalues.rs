@@ -124,7 +124,8 @@ pub(super) fn duration(key: &str, v: Option<&str>) -> R<Duration> {
     parse_duration(need(key, v)?).map_err(|e| format!("{key}: {e}").into())
 }
 
-pub(super) fn fresh_seed() -> u64 {
+/// A seed from the clock, for runs that were not given one (recorded with the results).
+pub fn fresh_seed() -> u64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_nanos() as u64)

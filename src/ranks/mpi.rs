@@ -204,8 +204,19 @@ impl Mpi {
 
     /// Rank 0: one message with `tag` and sequence `seq` from every other rank.
     fn gather(&self, tag: Tag, seq: u64, what: &str) -> Result<Vec<(usize, Vec<u8>)>, RunError> {
-        let mut got: Vec<Option<Vec<u8>>> = vec![None; self.rank.size];
-        for _ in 1..self.rank.size {
+        self.gather_rest(tag, seq, what, vec![None; self.rank.size])
+    }
+
+    /// Rank 0: the messages of `gather` that are not in `got` yet (a rank's slot is Some once its
+    /// message came); a rank still missing at the deadline is named.
+    fn gather_rest(
+        &self,
+        tag: Tag,
+        seq: u64,
+        what: &str,
+        mut got: Vec<Option<Vec<u8>>>,
+    ) -> Result<Vec<(usize, Vec<u8>)>, RunError> {
+        while (1..self.rank.size).any(|r| got[r].is_none()) {
             match self.wait(None, tag) {
                 Ok((r, s, body)) if s == seq && r < got.len() => got[r] = Some(body),
                 Ok((r, s, _)) => {
@@ -339,7 +350,14 @@ impl Cluster for Mpi {
             w.sent = true;
             self.wall.set(w);
         }
-        self.gather_dones(seq)?;
+        // Every rank sends one DONE per phase; some came while the workers ran.
+        let dones = self
+            .done_from
+            .borrow()
+            .iter()
+            .map(|d| d.then(Vec::new))
+            .collect();
+        self.gather_rest(DONE, seq, "finish its work", dones)?;
         let mut shares = vec![Share::of(&local, 0, &self.host)];
         for (r, body) in self.gather(SHARE, seq, "send its figures")? {
             let s: Share = serde_json::from_slice(&body).map_err(|e| {
@@ -363,29 +381,6 @@ impl Cluster for Mpi {
             &serde_json::to_vec(&verdict).expect("a verdict serialises"),
         );
         merged.map_err(RunError::Ranks)
-    }
-}
-
-impl Mpi {
-    /// Rank 0: the DONE messages of this step it has not read yet (every rank sends one).
-    fn gather_dones(&self, seq: u64) -> Result<(), RunError> {
-        let missing = || -> Vec<usize> {
-            let d = self.done_from.borrow();
-            (1..self.rank.size).filter(|r| !d[*r]).collect()
-        };
-        while !missing().is_empty() {
-            match self.wait(None, DONE) {
-                Ok((r, s, _)) if s == seq && r < self.rank.size => {
-                    self.done_from.borrow_mut()[r] = true
-                }
-                Ok(_) => {}
-                Err(m) => {
-                    let names: Vec<String> = missing().into_iter().map(|r| self.name(r)).collect();
-                    return Err(self.missed(m, &names.join(", "), "finish its work"));
-                }
-            }
-        }
-        Ok(())
     }
 }
 

@@ -162,16 +162,20 @@ fn check_ranks(opts: &Options, many: bool) -> Result<(), SpecError> {
     if !many {
         return Ok(());
     }
-    if !matches!(opts.place, Where::Provision { .. }) {
-        return crate::workload::check_ranks(&opts.plan.workloads);
-    }
-    if let Some(t) = opts.plan.targets.iter().find(|t| t.fs != "dir") {
+    // (`run`'s one target is where the job file says: nothing is provisioned.)
+    let provisions = matches!(opts.place, Where::Provision { .. });
+    if let Some(t) = opts
+        .plan
+        .targets
+        .iter()
+        .find(|t| provisions && t.fs != "dir")
+    {
         return Err(SpecError(format!(
             "target '{}' formats or mounts a filesystem: under mpirun every rank would provision its own. Run multi-rank studies on a directory every rank sees: dir:/shared/path (NFS, Lustre, CephFS, BeeGFS, or a local directory for ranks on one node)",
             t.label
         )));
     }
-    if opts.plan.device.is_some() {
+    if provisions && opts.plan.device.is_some() {
         return Err(SpecError(
             "--device formats a device: under mpirun use dir:/shared/path targets".into(),
         ));
@@ -182,10 +186,7 @@ fn check_ranks(opts: &Options, many: bool) -> Result<(), SpecError> {
 /// Every rank agrees on the plan; rank 0's run id and seed become everyone's.
 fn agree(opts: &Options, team: &dyn Team, manifest: &mut Manifest) -> Result<RankCtx, RunnerError> {
     let rank = team.rank();
-    let seed = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_nanos() as u64)
-        .unwrap_or(1);
+    let seed = crate::plan::jobvalues::fresh_seed();
     let mut ctx = RankCtx {
         rank,
         seed,
@@ -339,17 +340,17 @@ pub fn run(opts: &Options, team: &dyn Team) -> Result<Summary, RunnerError> {
                     ));
                 }
             }
-            if !opts.dry_run {
-                if let Some(e) = measure(&got, opts, &workloads, repeat, &mut sink, team)? {
-                    let (info, _) = release(got, &sys);
-                    manifest.targets.extend(info);
-                    ended = lost(&mut manifest, e);
-                    break 'repeats;
-                }
-            }
+            let failed = match opts.dry_run {
+                true => None,
+                false => measure(&got, opts, &workloads, repeat, &mut sink, team)?,
+            };
             let (info, warning) = release(got, &sys);
             manifest.targets.extend(info);
             manifest.warnings.extend(warning);
+            if let Some(e) = failed {
+                ended = lost(&mut manifest, e);
+                break 'repeats;
+            }
             if !crate::stop::stop_requested() {
                 manifest.completed.push((spec.label.clone(), repeat));
             }

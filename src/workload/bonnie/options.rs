@@ -131,10 +131,7 @@ pub fn build(
     }
     let seed = match spec.param("seed") {
         Some(_) => spec.number("seed", 0)?,
-        None => std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_nanos() as u64 & 0xffff_ffff)
-            .unwrap_or(1),
+        None => crate::plan::jobvalues::fresh_seed() & 0xffff_ffff,
     };
     Ok(Box::new(Bonnie {
         size,

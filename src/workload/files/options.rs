@@ -145,10 +145,7 @@ fn run_options(spec: &WorkloadSpec) -> Result<(usize, Fsync, Checksum, u64), Spe
     };
     let seed = match num(spec, "seed")? {
         Some(s) => s,
-        None => std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_nanos() as u64)
-            .unwrap_or(1),
+        None => crate::plan::jobvalues::fresh_seed(),
     };
     Ok((threads, fsync, checksum, seed))
 }
