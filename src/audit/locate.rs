@@ -116,7 +116,13 @@ pub type ZfsFiles = std::collections::BTreeMap<String, Vec<ZfsBlock>>;
 /// builds past the first dnode block), read for the root dataset's files.
 pub fn zfs_files(sys: &Sys, pool: &str) -> Result<ZfsFiles, String> {
     let out = sys
-        .query(&argv(&["zdb", "-ddddd", pool]))
+        .query(&argv(&[
+            "zdb",
+            "-U",
+            &crate::provision::zfs::cache_path(pool).to_string_lossy(),
+            "-ddddd",
+            pool,
+        ]))
         .map_err(|e| e.to_string())?;
     Ok(parse_zdb_files(&out))
 }

@@ -49,6 +49,9 @@ pub fn print(rep: &cleanup::Report, dry_run: bool) {
     for p in &rep.provisioned_left {
         crate::out::line(&format!("left alone: {p} (use `fsbench teardown`)"));
     }
+    for p in &rep.left_alone {
+        crate::out::line(&format!("left alone: {p}"));
+    }
     for e in &rep.errors {
         eprintln!("fsbench: error: {e}");
     }

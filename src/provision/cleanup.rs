@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use super::exec::{argv, Sys};
 use super::registry::{Registry, Resource, TargetState};
-use super::workdir::in_workdir;
+use super::workdir::{is_own_image, is_own_mountpoint};
 use super::{loopdev, zfs, NAME_PREFIX};
 use crate::sys::mounts;
 
@@ -68,8 +68,35 @@ fn forget_btrfs_members(sys: &Sys, state: &TargetState) {
     }
 }
 
+/// A recorded pool, gone for sure: destroyed now, or confirmed absent by a ZFS that answers (with
+/// zfs-fuse, the daemon is started to ask it). A pool whose `fsbench:run` names another target
+/// is not this state's: it is left alone. Err when ZFS cannot confirm either.
+fn pool_gone(sys: &Sys, name: &str, id: &str) -> Result<Option<String>, String> {
+    if sys.dry_run {
+        return zfs::destroy(sys, name).map(|_| Some(format!("destroyed pool {name}")));
+    }
+    if let Some(backend) = zfs::backend() {
+        if zfs::pools().is_err() {
+            zfs::ensure_daemon(sys, backend)?;
+        }
+    }
+    let pools = zfs::pools().map_err(|e| format!("cannot confirm that pool {name} is gone: {e}; its devices are kept until `fsbench cleanup` can"))?;
+    if !pools.contains(&name.to_string()) {
+        return Ok(None);
+    }
+    match zfs::owner_of(name) {
+        Some(owner) if owner != id => Ok(Some(format!(
+            "left pool {name} alone: its {} is {owner}, not this target's",
+            zfs::OWNER_PROPERTY
+        ))),
+        _ => zfs::destroy(sys, name).map(|_| Some(format!("destroyed pool {name}"))),
+    }
+}
+
 /// Undoes what a state names, last first, then forgets the state. Returns notices; on failure the
-/// state file stays, so that a later `fsbench cleanup` can try again.
+/// state file stays, so that a later `fsbench cleanup` can try again. A pool that cannot be
+/// confirmed gone keeps the loop devices and images under it (recorded before it): a pool a ZFS
+/// imports again later must find its own devices, never another run's.
 pub fn clean_state(
     sys: &Sys,
     registry: Option<&Registry>,
@@ -78,6 +105,7 @@ pub fn clean_state(
     let mut errors = Vec::new();
     let mut notices = Vec::new();
     let mut had_pool = false;
+    let mut hold_devices = false;
     for r in state.resources.iter().rev() {
         let result: Result<(), String> = match r {
             Resource::Mount { path } => {
@@ -92,13 +120,14 @@ pub fn clean_state(
             }
             Resource::Pool { name } => {
                 had_pool = true;
-                if sys.dry_run || zfs::pools().contains(name) {
-                    zfs::destroy(sys, name)
-                        .map(|_| notices.push(format!("destroyed pool {name}")))
-                        .map_err(|e| e.to_string())
-                } else {
-                    Ok(())
-                }
+                let r = pool_gone(sys, name, &state.id).map(|n| notices.extend(n));
+                hold_devices |= r.is_err();
+                r
+            }
+            Resource::Loop { .. } | Resource::Image { .. } | Resource::Dir { .. }
+                if hold_devices =>
+            {
+                Ok(())
             }
             Resource::Loop { device, image } => {
                 let ours = loopdev::list()
@@ -146,8 +175,11 @@ pub fn clean_state(
                         path.display()
                     ));
                     Ok(())
-                } else if path.exists() {
+                } else if path.is_dir() {
                     std::fs::remove_dir_all(path).map_err(|e| format!("{}: {e}", path.display()))
+                } else if path.exists() {
+                    // A pool's cache file.
+                    std::fs::remove_file(path).map_err(|e| format!("{}: {e}", path.display()))
                 } else {
                     Ok(())
                 }
@@ -155,11 +187,6 @@ pub fn clean_state(
         };
         if let Err(e) = result {
             errors.push(e);
-        }
-    }
-    if had_pool {
-        if let Some(n) = zfs::release_daemon(sys) {
-            notices.push(n);
         }
     }
     if !errors.is_empty() {
@@ -172,6 +199,12 @@ pub fn clean_state(
                 state.id
             )])
         })?;
+    }
+    // After the state is gone: the daemon stays while any live state records a pool.
+    if had_pool {
+        if let Some(n) = zfs::release_daemon(sys) {
+            notices.push(n);
+        }
     }
     Ok(notices)
 }
@@ -186,6 +219,8 @@ pub struct Report {
     pub errors: Vec<String>,
     /// Provisioned targets left alone (use `fsbench teardown`).
     pub provisioned_left: Vec<String>,
+    /// Things with fsbench-like names that are not fsbench's, left alone, and why.
+    pub left_alone: Vec<String>,
 }
 
 /// Which targets a cleanup pass takes.
@@ -257,46 +292,72 @@ pub fn cleanup(sys: &Sys, scope: Scope, only_mountpoint: Option<&Path>) -> Repor
     rep
 }
 
-/// Resources of fsbench's that no state file names (a state directory lost or cleared).
+/// Resources of fsbench's that no state file names (a state directory lost or cleared), found by
+/// names only fsbench generates: a pool named `fsbench-RUNID-N` that carries `fsbench:run=RUNID-N`;
+/// a mount point `mnt-N-LABEL` or `fault-N` in a run directory `fsbench-RUNID` directly inside a
+/// marked work directory; a loop device backed by an image of such a run directory. Anything else
+/// (a user's pool named fsbench-something, a user's mount inside the work directory) stays.
 fn scan_unrecorded(sys: &Sys, registry: &Registry, rep: &mut Report) {
     // What exists is read first, the claims after: a run records a resource before it creates
     // it, so anything seen here is claimed by the time the states are read. (The other order
     // took a run that started meanwhile for a leftover, and unmounted or detached under it.)
-    let pools = zfs::pools();
+    let pools = zfs::pools().unwrap_or_default();
     let mount_list = mounts::mounts();
-    let loops = loopdev::list();
+    let loops: Vec<(loopdev::LoopDev, Option<crate::sys::loopctl::Backing>)> = loopdev::list()
+        .into_iter()
+        .map(|l| {
+            let b = crate::sys::loopctl::backing(&l.device).ok();
+            (l, b)
+        })
+        .collect();
+    let claims = || -> Vec<Resource> {
+        registry
+            .list()
+            .into_iter()
+            .flat_map(|s| s.resources)
+            .collect()
+    };
     // Every state still on file claims its resources: live runs, provisioned targets, and
     // leftovers the first pass reported (or could not remove).
-    let claimed: Vec<Resource> = registry
-        .list()
-        .into_iter()
-        .flat_map(|s| s.resources)
-        .collect();
+    let claimed = claims();
     let claims_mount = |p: &Path| {
         claimed
             .iter()
             .any(|r| matches!(r, Resource::Mount { path } if path == p))
     };
-    let claims_image = |p: &Path| {
+    let claims_image = |claimed: &[Resource], p: &Path| {
         claimed
             .iter()
             .any(|r| matches!(r, Resource::Image { path } | Resource::Loop { image: path, .. } if path == p))
     };
     for pool in pools {
-        if pool.starts_with(NAME_PREFIX)
-            && !claimed
-                .iter()
-                .any(|r| matches!(r, Resource::Pool { name } if *name == pool))
-        {
-            rep.found.push(format!("unrecorded pool {pool}"));
-            match zfs::destroy(sys, &pool) {
-                Ok(()) => rep.actions.push(format!("destroyed pool {pool}")),
-                Err(e) => rep.errors.push(e.to_string()),
-            }
+        let claimed_pool = claimed
+            .iter()
+            .any(|r| matches!(r, Resource::Pool { name } if *name == pool));
+        if claimed_pool || !pool.starts_with(NAME_PREFIX) {
+            continue;
+        }
+        let id = zfs::generated_id(&pool);
+        let owner = zfs::owner_of(&pool);
+        if id.is_none() || owner.as_deref() != id {
+            rep.left_alone.push(format!(
+                "pool {pool}: not marked as fsbench's ({}{}); destroy it yourself (zpool destroy {pool}) if it is a leftover",
+                zfs::OWNER_PROPERTY,
+                match owner {
+                    Some(o) => format!(" is {o}"),
+                    None => " is not set".into(),
+                }
+            ));
+            continue;
+        }
+        rep.found.push(format!("unrecorded pool {pool}"));
+        match zfs::destroy(sys, &pool) {
+            Ok(()) => rep.actions.push(format!("destroyed pool {pool}")),
+            Err(e) => rep.errors.push(e),
         }
     }
     for m in mount_list.into_iter().rev() {
-        if in_workdir(&m.mountpoint) && !claims_mount(&m.mountpoint) {
+        if is_own_mountpoint(&m.mountpoint) && !claims_mount(&m.mountpoint) {
             rep.found.push(format!(
                 "unrecorded mount {} ({})",
                 m.mountpoint.display(),
@@ -310,23 +371,39 @@ fn scan_unrecorded(sys: &Sys, registry: &Registry, rep: &mut Report) {
             }
         }
     }
-    for l in loops {
-        let name_ok = l
-            .backing_file
-            .file_name()
-            .map(|n| n.to_string_lossy())
-            .is_some_and(|n| n.starts_with(NAME_PREFIX) && n.ends_with(".img"));
-        if name_ok && in_workdir(&l.backing_file) && !claims_image(&l.backing_file) {
-            rep.found.push(format!(
-                "unrecorded loop device {} backed by {}{}",
-                l.device.display(),
-                l.backing_file.display(),
-                if l.deleted { " (deleted)" } else { "" }
-            ));
-            match loopdev::detach(sys, &l.device) {
-                Ok(()) => rep.actions.push(format!("detached {}", l.device.display())),
-                Err(e) => rep.errors.push(e.to_string()),
-            }
+    for (l, backing) in loops {
+        if !is_own_image(&l.backing_file) || claims_image(&claimed, &l.backing_file) {
+            continue;
+        }
+        rep.found.push(format!(
+            "unrecorded loop device {} backed by {}{}",
+            l.device.display(),
+            l.backing_file.display(),
+            if l.deleted { " (deleted)" } else { "" }
+        ));
+        if sys.dry_run {
+            let _ = loopdev::detach(sys, &l.device);
+            continue;
+        }
+        // Claims again, then the device's backing file checked on the descriptor that detaches
+        // it: a device detached and attached again since the listing (another run's image now,
+        // recorded before it was made) is left alone.
+        let Some(backing) = backing else {
+            continue;
+        };
+        if claims_image(&claims(), &l.backing_file) {
+            continue;
+        }
+        match crate::sys::loopctl::detach_if_backed_by(&l.device, backing) {
+            Ok(true) => rep.actions.push(format!("detached {}", l.device.display())),
+            Ok(false) => rep.left_alone.push(format!(
+                "{}: another file backs it since it was listed",
+                l.device.display()
+            )),
+            Err(e) if e.raw_os_error() == Some(libc::ENXIO) => {}
+            Err(e) => rep
+                .errors
+                .push(format!("cannot detach {}: {e}", l.device.display())),
         }
     }
 }

@@ -206,6 +206,8 @@ pub fn provision(sys: &Sys, spec: &TargetSpec, req: &Request) -> Result<Mounted,
     if let Some(why) = super::faultdev::refuse(spec, req.device.is_some(), req.persistent) {
         return Err(ProvisionError::Refused(why));
     }
+    // Again here: a resumed study's plan comes from its manifest, not from the parser.
+    safety::check_named_devices(spec).map_err(ProvisionError::Refused)?;
     if req.device.is_none() || def.kind == Kind::Tmpfs {
         super::check_size(spec, size).map_err(|e| ProvisionError::Refused(e.0))?;
     }
@@ -232,6 +234,9 @@ pub fn provision(sys: &Sys, spec: &TargetSpec, req: &Request) -> Result<Mounted,
         workdir = super::workdir::secure(req.workdir)
             .map_err(|e| ProvisionError::Refused(e.to_string()))?;
         req.workdir = &workdir;
+    } else if def.kind != Kind::Dir {
+        super::workdir::refuse_system(req.workdir)
+            .map_err(|e| ProvisionError::Refused(e.to_string()))?;
     }
     let req = &req;
     let registry = if sys.dry_run {
@@ -538,9 +543,20 @@ fn build(
     interrupted()?;
     if def.kind == Kind::Zfs {
         let backend = zfs::backend().expect("checked by availability");
-        zfs::ensure_daemon(sys, backend).map_err(ProvisionError::Failed)?;
+        // The pool is on record before the daemon is asked for: a cleanup running meanwhile
+        // then sees a live run that needs the daemon, and leaves it running.
         let pool = format!("{NAME_PREFIX}{}", intent.state.id);
+        let cache = zfs::cache_path(&pool);
+        intent.record(Resource::Scratch {
+            path: cache.clone(),
+        })?;
         intent.record(Resource::Pool { name: pool.clone() })?;
+        zfs::ensure_daemon(sys, backend).map_err(ProvisionError::Failed)?;
+        if let (Some(dir), false) = (cache.parent(), sys.dry_run) {
+            std::fs::create_dir_all(dir).map_err(|e| {
+                ProvisionError::Failed(format!("cannot create {}: {e}", dir.display()))
+            })?;
+        }
         intent.record(Resource::Mount { path: mnt.clone() })?;
         sys.run(&zfs::create_argv_on(spec, &pool, &devs, &mnt_s))?;
         info.zfs_properties = zfs::properties(sys, spec, &pool);

@@ -104,6 +104,7 @@ pub fn schemas() -> Vec<FsSchema> {
 pub fn parse_target(text: &str) -> Result<TargetSpec, PlanError> {
     let spec = spec::parse_target(text, &schemas())?;
     layout::check(&spec)?;
+    safety::check_named_devices(&spec)?;
     Ok(spec)
 }
 

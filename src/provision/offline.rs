@@ -65,7 +65,11 @@ impl Mounted {
         }
         crate::sys::host::sync_and_drop_caches();
         match &pool {
-            Some(p) => self.sys.run(&argv(&["zpool", "import", "-d", "/dev", p]))?,
+            Some(p) => {
+                let cache = format!("cachefile={}", super::zfs::cache_path(p).display());
+                self.sys
+                    .run(&argv(&["zpool", "import", "-d", "/dev", "-o", &cache, p]))?
+            }
             None => {
                 let dev = self.device().ok_or_else(|| {
                     ProvisionError::Failed(format!("{} has no device to mount", self.info.label))

@@ -69,7 +69,8 @@ impl Owner {
 pub enum Resource {
     /// A directory fsbench created (mount point, run directory): removed if empty.
     Dir { path: PathBuf },
-    /// A scratch directory inside a user's directory (dir: targets): removed with its contents.
+    /// A scratch directory inside a user's directory (dir: targets), removed with its contents;
+    /// or a file of fsbench's (a pool's cache file), removed.
     Scratch { path: PathBuf },
     /// A sparse loop image; any loop device backed by it is detached at teardown.
     Image { path: PathBuf },

@@ -114,6 +114,9 @@ pub fn in_use(path: &Path) -> Result<Option<String>, GuardError> {
             }
         }
     }
+    if let Some(why) = loop_on(&numbers) {
+        return Ok(Some(why));
+    }
     // O_EXCL on a block device fails with EBUSY when the kernel holds it exclusively
     // (mounted, md/dm member, kernel ZFS vdev) (open(2)).
     match OpenOptions::new()
@@ -137,6 +140,117 @@ pub fn in_use(path: &Path) -> Result<Option<String>, GuardError> {
         )));
     }
     Ok(None)
+}
+
+/// A loop device attached to one of these devices (a loop at an offset on a disk is held by no
+/// `holders/` entry): by the device number of each loop device's backing file, as the kernel
+/// reports it (LOOP_GET_STATUS64's lo_rdevice) and as its sysfs path stats.
+fn loop_on(numbers: &[(u32, u32)]) -> Option<String> {
+    for l in super::loopdev::list() {
+        let by_path = std::fs::metadata(&l.backing_file)
+            .ok()
+            .filter(|m| m.file_type().is_block_device())
+            .map(|m| split_dev(m.rdev()));
+        let by_kernel = crate::sys::loopctl::backing_rdev(&l.device)
+            .ok()
+            .filter(|r| *r != 0)
+            .map(split_dev);
+        if let Some(n) = [by_path, by_kernel]
+            .into_iter()
+            .flatten()
+            .find(|n| numbers.contains(n))
+        {
+            return Some(format!(
+                "the loop device {} is attached to it (device {}:{})",
+                l.device.display(),
+                n.0,
+                n.1
+            ));
+        }
+    }
+    None
+}
+
+/// Option names that take a device: external logs, realtime sections and journals, extra
+/// devices (mkfs.xfs -l logdev= / -r rtdev=, mkfs.ext4 -J device=, the logdev=, rtdev=,
+/// journal_path=, journal_dev= and device= mount options).
+const DEVICE_KEYS: &[&str] = &[
+    "logdev",
+    "rtdev",
+    "device",
+    "journal_path",
+    "journal_dev",
+    "journal_device",
+];
+
+/// Why one word of a spec's mkfs=, mount= or option values may not be passed on, if it may not:
+/// an option that takes a device, a path under /dev, anything that resolves to a block device
+/// (absolute, relative to here, or a bare name under /dev), or an existing file that is not a
+/// directory (mkfs.btrfs formats every file it is given as a device).
+fn named_device(word: &str) -> Option<String> {
+    let word = word.trim_matches(|c| c == '\'' || c == '"');
+    if word.is_empty() || word.starts_with('-') {
+        return None;
+    }
+    if DEVICE_KEYS.contains(&word) {
+        return Some(format!("'{word}' takes a device"));
+    }
+    if word.starts_with("/dev/") {
+        return Some(format!("it names the device {word}"));
+    }
+    let candidates = [
+        Some(PathBuf::from(word)),
+        (!word.contains('/')).then(|| Path::new("/dev").join(word)),
+    ];
+    for p in candidates.into_iter().flatten() {
+        let Ok(m) = std::fs::metadata(&p) else {
+            continue;
+        };
+        if m.file_type().is_block_device() {
+            let (a, b) = split_dev(m.rdev());
+            return Some(format!(
+                "'{word}' resolves to the block device {} (device {a}:{b})",
+                p.display()
+            ));
+        }
+        if !m.is_dir() && p == Path::new(word) {
+            return Some(format!(
+                "'{word}' names the existing file {}, which mkfs could take for a device and overwrite",
+                p.display()
+            ));
+        }
+    }
+    None
+}
+
+/// Refuses a target whose mkfs=, mount= or option values name a device or file besides the ones
+/// fsbench makes for it (or the --device it checked): mkfs and mount would write to it with no
+/// guard. Checked when a spec is parsed and again before a target is provisioned.
+pub fn check_named_devices(spec: &crate::plan::TargetSpec) -> Result<(), String> {
+    let sources = [
+        ("mkfs=", spec.extra_mkfs.clone()),
+        ("mount=", spec.extra_mount.clone()),
+        (
+            "its options",
+            spec.options
+                .iter()
+                .filter_map(|o| o.value.clone())
+                .collect(),
+        ),
+    ];
+    for (what, words) in sources {
+        for w in &words {
+            for piece in w.split(['=', ',', ':']) {
+                if let Some(why) = named_device(piece) {
+                    return Err(format!(
+                        "target '{}': {what} '{w}' is refused: {why}. fsbench formats and mounts only the devices it makes for a target (or the one --device names, after its guards); external logs, journals and extra devices are not supported: remove it",
+                        spec.label
+                    ));
+                }
+            }
+        }
+    }
+    Ok(())
 }
 
 /// The imported pool (zfs-fuse or kernel) that uses one of these devices, from `zpool status`.
@@ -230,5 +344,52 @@ mod tests {
         assert_eq!(split_dev(0x700), (7, 0));
         assert_eq!(split_dev(libc::makedev(259, 1)), (259, 1));
         assert_eq!(split_dev(libc::makedev(8, 300)), (8, 300));
+    }
+
+    fn spec(text: &str) -> crate::plan::TargetSpec {
+        crate::plan::spec::parse_target(text, &super::super::schemas()).unwrap()
+    }
+
+    #[test]
+    fn devices_and_files_named_in_mkfs_or_mount_are_refused_with_the_reason() {
+        let refused = |text: &str| check_named_devices(&spec(text)).unwrap_err();
+        let e = refused("btrfs:mkfs=/dev/loop7");
+        assert!(e.contains("/dev/loop7") && e.contains("remove it"), "{e}");
+        assert!(
+            refused("xfs:mkfs='-l logdev=/dev/sdz,size=10m'").contains("'logdev' takes a device")
+        );
+        assert!(refused("xfs:mkfs='-r rtdev=/x'").contains("rtdev"));
+        assert!(refused("ext4:mkfs='-J device=/dev/sdq'").contains("device"));
+        assert!(refused("xfs:mount='noatime,logdev=/dev/sdz'").contains("mount="));
+        assert!(refused("ext4:mount='journal_path=/dev/sdz'").contains("journal_path"));
+        assert!(refused("btrfs:mount='device=/dev/sdz'").contains("device"));
+        // An existing file: mkfs.btrfs formats every file it is given.
+        let t = tempfile::tempdir().unwrap();
+        let f = t.path().join("precious.img");
+        std::fs::write(&f, b"data").unwrap();
+        let e = refused(&format!("btrfs:mkfs={}", f.display()));
+        assert!(e.contains("existing file"), "{e}");
+        // A symbolic link to a block device resolves to it, when the host has one.
+        if let Some(dev) = ["/dev/loop0", "/dev/sda", "/dev/vda"]
+            .iter()
+            .find(|d| std::fs::metadata(d).is_ok_and(|m| m.file_type().is_block_device()))
+        {
+            let l = t.path().join("innocent");
+            std::os::unix::fs::symlink(dev, &l).unwrap();
+            let e = refused(&format!("btrfs:mkfs={}", l.display()));
+            assert!(e.contains("resolves to the block device"), "{e}");
+            let bare = dev.trim_start_matches("/dev/");
+            assert!(refused(&format!("btrfs:mkfs={bare}")).contains("block device"));
+        }
+        // What does not name a device or file passes.
+        for ok in [
+            "ext4:mkfs='-O ^metadata_csum -m 0'",
+            "xfs:mkfs='-m crc=1 -l size=64m'",
+            "xfs:mount='noatime,logbufs=8'",
+            "btrfs:compress=zstd",
+            "zfs:recordsize=4k",
+        ] {
+            assert!(check_named_devices(&spec(ok)).is_ok(), "{ok}");
+        }
     }
 }

@@ -55,22 +55,27 @@ fn btrfs_mount_options() {
 
 #[test]
 fn zfs_properties_become_zpool_create_o() {
-    let z = |s: &str| zfs::create_argv(&parse(s), "fsbench-x-0", "/dev/loop9", "/m").join(" ");
+    let cache = zfs::cache_path("fsbench-x-0").display().to_string();
+    let z = |s: &str| {
+        zfs::create_argv(&parse(s), "fsbench-x-0", "/dev/loop9", "/m")
+            .join(" ")
+            .replace(&cache, "CACHE")
+    };
     assert_eq!(
         z("zfs:recordsize=4k"),
-        "zpool create -m /m -O recordsize=4K fsbench-x-0 /dev/loop9"
+        "zpool create -m /m -o cachefile=CACHE -O fsbench:run=x-0 -O recordsize=4K fsbench-x-0 /dev/loop9"
     );
     assert_eq!(
         z("zfs:recordsize=128k,primarycache=metadata"),
-        "zpool create -m /m -O recordsize=128K -O primarycache=metadata fsbench-x-0 /dev/loop9"
+        "zpool create -m /m -o cachefile=CACHE -O fsbench:run=x-0 -O recordsize=128K -O primarycache=metadata fsbench-x-0 /dev/loop9"
     );
     assert_eq!(
         z("zfs:compression=lz4"),
-        "zpool create -m /m -O compression=lz4 fsbench-x-0 /dev/loop9"
+        "zpool create -m /m -o cachefile=CACHE -O fsbench:run=x-0 -O compression=lz4 fsbench-x-0 /dev/loop9"
     );
     assert_eq!(
         z("zfs:ashift=12"),
-        "zpool create -m /m -o ashift=12 fsbench-x-0 /dev/loop9"
+        "zpool create -m /m -o cachefile=CACHE -O fsbench:run=x-0 -o ashift=12 fsbench-x-0 /dev/loop9"
     );
 }
 

@@ -13,12 +13,150 @@ use std::path::{Path, PathBuf};
 /// The marker file that makes a work directory recognisably fsbench's.
 pub const WORKDIR_MARKER: &str = ".fsbench-workdir";
 
-/// Is `path` inside a trusted directory that carries the work directory marker? (Cleanup acts on
-/// leftovers by name only there.)
-pub fn in_workdir(path: &Path) -> bool {
-    path.ancestors()
-        .skip(1)
-        .any(|a| a.join(WORKDIR_MARKER).is_file() && trusted(a))
+/// Is `run_dir` a run directory fsbench makes (`fsbench-YYYYMMDDTHHMMSS-PID`) directly inside a
+/// trusted work directory that carries the marker? The marker speaks for its own directory only,
+/// never for what lies deeper.
+fn run_dir_in_workdir(run_dir: &Path) -> bool {
+    let name_ok = run_dir
+        .file_name()
+        .and_then(|n| n.to_str())
+        .and_then(|n| n.strip_prefix(super::NAME_PREFIX))
+        .is_some_and(is_run_id);
+    name_ok
+        && run_dir
+            .parent()
+            .is_some_and(|w| w.join(WORKDIR_MARKER).is_file() && trusted(w))
+}
+
+/// A run id as fsbench makes them: `YYYYMMDDTHHMMSS-PID`.
+fn is_run_id(s: &str) -> bool {
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    match s.split_once('-') {
+        Some((stamp, pid)) => {
+            stamp.len() == 15
+                && stamp.as_bytes()[8] == b'T'
+                && digits(&stamp[..8])
+                && digits(&stamp[9..])
+                && digits(pid)
+        }
+        None => false,
+    }
+}
+
+/// `PREFIX` followed by digits, then, when `more` is given, a dash and digits (`fsbench-3`,
+/// `fsbench-3-1`).
+fn indexed(name: &str, prefix: &str, dash_more: bool) -> bool {
+    let Some(rest) = name.strip_prefix(prefix) else {
+        return false;
+    };
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    digits(rest)
+        || (dash_more
+            && rest
+                .split_once('-')
+                .is_some_and(|(a, b)| digits(a) && digits(b)))
+}
+
+/// Is `path` a mount point fsbench makes in a run directory of a marked work directory:
+/// `WORKDIR/fsbench-RUNID/mnt-N-LABEL` or `.../fault-N` (fsbench's fault device)? Cleanup unmounts
+/// an unrecorded mount only then: a user's mount anywhere else in the work directory stays.
+pub fn is_own_mountpoint(path: &Path) -> bool {
+    let Some(name) = path.file_name().and_then(|n| n.to_str()) else {
+        return false;
+    };
+    let mnt = name
+        .strip_prefix("mnt-")
+        .and_then(|r| r.split_once('-'))
+        .is_some_and(|(n, _)| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()));
+    (mnt || indexed(name, "fault-", false)) && path.parent().is_some_and(run_dir_in_workdir)
+}
+
+/// Is `path` a loop image fsbench makes (`WORKDIR/fsbench-RUNID/fsbench-N.img`, `fsbench-N-K.img`)
+/// or the disk of its fault device (`.../fault-N/disk`)?
+pub fn is_own_image(path: &Path) -> bool {
+    let Some(name) = path.file_name().and_then(|n| n.to_str()) else {
+        return false;
+    };
+    let parent = path.parent();
+    let image = name
+        .strip_suffix(".img")
+        .is_some_and(|n| indexed(n, super::NAME_PREFIX, true))
+        && parent.is_some_and(run_dir_in_workdir);
+    let fault_disk = name == super::faultdev::DISK
+        && parent.is_some_and(|p| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| indexed(n, "fault-", false))
+                && p.parent().is_some_and(run_dir_in_workdir)
+        });
+    image || fault_disk
+}
+
+/// Directories of the system itself: never a work directory, where fsbench makes and removes
+/// images and mount points by name.
+const SYSTEM_DIRS: &[&str] = &[
+    "/",
+    "/bin",
+    "/boot",
+    "/dev",
+    "/etc",
+    "/home",
+    "/lib",
+    "/lib32",
+    "/lib64",
+    "/libx32",
+    "/media",
+    "/mnt",
+    "/opt",
+    "/proc",
+    "/root",
+    "/run",
+    "/sbin",
+    "/srv",
+    "/sys",
+    "/tmp",
+    "/usr",
+    "/usr/bin",
+    "/usr/lib",
+    "/usr/local",
+    "/usr/sbin",
+    "/usr/share",
+    "/var",
+    "/var/cache",
+    "/var/lib",
+    "/var/log",
+    "/var/mail",
+    "/var/spool",
+    "/var/tmp",
+];
+
+/// Why a resolved directory may not be a work directory, if it may not: a system directory, a
+/// directory under /proc, /sys, /dev or /run, or the mount point of a filesystem of the system's
+/// own tree (in /etc/fstab).
+fn system_dir(path: &Path) -> Option<String> {
+    let shown = path.display();
+    let fix = "give fsbench a directory of its own, e.g. --workdir /var/tmp/fsbench";
+    if SYSTEM_DIRS.iter().any(|d| Path::new(d) == path) {
+        return Some(format!(
+            "{shown} is a system directory: fsbench makes and removes loop images and mount points in its work directory ({fix})"
+        ));
+    }
+    if ["/proc", "/sys", "/dev", "/run"]
+        .iter()
+        .any(|d| path.starts_with(d))
+    {
+        return Some(format!(
+            "{shown} is inside a kernel or runtime filesystem ({fix})"
+        ));
+    }
+    let fstab = std::fs::read_to_string("/etc/fstab").unwrap_or_default();
+    let in_fstab = fstab.lines().any(|l| {
+        let l = l.trim();
+        !l.starts_with('#') && l.split_whitespace().nth(1).map(Path::new) == Some(path)
+    });
+    in_fstab.then(|| {
+        format!("{shown} is the mount point of a filesystem of the system (in /etc/fstab) ({fix})")
+    })
 }
 
 /// A work directory fsbench will not use, and why; nothing was created.
@@ -67,6 +205,28 @@ fn distrust(path: &Path, meta: &std::fs::Metadata, is_workdir: bool) -> Option<S
     None
 }
 
+/// Refuses a work directory that is a system directory (resolved as far as it exists), without
+/// creating anything: what `--dry-run` checks.
+pub fn refuse_system(dir: &Path) -> Result<(), WorkdirError> {
+    let abs = std::path::absolute(dir).map_err(|e| err(dir, e.to_string()))?;
+    let mut existing = abs.as_path();
+    let mut missing = Vec::new();
+    while std::fs::symlink_metadata(existing).is_err() {
+        let Some(name) = existing.file_name() else {
+            break;
+        };
+        missing.push(name);
+        existing = existing.parent().unwrap_or(Path::new("/"));
+    }
+    let real = existing
+        .canonicalize()
+        .unwrap_or_else(|_| existing.to_path_buf());
+    match system_dir(&real.join(missing.iter().rev().collect::<PathBuf>())) {
+        Some(why) => Err(err(dir, why)),
+        None => Ok(()),
+    }
+}
+
 /// Checks `dir` and every directory above it, creating what is missing (mode 0755); writes the
 /// marker that makes it recognisably fsbench's. Returns the resolved path to use from now on.
 pub fn secure(dir: &Path) -> Result<PathBuf, WorkdirError> {
@@ -87,6 +247,9 @@ pub fn secure(dir: &Path) -> Result<PathBuf, WorkdirError> {
     let mut path = existing
         .canonicalize()
         .map_err(|e| err(dir, format!("{}: {e}", existing.display())))?;
+    if let Some(why) = system_dir(&path.join(missing.iter().rev().collect::<PathBuf>())) {
+        return Err(err(dir, why));
+    }
     for a in path.ancestors() {
         let meta = std::fs::symlink_metadata(a).map_err(|e| err(dir, e.to_string()))?;
         let is_workdir = a == path && missing.is_empty();
@@ -219,5 +382,63 @@ mod tests {
         let l = t.path().join("planted");
         std::os::unix::fs::symlink("/", &l).unwrap();
         assert!(mkdir_fresh(&l).is_err());
+    }
+
+    #[test]
+    fn only_names_fsbench_generates_in_a_run_directory_of_a_marked_workdir_are_its_own() {
+        let t = tempfile::tempdir().unwrap();
+        let wd = secure(&t.path().join("wd")).unwrap();
+        let run = wd.join("fsbench-20261123T101010-4242");
+        std::fs::create_dir(&run).unwrap();
+        assert!(is_own_mountpoint(&run.join("mnt-0-ext4")));
+        assert!(is_own_mountpoint(&run.join("mnt-12-zfs_recordsize_4k")));
+        assert!(is_own_mountpoint(&run.join("fault-3")));
+        assert!(is_own_image(&run.join("fsbench-0.img")));
+        assert!(is_own_image(&run.join("fsbench-2-1.img")));
+        assert!(is_own_image(&run.join("fault-2").join("disk")));
+        // A user's mount or file anywhere else in the work directory, or below a run directory,
+        // or in a directory a marker sits above, is not.
+        for not in [
+            wd.join("mine"),
+            wd.join("mnt-0-ext4"),
+            run.join("mine"),
+            run.join("mnt-x"),
+            run.join("mnt-0-ext4").join("deeper"),
+            wd.join("data")
+                .join("fsbench-20261123T101010-4242")
+                .join("mnt-0-ext4"),
+            wd.join("fsbench-mine").join("mnt-0-ext4"),
+        ] {
+            assert!(!is_own_mountpoint(&not), "{}", not.display());
+        }
+        for not in [
+            wd.join("fsbench-0.img"),
+            run.join("user.img"),
+            run.join("fsbench-x.img"),
+            run.join("mnt-0-ext4").join("disk"),
+        ] {
+            assert!(!is_own_image(&not), "{}", not.display());
+        }
+        // Without the marker, nothing is.
+        std::fs::remove_file(wd.join(WORKDIR_MARKER)).unwrap();
+        assert!(!is_own_mountpoint(&run.join("mnt-0-ext4")));
+    }
+
+    #[test]
+    fn system_directories_are_never_a_workdir() {
+        for d in [
+            "/",
+            "/usr",
+            "/etc",
+            "/var",
+            "/home",
+            "/var/tmp",
+            "/tmp",
+            "/proc/self",
+        ] {
+            let e = secure(Path::new(d)).unwrap_err().to_string();
+            assert!(e.contains("--workdir"), "{d}: {e}");
+        }
+        assert!(system_dir(Path::new("/var/tmp/fsbench")).is_none());
     }
 }

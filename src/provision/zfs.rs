@@ -172,19 +172,47 @@ pub fn unsupported(spec: &TargetSpec, backend: Backend) -> Option<String> {
     })
 }
 
+/// The user property every pool fsbench creates carries: the id of the target it was made for
+/// (the pool's name is `fsbench-` and that id). Cleanup destroys no pool without it.
+pub const OWNER_PROPERTY: &str = "fsbench:run";
+
+/// The target id a pool's name stands for, when it is a name fsbench generates:
+/// `fsbench-YYYYMMDDTHHMMSS-PID-INDEX`.
+pub fn generated_id(pool: &str) -> Option<&str> {
+    let id = pool.strip_prefix(super::NAME_PREFIX)?;
+    let parts: Vec<&str> = id.split('-').collect();
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    let stamp =
+        |s: &str| s.len() == 15 && s.as_bytes()[8] == b'T' && digits(&s[..8]) && digits(&s[9..]);
+    (parts.len() == 3 && stamp(parts[0]) && digits(parts[1]) && digits(parts[2])).then_some(id)
+}
+
 /// `zpool create -m MOUNTPOINT [-o pool props] [-O dataset props] POOL DEVICE`.
 pub fn create_argv(spec: &TargetSpec, pool: &str, device: &str, mountpoint: &str) -> Vec<String> {
     create_argv_on(spec, pool, &[device.to_string()], mountpoint)
 }
 
-/// `zpool create ... POOL [mirror|raidz] DEVICE...`.
+/// The pool's own cache file, in fsbench's state directory: not the system's, so that no ZFS
+/// imports the pool by itself at a later start (when its devices may be another run's); zdb and
+/// `zpool import` are given it.
+pub fn cache_path(pool: &str) -> PathBuf {
+    state_dir().join("pools").join(format!("{pool}.cache"))
+}
+
+/// `zpool create ... POOL [mirror|raidz] DEVICE...`. The pool is fsbench's by a property
+/// (`fsbench:run=ID`, ID the pool's name without `fsbench-`), and its cache file is its own
+/// (`cache_path`).
 pub fn create_argv_on(
     spec: &TargetSpec,
     pool: &str,
     devices: &[String],
     mountpoint: &str,
 ) -> Vec<String> {
-    let mut a = argv(&["zpool", "create", "-m", mountpoint]);
+    let id = pool.strip_prefix(super::NAME_PREFIX).unwrap_or(pool);
+    let cache = format!("cachefile={}", cache_path(pool).display());
+    let mut a = argv(&["zpool", "create", "-m", mountpoint, "-o", &cache]);
+    a.push("-O".into());
+    a.push(format!("{OWNER_PROPERTY}={id}"));
     for opt in &spec.options {
         let Some(key) = KEYS.iter().find(|k| k.name == opt.key) else {
             continue;
@@ -356,19 +384,54 @@ pub fn ensure_daemon(sys: &Sys, backend: Backend) -> Result<(), String> {
     ))
 }
 
-/// Pools that exist now (empty when ZFS does not answer).
-pub fn pools() -> Vec<String> {
+/// Pools that exist now; an error when ZFS does not answer (then nothing can be said about a
+/// pool: it may be gone, or only out of sight until the daemon runs again).
+pub fn pools() -> Result<Vec<String>, String> {
     match super::exec::run_command(&argv(&["zpool", "list", "-H", "-o", "name"])) {
-        Ok((out, _)) => out
+        Ok((out, _)) => Ok(out
             .lines()
             .map(|l| l.trim().to_string())
             .filter(|l| !l.is_empty())
-            .collect(),
-        Err(_) => Vec::new(),
+            .collect()),
+        Err(e) => Err(format!(
+            "ZFS does not answer `zpool list` ({})",
+            e.to_string().lines().last().unwrap_or("").trim()
+        )),
     }
 }
 
-/// Stops the zfs-fuse daemon if fsbench started it and no pool at all is left. Returns a notice.
+/// The owner property of a pool (`fsbench:run`), None when it has none (`-`) or ZFS cannot say.
+pub fn owner_of(pool: &str) -> Option<String> {
+    let (out, _) = super::exec::run_command(&argv(&[
+        "zfs",
+        "get",
+        "-H",
+        "-o",
+        "value",
+        OWNER_PROPERTY,
+        pool,
+    ]))
+    .ok()?;
+    let v = out.trim();
+    (!v.is_empty() && v != "-").then(|| v.to_string())
+}
+
+/// Is a live process (a run, or a target `fsbench provision` left) using a pool, by its state?
+/// A pool is recorded before `zpool create` runs, so this covers a pool being made.
+fn pools_claimed() -> bool {
+    let Ok(reg) = super::registry::Registry::open() else {
+        return true;
+    };
+    reg.list().iter().any(|s| {
+        (s.persistent || s.owner.alive())
+            && s.resources
+                .iter()
+                .any(|r| matches!(r, super::registry::Resource::Pool { .. }))
+    })
+}
+
+/// Stops the zfs-fuse daemon if fsbench started it, no pool at all is left, and no live fsbench
+/// has recorded a pool (one may be about to create it). Returns a notice.
 pub fn release_daemon(sys: &Sys) -> Option<String> {
     let path = daemon_record_path();
     if !path.exists() {
@@ -380,7 +443,7 @@ pub fn release_daemon(sys: &Sys) -> Option<String> {
         let _ = std::fs::remove_file(&path);
         return None;
     }
-    if !pools().is_empty() {
+    if !pools().is_ok_and(|p| p.is_empty()) || pools_claimed() {
         return None;
     }
     if sys.dry_run {
@@ -444,11 +507,16 @@ pub fn destroy_argv(pool: &str) -> Vec<String> {
 }
 
 /// Destroys a pool if it exists. zfs-fuse can report a pool "busy" for a few seconds after heavy
-/// metadata work (e.g. thousands of files just written): retry for up to about 20 s.
-pub fn destroy(sys: &Sys, pool: &str) -> Result<(), ExecError> {
-    if !sys.dry_run && !pools().iter().any(|p| p == pool) {
+/// metadata work (e.g. thousands of files just written): retry for up to about 20 s. A pool whose
+/// absence ZFS cannot confirm (no answer) is an error: the caller keeps its record and devices.
+pub fn destroy(sys: &Sys, pool: &str) -> Result<(), String> {
+    if !sys.dry_run && !pools()?.iter().any(|p| p == pool) {
         return Ok(());
     }
+    destroy_existing(sys, pool).map_err(|e| e.to_string())
+}
+
+fn destroy_existing(sys: &Sys, pool: &str) -> Result<(), ExecError> {
     let mut wait = Duration::from_millis(250);
     let deadline = Instant::now() + Duration::from_secs(20);
     loop {
@@ -460,6 +528,29 @@ pub fn destroy(sys: &Sys, pool: &str) -> Result<(), ExecError> {
                 wait = (wait * 2).min(Duration::from_secs(4));
             }
             Err(e) => return Err(e),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn generated_pool_names_are_recognised_and_others_are_not() {
+        assert_eq!(
+            generated_id("fsbench-20261123T101010-4242-0"),
+            Some("20261123T101010-4242-0")
+        );
+        for not in [
+            "fsbench-mine",
+            "fsbench-20261123T101010-4242",
+            "fsbench-20261123T101010-x-0",
+            "fsbench-2026112T101010-4242-0",
+            "tank",
+            "fsbench-20261123T101010-4242-0-1",
+        ] {
+            assert_eq!(generated_id(not), None, "{not}");
         }
     }
 }

@@ -111,6 +111,29 @@ pub fn lock_exclusive(file: &std::fs::File) -> io::Result<()> {
     }
 }
 
+/// flock(2) without waiting: LOCK_EX (`exclusive`) or LOCK_SH. Ok(false) when another open file
+/// holds a conflicting lock; the lock lasts as long as the file stays open.
+pub fn try_lock(file: &std::fs::File, exclusive: bool) -> io::Result<bool> {
+    let how = if exclusive {
+        libc::LOCK_EX
+    } else {
+        libc::LOCK_SH
+    } | libc::LOCK_NB;
+    loop {
+        // SAFETY: the descriptor is valid for the lifetime of `file` (flock(2)).
+        let rc = unsafe { libc::flock(file.as_raw_fd(), how) };
+        if rc == 0 {
+            return Ok(true);
+        }
+        let err = io::Error::last_os_error();
+        match err.kind() {
+            io::ErrorKind::Interrupted => continue,
+            io::ErrorKind::WouldBlock => return Ok(false),
+            _ => return Err(err),
+        }
+    }
+}
+
 /// Probes io_uring with io_uring_setup(2) for a one-entry ring, then closes it.
 pub fn io_uring_available() -> io::Result<()> {
     // struct io_uring_params is 120 bytes; zeroed means "no flags".
@@ -137,6 +160,7 @@ pub fn reap(pid: u32) {
 pub mod dirfd;
 pub mod fiemap;
 pub mod host;
+pub mod loopctl;
 pub mod mounts;
 pub mod uring;
 
