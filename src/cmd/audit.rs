@@ -112,7 +112,7 @@ pub fn run(a: AuditArgs) -> anyhow::Result<Exit> {
     };
     manifest.stopped_by = stopped.map(|s| s.to_string());
     study.save_manifest(&manifest)?;
-    print_report(&out, &records);
+    print_report(&study, &records);
     Ok(match stopped {
         Some(why) => Exit::Stopped(why),
         None => super::exit_for(&records),
@@ -178,10 +178,11 @@ fn request<'a>(
     }
 }
 
-fn print_report(out: &std::path::Path, records: &[Record]) {
+fn print_report(study: &Study, records: &[Record]) {
+    let out = &study.dir;
     match StudyReport::build(records.to_vec(), None, &[]) {
         Ok(rep) => {
-            let _ = std::fs::write(out.join("report.md"), rep.markdown());
+            let _ = study.write_file("report.md", rep.markdown().as_bytes());
             crate::out::print(&rep.term(false));
         }
         Err(e) => eprintln!("fsbench: {e}"),

@@ -1,7 +1,7 @@
 //! `fsbench compare TARGET...`: provision each target, run the workloads, record every phase,
 //! tear down, then report.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use super::{exit_for, need_root, Exit};
 use crate::cli::CompareArgs;
@@ -84,8 +84,8 @@ pub fn run(a: CompareArgs) -> anyhow::Result<Exit> {
     if !lead {
         return Ok(super::rank_exit(team.as_ref(), &summary.ended).unwrap_or(Exit::Ok));
     }
-    if !dry_run {
-        report_at_end(&out, &opts.plan, &summary.records);
+    if let Some(study) = &summary.study {
+        report_at_end(study, &opts.plan, &summary.records);
     }
     Ok(match summary.ended {
         Ended::Refused(why) => {
@@ -115,7 +115,8 @@ pub fn run(a: CompareArgs) -> anyhow::Result<Exit> {
 /// report.md and report.html in the study, then the short terminal report (the tables a person
 /// decides from, grouped warnings). The files are written first: a closed standard output must
 /// not cost them.
-fn report_at_end(out: &Path, plan: &Plan, records: &[Record]) {
+fn report_at_end(study: &store::Study, plan: &Plan, records: &[Record]) {
+    let out = study.dir.as_path();
     let manifest_warnings = store::read_manifest(out)
         .map(|m| m.warnings)
         .unwrap_or_default();
@@ -131,7 +132,7 @@ fn report_at_end(out: &Path, plan: &Plan, records: &[Record]) {
                 ("report.md", format!("# {title}\n\n{}", rep.markdown())),
                 ("report.html", rep.html(&title)),
             ] {
-                if let Err(e) = std::fs::write(out.join(file), text) {
+                if let Err(e) = study.write_file(file, text.as_bytes()) {
                     eprintln!("fsbench: warning: cannot write {file}: {e}");
                 }
             }

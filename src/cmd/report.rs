@@ -34,7 +34,8 @@ fn import(a: &ReportArgs) -> anyhow::Result<()> {
             dir.display()
         );
     }
-    crate::store::append_records(dir, &records)?;
+    let mut study = crate::store::Study::open_or_create(dir)?;
+    records.iter().try_for_each(|r| study.append(r))?;
     eprintln!(
         "fsbench: imported {} job(s) from {} into {} as target '{label}'",
         records.len(),
@@ -48,12 +49,29 @@ pub fn run(a: ReportArgs) -> anyhow::Result<Exit> {
     import(&a)?;
     let mut studies = Vec::new();
     for dir in &a.dirs {
-        let records = crate::store::load_results(dir).with_context(|| {
+        let (records, torn) = crate::store::load_results_torn(dir).with_context(|| {
             format!("{}: give the directory of a study (what `fsbench compare --out DIR` or `fsbench run --out DIR` wrote)", dir.display())
         })?;
-        let warnings = crate::store::read_manifest(dir)
+        let mut warnings = crate::store::read_manifest(dir)
             .map(|m| m.warnings)
             .unwrap_or_default();
+        if let crate::store::LockState::Held(pid) = crate::store::lock_state(dir) {
+            let by = pid.map(|p| format!(" (pid {p})")).unwrap_or_default();
+            eprintln!(
+                "fsbench: {} is in progress: another fsbench{by} is still writing it; this report shows the records so far",
+                dir.display()
+            );
+            warnings.push(format!(
+                "the study was in progress when this report was made{by}: it shows the records so far"
+            ));
+        }
+        if let Some(t) = torn {
+            warnings.push(format!(
+                "results.jsonl ends with a torn record ({} bytes, a crash while it was written): it is not in this report; `fsbench compare --resume {}` moves it to results.partial.jsonl and measures that run again",
+                t.len(),
+                dir.display()
+            ));
+        }
         studies.push(merge::Study {
             name: name_of(dir),
             records,

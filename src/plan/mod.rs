@@ -35,7 +35,7 @@ pub use spec::{FaultPlan, TargetSpec};
 pub use workload::{Overrides, WorkloadSpec};
 
 /// Everything `compare` will do, saved verbatim in the study's manifest.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct Plan {
     pub targets: Vec<TargetSpec>,
     pub workloads: Vec<WorkloadSpec>,

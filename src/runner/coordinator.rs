@@ -54,6 +54,9 @@ pub enum Ended {
 pub struct Summary {
     pub records: Vec<Record>,
     pub ended: Ended,
+    /// The study, still locked, for the reports written into it (none on a dry run or on ranks
+    /// other than 0).
+    pub study: Option<Study>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -100,14 +103,17 @@ fn open_study(opts: &Options, manifest: &mut Manifest) -> Result<Sink, RunnerErr
             records: Vec::new(),
         });
     }
-    let (mut s, old) = Study::open(&opts.out)?;
-    let earlier = crate::store::load_results(&opts.out)?;
+    let (mut s, mut old) = Study::open(&opts.out)?;
+    let (earlier, torn) = crate::store::load_results_torn(&opts.out)?;
+    // A torn last record (a crash while it was written): its bytes go to results.partial.jsonl
+    // and the run it belongs to is measured again, even if the manifest counted it done.
+    let torn_note = torn.as_deref().map(|t| undo_torn(&mut old.completed, t));
     // Records of a (target, repeat) that did not reach its teardown are set aside and measured
     // again, so that every (target, test, repeat) ends up in results.jsonl once.
     let (keep, moved): (Vec<Record>, Vec<Record>) = earlier
         .into_iter()
         .partition(|r| old.completed.contains(&(r.target.clone(), r.repeat)));
-    s.set_aside(&keep, &moved)?;
+    s.set_aside(&keep, &moved, torn.as_deref())?;
     *manifest = Manifest {
         status: Status::Running,
         finished_at: None,
@@ -121,11 +127,31 @@ fn open_study(opts: &Options, manifest: &mut Manifest) -> Result<Sink, RunnerErr
         manifest.completed.len(),
         moved.len()
     ));
+    manifest.warnings.extend(torn_note);
     s.save_manifest(manifest)?;
     Ok(Sink {
         study: Some(s),
         records: keep,
     })
+}
+
+/// A torn last record names its target and repeat as far as its bytes go: that run is taken out
+/// of the completed list (the last completed run of that target, or the last of all, when the
+/// bytes stop before the repeat or the target). Returns the manifest's note.
+fn undo_torn(completed: &mut Vec<(String, u32)>, torn: &str) -> String {
+    let (target, repeat) = crate::store::torn_key(torn);
+    let at = completed.iter().rposition(|(t, r)| {
+        target.as_ref().is_none_or(|want| want == t) && repeat.is_none_or(|want| want == *r)
+    });
+    let redone = at.map(|i| completed.remove(i));
+    format!(
+        "results.jsonl ended with a torn record ({} bytes, a crash while it was written): moved to results.partial.jsonl{}",
+        torn.len(),
+        match redone {
+            Some((t, r)) => format!("; target {t} (repeat {}) is measured again", r + 1),
+            None => String::new(),
+        }
+    )
 }
 
 /// In `run`, the jobs must fit where they say before the study directory is created.
@@ -227,6 +253,17 @@ fn check_targets(
         if let Some(why) = crate::provision::faultdev::refuse(t, opts.plan.device.is_some(), false)
         {
             return Err(SpecError(why));
+        }
+        crate::provision::safety::check_named_devices(t).map_err(SpecError)?;
+        if let Some(p) = t
+            .path
+            .as_deref()
+            .filter(|p| !std::path::Path::new(p).is_dir())
+        {
+            return Err(SpecError(format!(
+                "target '{}': {p} is not an existing directory; mount it first, or name another",
+                t.label
+            )));
         }
         let size = match t.fs.as_str() {
             "dir" => None,
@@ -331,15 +368,7 @@ pub fn run(opts: &Options, team: &dyn Team) -> Result<Summary, RunnerError> {
                     continue;
                 }
             };
-            if let Some(m) = &got.mounted {
-                if !m.info.options_not_in_effect.is_empty() {
-                    manifest.warnings.push(format!(
-                        "{}: requested options not in effect after mounting: {}",
-                        spec.label,
-                        m.info.options_not_in_effect.join(", ")
-                    ));
-                }
-            }
+            manifest.warnings.extend(options_not_in_effect(&got));
             let failed = match opts.dry_run {
                 true => None,
                 false => measure(&got, opts, &workloads, repeat, &mut sink, team)?,
@@ -367,6 +396,19 @@ pub fn run(opts: &Options, team: &dyn Team) -> Result<Summary, RunnerError> {
     Ok(Summary {
         records: sink.records,
         ended,
+        study: sink.study,
+    })
+}
+
+/// The warning for mount options or properties the kernel or ZFS did not keep.
+fn options_not_in_effect(got: &Got) -> Option<String> {
+    let m = got.mounted.as_ref()?;
+    (!m.info.options_not_in_effect.is_empty()).then(|| {
+        format!(
+            "{}: requested options not in effect after mounting: {}",
+            got.label,
+            m.info.options_not_in_effect.join(", ")
+        )
     })
 }
 
@@ -492,4 +534,38 @@ fn run_workloads(
         }
     }
     Ok(None)
+}
+
+#[cfg(test)]
+mod torn_tests {
+    use super::undo_torn;
+
+    #[test]
+    fn a_torn_record_takes_its_run_out_of_the_completed_list() {
+        let done = || {
+            vec![
+                ("ext4".to_string(), 0),
+                ("xfs".to_string(), 0),
+                ("ext4".to_string(), 1),
+            ]
+        };
+        let mut c = done();
+        let note = undo_torn(
+            &mut c,
+            r#"{"schema":1,"target":"xfs","fs":"xfs","workload":"w","test":"t","repeat":0,"#,
+        );
+        assert_eq!(c, vec![("ext4".to_string(), 0), ("ext4".to_string(), 1)]);
+        assert!(
+            note.contains("target xfs (repeat 1) is measured again"),
+            "{note}"
+        );
+        // Only the target: its last completed run.
+        let mut c = done();
+        undo_torn(&mut c, r#"{"schema":1,"target":"ext4","fs"#);
+        assert_eq!(c, vec![("ext4".to_string(), 0), ("xfs".to_string(), 0)]);
+        // Nothing readable: the last completed run of all.
+        let mut c = done();
+        undo_torn(&mut c, "{\"sch");
+        assert_eq!(c.len(), 2);
+    }
 }

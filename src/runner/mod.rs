@@ -7,6 +7,7 @@ mod sink;
 mod targets;
 
 pub use coordinator::{run, Ended, Options, RunnerError, Summary, Where};
+pub use targets::here_ctx;
 
 #[cfg(test)]
 mod tests;

@@ -3,36 +3,62 @@
 //! The format is documented in docs/results-schema.md.
 
 use std::collections::BTreeMap;
-use std::fs::File;
-use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
 use crate::plan::Plan;
 use crate::plan::TargetInfo;
 
+mod study;
+pub use study::{lock_state, LockState, Study};
+
 /// Why the study directory could not be read or written.
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
-    #[error("{path}: {source}")]
-    Io {
-        path: String,
-        #[source]
-        source: std::io::Error,
-    },
+    /// The error's text is said once (no source chain that repeats it), with what to do.
+    #[error("{path}: {}{}", io_text(.err), fix_for(.err))]
+    Io { path: String, err: std::io::Error },
     #[error("{path}: {why}")]
     Format { path: String, why: String },
     #[error(
         "{0} already holds a study (results.jsonl is not empty): choose a new --out directory"
     )]
     Exists(String),
+    /// Another process is writing the study (it holds the study's lock).
+    #[error("{dir} is being written by another fsbench ({holder}): wait for it to end, or choose another directory; `fsbench report {dir}` shows what it has so far")]
+    Busy { dir: String, holder: String },
+    /// The study path, or a file in it, is a symbolic link: fsbench never writes through one.
+    #[error("{path} is a symbolic link: fsbench writes a study only into a real directory and never through a link (remove the link, or give another --out)")]
+    Link { path: String },
 }
 
-fn io_at(path: &Path) -> impl FnOnce(std::io::Error) -> StoreError + '_ {
-    move |source| StoreError::Io {
+/// An I/O error's text without the "(os error N)" the fix repeats in words.
+fn io_text(e: &std::io::Error) -> String {
+    let t = e.to_string();
+    t.split(" (os error").next().unwrap_or(&t).to_string()
+}
+
+/// What to do about an I/O error on a study file, after its text.
+fn fix_for(e: &std::io::Error) -> &'static str {
+    match e.raw_os_error() {
+        Some(libc::ENOSPC) | Some(libc::EDQUOT) => {
+            ": the disk holding the study is full; free space there, or give --out on another filesystem"
+        }
+        Some(libc::EACCES) | Some(libc::EPERM) | Some(libc::EROFS) => {
+            ": fsbench cannot write there; give --out a directory it can write"
+        }
+        Some(libc::ENOENT) => ": check the path (--out, --resume or the study named)",
+        Some(libc::ENOTDIR) => ": give --out a path whose every part is a directory",
+        Some(libc::ELOOP) => ": it is a symbolic link, and fsbench never writes a study through one",
+        _ => "",
+    }
+}
+
+pub(crate) fn io_at(path: &Path) -> impl FnOnce(std::io::Error) -> StoreError + '_ {
+    move |err| StoreError::Io {
         path: path.display().to_string(),
-        source,
+        err,
     }
 }
 
@@ -252,124 +278,19 @@ impl Manifest {
     }
 }
 
-pub struct Study {
-    pub dir: PathBuf,
-    results: File,
-}
-
-fn open_append(path: &Path) -> Result<File, StoreError> {
-    std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(path)
-        .map_err(io_at(path))
-}
-
-fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let tmp = path.with_extension("tmp");
-    let mut f = File::create(&tmp)?;
-    f.write_all(bytes)?;
-    f.sync_all()?;
-    std::fs::rename(&tmp, path)
-}
-
-impl Study {
-    /// Creates a new study directory; refuses one that already holds results.
-    pub fn create(dir: &Path, manifest: &Manifest) -> Result<Study, StoreError> {
-        let results_path = dir.join("results.jsonl");
-        if results_path
-            .metadata()
-            .map(|m| m.len() > 0)
-            .unwrap_or(false)
-        {
-            return Err(StoreError::Exists(dir.display().to_string()));
-        }
-        std::fs::create_dir_all(dir).map_err(io_at(dir))?;
-        let study = Study {
-            dir: dir.to_path_buf(),
-            results: open_append(&results_path)?,
-        };
-        study.save_manifest(manifest)?;
-        Ok(study)
-    }
-
-    /// Opens an existing study to continue it (`compare --resume`).
-    pub fn open(dir: &Path) -> Result<(Study, Manifest), StoreError> {
-        let manifest = read_manifest(dir)?;
-        let results = open_append(&dir.join("results.jsonl"))?;
-        let study = Study {
-            dir: dir.to_path_buf(),
-            results,
-        };
-        Ok((study, manifest))
-    }
-
-    /// Replaces results.jsonl with `keep` (atomically); `moved` are appended to
-    /// results.partial.jsonl, so that nothing measured is lost.
-    pub fn set_aside(&mut self, keep: &[Record], moved: &[Record]) -> Result<(), StoreError> {
-        let lines = |rs: &[Record]| -> std::io::Result<Vec<u8>> {
-            let mut out = Vec::new();
-            for r in rs {
-                out.extend(serde_json::to_vec(r).map_err(std::io::Error::other)?);
-                out.push(b'\n');
-            }
-            Ok(out)
-        };
-        let ppath = self.dir.join("results.partial.jsonl");
-        let mut partial = open_append(&ppath)?;
-        lines(moved)
-            .and_then(|b| partial.write_all(&b))
-            .and_then(|_| partial.sync_data())
-            .map_err(io_at(&ppath))?;
-        let rpath = self.dir.join("results.jsonl");
-        lines(keep)
-            .and_then(|b| write_atomic(&rpath, &b))
-            .map_err(io_at(&rpath))?;
-        self.results = open_append(&rpath)?;
-        Ok(())
-    }
-
-    /// Appends one record and makes it durable before returning.
-    pub fn append(&mut self, rec: &Record) -> Result<(), StoreError> {
-        let path = self.dir.join("results.jsonl");
-        let mut line = serde_json::to_vec(rec)
-            .map_err(std::io::Error::other)
-            .map_err(io_at(&path))?;
-        line.push(b'\n');
-        self.results.write_all(&line).map_err(io_at(&path))?;
-        self.results.sync_data().map_err(io_at(&path))
-    }
-
-    /// Rewrites the manifest of a study that is not open (e.g. to add the report's warnings).
-    pub fn save_manifest_at(dir: &Path, m: &Manifest) -> Result<(), StoreError> {
-        let path = dir.join("manifest.json");
-        let bytes = serde_json::to_vec_pretty(m)
-            .map_err(std::io::Error::other)
-            .map_err(io_at(&path))?;
-        write_atomic(&path, &bytes).map_err(io_at(&path))
-    }
-
-    pub fn save_manifest(&self, m: &Manifest) -> Result<(), StoreError> {
-        Study::save_manifest_at(&self.dir, m)
-    }
-}
-
-/// Appends records to a study's results.jsonl (made, with its directory, when missing), each
-/// durable before the next (an imported result).
-pub fn append_records(dir: &Path, records: &[Record]) -> Result<(), StoreError> {
-    std::fs::create_dir_all(dir).map_err(io_at(dir))?;
-    let mut study = Study {
-        dir: dir.to_path_buf(),
-        results: open_append(&dir.join("results.jsonl"))?,
-    };
-    records.iter().try_for_each(|r| study.append(r))
-}
-
-/// Reads every complete record of a study; a torn last line (a crash mid-write) is skipped.
+/// Reads every complete record of a study; a torn last line (a crash mid-write) is skipped
+/// (`load_results_torn` says what it was).
 pub fn load_results(dir: &Path) -> Result<Vec<Record>, StoreError> {
+    load_results_torn(dir).map(|(r, _)| r)
+}
+
+/// Every complete record of a study, and the torn last line, if the file ends with one (a crash
+/// while a record was written: its bytes up to where they stop).
+pub fn load_results_torn(dir: &Path) -> Result<(Vec<Record>, Option<String>), StoreError> {
     let path = dir.join("results.jsonl");
     let text = std::fs::read_to_string(&path).map_err(io_at(&path))?;
     let mut out = Vec::new();
+    let mut torn = None;
     let lines: Vec<&str> = text.lines().collect();
     for (i, line) in lines.iter().enumerate() {
         if line.trim().is_empty() {
@@ -377,7 +298,9 @@ pub fn load_results(dir: &Path) -> Result<Vec<Record>, StoreError> {
         }
         match serde_json::from_str(line) {
             Ok(r) => out.push(r),
-            Err(_) if i + 1 == lines.len() && !text.ends_with('\n') => {}
+            Err(_) if i + 1 == lines.len() && !text.ends_with('\n') => {
+                torn = Some(line.to_string());
+            }
             Err(e) => {
                 return Err(StoreError::Format {
                     path: format!("{} line {}", path.display(), i + 1),
@@ -386,5 +309,53 @@ pub fn load_results(dir: &Path) -> Result<Vec<Record>, StoreError> {
             }
         }
     }
-    Ok(out)
+    Ok((out, torn))
+}
+
+/// The target and repeat a torn record names, as far as its bytes go (the key fields come first
+/// in a record).
+pub fn torn_key(torn: &str) -> (Option<String>, Option<u32>) {
+    let after = |field: &str| {
+        torn.find(&format!("\"{field}\":"))
+            .map(|i| &torn[i + field.len() + 3..])
+    };
+    let target = after("target").and_then(|rest| {
+        serde_json::Deserializer::from_str(rest)
+            .into_iter::<String>()
+            .next()
+            .and_then(Result::ok)
+    });
+    let repeat = after("repeat").and_then(|rest| {
+        let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+        // A number cut short by the tear is not the repeat.
+        (digits.len() < rest.len())
+            .then(|| digits.parse().ok())
+            .flatten()
+    });
+    (target, repeat)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_torn_record_names_its_target_and_repeat_as_far_as_its_bytes_go() {
+        let whole = r#"{"schema":1,"target":"ext4:inodes=9","fs":"ext4","workload":"smoke","test":"write","repeat":2,"started_at":"x""#;
+        assert_eq!(torn_key(whole), (Some("ext4:inodes=9".into()), Some(2)));
+        assert_eq!(torn_key(&whole[..60]), (Some("ext4:inodes=9".into()), None));
+        // A repeat cut short is not a repeat: "repeat":1 may be 12.
+        let cut = &whole[..whole.find(r#""repeat":2"#).unwrap() + 10];
+        assert_eq!(torn_key(cut).1, None);
+        assert_eq!(torn_key(r#"{"schema":1,"target":"ex"#), (None, None));
+    }
+
+    #[test]
+    fn load_results_returns_the_torn_last_line() {
+        let t = tempfile::tempdir().unwrap();
+        std::fs::write(t.path().join("results.jsonl"), "{\"schema\":1,\"tar").unwrap();
+        let (recs, torn) = load_results_torn(t.path()).unwrap();
+        assert!(recs.is_empty());
+        assert_eq!(torn.as_deref(), Some("{\"schema\":1,\"tar"));
+    }
 }

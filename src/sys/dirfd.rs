@@ -27,13 +27,22 @@ fn check(rc: libc::c_int) -> io::Result<libc::c_int> {
 
 impl Dir {
     pub fn open(path: &Path) -> io::Result<Dir> {
+        Dir::open_with(path, 0)
+    }
+
+    /// The directory itself must not be a symbolic link (O_NOFOLLOW: ELOOP when it is).
+    pub fn open_nofollow(path: &Path) -> io::Result<Dir> {
+        Dir::open_with(path, libc::O_NOFOLLOW)
+    }
+
+    fn open_with(path: &Path, flags: libc::c_int) -> io::Result<Dir> {
         let c = CString::new(path.as_os_str().as_bytes())
             .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "path contains NUL"))?;
         // SAFETY: `c` is NUL-terminated; the returned descriptor is owned by the File (open(2)).
         let fd = check(unsafe {
             libc::open(
                 c.as_ptr(),
-                libc::O_RDONLY | libc::O_DIRECTORY | libc::O_CLOEXEC,
+                libc::O_RDONLY | libc::O_DIRECTORY | libc::O_CLOEXEC | flags,
             )
         })?;
         // SAFETY: `fd` was just opened and is owned by nothing else.
@@ -65,6 +74,81 @@ impl Dir {
 
     pub fn open_read(&self, name: &str) -> io::Result<File> {
         self.openat(name, libc::O_RDONLY)
+    }
+
+    /// openat(O_WRONLY|O_APPEND|O_CREAT|O_NOFOLLOW): never through a symbolic link (ELOOP).
+    pub fn open_append(&self, name: &str) -> io::Result<File> {
+        self.openat(
+            name,
+            libc::O_WRONLY | libc::O_APPEND | libc::O_CREAT | libc::O_NOFOLLOW,
+        )
+    }
+
+    /// openat(O_RDONLY|O_NOFOLLOW).
+    pub fn open_read_nofollow(&self, name: &str) -> io::Result<File> {
+        self.openat(name, libc::O_RDONLY | libc::O_NOFOLLOW)
+    }
+
+    /// The directory's own descriptor (for flock(2) and fsync(2)).
+    pub fn file(&self) -> &File {
+        &self.dir
+    }
+
+    /// renameat(2) within the directory: replaces `to` (a symbolic link there is replaced, never
+    /// followed).
+    pub fn rename(&self, from: &str, to: &str) -> io::Result<()> {
+        let (a, b) = (cname(from)?, cname(to)?);
+        let fd = self.dir.as_raw_fd();
+        // SAFETY: the directory descriptor is open and both names NUL-terminated (renameat(2)).
+        check(unsafe { libc::renameat(fd, a.as_ptr(), fd, b.as_ptr()) }).map(|_| ())
+    }
+
+    /// Writes `name` whole and durably, or not at all: a fresh `name.tmp` (O_EXCL, so never
+    /// through a link), fsync, renameat over `name`, fsync of the directory. A failed write (a
+    /// full disk) removes its temporary file and leaves `name` as it was.
+    pub fn write_atomic(&self, name: &str, bytes: &[u8]) -> io::Result<()> {
+        use std::io::Write;
+        let tmp = format!("{name}.tmp");
+        match self.unlink(&tmp) {
+            Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(e),
+            _ => {}
+        }
+        let written = self.create_new(&tmp).and_then(|mut f| {
+            f.write_all(bytes)?;
+            f.sync_all()
+        });
+        let done = written.and_then(|_| self.rename(&tmp, name));
+        if let Err(e) = done {
+            let _ = self.unlink(&tmp);
+            return Err(e);
+        }
+        self.dir.sync_all()
+    }
+
+    /// What is at `name`, not following a symbolic link (fstatat with AT_SYMLINK_NOFOLLOW):
+    /// None when nothing is.
+    pub fn kind_of(&self, name: &str) -> io::Result<Option<(libc::mode_t, u64)>> {
+        let c = cname(name)?;
+        let mut st = std::mem::MaybeUninit::<libc::stat>::zeroed();
+        // SAFETY: `c` is NUL-terminated and `st` is writable memory of the right type (fstatat(2)).
+        let rc = unsafe {
+            libc::fstatat(
+                self.dir.as_raw_fd(),
+                c.as_ptr(),
+                st.as_mut_ptr(),
+                libc::AT_SYMLINK_NOFOLLOW,
+            )
+        };
+        if rc < 0 {
+            let e = io::Error::last_os_error();
+            return match e.kind() {
+                io::ErrorKind::NotFound => Ok(None),
+                _ => Err(e),
+            };
+        }
+        // SAFETY: fstatat returned 0, so it filled the struct.
+        let st = unsafe { st.assume_init() };
+        Ok(Some((st.st_mode & libc::S_IFMT, st.st_size as u64)))
     }
 
     /// fstatat(2): the file's size.

@@ -4,7 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 /// The machine a study ran on (the manifest's `environment`).
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct Environment {
     pub hostname: String,
     pub kernel: String,

@@ -1,0 +1,324 @@
+//! A study directory being written: made afresh (never through a symbolic link), every file in it
+//! opened by name inside the directory without following links, and an exclusive flock(2) on the
+//! directory for as long as the writer lives, so that two processes never write one study (a
+//! `compare --resume` of a study that is still running is refused with the writer's pid).
+
+use std::fs::File;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use super::{io_at, read_manifest, Manifest, Record, StoreError};
+use crate::sys::dirfd::Dir;
+
+const RESULTS: &str = "results.jsonl";
+const PARTIAL: &str = "results.partial.jsonl";
+const MANIFEST: &str = "manifest.json";
+
+pub struct Study {
+    pub dir: PathBuf,
+    /// The directory, open (its descriptor holds the lock).
+    fd: Dir,
+    results: File,
+}
+
+/// Whether someone is writing a study now.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LockState {
+    Free,
+    /// Held by this process (the pid, when /proc/locks names it).
+    Held(Option<u32>),
+}
+
+/// Who holds the lock of a study directory, for messages.
+fn holder_text(pid: Option<u32>) -> String {
+    match pid {
+        Some(p) => format!("pid {p}"),
+        None => "a process /proc/locks does not name".into(),
+    }
+}
+
+/// The pid holding a flock(2) on the file with this device number and inode, from /proc/locks
+/// (`1: FLOCK ADVISORY WRITE 1234 08:01:5678 0 EOF`, the device as hex major:minor).
+fn lock_holder(dev: u64, ino: u64) -> Option<u32> {
+    let text = std::fs::read_to_string("/proc/locks").ok()?;
+    let (major, minor) = crate::sys::split_dev(dev);
+    let want = format!("{major:02x}:{minor:02x}:{ino}");
+    text.lines().find_map(|l| {
+        let f: Vec<&str> = l.split_whitespace().collect();
+        let at = f.iter().position(|w| *w == "FLOCK")?;
+        (f.get(at + 4) == Some(&want.as_str()))
+            .then(|| f.get(at + 3)?.parse().ok())
+            .flatten()
+    })
+}
+
+fn holder_of(dir: &Path) -> Option<u32> {
+    use std::os::unix::fs::MetadataExt;
+    let m = std::fs::metadata(dir).ok()?;
+    lock_holder(m.dev(), m.ino())
+}
+
+/// Whether a study directory is being written (a shared lock cannot be had): `report` says so.
+pub fn lock_state(dir: &Path) -> LockState {
+    let Ok(fd) = Dir::open(dir) else {
+        return LockState::Free;
+    };
+    match crate::sys::try_lock(fd.file(), false) {
+        Ok(false) => LockState::Held(holder_of(dir)),
+        _ => LockState::Free,
+    }
+}
+
+/// Opens a study directory that must be a real directory (not a link), and takes its lock.
+fn open_locked(dir: &Path) -> Result<Dir, StoreError> {
+    let fd = Dir::open_nofollow(dir).map_err(|e| match e.raw_os_error() {
+        Some(libc::ELOOP) | Some(libc::ENOTDIR) if is_link(dir) => StoreError::Link {
+            path: dir.display().to_string(),
+        },
+        _ => io_at(dir)(e),
+    })?;
+    match crate::sys::try_lock(fd.file(), true) {
+        Ok(true) => Ok(fd),
+        Ok(false) => Err(StoreError::Busy {
+            dir: dir.display().to_string(),
+            holder: holder_text(holder_of(dir)),
+        }),
+        Err(e) => Err(io_at(dir)(e)),
+    }
+}
+
+/// The directories above a study, made when missing; a part that exists and is not a directory
+/// is said as such (create_dir_all would call it "File exists").
+fn make_parent(dir: &Path) -> Result<(), StoreError> {
+    let Some(parent) = dir.parent().filter(|p| !p.as_os_str().is_empty()) else {
+        return Ok(());
+    };
+    if let Some(file) = parent.ancestors().find(|a| a.exists() && !a.is_dir()) {
+        return Err(io_at(file)(std::io::Error::from_raw_os_error(
+            libc::ENOTDIR,
+        )));
+    }
+    std::fs::create_dir_all(parent).map_err(io_at(parent))
+}
+
+fn is_link(p: &Path) -> bool {
+    std::fs::symlink_metadata(p).is_ok_and(|m| m.file_type().is_symlink())
+}
+
+/// A file of the study, by name in the directory: never through a link.
+fn open_in(fd: &Dir, dir: &Path, name: &str) -> Result<File, StoreError> {
+    fd.open_append(name).map_err(|e| match e.raw_os_error() {
+        Some(libc::ELOOP) => StoreError::Link {
+            path: dir.join(name).display().to_string(),
+        },
+        _ => io_at(&dir.join(name))(e),
+    })
+}
+
+fn lines(rs: &[Record]) -> std::io::Result<Vec<u8>> {
+    let mut out = Vec::new();
+    for r in rs {
+        out.extend(serde_json::to_vec(r).map_err(std::io::Error::other)?);
+        out.push(b'\n');
+    }
+    Ok(out)
+}
+
+impl Study {
+    /// Creates a new study directory (a plain mkdir of the last component: an existing directory
+    /// is used only if it is a real one and holds no results), and locks it.
+    pub fn create(dir: &Path, manifest: &Manifest) -> Result<Study, StoreError> {
+        if is_link(dir) {
+            return Err(StoreError::Link {
+                path: dir.display().to_string(),
+            });
+        }
+        make_parent(dir)?;
+        match std::fs::create_dir(dir) {
+            Err(e) if e.kind() != std::io::ErrorKind::AlreadyExists => {
+                return Err(io_at(dir)(e));
+            }
+            _ => {}
+        }
+        let fd = open_locked(dir)?;
+        match fd.kind_of(RESULTS).map_err(io_at(&dir.join(RESULTS)))? {
+            Some((libc::S_IFLNK, _)) => {
+                return Err(StoreError::Link {
+                    path: dir.join(RESULTS).display().to_string(),
+                })
+            }
+            Some((_, len)) if len > 0 => return Err(StoreError::Exists(dir.display().to_string())),
+            _ => {}
+        }
+        let study = Study {
+            dir: dir.to_path_buf(),
+            results: open_in(&fd, dir, RESULTS)?,
+            fd,
+        };
+        study.save_manifest(manifest)?;
+        Ok(study)
+    }
+
+    /// Opens an existing study to continue it (`compare --resume`), and locks it: a study another
+    /// process is still writing is refused.
+    pub fn open(dir: &Path) -> Result<(Study, Manifest), StoreError> {
+        let fd = open_locked(dir)?;
+        let manifest = read_manifest(dir)?;
+        let study = Study {
+            dir: dir.to_path_buf(),
+            results: open_in(&fd, dir, RESULTS)?,
+            fd,
+        };
+        Ok((study, manifest))
+    }
+
+    /// A study to add records to (`report --import`): made when missing, locked.
+    pub fn open_or_create(dir: &Path) -> Result<Study, StoreError> {
+        if is_link(dir) {
+            return Err(StoreError::Link {
+                path: dir.display().to_string(),
+            });
+        }
+        make_parent(dir)?;
+        match std::fs::create_dir(dir) {
+            Err(e) if e.kind() != std::io::ErrorKind::AlreadyExists => return Err(io_at(dir)(e)),
+            _ => {}
+        }
+        let fd = open_locked(dir)?;
+        Ok(Study {
+            dir: dir.to_path_buf(),
+            results: open_in(&fd, dir, RESULTS)?,
+            fd,
+        })
+    }
+
+    /// Replaces results.jsonl with `keep` (atomically); `moved` are appended to
+    /// results.partial.jsonl, and so is `torn` (the bytes of a torn last record), so that nothing
+    /// measured is lost.
+    pub fn set_aside(
+        &mut self,
+        keep: &[Record],
+        moved: &[Record],
+        torn: Option<&str>,
+    ) -> Result<(), StoreError> {
+        let ppath = self.dir.join(PARTIAL);
+        let mut partial = open_in(&self.fd, &self.dir, PARTIAL)?;
+        let mut bytes = lines(moved).map_err(io_at(&ppath))?;
+        if let Some(t) = torn {
+            bytes.extend(t.as_bytes());
+            bytes.push(b'\n');
+        }
+        partial
+            .write_all(&bytes)
+            .and_then(|_| partial.sync_data())
+            .map_err(io_at(&ppath))?;
+        let rpath = self.dir.join(RESULTS);
+        lines(keep)
+            .and_then(|b| self.fd.write_atomic(RESULTS, &b))
+            .map_err(io_at(&rpath))?;
+        self.results = open_in(&self.fd, &self.dir, RESULTS)?;
+        Ok(())
+    }
+
+    /// Appends one record and makes it durable before returning.
+    pub fn append(&mut self, rec: &Record) -> Result<(), StoreError> {
+        let path = self.dir.join(RESULTS);
+        let mut line = serde_json::to_vec(rec)
+            .map_err(std::io::Error::other)
+            .map_err(io_at(&path))?;
+        line.push(b'\n');
+        self.results.write_all(&line).map_err(io_at(&path))?;
+        self.results.sync_data().map_err(io_at(&path))
+    }
+
+    pub fn save_manifest(&self, m: &Manifest) -> Result<(), StoreError> {
+        let path = self.dir.join(MANIFEST);
+        let bytes = serde_json::to_vec_pretty(m)
+            .map_err(std::io::Error::other)
+            .map_err(io_at(&path))?;
+        self.write_file(MANIFEST, &bytes)
+    }
+
+    /// Writes a file of the study (a report) whole, by name in the directory, never through a
+    /// link; a failed write leaves no temporary file behind.
+    pub fn write_file(&self, name: &str, bytes: &[u8]) -> Result<(), StoreError> {
+        self.fd
+            .write_atomic(name, bytes)
+            .map_err(io_at(&self.dir.join(name)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn manifest() -> Manifest {
+        Manifest::new(
+            crate::plan::Plan::default(),
+            vec!["fsbench".into()],
+            crate::sys::host::Environment::default(),
+        )
+    }
+
+    #[test]
+    fn a_second_writer_is_refused_with_the_holders_pid_and_report_sees_it() {
+        let t = tempfile::tempdir().unwrap();
+        let dir = t.path().join("s");
+        let first = Study::create(&dir, &manifest()).unwrap();
+        assert_eq!(lock_state(&dir), LockState::Held(Some(std::process::id())));
+        let e = Study::open(&dir).err().expect("a second writer is refused");
+        assert!(
+            e.to_string()
+                .contains(&format!("pid {}", std::process::id())),
+            "{e}"
+        );
+        assert!(Study::open_or_create(&dir).is_err());
+        drop(first);
+        assert_eq!(lock_state(&dir), LockState::Free);
+        assert!(Study::open(&dir).is_ok());
+    }
+
+    #[test]
+    fn links_at_the_study_path_or_inside_it_are_never_followed() {
+        let t = tempfile::tempdir().unwrap();
+        let victim = t.path().join("victim");
+        std::fs::create_dir(&victim).unwrap();
+        let link = t.path().join("link");
+        std::os::unix::fs::symlink(&victim, &link).unwrap();
+        let e = Study::create(&link, &manifest()).err().unwrap();
+        assert!(matches!(e, StoreError::Link { .. }), "{e}");
+        assert_eq!(std::fs::read_dir(&victim).unwrap().count(), 0);
+
+        let dir = t.path().join("s");
+        std::fs::create_dir(&dir).unwrap();
+        let target = t.path().join("elsewhere.jsonl");
+        std::os::unix::fs::symlink(&target, dir.join(RESULTS)).unwrap();
+        let e = Study::create(&dir, &manifest()).err().unwrap();
+        assert!(matches!(e, StoreError::Link { .. }), "{e}");
+        assert!(!target.exists());
+    }
+
+    #[test]
+    fn a_manifest_link_is_replaced_not_followed_and_no_temporary_file_stays() {
+        let t = tempfile::tempdir().unwrap();
+        let dir = t.path().join("s");
+        std::fs::create_dir(&dir).unwrap();
+        let target = t.path().join("passwd");
+        std::fs::write(&target, "keep me").unwrap();
+        std::os::unix::fs::symlink(&target, dir.join(MANIFEST)).unwrap();
+        std::os::unix::fs::symlink(&target, dir.join("manifest.json.tmp")).unwrap();
+        let s = Study::create(&dir, &manifest()).unwrap();
+        s.write_file("report.md", b"# r\n").unwrap();
+        assert_eq!(std::fs::read_to_string(&target).unwrap(), "keep me");
+        assert!(!is_link(&dir.join(MANIFEST)));
+        assert!(!dir.join("manifest.json.tmp").exists());
+    }
+
+    #[test]
+    fn holders_are_read_from_proc_locks() {
+        let t = tempfile::tempdir().unwrap();
+        let fd = Dir::open(t.path()).unwrap();
+        assert!(crate::sys::try_lock(fd.file(), true).unwrap());
+        assert_eq!(holder_of(t.path()), Some(std::process::id()));
+    }
+}
