@@ -37,7 +37,7 @@ pub struct Common {
 #[derive(Args, Debug, Clone)]
 pub struct Backing {
     /// Loop image size (sparse) or tmpfs size, e.g. 512M, 4G
-    #[arg(long, default_value = "4G", value_parser = size_arg)]
+    #[arg(long, default_value = "4G", value_parser = nonzero_size_arg, allow_hyphen_values = true)]
     pub size: u64,
     /// Format this whole block device instead of a loop image (guarded: never a mounted or busy device)
     #[arg(long)]
@@ -49,6 +49,14 @@ pub struct Backing {
 
 fn size_arg(s: &str) -> Result<u64, PlanError> {
     parse_size(s)
+}
+
+/// A size that must be more than 0 (a backing, a test file).
+fn nonzero_size_arg(s: &str) -> Result<u64, PlanError> {
+    match parse_size(s)? {
+        0 => Err(format!("'{s}' is 0 bytes: give a size of more than 0, e.g. 256M").into()),
+        n => Ok(n),
+    }
 }
 
 fn duration_arg(s: &str) -> Result<std::time::Duration, PlanError> {
@@ -91,10 +99,10 @@ impl RankArgs {
 #[derive(Args, Debug, Clone, Default)]
 pub struct BlockArgs {
     /// Run every block job for this long (time based), e.g. 2s, 500ms, 1m
-    #[arg(long, value_parser = duration_arg)]
+    #[arg(long, value_parser = duration_arg, allow_hyphen_values = true)]
     pub runtime: Option<std::time::Duration>,
     /// Test file size of every block job, e.g. 256M (default: each job's own, 1G for presets)
-    #[arg(long, value_parser = size_arg)]
+    #[arg(long, value_parser = nonzero_size_arg, allow_hyphen_values = true)]
     pub file_size: Option<u64>,
 }
 

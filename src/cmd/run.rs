@@ -43,7 +43,14 @@ fn check(a: &RunArgs) -> anyhow::Result<Exit> {
     let mut failed = Vec::new();
     for path in &a.jobfiles {
         match crate::workload::block::read_jobfile(path) {
-            Ok(f) => text.push_str(&describe(path, &f, &overrides)),
+            Ok(f) => {
+                text.push_str(&describe(path, &f, &overrides));
+                // Every rule `run` applies before it starts (sizes against blocks, the files the
+                // jobs need, a device's guards), on the same paths; nothing is created.
+                if let Err(e) = resolvable(path, &overrides, a.wipe) {
+                    failed.push(format!("{}: {e}", path.display()));
+                }
+            }
             Err(e) => failed.push(e.to_string()),
         }
     }
@@ -53,6 +60,21 @@ fn check(a: &RunArgs) -> anyhow::Result<Exit> {
     } else {
         anyhow::bail!("{}", failed.join("\n"))
     }
+}
+
+/// The jobs resolved where `run` would run them, as `run` does before anything is created.
+fn resolvable(path: &Path, overrides: &crate::plan::Overrides, wipe: bool) -> anyhow::Result<()> {
+    let block = crate::workload::block::from_jobfile(path, overrides)?;
+    let dir = first_dir(block.jobs());
+    let (fs, device) = where_is(&dir);
+    let place = Where::Here {
+        fs,
+        device,
+        dir,
+        wipe,
+    };
+    let ctx = crate::runner::here_ctx(&place, true, Default::default()).expect("a here target");
+    block.check(&ctx).map_err(anyhow::Error::msg)
 }
 
 fn describe(path: &Path, f: &JobFile, o: &crate::plan::Overrides) -> String {

@@ -27,6 +27,21 @@ pub struct Failure {
     pub space: BTreeMap<String, u64>,
 }
 
+/// The errno inside an error that wraps one with more words (`create F: No space left on device
+/// (os error 28)`): an io::Error inside it, or the "(os error N)" its text ends with.
+fn wrapped_errno(e: &std::io::Error) -> Option<i32> {
+    if let Some(n) = e
+        .get_ref()
+        .and_then(|inner| inner.downcast_ref::<std::io::Error>())
+        .and_then(std::io::Error::raw_os_error)
+    {
+        return Some(n);
+    }
+    let text = e.to_string();
+    let n = text.rsplit_once("(os error ")?.1.strip_suffix(')')?;
+    n.parse().ok()
+}
+
 impl Failure {
     /// A failed call with an errno (a positive number).
     pub fn errno(op: &str, errno: i32) -> Failure {
@@ -45,8 +60,15 @@ impl Failure {
 
     /// A failed call, from its io::Error.
     pub fn io(op: &str, e: &std::io::Error) -> Failure {
-        match e.raw_os_error() {
-            Some(n) => Failure::errno(op, n),
+        if let Some(n) = e.raw_os_error() {
+            return Failure::errno(op, n);
+        }
+        match wrapped_errno(e) {
+            // The words of an error that wraps the errno (a path, what was done) are kept.
+            Some(n) => Failure {
+                message: e.to_string(),
+                ..Failure::errno(op, n)
+            },
             None => Failure {
                 op: op.to_string(),
                 message: e.to_string(),

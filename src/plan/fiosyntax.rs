@@ -41,6 +41,9 @@ fn strip_comment(line: &str) -> &str {
     line
 }
 
+/// The most lines a job file may have with its includes read in.
+const MAX_LINES: usize = 20_000;
+
 /// The lines of a job file with its includes read in place (relative to the including file's
 /// directory, nested up to 16 deep). `read` reads a file (a test passes its own).
 pub fn lines(
@@ -86,7 +89,19 @@ fn expand_into(
                 ));
                 continue;
             }
+            // Files that include others several times multiply: a job file stays a job file.
+            if out.len() > MAX_LINES || errors.len() > MAX_LINES {
+                errors.push(format!(
+                    "{origin}:{n}: include {file}: the job file grows past {MAX_LINES} lines with its includes (a file included over and over?)"
+                ));
+                return;
+            }
             match read(&path) {
+                Ok(t) if not_job_lines(&t).is_some() => errors.push(format!(
+                    "{origin}:{n}: include {file}: {} is not a fio job file (its line {} is not an option line such as `bs=4k`); fsbench includes only job files and does not show the content of others",
+                    path.display(),
+                    not_job_lines(&t).unwrap_or(0)
+                )),
                 Ok(t) => {
                     let sub = path.parent().unwrap_or(dir).to_path_buf();
                     let before = out.len();
@@ -119,6 +134,24 @@ fn expand_into(
     }
 }
 
+/// The first line (1-based) of an included file that is not an option line (`key` or
+/// `key=value`, the key made of letters, digits and `_`), a comment, blank, or an include: such a
+/// file is not a job file, and its lines are never echoed in errors.
+fn not_job_lines(text: &str) -> Option<usize> {
+    text.lines().enumerate().find_map(|(i, raw)| {
+        let line = strip_comment(raw).trim();
+        let key = line.split('=').next().unwrap_or("").trim();
+        let ok = line.is_empty()
+            || line.starts_with("include ")
+            || line.starts_with("include\t")
+            || (line.starts_with('[') && line.ends_with(']'))
+            || (!key.is_empty()
+                && key.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+                && key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'));
+        (!ok).then_some(i + 1)
+    })
+}
+
 /// Keys whose values are names or text, never arithmetic.
 fn verbatim(key: &str) -> bool {
     matches!(
@@ -145,6 +178,34 @@ fn is_time(key: &str) -> bool {
     matches!(key, "runtime" | "timeout" | "ramp_time" | "startdelay")
 }
 
+/// What an error about a value adds when `${VAR}`s in it were not set (empty when all were).
+fn unset_note(unset: &[String]) -> String {
+    match unset {
+        [] => String::new(),
+        vars => format!(
+            " (${{{}}} is not set in the environment: export it, or write the value in the job file)",
+            vars.join("}, ${")
+        ),
+    }
+}
+
+/// The note for an error about `value` (as written) when some of its `${VAR}`s are unset.
+pub fn unset_vars_note(value: &str, env: &dyn Fn(&str) -> Option<String>) -> String {
+    let mut unset = Vec::new();
+    let mut rest = value;
+    while let Some(i) = rest.find("${") {
+        let Some(end) = rest[i..].find('}') else {
+            break;
+        };
+        let var = &rest[i + 2..i + end];
+        if env(var).is_none() {
+            unset.push(var.to_string());
+        }
+        rest = &rest[i + end + 1..];
+    }
+    unset_note(&unset)
+}
+
 /// A value with `${VAR}`, the keywords and arithmetic replaced. `env` looks a variable up.
 pub fn substitute(
     key: &str,
@@ -154,16 +215,25 @@ pub fn substitute(
 ) -> Result<String, String> {
     let mut s = String::with_capacity(value.len());
     let mut rest = value;
+    // Unset variables are empty, as in fio; a value that is then empty or wrong names them.
+    let mut unset = Vec::new();
     while let Some(i) = rest.find("${") {
         s.push_str(&rest[..i]);
         let Some(end) = rest[i..].find('}') else {
             return Err(format!("{key}={value}: '${{' without its closing '}}'"));
         };
         let var = &rest[i + 2..i + end];
-        s.push_str(&env(var).unwrap_or_default());
+        match env(var) {
+            Some(v) => s.push_str(&v),
+            None => unset.push(var.to_string()),
+        }
         rest = &rest[i + end + 1..];
     }
     s.push_str(rest);
+    let unset_note = unset_note(&unset);
+    if s.trim().is_empty() && !unset.is_empty() {
+        return Err(format!("{key}={value}: the value is empty{unset_note}"));
+    }
     let mut keyword = false;
     for (word, n) in [
         ("$pagesize", host.pagesize),
@@ -184,7 +254,7 @@ pub fn substitute(
     if verbatim(key) {
         return Ok(s);
     }
-    arithmetic(key, &s, keyword).map_err(|e| format!("{key}={value}: {e}"))
+    arithmetic(key, &s, keyword).map_err(|e| format!("{key}={value}: {e}{unset_note}"))
 }
 
 /// Where `word` stands alone (not the start of a longer name).
@@ -435,5 +505,49 @@ mod tests {
         );
         let e = lines("include loop.fio\n", "m.fio", Path::new("/jobs"), &read).unwrap_err();
         assert!(e[0].contains("more than 16 deep"), "{e:?}");
+    }
+
+    #[test]
+    fn an_included_file_that_is_not_a_job_file_is_refused_without_its_content() {
+        let read = |p: &Path| -> std::io::Result<String> {
+            match p.to_str() {
+                Some("/etc/shadow") => Ok("root:$6$s3cr3t:20228:0:99999:7:::\n".into()),
+                Some("/j/ok.fio") => Ok("# c\nbs=4k\nthread\ninclude ok2.fio\n".into()),
+                Some("/j/ok2.fio") => Ok("iodepth=2\n".into()),
+                _ => Err(std::io::Error::from(std::io::ErrorKind::NotFound)),
+            }
+        };
+        let e = lines("include /etc/shadow\n", "m.fio", Path::new("/j"), &read).unwrap_err();
+        assert!(
+            e[0].contains("not a fio job file") && e[0].contains("line 1"),
+            "{e:?}"
+        );
+        assert!(!e.join(" ").contains("s3cr3t") && !e.join(" ").contains("root"));
+        assert!(lines("include ok.fio\n", "m.fio", Path::new("/j"), &read).is_ok());
+    }
+
+    #[test]
+    fn a_file_included_over_and_over_stops_at_the_line_cap() {
+        let read = |_: &Path| Ok("include x.fio\ninclude x.fio\nbs=4k\n".to_string());
+        let e = lines("include x.fio\n", "m.fio", Path::new("/j"), &read).unwrap_err();
+        assert!(e.iter().any(|m| m.contains("grows past")), "{:?}", &e[..1]);
+    }
+
+    #[test]
+    fn an_unset_variable_that_leaves_a_value_empty_or_wrong_is_named() {
+        let host = Host {
+            pagesize: 4096,
+            mb_memory: 1024,
+            ncpus: 2,
+        };
+        let sub = |v: &str| substitute("size", v, &host, &|_| None);
+        let e = sub("${SIZE}").unwrap_err();
+        assert!(e.contains("${SIZE} is not set"), "{e}");
+        let e = sub("${A}${B}").unwrap_err();
+        assert!(e.contains("${A}, ${B}"), "{e}");
+        assert_eq!(
+            unset_vars_note("${X}k", &|_| None),
+            " (${X} is not set in the environment: export it, or write the value in the job file)"
+        );
     }
 }

@@ -112,6 +112,7 @@ pub fn parse_with(
             ));
             continue;
         }
+        let written = value;
         let value = match value.map(|v| fiosyntax::substitute(key, v, host, env)) {
             Some(Err(e)) => {
                 errors.push((l.at(), e));
@@ -144,7 +145,10 @@ pub fn parse_with(
                     at: l.at(),
                 });
             }
-            Err(e) => errors.push((l.at(), e.to_string())),
+            Err(e) => {
+                let note = written.map(|w| fiosyntax::unset_vars_note(w, env));
+                errors.push((l.at(), format!("{e}{}", note.unwrap_or_default())))
+            }
         }
     }
     if jobs.is_empty() && errors.is_empty() {

@@ -48,6 +48,27 @@ pub(super) fn parse_duration_unit(v: &str, unit_s: f64) -> R<Duration> {
             )
         }
     };
+    checked_secs(v, secs)
+}
+
+/// The longest duration fsbench takes (a year): longer ones are typing mistakes, and would
+/// overflow the clock arithmetic of a run.
+pub const MAX_DURATION_S: f64 = 366.0 * 86400.0;
+
+/// `secs` as a Duration, refused (naming `v`) when it is negative, not a number, or longer than
+/// fsbench runs.
+pub fn checked_secs(v: &str, secs: f64) -> R<Duration> {
+    if !secs.is_finite() || secs < 0.0 {
+        return Err(
+            format!("'{v}' is not a duration: write a positive time such as 30s or 5m").into(),
+        );
+    }
+    if secs > MAX_DURATION_S {
+        return Err(format!(
+            "'{v}' is longer than fsbench runs anything (at most 366d): give a shorter time"
+        )
+        .into());
+    }
     Ok(Duration::from_secs_f64(secs))
 }
 

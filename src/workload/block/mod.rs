@@ -206,14 +206,23 @@ pub fn read_jobfile(path: &Path) -> Result<JobFile, SpecError> {
 /// Reads and checks a fio job file (errors carry line numbers).
 pub fn from_jobfile(path: &Path, o: &Overrides) -> Result<Block, SpecError> {
     let parsed = read_jobfile(path)?;
-    Ok(Block {
-        jobs: finish_jobs(parsed.jobs, o),
-        notes: parsed.notes,
-        from_jobfile: true,
-        snap: None,
-        snap_jobs: Vec::new(),
-        fresh: false,
-    })
+    let mut b = Block::from_jobs(parsed.jobs, o);
+    b.notes = parsed.notes;
+    Ok(b)
+}
+
+impl Block {
+    /// The jobs of a parsed job file as a block workload (the overrides applied).
+    pub fn from_jobs(jobs: Vec<Job>, o: &Overrides) -> Block {
+        Block {
+            jobs: finish_jobs(jobs, o),
+            notes: Vec::new(),
+            from_jobfile: true,
+            snap: None,
+            snap_jobs: Vec::new(),
+            fresh: false,
+        }
+    }
 }
 
 /// `fio:JOBFILE` in compare.

@@ -287,10 +287,13 @@ pub fn resolve(b: &Block, t: &TargetCtx) -> Result<Resolved, RunError> {
                     })?;
                 }
             }
-            let lay = match &t.place {
-                Place::Raw(_) => true,
-                _ => !blockdev && have < end,
-            };
+            // The null engine does no I/O and opens no file: nothing to lay out (fio's null
+            // creates no file either).
+            let lay = job.engine != EngineKind::Null
+                && match &t.place {
+                    Place::Raw(_) => true,
+                    _ => !blockdev && have < end,
+                };
             let start = if segment { base } else { 0 };
             if lay && !layout.iter().any(|(p, _, _)| p == &path) {
                 if !blockdev {
@@ -322,6 +325,7 @@ pub fn resolve(b: &Block, t: &TargetCtx) -> Result<Resolved, RunError> {
         notes.push(jn);
     }
     check_space(&workers, new_bytes)?;
+    check_buffers(&workers)?;
     for job in &b.jobs {
         (engine::def(job.engine).available)().map_err(|e| {
             invalid(format!(
@@ -357,6 +361,25 @@ fn check_file(job: &Job, path: &Path, blockdev: bool, have: u64, end: u64) -> Re
             "job '{}': allow_file_create=0 and {} does not exist: create it first or drop the option",
             job.name,
             path.display()
+        )));
+    }
+    Ok(())
+}
+
+/// The I/O buffers the workers will hold (iodepth x the largest block, each) must fit in half of
+/// the memory, or the run would die allocating them.
+fn check_buffers(workers: &[Worker]) -> Result<(), RunError> {
+    let need = workers.iter().fold(0u64, |sum, w| {
+        let wbs = w.pattern.wbs.as_ref().map(io::max_bs).unwrap_or(0);
+        let bs = io::max_bs(&w.pattern.bs).max(wbs);
+        sum.saturating_add(bs.saturating_mul(w.pattern.depth.max(1) as u64))
+    });
+    let mem = crate::sys::host::mem_total_bytes();
+    if mem > 0 && need > mem / 2 {
+        return Err(invalid(format!(
+            "the jobs' I/O buffers (iodepth x block size, per worker) need {} and this host has {} of memory: lower iodepth, bs or numjobs",
+            fmt(need),
+            fmt(mem)
         )));
     }
     Ok(())

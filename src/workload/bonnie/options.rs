@@ -96,9 +96,13 @@ pub fn build(
     let size = match mib_size(spec, "size")? {
         Some(s) => s,
         None if ram == 0 => GIB,
-        None => (2 * ram).max(300 * MIB).div_ceil(GIB) * GIB,
+        None => ram
+            .saturating_mul(2)
+            .max(300 * MIB)
+            .div_ceil(GIB)
+            .saturating_mul(GIB),
     };
-    if ram > 0 && size > 0 && size < 2 * ram {
+    if ram > 0 && size > 0 && size < ram.saturating_mul(2) {
         return Err(spec.bad(format!(
                 "size={} is less than twice the RAM ({}): the reads would come from the page cache, as bonnie++ refuses -s below twice -r. Give ram= (what to outsize) or ram=0 to run it anyway (bonnie++ -r 0)",
                 crate::plan::units::format_bytes(size),

@@ -55,6 +55,17 @@ impl Test {
         super::TESTS[self as usize]
     }
 
+    /// The system call a failure of this test is in (the record's `failure.op`).
+    fn call(self) -> &'static str {
+        match self {
+            Test::Putc | Test::PutBlock | Test::Rewrite => "write",
+            Test::Getc | Test::GetBlock | Test::Seeks => "read",
+            Test::SeqCreate | Test::RanCreate => "create",
+            Test::SeqStat | Test::RanStat => "stat",
+            Test::SeqDel | Test::RanDel => "unlink",
+        }
+    }
+
     fn does(self) -> &'static str {
         match self {
             Test::Putc => "sequential output per character: one-byte write() calls, then fsync",
@@ -352,7 +363,10 @@ impl Session for BonnieSession {
                 out.counters.insert("rewrites", rewrites as f64);
                 out.stopped = stopped;
             }
-            Err(e) => out.error = Some(format!("{}: {e}", t.name())),
+            Err(e) => {
+                out.error = Some(format!("{}: {e}", t.name()));
+                out.failure = Some(crate::io::Failure::io(t.call(), &e));
+            }
         }
         let mut h = hist::new();
         lat.into_hist(&mut h);

@@ -302,7 +302,11 @@ impl Session for IozoneSession {
                     out.counters.insert("write_bytes", bytes as f64);
                 }
             }
-            Err(e) => out.error = Some(format!("{}: {e}", step.test.def().name)),
+            Err(e) => {
+                out.error = Some(format!("{}: {e}", step.test.def().name));
+                let op = if step.test.writes() { "write" } else { "read" };
+                out.failure = Some(crate::io::Failure::io(op, &e).path(&self.file(ctx.index)));
+            }
         }
         let mut h = hist::new();
         lat.into_hist(&mut h);

@@ -1,0 +1,385 @@
+//! A grammar fuzzer for every parser that takes a user's text: fio job files (syntax, options,
+//! includes, substitutions, arithmetic, then resolution against a directory target), target specs
+//! and workload specs. No input may panic: each case runs under catch_unwind and any panic fails
+//! the test with the input that caused it.
+//!
+//! `FSBENCH_FUZZ_CASES` sets the number of cases (the suite runs 20,000; `FSBENCH_FUZZ_CASES=100000`
+//! for a longer run); `FSBENCH_FUZZ_SEED` replays a run.
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::path::Path;
+
+use fsbench::plan::fiosyntax::Host;
+
+/// xorshift64*: a small, reproducible stream.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n.max(1) as u64) as usize
+    }
+    fn pick<'a>(&mut self, xs: &[&'a str]) -> &'a str {
+        xs[self.below(xs.len())]
+    }
+    fn chance(&mut self, pct: u64) -> bool {
+        self.next() % 100 < pct
+    }
+}
+
+/// Values that have broken parsers before, or could: huge, negative, empty, odd units, ranges,
+/// lists, percentages, substitutions, arithmetic.
+const VALUES: &[&str] = &[
+    "0",
+    "1",
+    "-1",
+    "4k",
+    "1m",
+    "64m",
+    "1g",
+    "1p",
+    "16e",
+    "18446744073709551616",
+    "99999999999999999999999",
+    "99999999999999999999999s",
+    "-5s",
+    "1.5",
+    "1e308",
+    "nan",
+    "inf",
+    "",
+    " ",
+    "0x10",
+    "4k-64k",
+    "4k:64k",
+    "4k/50:64k/50",
+    "4k/:8k/",
+    "/",
+    "50%",
+    "101%",
+    "0%",
+    "-3%",
+    "1,2",
+    "4k,8k,16k",
+    ",,",
+    "read",
+    "randrw",
+    "randread:8",
+    "write:-4k",
+    "zipf:1.2",
+    "zipf:0",
+    "pareto:0.9",
+    "normal:20",
+    "zoned:50/10:50/90",
+    "zoned:200/10",
+    "zoned_abs:50/1g:50/2g",
+    "random",
+    "sync",
+    "io_uring",
+    "null",
+    "libaio",
+    "crc32c",
+    "md5",
+    "meta",
+    "pattern",
+    "0xdeadbeef",
+    "\"abc\"",
+    "${X}",
+    "${UNSET}",
+    "${",
+    "$ncpus",
+    "$pagesize*2",
+    "$mb_memory/0",
+    "(4+4)k",
+    "(1/0)",
+    "((((1))))",
+    "2^64",
+    "9^99",
+    "(",
+    ")",
+    "1ms",
+    "1us",
+    "1h",
+    "1d",
+    "366d",
+    "400d",
+    "1000000000h",
+    "poisson",
+    "linear",
+    "1:2:3",
+    "a:b",
+    "file:1",
+    "/dev/null",
+    "f1:f2",
+];
+
+fn option_names() -> Vec<&'static str> {
+    fsbench::plan::jobopts::GROUPS
+        .iter()
+        .flat_map(|(_, names)| names.split_whitespace())
+        .chain([
+            "ioengine",
+            "direct",
+            "verify",
+            "verify_pattern",
+            "include",
+            "bogus_option",
+        ])
+        .collect()
+}
+
+fn job_file(r: &mut Rng, names: &[&'static str]) -> String {
+    let mut s = String::new();
+    let sections = 1 + r.below(3);
+    for k in 0..sections {
+        s.push_str(
+            match r.below(6) {
+                0 => "[global]\n".to_string(),
+                1 => "[\n".to_string(),
+                _ => format!("[job{k}]\n"),
+            }
+            .as_str(),
+        );
+        for _ in 0..r.below(10) {
+            let name = r.pick(names);
+            match r.below(12) {
+                0 => s.push_str(&format!("{name}\n")),
+                1 if r.chance(30) => s.push_str(&format!("include inc{}.fio\n", r.below(3))),
+                2 => s.push_str(&format!("{name} = {} ; c\n", r.pick(VALUES))),
+                3 => s.push_str(&format!("{name}={}{}\n", r.pick(VALUES), r.pick(VALUES))),
+                4 => {
+                    let bytes: String = (0..r.below(12))
+                        .map(|_| (b' ' + (r.below(95)) as u8) as char)
+                        .collect();
+                    s.push_str(&format!("{name}={bytes}\n"));
+                }
+                _ => s.push_str(&format!("{name}={}\n", r.pick(VALUES))),
+            }
+        }
+    }
+    if r.chance(10) {
+        // A random cut, as a torn or truncated file.
+        let cut = r.below(s.len() + 1);
+        let mut cut = cut;
+        while !s.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        s.truncate(cut);
+    }
+    s
+}
+
+fn target_spec(r: &mut Rng) -> String {
+    let fs = r.pick(&[
+        "ext4", "xfs", "btrfs", "zfs", "f2fs", "tmpfs", "dir", "raw", "EXT4", "nope", "",
+    ]);
+    let keys = [
+        "inodes",
+        "bytes_per_inode",
+        "blocksize",
+        "nojournal",
+        "maxpct",
+        "agcount",
+        "recordsize",
+        "compression",
+        "nodatacow",
+        "compress",
+        "size",
+        "label",
+        "faulty",
+        "fail_writes_after",
+        "mkfs",
+        "mount",
+        "devices",
+        "raid1",
+        "mirror",
+        "raidz",
+        "zvol",
+        "ashift",
+        "bogus",
+    ];
+    let mut s = fs.to_string();
+    if fs == "dir" && r.chance(70) {
+        s.push_str(":/tmp");
+    }
+    for i in 0..r.below(5) {
+        s.push(if i == 0 && !s.contains(':') { ':' } else { ',' });
+        let k = r.pick(&keys);
+        match r.below(4) {
+            0 => s.push_str(k),
+            1 => s.push_str(&format!("{k}='{} {}'", r.pick(VALUES), r.pick(VALUES))),
+            _ => s.push_str(&format!("{k}={}", r.pick(VALUES))),
+        }
+    }
+    if r.chance(5) {
+        s.push('\'');
+    }
+    s
+}
+
+fn workload_spec(r: &mut Rng) -> String {
+    let name = r.pick(&[
+        "block",
+        "cdm",
+        "seq-read",
+        "files",
+        "bonnie",
+        "iozone",
+        "aging",
+        "smoke",
+        "idle",
+        "db-server",
+        "hpc",
+        "nope",
+    ]);
+    let keys = [
+        "rw",
+        "bs",
+        "iodepth",
+        "size",
+        "runtime",
+        "count",
+        "threads",
+        "schedule",
+        "max_file",
+        "min_file",
+        "snapshots",
+        "seconds",
+        "ram",
+        "ioengine",
+        "rate",
+        "rate_iops",
+        "numjobs",
+        "file_size",
+        "dirs",
+        "verify",
+        "resume",
+        "keep",
+    ];
+    let mut s = name.to_string();
+    for i in 0..r.below(5) {
+        s.push(if i == 0 { ':' } else { ',' });
+        s.push_str(&format!("{}={}", r.pick(&keys), r.pick(VALUES)));
+    }
+    s
+}
+
+/// Runs `f` and returns the panic message, if it panicked.
+fn panics(f: impl FnOnce()) -> Option<String> {
+    catch_unwind(AssertUnwindSafe(f)).err().map(|e| {
+        e.downcast_ref::<String>()
+            .cloned()
+            .or_else(|| e.downcast_ref::<&str>().map(|s| s.to_string()))
+            .unwrap_or_default()
+    })
+}
+
+#[test]
+fn no_input_panics_a_parser() {
+    let cases: usize = std::env::var("FSBENCH_FUZZ_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(20_000);
+    let seed: u64 = std::env::var("FSBENCH_FUZZ_SEED")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0x5eed_f00d_1234_5678);
+    let names = option_names();
+    let host = Host {
+        pagesize: 4096,
+        mb_memory: 24000,
+        ncpus: 2,
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let target = fsbench::frame::TargetCtx {
+        place: fsbench::frame::Place::Mount(dir.path().to_path_buf()),
+        fs: "tmpfs".into(),
+        device: None,
+        stat_dir: Some(dir.path().to_path_buf()),
+        zfs_pool: None,
+        quiet: true,
+        ranks: Default::default(),
+    };
+    // Panics are caught; keep their default report out of the test's output.
+    std::panic::set_hook(Box::new(|_| {}));
+    let mut r = Rng(seed | 1);
+    let mut found: Vec<String> = Vec::new();
+    let trace = std::env::var_os("FSBENCH_FUZZ_TRACE");
+    for case in 0..cases {
+        let text = job_file(&mut r, &names);
+        let t0 = std::time::Instant::now();
+        if let Some(t) = &trace {
+            std::fs::write(t, format!("case {case}\n{text}")).unwrap();
+        }
+        let incs: Vec<String> = (0..3).map(|_| job_file(&mut r, &names)).collect();
+        let t = target_spec(&mut r);
+        let w = workload_spec(&mut r);
+        let read = |p: &Path| -> std::io::Result<String> {
+            let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
+            match name
+                .strip_prefix("inc")
+                .and_then(|n| n.strip_suffix(".fio"))
+            {
+                Some(i) => Ok(incs[i.parse::<usize>().unwrap_or(0) % 3].clone()),
+                None => Err(std::io::Error::from(std::io::ErrorKind::NotFound)),
+            }
+        };
+        let env = |v: &str| (v == "X").then(|| "64k".to_string());
+        let job = panics(|| {
+            let Ok(f) = fsbench::plan::jobfile::parse_with(
+                &text,
+                "fuzz.fio",
+                Path::new("/nonexistent"),
+                &read,
+                &host,
+                &env,
+            ) else {
+                return;
+            };
+            // Resolution against a target (sizes, offsets, regions): nothing is created.
+            let block = fsbench::workload::block::Block::from_jobs(f.jobs, &Default::default());
+            let _ = block.check(&target);
+        });
+        let t_job = t0.elapsed();
+        if let Some(m) = job {
+            found.push(format!("case {case}: job file panicked ({m}):\n{text}"));
+        }
+        if let Some(m) = panics(|| {
+            let _ = fsbench::provision::parse_target(&t);
+        }) {
+            found.push(format!("case {case}: target spec {t:?} panicked ({m})"));
+        }
+        if let Some(m) = panics(|| {
+            if let Ok(spec) = fsbench::plan::workload::parse_workload(&w) {
+                let _ = fsbench::workload::build(&spec, &Default::default());
+            }
+        }) {
+            found.push(format!("case {case}: workload spec {w:?} panicked ({m})"));
+        }
+        if trace.is_some() && t0.elapsed().as_millis() > 50 {
+            eprintln!(
+                "slow case {case}: {:?} (job file {t_job:?})\n{text}\nINCLUDES:\n{}\n{t}\n{w}",
+                t0.elapsed(),
+                incs.join("\n--\n")
+            );
+        }
+        if found.len() >= 5 {
+            break;
+        }
+    }
+    let _ = std::panic::take_hook();
+    assert!(
+        found.is_empty(),
+        "{} panics (seed {seed}):\n{}",
+        found.len(),
+        found.join("\n\n")
+    );
+    eprintln!(
+        "fuzz: {cases} cases of job files, target specs and workload specs, no panic (seed {seed})"
+    );
+}
