@@ -261,3 +261,257 @@ fn nothing_tracked_refers_outside_the_repository() {
     }
     assert!(bad.is_empty(), "these refer to {needle}: {bad:?}");
 }
+
+/// A file's module path under src/: `src/plan/fio/values.rs` is `plan::fio::values`, a `mod.rs`
+/// is its folder's module (None for lib.rs and main.rs).
+fn module_path(src: &Path, file: &Path) -> Option<Vec<String>> {
+    let rel = file.strip_prefix(src).ok()?;
+    let mut parts: Vec<String> = rel
+        .components()
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .collect();
+    let last = parts.pop()?;
+    match last.as_str() {
+        "lib.rs" | "main.rs" if parts.is_empty() => return None,
+        "mod.rs" => {}
+        l => parts.push(l.trim_end_matches(".rs").to_string()),
+    }
+    Some(parts)
+}
+
+/// The paths a file names from the crate: `crate::a::b`, `super::c`, `self::d`, and the
+/// members of `use ...::{x, y::z}` groups, each as module path components from the crate root.
+fn named_paths(text: &str, here: &[String]) -> Vec<Vec<String>> {
+    let mut out = Vec::new();
+    let code: String = text
+        .lines()
+        .map(|l| l.split("//").next().unwrap_or(""))
+        .collect::<Vec<_>>()
+        .join("\n");
+    let b = code.as_bytes();
+    let word = |c: u8| c.is_ascii_alphanumeric() || c == b'_';
+    let mut i = 0;
+    while i < b.len() {
+        let boundary = i == 0 || !word(b[i - 1]) && b[i - 1] != b':';
+        if !boundary
+            || !["crate::", "super::", "self::"]
+                .iter()
+                .any(|p| b[i..].starts_with(p.as_bytes()))
+        {
+            i += 1;
+            continue;
+        }
+        // The path: words joined by ::, possibly ending in a {group}.
+        let mut j = i;
+        let mut segs: Vec<String> = Vec::new();
+        let mut group = String::new();
+        loop {
+            let start = j;
+            while j < b.len() && word(b[j]) {
+                j += 1;
+            }
+            if j > start {
+                segs.push(code[start..j].to_string());
+            }
+            if b.get(j) == Some(&b':') && b.get(j + 1) == Some(&b':') {
+                j += 2;
+                if b.get(j) == Some(&b'{') {
+                    let open = j;
+                    let mut depth = 0;
+                    while j < b.len() {
+                        match b[j] {
+                            b'{' => depth += 1,
+                            b'}' => {
+                                depth -= 1;
+                                if depth == 0 {
+                                    break;
+                                }
+                            }
+                            _ => {}
+                        }
+                        j += 1;
+                    }
+                    group = code[open + 1..j.min(b.len())].to_string();
+                    break;
+                }
+                continue;
+            }
+            break;
+        }
+        let mut base: Vec<String> = Vec::new();
+        let mut rest = segs.as_slice();
+        match rest.first().map(String::as_str) {
+            Some("crate") => rest = &rest[1..],
+            Some("self") => {
+                base = here.to_vec();
+                rest = &rest[1..];
+            }
+            Some("super") => {
+                base = here.to_vec();
+                while rest.first().map(String::as_str) == Some("super") {
+                    base.pop();
+                    rest = &rest[1..];
+                }
+            }
+            _ => {}
+        }
+        let mut full = base;
+        full.extend(rest.iter().cloned());
+        // Members of a group, one level (enough for `use crate::x::{a, b::c}`).
+        for m in group.split(',') {
+            let m: Vec<String> = m
+                .trim()
+                .split("::")
+                .map(|s| s.trim().to_string())
+                .filter(|s| !s.is_empty() && s.bytes().all(word))
+                .collect();
+            if !m.is_empty() && m[0] != "self" {
+                let mut f = full.clone();
+                f.extend(m);
+                out.push(f);
+            }
+        }
+        out.push(full);
+        i = j.max(i + 1);
+    }
+    out
+}
+
+/// File-level imports: file -> the files whose items it names (its own submodules left out: a
+/// parent declaring and using its children is a hierarchy, not a circle).
+fn file_graph() -> BTreeMap<String, BTreeSet<String>> {
+    let src = root().join("src");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    let mut modules: BTreeMap<Vec<String>, String> = BTreeMap::new();
+    for f in &files {
+        if let Some(m) = module_path(&src, f) {
+            modules.insert(m, f.strip_prefix(&src).unwrap().display().to_string());
+        }
+    }
+    let mut g: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for f in &files {
+        let Some(here) = module_path(&src, f) else {
+            continue;
+        };
+        let name = modules[&here].clone();
+        let text = std::fs::read_to_string(f).unwrap();
+        let deps = g.entry(name.clone()).or_default();
+        for p in named_paths(&text, &here) {
+            // The deepest module the path reaches.
+            let mut target = None;
+            for n in 1..=p.len() {
+                if let Some(file) = modules.get(&p[..n]) {
+                    target = Some((n, file));
+                }
+            }
+            if let Some((n, file)) = target {
+                let below_here = p[..n].starts_with(&here) && n > here.len();
+                if *file != name && !below_here {
+                    deps.insert(file.clone());
+                }
+            }
+        }
+    }
+    g
+}
+
+/// Every circle of imports between files (each reported once, from its smallest member).
+fn file_circles(g: &BTreeMap<String, BTreeSet<String>>) -> Vec<Vec<String>> {
+    // Strongly connected components (Tarjan), those with more than one file.
+    struct T<'a> {
+        g: &'a BTreeMap<String, BTreeSet<String>>,
+        index: BTreeMap<&'a str, usize>,
+        low: BTreeMap<&'a str, usize>,
+        stack: Vec<&'a str>,
+        on: BTreeSet<&'a str>,
+        out: Vec<Vec<String>>,
+    }
+    fn strong<'a>(t: &mut T<'a>, v: &'a str) {
+        let i = t.index.len();
+        t.index.insert(v, i);
+        t.low.insert(v, i);
+        t.stack.push(v);
+        t.on.insert(v);
+        for w in t.g.get(v).into_iter().flatten() {
+            let w = w.as_str();
+            if !t.g.contains_key(w) {
+                continue;
+            }
+            if !t.index.contains_key(w) {
+                strong(t, w);
+                let lw = t.low[w];
+                let lv = t.low[v];
+                t.low.insert(v, lv.min(lw));
+            } else if t.on.contains(w) {
+                let iw = t.index[w];
+                let lv = t.low[v];
+                t.low.insert(v, lv.min(iw));
+            }
+        }
+        if t.low[v] == t.index[v] {
+            let mut comp = Vec::new();
+            while let Some(w) = t.stack.pop() {
+                t.on.remove(w);
+                comp.push(w.to_string());
+                if w == v {
+                    break;
+                }
+            }
+            if comp.len() > 1 {
+                comp.sort();
+                t.out.push(comp);
+            }
+        }
+    }
+    let mut t = T {
+        g,
+        index: BTreeMap::new(),
+        low: BTreeMap::new(),
+        stack: Vec::new(),
+        on: BTreeSet::new(),
+        out: Vec::new(),
+    };
+    for v in g.keys() {
+        if !t.index.contains_key(v.as_str()) {
+            strong(&mut t, v);
+        }
+    }
+    t.out
+}
+
+#[test]
+fn no_import_circle_between_files() {
+    let circles = file_circles(&file_graph());
+    assert!(
+        circles.is_empty(),
+        "files that import each other in a circle:\n{}",
+        circles
+            .iter()
+            .map(|c| c.join(" <-> "))
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
+}
+
+#[test]
+fn the_file_graph_reads_paths_and_finds_circles() {
+    let here = vec!["plan".to_string(), "jobopts".to_string()];
+    let p = named_paths(
+        "use super::jobvalues::{self, parse_size, x::y};\nlet a = crate::io::drive::run(); // crate::no\n",
+        &here,
+    );
+    let s: Vec<String> = p.iter().map(|v| v.join("::")).collect();
+    assert!(s.contains(&"plan::jobvalues".to_string()), "{s:?}");
+    assert!(s.contains(&"plan::jobvalues::x::y".to_string()), "{s:?}");
+    assert!(s.contains(&"io::drive::run".to_string()), "{s:?}");
+    assert!(!s.iter().any(|x| x.contains("no")), "{s:?}");
+    let mut g: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    g.entry("a.rs".into()).or_default().insert("b.rs".into());
+    g.entry("b.rs".into()).or_default().insert("a.rs".into());
+    g.entry("c.rs".into()).or_default().insert("a.rs".into());
+    assert_eq!(
+        file_circles(&g),
+        [vec!["a.rs".to_string(), "b.rs".to_string()]]
+    );
+}

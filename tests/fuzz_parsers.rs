@@ -9,7 +9,7 @@
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::Path;
 
-use fsbench::plan::fiosyntax::Host;
+use fsbench::plan::fio::syntax::Host;
 
 /// xorshift64*: a small, reproducible stream.
 struct Rng(u64);
@@ -119,7 +119,7 @@ const VALUES: &[&str] = &[
 ];
 
 fn option_names() -> Vec<&'static str> {
-    fsbench::plan::jobopts::GROUPS
+    fsbench::plan::fio::options::GROUPS
         .iter()
         .flat_map(|(_, names)| names.split_whitespace())
         .chain([
@@ -331,7 +331,7 @@ fn no_input_panics_a_parser() {
         };
         let env = |v: &str| (v == "X").then(|| "64k".to_string());
         let job = panics(|| {
-            let Ok(f) = fsbench::plan::jobfile::parse_with(
+            let Ok(f) = fsbench::plan::fio::jobfile::parse_with(
                 &text,
                 "fuzz.fio",
                 Path::new("/nonexistent"),

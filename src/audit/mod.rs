@@ -17,12 +17,12 @@ use std::os::unix::fs::{FileExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
+use crate::io::content::{self, Checksum, Dist, Tree, Verdict};
 use crate::io::failure::io_errno_name;
 use crate::plan::TargetSpec;
 use crate::provision::exec::Sys;
 use crate::provision::{Mounted, ProvisionError, Request};
 use crate::store::Phase;
-use crate::workload::files::tree::{self, Checksum, Dist, Tree, Verdict};
 use locate::{Copies, Place};
 
 /// What an audit does on each target.
@@ -110,10 +110,10 @@ fn tree(seed: u64, count: u64, size: u64) -> Tree {
 /// Writes `t`'s files into `dir` (created), each fsynced.
 fn write_files(dir: &Path, t: &Tree, prefix: &str) -> std::io::Result<()> {
     std::fs::create_dir_all(dir)?;
-    let pool = t.pool(tree::POOL.min(4 << 20).max(t.max as usize * 2));
+    let pool = t.pool(content::POOL.min(4 << 20).max(t.max as usize * 2));
     let mut buf = vec![0u8; t.max as usize];
     for n in 0..t.count {
-        tree::content(t, &pool, n, &mut buf);
+        content::content(t, &pool, n, &mut buf);
         let f = std::fs::File::create(dir.join(format!("{prefix}{n:05}")))?;
         f.write_all_at(&buf, 0)?;
         f.sync_all()?;
@@ -179,7 +179,7 @@ fn read_back(path: &Path, t: &Tree, n: u64) -> Option<(Class, Option<String>)> {
     match std::fs::read(path) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Some((Class::Lost, None)),
         Err(e) => Some((Class::Detected, Some(io_errno_name(&e)))),
-        Ok(data) => match tree::verify(t, n, &data) {
+        Ok(data) => match content::verify(t, n, &data) {
             Verdict::Ok => None,
             _ => Some((Class::Silent, None)),
         },

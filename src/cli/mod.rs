@@ -60,7 +60,7 @@ fn nonzero_size_arg(s: &str) -> Result<u64, PlanError> {
 }
 
 fn duration_arg(s: &str) -> Result<std::time::Duration, PlanError> {
-    let d = crate::plan::jobopts::parse_duration(s)?;
+    let d = crate::plan::fio::values::parse_duration(s)?;
     if d.is_zero() {
         return Err("the runtime must be more than 0, e.g. 2s".into());
     }
@@ -387,6 +387,6 @@ pub fn build_plan(
 fn run_help() -> String {
     format!(
         "Examples:\n  fsbench run randread.fio\n  fsbench run cdm.fio --runtime 2s --out study-cdm\n  fsbench run --check db.fio web.fio        print the jobs as they would run; run nothing\n  fsbench run db.fio --output-format=json > db.json   fio's JSON shape\n  fsbench list --preset cdm > cdm.fio && fsbench run cdm.fio\n\nJob files: [global] and job sections (a [global] anywhere sets what follows), ; and #\ncomments, include FILE, ${{VAR}} from the environment, $pagesize, $mb_memory, $ncpus and\narithmetic in values ((4+4)k, 8*$mb_memory). ioengine: sync, psync, pvsync, pvsync2, vsync,\nio_uring, libaio and posixaio (run on io_uring), null. Anything else is an error naming its\nline; a cause repeated on several lines is said once.\n{}\nWriting to a block device named by filename= passes the same guards as mkfs (--wipe to\noverwrite a device carrying a filesystem signature).",
-        crate::plan::jobopts::help_text()
+        crate::plan::fio::options::help_text()
     )
 }

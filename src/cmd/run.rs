@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use super::{exit_for, Exit};
 use crate::cli::RunArgs;
-use crate::plan::jobfile::JobFile;
+use crate::plan::fio::jobfile::JobFile;
 use crate::plan::{Plan, WorkloadSpec};
 use crate::runner::{self, Ended, Where};
 

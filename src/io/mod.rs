@@ -4,6 +4,7 @@
 //! (the engine never reads the clock). One call drives one worker (one of a job's `numjobs`).
 
 pub mod calls;
+pub mod content;
 pub mod data;
 pub mod dist;
 pub mod drive;

@@ -1,10 +1,7 @@
 //! Plain data: target specs, workload specs, the plan, and units. Nothing here calls the system.
 
-pub mod fiosyntax;
+pub mod fio;
 pub mod job;
-pub mod jobfile;
-pub mod jobopts;
-pub mod jobvalues;
 pub mod provisioned;
 pub mod spec;
 pub mod units;

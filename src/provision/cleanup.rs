@@ -8,8 +8,8 @@ use std::path::Path;
 use std::time::Duration;
 
 use super::exec::{argv, Sys};
+use super::names::{is_own_image, is_own_mountpoint, pool_id};
 use super::registry::{Registry, Resource, TargetState};
-use super::workdir::{is_own_image, is_own_mountpoint};
 use super::{loopdev, zfs, NAME_PREFIX};
 use crate::sys::mounts;
 
@@ -337,7 +337,7 @@ fn scan_unrecorded(sys: &Sys, registry: &Registry, rep: &mut Report) {
         if claimed_pool || !pool.starts_with(NAME_PREFIX) {
             continue;
         }
-        let id = zfs::generated_id(&pool);
+        let id = pool_id(&pool);
         let owner = zfs::owner_of(&pool);
         if id.is_none() || owner.as_deref() != id {
             rep.left_alone.push(format!(

@@ -11,6 +11,7 @@ pub mod faultdev;
 pub mod layout;
 pub mod lifecycle;
 pub mod loopdev;
+pub mod names;
 pub mod offline;
 pub mod probe;
 pub mod raw;

@@ -176,17 +176,6 @@ pub fn unsupported(spec: &TargetSpec, backend: Backend) -> Option<String> {
 /// (the pool's name is `fsbench-` and that id). Cleanup destroys no pool without it.
 pub const OWNER_PROPERTY: &str = "fsbench:run";
 
-/// The target id a pool's name stands for, when it is a name fsbench generates:
-/// `fsbench-YYYYMMDDTHHMMSS-PID-INDEX`.
-pub fn generated_id(pool: &str) -> Option<&str> {
-    let id = pool.strip_prefix(super::NAME_PREFIX)?;
-    let parts: Vec<&str> = id.split('-').collect();
-    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
-    let stamp =
-        |s: &str| s.len() == 15 && s.as_bytes()[8] == b'T' && digits(&s[..8]) && digits(&s[9..]);
-    (parts.len() == 3 && stamp(parts[0]) && digits(parts[1]) && digits(parts[2])).then_some(id)
-}
-
 /// `zpool create -m MOUNTPOINT [-o pool props] [-O dataset props] POOL DEVICE`.
 pub fn create_argv(spec: &TargetSpec, pool: &str, device: &str, mountpoint: &str) -> Vec<String> {
     create_argv_on(spec, pool, &[device.to_string()], mountpoint)
@@ -528,29 +517,6 @@ fn destroy_existing(sys: &Sys, pool: &str) -> Result<(), ExecError> {
                 wait = (wait * 2).min(Duration::from_secs(4));
             }
             Err(e) => return Err(e),
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn generated_pool_names_are_recognised_and_others_are_not() {
-        assert_eq!(
-            generated_id("fsbench-20261123T101010-4242-0"),
-            Some("20261123T101010-4242-0")
-        );
-        for not in [
-            "fsbench-mine",
-            "fsbench-20261123T101010-4242",
-            "fsbench-20261123T101010-x-0",
-            "fsbench-2026112T101010-4242-0",
-            "tank",
-            "fsbench-20261123T101010-4242-0-1",
-        ] {
-            assert_eq!(generated_id(not), None, "{not}");
         }
     }
 }

@@ -212,7 +212,7 @@ fn check_ranks(opts: &Options, many: bool) -> Result<(), SpecError> {
 /// Every rank agrees on the plan; rank 0's run id and seed become everyone's.
 fn agree(opts: &Options, team: &dyn Team, manifest: &mut Manifest) -> Result<RankCtx, RunnerError> {
     let rank = team.rank();
-    let seed = crate::plan::jobvalues::fresh_seed();
+    let seed = crate::plan::fio::values::fresh_seed();
     let mut ctx = RankCtx {
         rank,
         seed,

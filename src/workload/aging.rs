@@ -87,7 +87,7 @@ fn build(spec: &WorkloadSpec, o: &Overrides) -> Result<Box<dyn Workload>, SpecEr
     let direct = spec.flag("direct", true)?;
     let time = match spec.param("overwrite_time") {
         Some(v) => Some(
-            crate::plan::jobopts::parse_duration(v)
+            crate::plan::fio::values::parse_duration(v)
                 .map_err(|e| spec.bad(format!("overwrite_time: {e}")))?,
         ),
         None => o.runtime,

@@ -224,7 +224,7 @@ mod tests {
         for p in PRESETS {
             let jobs = expand(p, "").unwrap_or_else(|e| panic!("{}: {e}", p.name));
             assert_eq!(jobs.len(), p.jobs.len());
-            let parsed = crate::plan::jobfile::parse(&to_fio(p), p.name)
+            let parsed = crate::plan::fio::jobfile::parse(&to_fio(p), p.name)
                 .unwrap_or_else(|e| panic!("{}: {e:?}", p.name));
             assert_eq!(jobs, parsed.jobs, "{}", p.name);
         }

@@ -15,8 +15,8 @@ use super::presets::{self, Preset};
 use super::{Opened, SpecError, Workload, WorkloadDef};
 use crate::frame::{Place, RunError, TargetCtx};
 use crate::metrics::catalog::{key, m, Better::*, MetricDef, Unit::*};
+use crate::plan::fio::jobfile::JobFile;
 use crate::plan::job::{Job, Rw};
-use crate::plan::jobfile::JobFile;
 use crate::plan::workload::Overrides;
 use crate::plan::WorkloadSpec;
 
@@ -173,8 +173,8 @@ pub fn build_adhoc(spec: &WorkloadSpec, o: &Overrides) -> Result<Box<dyn Workloa
 }
 
 /// The host figures fio's keywords ($pagesize, $mb_memory, $ncpus) stand for.
-pub fn this_host() -> crate::plan::fiosyntax::Host {
-    crate::plan::fiosyntax::Host {
+pub fn this_host() -> crate::plan::fio::syntax::Host {
+    crate::plan::fio::syntax::Host {
         pagesize: crate::sys::host::page_size(),
         mb_memory: crate::sys::host::mem_total_bytes() >> 20,
         ncpus: crate::sys::host::cpus() as u64,
@@ -186,7 +186,7 @@ pub fn read_jobfile(path: &Path) -> Result<JobFile, SpecError> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| SpecError(format!("cannot read job file {}: {e}", path.display())))?;
     let dir = path.parent().unwrap_or(Path::new("."));
-    crate::plan::jobfile::parse_with(
+    crate::plan::fio::jobfile::parse_with(
         &text,
         &path.display().to_string(),
         dir,

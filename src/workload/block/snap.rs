@@ -35,7 +35,7 @@ pub fn parse_rate(v: &str) -> Result<f64, PlanError> {
         "s" | "sec" => 1.0,
         "m" | "min" => 60.0,
         "h" => 3600.0,
-        other => crate::plan::jobopts::parse_duration(other)
+        other => crate::plan::fio::values::parse_duration(other)
             .map_err(|_| bad())?
             .as_secs_f64(),
     };

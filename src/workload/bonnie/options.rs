@@ -135,7 +135,7 @@ pub fn build(
     }
     let seed = match spec.param("seed") {
         Some(_) => spec.number("seed", 0)?,
-        None => crate::plan::jobvalues::fresh_seed() & 0xffff_ffff,
+        None => crate::plan::fio::values::fresh_seed() & 0xffff_ffff,
     };
     Ok(Box::new(Bonnie {
         size,

@@ -8,9 +8,9 @@ use std::io::Write;
 use std::path::Path;
 use std::sync::Mutex;
 
-use super::tree::Tree;
 use super::{Files, PhaseKind};
 use crate::frame::RunError;
+use crate::io::content::Tree;
 
 pub const MANIFEST: &str = ".fsbench-files.json";
 pub const PROGRESS: &str = ".fsbench-files.progress";

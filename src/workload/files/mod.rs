@@ -13,7 +13,7 @@ mod checkpoint;
 mod options;
 mod scan;
 mod session;
-pub mod tree;
+mod unit;
 mod write;
 
 use std::path::PathBuf;
@@ -24,7 +24,7 @@ use crate::frame::{RunError, TargetCtx};
 use crate::metrics::catalog::{key, m, Better::*, MetricDef, Unit::*};
 use crate::metrics::hist::{self, Hist};
 
-pub use tree::{content, verify, Checksum, Dist, Fsync, Tree, Verdict, TRAILER};
+pub use crate::io::content::{content, verify, Checksum, Dist, Fsync, Tree, Verdict, TRAILER};
 
 pub const DEF: WorkloadDef = WorkloadDef {
     name: "files",

@@ -2,8 +2,8 @@
 
 use std::path::PathBuf;
 
-use super::tree::{Checksum, Dist, Fsync, Tree};
 use super::{Files, PhaseKind};
+use crate::io::content::{Checksum, Dist, Fsync, Tree};
 use crate::plan::WorkloadSpec;
 use crate::workload::{SpecError, Workload};
 
@@ -145,7 +145,7 @@ fn run_options(spec: &WorkloadSpec) -> Result<(usize, Fsync, Checksum, u64), Spe
     };
     let seed = match num(spec, "seed")? {
         Some(s) => s,
-        None => crate::plan::jobvalues::fresh_seed(),
+        None => crate::plan::fio::values::fresh_seed(),
     };
     Ok((threads, fsync, checksum, seed))
 }

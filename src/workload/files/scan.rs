@@ -7,10 +7,10 @@ use std::io::Read;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
-use super::session::{State, Unit};
-use super::tree::{verify, Verdict};
+use super::unit::{State, Unit};
 use super::{fs_detected, Op, PhaseKind};
 use crate::frame::{Merged, WorkerOut};
+use crate::io::content::{verify, Verdict};
 
 impl Unit<'_> {
     /// Points `path` at file `i` of the unit and counts it; false when the phase stops.

@@ -8,77 +8,17 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
-use super::tree::{Fsync, Tree, POOL};
+use super::unit::{Site, State, Unit};
 use super::{checkpoint, scan, write, Counts, Files, Ops, PhaseKind, RankWork};
 use crate::frame::{
     CachePolicy, Merged, Phase, PhaseSpec, RunError, Session, WorkerCtx, WorkerOut,
 };
+use crate::io::content::{Fsync, Tree, POOL};
 use crate::metrics::hist;
 
-/// The degradation curve: the last 1% threshold passed, and (seconds, files done, bytes) at each.
-pub type Trend = (u64, Vec<(f64, u64, u64)>);
-
-/// What the workers of one phase share.
-pub struct State {
-    pub next: AtomicU64,
-    pub stop: AtomicBool,
-    pub exhausted: Mutex<Option<String>>,
-    pub error: Mutex<Option<String>>,
-    /// The progress log (write phases).
-    pub log: Option<Mutex<File>>,
-    /// Files per unit present (resume, and what a later phase may expect).
-    pub have: Mutex<BTreeMap<u64, u64>>,
-    pub trend: Mutex<Trend>,
-    pub started: OnceLock<Instant>,
-    pub done_files: AtomicU64,
-    /// Files already done when the phase started (resume).
-    pub start_files: u64,
-    finished_workers: AtomicUsize,
-}
-
-impl State {
-    pub fn fail(&self, e: String) {
-        self.error
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .get_or_insert(e);
-        self.stop.store(true, Ordering::Relaxed);
-    }
-
-    pub fn unit_done(&self, files: u64, bytes: u64, total: u64) {
-        let done = self.done_files.fetch_add(files, Ordering::Relaxed) + files;
-        let mut t = self.trend.lock().unwrap_or_else(|e| e.into_inner());
-        // One trend point per 1% of the phase's files.
-        let step = (total / 100).max(1);
-        if done >= t.0 + step || done == total {
-            t.0 = done - done % step;
-            let e = self
-                .started
-                .get()
-                .map(|s| s.elapsed().as_secs_f64())
-                .unwrap_or(0.0);
-            t.1.push((e, done, bytes));
-        }
-    }
-}
-
-/// One worker's hands on one subfolder: the session, the phase's shared state, its own
-/// histograms, counts and buffers.
-pub struct Unit<'a> {
-    pub s: &'a FilesSession,
-    pub st: &'a State,
-    pub ops: &'a mut Ops,
-    pub c: &'a mut Counts,
-    pub buf: &'a mut Vec<u8>,
-    pub path: &'a mut String,
-}
-
 pub struct FilesSession {
-    pub tree: Tree,
-    pub root: PathBuf,
-    pub pool: Vec<u8>,
-    pub fsync: Fsync,
-    pub resume: bool,
+    /// What the workers read of the session: the tree, its root, the content pool.
+    pub site: Site,
     /// Files per unit on disk (from the progress log, then from the write phase).
     have: BTreeMap<u64, u64>,
     threads: usize,
@@ -136,11 +76,13 @@ impl FilesSession {
             .collect();
         FilesSession {
             own_root: f.path.is_none(),
-            tree,
-            root,
-            pool,
-            fsync: f.fsync,
-            resume: f.resume,
+            site: Site {
+                tree,
+                root,
+                pool,
+                fsync: f.fsync,
+                resume: f.resume,
+            },
             have,
             threads: f.threads,
             kinds: f.phases.clone(),
@@ -169,10 +111,10 @@ impl FilesSession {
         }
         if check != self.swapped {
             if let Some(peer) = rw.peer.as_mut() {
-                std::mem::swap(&mut self.root, &mut peer.0);
-                std::mem::swap(&mut self.tree, &mut peer.1);
+                std::mem::swap(&mut self.site.root, &mut peer.0);
+                std::mem::swap(&mut self.site.tree, &mut peer.1);
                 self.have = BTreeMap::new();
-                self.pool = self.tree.pool(POOL);
+                self.site.pool = self.site.tree.pool(POOL);
                 self.swapped = check;
             }
         }
@@ -189,7 +131,7 @@ impl FilesSession {
     /// Files expected in unit `u` by a scanning phase.
     fn expect(&self, u: u64) -> u64 {
         if self.have.is_empty() {
-            self.tree.files_in(u)
+            self.site.tree.files_in(u)
         } else {
             self.have.get(&u).copied().unwrap_or(0)
         }
@@ -206,7 +148,7 @@ impl FilesSession {
         let ok = st.error.lock().map(|e| e.is_none()).unwrap_or(false);
         if last && ok {
             let t = Instant::now();
-            if let Ok(f) = File::open(&self.root) {
+            if let Ok(f) = File::open(&self.site.root) {
                 let _ = crate::sys::syncfs(&f);
             }
             out.counters
@@ -230,7 +172,8 @@ impl Session for FilesSession {
             .is_none_or(|r| !r.shared || r.index == 0);
         let log = match kind {
             PhaseKind::Write if records => Some(Mutex::new(checkpoint::start_writing(
-                &self.root, &self.tree,
+                &self.site.root,
+                &self.site.tree,
             )?)),
             _ => None,
         };
@@ -255,7 +198,7 @@ impl Session for FilesSession {
     }
 
     fn stat_dir(&self) -> Option<&Path> {
-        Some(&self.root)
+        Some(&self.site.root)
     }
 
     fn work(&self, phase: usize, ctx: &WorkerCtx) -> WorkerOut {
@@ -264,7 +207,7 @@ impl Session for FilesSession {
         let started = *st.started.get_or_init(Instant::now);
         let mut ops = Ops::new();
         let mut c = Counts::default();
-        let mut buf = vec![0u8; self.tree.max as usize + super::TRAILER + 1];
+        let mut buf = vec![0u8; self.site.tree.max as usize + super::TRAILER + 1];
         let mut path = String::new();
         let mut out = WorkerOut::default();
         loop {
@@ -276,12 +219,12 @@ impl Session for FilesSession {
                 break;
             }
             let u = self.unit(st.next.fetch_add(1, Ordering::Relaxed));
-            if u >= self.tree.units() {
+            if u >= self.site.tree.units() {
                 break;
             }
             let before = (c.files, c.bytes);
             let mut w = Unit {
-                s: self,
+                s: &self.site,
                 st,
                 ops: &mut ops,
                 c: &mut c,
@@ -296,7 +239,7 @@ impl Session for FilesSession {
             }
             ctx.progress.add(c.files - before.0, c.bytes - before.1);
         }
-        if kind == PhaseKind::Write && self.fsync == Fsync::End {
+        if kind == PhaseKind::Write && self.site.fsync == Fsync::End {
             self.end_fsync(&mut out);
         }
         out.window = started.elapsed();
@@ -332,7 +275,7 @@ impl Session for FilesSession {
         }
         metrics.insert("threads".into(), self.threads as f64);
         if kind == PhaseKind::Delete && error.is_none() {
-            checkpoint::remove(&self.root, self.own_root);
+            checkpoint::remove(&self.site.root, self.own_root);
         }
         Ok(vec![
             self.phase(kind, &st, part, wall, metrics, notes, error)
@@ -368,7 +311,7 @@ impl FilesSession {
                 syscall_ns += h.mean() * h.len() as f64;
             }
         }
-        let workers = (self.threads as f64).min(self.tree.units() as f64);
+        let workers = (self.threads as f64).min(self.site.tree.units() as f64);
         let busy = wall.as_secs_f64() * 1e9 * workers;
         if busy > 0.0 {
             m.insert(
@@ -376,14 +319,14 @@ impl FilesSession {
                 ((busy - syscall_ns) / busy * 100.0).clamp(0.0, 100.0),
             );
         }
-        let mut config = serde_json::to_value(&self.tree).unwrap_or_default();
+        let mut config = serde_json::to_value(&self.site.tree).unwrap_or_default();
         if let Some(o) = config.as_object_mut() {
             o.insert("threads".into(), self.threads.into());
             o.insert(
                 "fsync".into(),
-                serde_json::to_value(self.fsync).unwrap_or_default(),
+                serde_json::to_value(self.site.fsync).unwrap_or_default(),
             );
-            o.insert("root".into(), self.root.display().to_string().into());
+            o.insert("root".into(), self.site.root.display().to_string().into());
         }
         Phase {
             test: kind.name().into(),

@@ -1,7 +1,7 @@
 //! Files workload tests: distributions, the trailer, and damage found on disk (no root needed).
-use super::tree::POOL;
 use super::*;
 use crate::frame::{Local, Phase, Place};
+use crate::io::content::POOL;
 use crate::io::DataGen;
 use std::path::Path;
 

@@ -7,10 +7,10 @@ use std::io::Write;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
-use super::session::{FilesSession, State, Unit};
-use super::tree::{content, verify, Fsync, Verdict};
+use super::unit::{Site, State, Unit};
 use super::{checkpoint, is_exhaustion, Op};
 use crate::frame::{Merged, WorkerOut};
+use crate::io::content::{content, verify, Fsync, Verdict};
 use crate::plan::units::format_count;
 
 /// Creates both folders of unit `u`; Some(existed) when the subfolder was there already.
@@ -149,7 +149,7 @@ fn log_unit(st: &State, u: u64, files: u64, bytes: u64) {
 }
 
 /// The filesystem ran out of space or inodes: a result, not an error.
-fn exhausted(s: &FilesSession, st: &State) {
+fn exhausted(s: &Site, st: &State) {
     let stat = crate::sys::statvfs(&s.root).ok();
     let total: u64 = st.have.lock().expect("lock").values().sum::<u64>();
     let fs = crate::sys::mounts::containing(&s.root)

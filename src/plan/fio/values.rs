@@ -3,9 +3,9 @@
 
 use std::time::Duration;
 
-use super::job::{BlockSize, Distribution, EngineKind, Rw, SizeSpec};
-use super::units::parse_size;
-use super::PlanError;
+use crate::plan::job::{BlockSize, Distribution, EngineKind, Rw, SizeSpec};
+use crate::plan::units::parse_size;
+use crate::plan::PlanError;
 
 type R<T> = Result<T, PlanError>;
 
@@ -436,7 +436,7 @@ pub(super) fn parse_engine(v: &str) -> R<(EngineKind, Option<String>)> {
             EngineKind::Sync,
             Some(format!("ioengine={v} runs on sync (pread/pwrite, one I/O at a time, as {v} does with one buffer per I/O)")),
         ),
-        o if super::jobopts::FIO_ONLY_ENGINES.split_whitespace().any(|e| e == o) || o.starts_with("external:") => {
+        o if FIO_ONLY_ENGINES.split_whitespace().any(|e| e == o) || o.starts_with("external:") => {
             return Err(format!(
                 "ioengine={o}: engine {o} is not available in fsbench (it has sync, psync, pvsync, pvsync2, vsync, io_uring, libaio, posixaio and null); run this job with fio"
             )
@@ -462,3 +462,6 @@ pub(super) fn block_size(key: &str, v: &str) -> R<u64> {
     }
     Ok(n)
 }
+
+/// Engines fio has and fsbench does not: named in a clear error.
+pub(super) const FIO_ONLY_ENGINES: &str = "mmap splice sg net netsplice cpuio guasi rdma rados rbd http nbd nfs gfapi gfapi_async libhdfs mtd pmemblk dev-dax libpmem filecreate filestat filedelete dircreate dirstat dirdelete exec xnvme libblkio windowsaio solarisaio e4defrag falloc ftruncate io_uring_cmd libcufile libiscsi libzbc external";

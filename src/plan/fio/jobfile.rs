@@ -5,8 +5,8 @@
 
 use std::path::Path;
 
-use super::fiosyntax::{self, Host};
-use super::job::Job;
+use super::syntax::{self, Host};
+use crate::plan::job::Job;
 
 /// Where one option of a job came from, as written after substitution.
 #[derive(Debug, Clone, PartialEq)]
@@ -65,7 +65,7 @@ pub fn parse_with(
     host: &Host,
     env: &dyn Fn(&str) -> Option<String>,
 ) -> Result<JobFile, Vec<String>> {
-    let lines = fiosyntax::lines(text, origin, dir, read)?;
+    let lines = syntax::lines(text, origin, dir, read)?;
     let mut errors: Vec<(String, String)> = Vec::new();
     let mut notes = Vec::new();
     let mut global = Job::default();
@@ -113,7 +113,7 @@ pub fn parse_with(
             continue;
         }
         let written = value;
-        let value = match value.map(|v| fiosyntax::substitute(key, v, host, env)) {
+        let value = match value.map(|v| syntax::substitute(key, v, host, env)) {
             Some(Err(e)) => {
                 errors.push((l.at(), e));
                 continue;
@@ -146,7 +146,7 @@ pub fn parse_with(
                 });
             }
             Err(e) => {
-                let note = written.map(|w| fiosyntax::unset_vars_note(w, env));
+                let note = written.map(|w| syntax::unset_vars_note(w, env));
                 errors.push((l.at(), format!("{e}{}", note.unwrap_or_default())))
             }
         }
@@ -195,8 +195,8 @@ fn said_once(errors: Vec<(String, String)>) -> Vec<String> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::job::{BlockSize, EngineKind, Rw, SizeSpec};
     use super::*;
+    use crate::plan::job::{BlockSize, EngineKind, Rw, SizeSpec};
     use std::time::Duration;
 
     const CDM_LIKE: &str = "\
@@ -286,7 +286,7 @@ stonewall
     }
 
     /// The job file printed in seed 000, as printed (with its trailing `;` explanations).
-    const SEED_000: &str = include_str!("../../tests/fixtures/seed000.fio");
+    const SEED_000: &str = include_str!("../../../tests/fixtures/seed000.fio");
 
     #[test]
     fn seed_000_job_file_fails_with_line_numbered_reasons() {

@@ -4,13 +4,12 @@
 #[cfg(test)]
 use std::time::Duration;
 
-use super::job::{BlockSize, Job, OpenSync, SizeSpec, Verify};
-use super::jobvalues::*;
-use super::PlanError;
+use super::values::*;
+use crate::plan::job::{BlockSize, Job, OpenSync, SizeSpec, Verify};
+use crate::plan::PlanError;
 
 #[cfg(test)]
-use super::job::{Distribution, EngineKind, Rw};
-pub use super::jobvalues::{parse_duration, parse_fio_size};
+use crate::plan::job::{Distribution, EngineKind, Rw};
 
 type R<T> = Result<T, PlanError>;
 
@@ -45,9 +44,6 @@ pub const GROUPS: &[(&str, &str)] = &[
         "ioengine fixedbufs registerfiles percentile_list clat_percentiles lat_percentiles disk_util gtod_reduce disable_lat disable_clat disable_slat clocksource kb_base unit_base",
     ),
 ];
-
-/// Engines fio has and fsbench does not: named in a clear error.
-pub(super) const FIO_ONLY_ENGINES: &str = "mmap splice sg net netsplice cpuio guasi rdma rados rbd http nbd nfs gfapi gfapi_async libhdfs mtd pmemblk dev-dax libpmem filecreate filestat filedelete dircreate dirstat dirdelete exec xnvme libblkio windowsaio solarisaio e4defrag falloc ftruncate io_uring_cmd libcufile libiscsi libzbc external";
 
 pub fn all_options() -> impl Iterator<Item = &'static str> {
     GROUPS.iter().flat_map(|g| g.1.split_whitespace())
