@@ -9,7 +9,6 @@
 
 #![deny(unsafe_code)]
 
-pub mod audit;
 pub mod cli;
 pub mod cmd;
 pub mod engine;

@@ -301,7 +301,8 @@ fn no_input_panics_a_parser() {
         fs: "tmpfs".into(),
         device: None,
         stat_dir: Some(dir.path().to_path_buf()),
-        zfs_pool: None,
+        caps: Default::default(),
+        target: None,
         quiet: true,
         ranks: Default::default(),
     };

@@ -116,3 +116,61 @@ fn the_audit_refuses_what_it_did_not_make() {
     let o = run(&["audit", "ext4", "--device", "/dev/null"]);
     assert_eq!(o.status.code(), Some(2), "--device is not an audit option");
 }
+
+#[test]
+fn a_killed_audit_resumes_and_repeats_like_a_compare() {
+    if needs("ext4", "mkfs.ext4") || needs("xfs", "mkfs.xfs") {
+        return;
+    }
+    let _g = serial();
+    let wd = workdir();
+    let out = wd.path().join("audit");
+    let mut child = bin()
+        .args(["audit", "ext4", "xfs", "--case", "corruption", "--repeat", "2"])
+        .args(["--files", "16", "--size", "512M", "-q", "--out"])
+        .arg(&out)
+        .arg("--workdir")
+        .arg(wd.path())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // The first target's data record is in: kill it in the middle of the audit.
+    wait_for_lines(&out.join("results.jsonl"), 1);
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let o = run(&["audit", "--resume", out.to_str().unwrap(), "-q"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let recs = records_of(&out);
+    let mut keys: Vec<(String, String, u64)> = recs
+        .iter()
+        .map(|r| {
+            (
+                r["target"].as_str().unwrap().to_string(),
+                r["test"].as_str().unwrap().to_string(),
+                r["repeat"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    keys.sort();
+    let n = keys.len();
+    keys.dedup();
+    assert_eq!(n, keys.len(), "a record appears twice: {keys:?}");
+    // 2 targets x (data, directory, checker) x 2 repeats.
+    assert_eq!(n, 12, "{keys:?}");
+    for t in ["ext4", "xfs"] {
+        for rep in [0, 1] {
+            let r = recs
+                .iter()
+                .find(|r| r["target"] == t && r["test"] == "data" && r["repeat"] == rep)
+                .unwrap();
+            assert_eq!(r["workload"], "audit", "{r}");
+            assert_eq!(r["metrics"]["silent"], 8.0, "{t} repeat {rep}: {r}");
+        }
+    }
+    let m: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("manifest.json")).unwrap())
+            .unwrap();
+    assert_eq!(m["status"], "complete");
+    no_leftovers(wd.path());
+}

@@ -170,7 +170,7 @@ pub enum Command {
     /// (detected, silent, repaired, lost) and what its checker says; fail its disk under an
     /// fsync and record what the retry and the data say
     #[command(
-        after_help = "Examples:\n  fsbench audit ext4 xfs btrfs btrfs:nodatasum btrfs:data=dup zfs zfs:checksum=off zfs:copies=2\n  fsbench audit btrfs:raid1 zfs:mirror --out audit-study\n  fsbench audit ext4 xfs btrfs --case fsync   the fsync-failure table alone\n  fsbench report audit-study          the table again\n\nOn each target (a loop image fsbench makes; never --device, a dir: target or tmpfs) it\nwrites files of known content (a checksummed trailer, as the files workload), unmounts (or\nexports the pool), flips 16 bytes of one copy of every other file's data in the image (found\nwith FIEMAP, btrfs-map-logical or zdb) and of a block of a directory's entries (ext4, xfs), mounts\nagain and reads everything back. Then e2fsck -fn, xfs_repair -n, btrfs scrub or zpool scrub.\n\nThe fsync case puts a fresh filesystem on fsbench's fault device (a FUSE file served by\nfsbench under the loop device), overwrites a fsynced file in the page cache, fails the disk,\ncalls fsync, heals the disk, calls fsync again, and reads the file through the cache and after\na remount (\"fsyncgate\"). --case fsync for it alone.\n\nRecords go to OUT/results.jsonl, one per case (data, directory, checker, fsync)."
+        after_help = "Examples:\n  fsbench audit ext4 xfs btrfs btrfs:nodatasum btrfs:data=dup zfs zfs:checksum=off zfs:copies=2\n  fsbench audit btrfs:raid1 zfs:mirror --out audit-study\n  fsbench audit ext4 xfs btrfs --case fsync   the fsync-failure table alone\n  fsbench audit ext4 xfs --repeat 3 --out audit-study\n  fsbench audit --resume audit-study  finish a killed audit\n  fsbench report audit-study          the table again\n\nOn each target (a loop image fsbench makes; never --device, a dir: target or tmpfs) it\nwrites files of known content (a checksummed trailer, as the files workload), unmounts (or\nexports the pool), flips 16 bytes of one copy of every other file's data in the image (found\nwith FIEMAP, btrfs-map-logical or zdb) and of a block of a directory's entries (ext4, xfs), mounts\nagain and reads everything back. Then e2fsck -fn, xfs_repair -n, btrfs scrub or zpool scrub.\n\nThe fsync case puts a fresh filesystem on fsbench's fault device (a FUSE file served by\nfsbench under the loop device), overwrites a fsynced file in the page cache, fails the disk,\ncalls fsync, heals the disk, calls fsync again, and reads the file through the cache and after\na remount (\"fsyncgate\"). --case fsync for it alone.\n\nRecords go to OUT/results.jsonl, one per case (data, directory, checker, fsync). The audit is\nthe workload `audit` (case=corruption|fsync) run by the same coordinator as compare, so it\nrepeats and resumes as a compare does."
     )]
     Audit(AuditArgs),
     /// Provision each target, run the workloads on it, record every phase, tear down
@@ -221,7 +221,7 @@ pub struct ProvisionArgs {
 #[derive(Args, Debug)]
 pub struct AuditArgs {
     /// Target specs: FS[:KEY[=VALUE],...] of filesystems fsbench provisions (ext4, xfs, btrfs, zfs, f2fs)
-    #[arg(required = true)]
+    #[arg(required_unless_present = "resume")]
     pub targets: Vec<String>,
     /// Loop image size of each target, e.g. 512M
     #[arg(long, default_value = "512M", value_parser = size_arg)]
@@ -240,6 +240,12 @@ pub struct AuditArgs {
     /// Study directory (default: fsbench-audit-<time>-<pid>)
     #[arg(long)]
     pub out: Option<PathBuf>,
+    /// Run every case this many times, each on a freshly provisioned target
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub repeat: u32,
+    /// Continue the audit in DIR (killed or interrupted): run only what is missing, then report
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["targets", "out"])]
+    pub resume: Option<PathBuf>,
     #[command(flatten)]
     pub common: Common,
 }

@@ -9,6 +9,7 @@ pub mod list;
 pub mod provision;
 pub mod report;
 pub mod run;
+pub mod study;
 pub mod teardown;
 
 use crate::cli::{Cli, Command};

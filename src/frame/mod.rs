@@ -65,9 +65,9 @@ pub struct PhaseSpec {
     /// processes (read/write take the file position lock only when the file table is shared),
     /// which one-byte calls would otherwise measure. No live progress line then.
     pub single_thread: bool,
-    /// The phase reports space or inode figures from statvfs: a ZFS pool commits before both
-    /// readings (`provision::zfs::settle`), which other phases are spared (it costs a snapshot
-    /// and up to 2 s each time).
+    /// The phase reports space or inode figures from statvfs: the target settles before both
+    /// readings (`Handle::settle`: a ZFS pool commits), which other phases are spared (it costs
+    /// a snapshot and up to 2 s each time).
     pub space: bool,
     /// Run `Session::beside` on its own thread for the length of the phase (snapshots under
     /// load).
@@ -97,9 +97,12 @@ pub struct TargetCtx {
     /// A directory on the target's filesystem: statvfs before and after each phase, and the
     /// syncfs after a writing phase.
     pub stat_dir: Option<PathBuf>,
-    /// The ZFS pool under the target: committed (`provision::zfs::settle`) before every statvfs
-    /// reading, so space and inode figures count what was written.
-    pub zfs_pool: Option<String>,
+    /// What the filesystem is and can do (memory-backed, a pool, snapshots, ...).
+    pub caps: crate::provision::Caps,
+    /// The provisioned target, as a workload may handle it (its pool, images, offline), with the
+    /// hook that makes its space figures current before a statvfs; None for `run`'s paths and
+    /// the other ranks of a multi-rank run.
+    pub target: Option<std::sync::Arc<crate::provision::Handle>>,
     pub quiet: bool,
     /// Where this process stands among the ranks of a run (one process: rank 0 of 1).
     pub ranks: RankCtx,

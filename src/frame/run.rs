@@ -19,14 +19,13 @@ pub struct PhaseOutcome {
     pub stopped: Option<StopReason>,
 }
 
-/// statvfs of the target's directory. For a phase that reports space figures a ZFS pool commits
-/// first, or its figures lag behind what was written.
+/// statvfs of the target's directory. For a phase that reports space figures the target settles
+/// first (a ZFS pool commits), or its figures lag behind what was written.
 fn statvfs(dir: Option<&Path>, t: &TargetCtx, space: bool) -> Option<crate::sys::FsStat> {
     let dir = dir?;
-    if let (true, Some(pool)) = (space, &t.zfs_pool) {
-        if let Err(e) = crate::provision::zfs::settle(pool, dir) {
-            eprintln!("fsbench: warning: cannot commit pool {pool} before statvfs: {e}");
-        }
+    let settled = t.target.as_ref().filter(|_| space).and_then(|h| h.settle());
+    if let Some(Err(e)) = settled {
+        eprintln!("fsbench: warning: before statvfs: {e}");
     }
     crate::sys::statvfs(dir).ok()
 }
@@ -249,7 +248,7 @@ fn decorate(
     let part_reads = m.parts.get(k).map(|x| x.counters.get("reads").copied());
     let reads = spec.reads && !matches!(part_reads, Some(Some(r)) if r == 0.0);
     let mut notes = Vec::new();
-    if reads && t.fs == "tmpfs" {
+    if reads && t.caps.memory_backed {
         notes.push("page_cache: tmpfs lives in the page cache; reads measure memory".to_string());
     } else if reads && !f.dropped {
         notes.push(

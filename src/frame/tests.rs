@@ -103,7 +103,8 @@ fn every_phase_goes_through_the_same_steps_and_merges_per_part() {
         fs: "tmpfs".into(),
         device: None,
         stat_dir: Some(dir.path().to_path_buf()),
-        zfs_pool: None,
+        caps: crate::provision::caps("tmpfs"),
+        target: None,
         quiet: true,
         ranks: Default::default(),
     };

@@ -13,6 +13,8 @@ pub const DEF: FsDef = FsDef {
         vfs_mount: false,
     },
     kind: Kind::Dir,
+    snapshots: false,
+    integrity: None,
     summary: "an existing directory, e.g. dir:/mnt/nfs (nothing is formatted)",
     kernel_name: "",
     tool: "",

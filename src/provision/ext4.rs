@@ -25,6 +25,18 @@ pub const DEF: FsDef = FsDef {
         vfs_mount: true,
     },
     kind: Kind::Mkfs,
+    snapshots: false,
+    integrity: Some(super::Integrity {
+        locate: super::Locate::Fiemap,
+        dir_blocks: Some(super::DirBlocks::Debugfs),
+        // e2fsck: 4 = errors left uncorrected, 8 and up = it could not check.
+        checker: super::Checker::Offline {
+            argv: &["e2fsck", "-fn"],
+            found: |code| code.unwrap_or(8) & 4 != 0 || code.unwrap_or(8) >= 8,
+        },
+        errors: None,
+        kernel_prefix: "EXT4-fs",
+    }),
     summary: "ext4 on a loop image or device (mkfs.ext4)",
     kernel_name: "ext4",
     tool: "mkfs.ext4",

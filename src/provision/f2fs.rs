@@ -58,6 +58,17 @@ pub const DEF: FsDef = FsDef {
         vfs_mount: true,
     },
     kind: Kind::Mkfs,
+    snapshots: false,
+    integrity: Some(super::Integrity {
+        locate: super::Locate::Fiemap,
+        dir_blocks: None,
+        checker: super::Checker::Offline {
+            argv: &["fsck.f2fs"],
+            found: |code| code != Some(0),
+        },
+        errors: None,
+        kernel_prefix: "F2FS",
+    }),
     summary: "F2FS on a loop image or device (mkfs.f2fs); needs f2fs in the kernel",
     kernel_name: "f2fs",
     tool: "mkfs.f2fs",

@@ -63,14 +63,6 @@ pub struct Mounted {
 }
 
 impl Mounted {
-    /// The ZFS pool under this target, if it is one.
-    pub fn pool(&self) -> Option<String> {
-        self.state.resources.iter().find_map(|r| match r {
-            Resource::Pool { name } => Some(name.clone()),
-            _ => None,
-        })
-    }
-
     /// Unmounts, destroys the pool, detaches the loop device, deletes the image (unless kept).
     pub fn teardown(mut self) -> Result<Vec<String>, cleanup::TeardownError> {
         self.done = true;

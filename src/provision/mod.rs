@@ -24,6 +24,7 @@ pub mod xfs;
 pub mod zfs;
 
 pub use lifecycle::{provision, Mounted, ProvisionError, Request, TargetInfo};
+pub use offline::Handle;
 
 use crate::plan::spec::{self, Effect, FsSchema, TargetSpec};
 use crate::plan::PlanError;
@@ -65,11 +66,89 @@ pub struct MkfsDefault {
     pub args: &'static [&'static str],
 }
 
-/// One filesystem fsbench can provision: one file in src/target/ and one line in FILESYSTEMS.
+/// How the integrity audit finds a file's data in the images under a filesystem.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Locate {
+    /// FIEMAP's physical address is the device's byte offset (ext4, XFS, F2FS).
+    Fiemap,
+    /// FIEMAP gives btrfs's logical address; `btrfs-map-logical` maps it to each mirror.
+    FiemapLogical,
+    /// `zdb` lists a file's data blocks (DVAs) in the pool.
+    Zdb,
+}
+
+/// How the audit finds a block of a directory's entries (None: not located on this filesystem).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DirBlocks {
+    /// `debugfs -R 'blocks <ino>'` (ext4).
+    Debugfs,
+    /// `xfs_db -r -c 'inode N' -c bmap` (XFS).
+    XfsDb,
+}
+
+/// The checker the audit runs after the damage.
+#[derive(Debug, Clone, Copy)]
+pub enum Checker {
+    /// A read-only check of the unmounted device: the command (the device is appended) and
+    /// whether an exit status means it found problems.
+    Offline {
+        argv: &'static [&'static str],
+        found: fn(Option<i32>) -> bool,
+    },
+    /// `btrfs scrub start -B` on the mounted filesystem.
+    BtrfsScrub,
+    /// `zpool scrub` of the pool.
+    ZpoolScrub,
+}
+
+/// Where a filesystem counts the errors it found on its devices.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ErrorCount {
+    /// `btrfs device stats`: corruption errors.
+    BtrfsDeviceStats,
+    /// `zpool status`: the CKSUM column.
+    ZpoolCksum,
+}
+
+/// What the integrity audit needs to know of a filesystem (None: it cannot be audited).
+#[derive(Debug, Clone, Copy)]
+pub struct Integrity {
+    pub locate: Locate,
+    pub dir_blocks: Option<DirBlocks>,
+    pub checker: Checker,
+    pub errors: Option<ErrorCount>,
+    /// How its kernel messages begin (`EXT4-fs`, `XFS`, `BTRFS`), for the damage they report.
+    pub kernel_prefix: &'static str,
+}
+
+/// What a filesystem is and can do, as data: workloads, the frame and the coordinator ask these,
+/// never the filesystem's name.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Caps {
+    /// mkfs or `zpool create` formats a block device (so it needs root and a backing size).
+    pub formats: bool,
+    /// It lives in memory (tmpfs): its reads are memory reads; there is no device to bypass.
+    pub memory_backed: bool,
+    /// The target is the block device itself, nothing formatted or mounted.
+    pub raw_device: bool,
+    /// An existing directory of the user's (NFS, CephFS, Lustre): nothing is formatted.
+    pub existing_dir: bool,
+    /// A pool with datasets (ZFS): space and inode figures lag until the pool commits.
+    pub pool: bool,
+    /// It takes snapshots (btrfs subvolumes, ZFS datasets).
+    pub snapshots: bool,
+    /// How the integrity audit works on it, when it can.
+    pub integrity: Option<Integrity>,
+}
+
+/// One filesystem fsbench can provision: one file in src/provision/ and one line in FILESYSTEMS.
 #[derive(Debug, Clone, Copy)]
 pub struct FsDef {
     pub schema: FsSchema,
     pub kind: Kind,
+    /// Snapshots and the audit's tools (the rest of `Caps` follows from `kind`).
+    pub snapshots: bool,
+    pub integrity: Option<Integrity>,
     pub summary: &'static str,
     /// Name in /proc/filesystems ("" when not a kernel filesystem).
     pub kernel_name: &'static str,
@@ -95,6 +174,37 @@ pub static FILESYSTEMS: &[&FsDef] = &[
 
 pub fn find(name: &str) -> Option<&'static FsDef> {
     FILESYSTEMS.iter().copied().find(|d| d.schema.name == name)
+}
+
+impl FsDef {
+    /// What the filesystem is and can do.
+    pub fn caps(&self) -> Caps {
+        Caps {
+            formats: matches!(self.kind, Kind::Mkfs | Kind::Zfs),
+            memory_backed: self.kind == Kind::Tmpfs,
+            raw_device: self.kind == Kind::Raw,
+            existing_dir: self.kind == Kind::Dir,
+            pool: self.kind == Kind::Zfs,
+            snapshots: self.snapshots,
+            integrity: self.integrity,
+        }
+    }
+}
+
+/// The capabilities of a filesystem by its name in a spec (`ext4`, `dir`); none for a name
+/// fsbench does not provision.
+pub fn caps(name: &str) -> Caps {
+    find(name).map(FsDef::caps).unwrap_or_default()
+}
+
+/// The capabilities of a mounted filesystem by its kernel type (`fsbench run`'s directory):
+/// tmpfs is memory; any other is a directory of the user's.
+pub fn caps_of_mounted(kernel_fs: &str) -> Caps {
+    FILESYSTEMS
+        .iter()
+        .find(|d| d.kind == Kind::Tmpfs && d.kernel_name == kernel_fs)
+        .map(|d| d.caps())
+        .unwrap_or_else(|| caps(dir::DEF.schema.name))
 }
 
 pub fn schemas() -> Vec<FsSchema> {

@@ -13,6 +13,8 @@ pub const DEF: FsDef = FsDef {
         vfs_mount: false,
     },
     kind: Kind::Raw,
+    snapshots: false,
+    integrity: None,
     summary: "the block device itself, no filesystem (baseline for block workloads)",
     kernel_name: "",
     tool: "",

@@ -30,6 +30,8 @@ pub const DEF: FsDef = FsDef {
         vfs_mount: true,
     },
     kind: Kind::Tmpfs,
+    snapshots: false,
+    integrity: None,
     summary: "tmpfs in memory (the page cache ceiling); size= limits it",
     kernel_name: "tmpfs",
     tool: "",

@@ -82,6 +82,17 @@ pub const DEF: FsDef = FsDef {
         vfs_mount: true,
     },
     kind: Kind::Mkfs,
+    snapshots: false,
+    integrity: Some(super::Integrity {
+        locate: super::Locate::Fiemap,
+        dir_blocks: Some(super::DirBlocks::XfsDb),
+        checker: super::Checker::Offline {
+            argv: &["xfs_repair", "-n"],
+            found: |code| code != Some(0),
+        },
+        errors: None,
+        kernel_prefix: "XFS",
+    }),
     summary: "XFS on a loop image or device (mkfs.xfs); at least 300 MiB",
     kernel_name: "xfs",
     tool: "mkfs.xfs",

@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 use std::time::Instant;
 
-use super::coordinator::Where;
+use super::Where;
 use crate::frame::{Place, RankCtx, TargetCtx};
 use crate::plan::{Plan, TargetInfo, TargetSpec};
 use crate::provision::exec::Sys;
@@ -51,7 +51,8 @@ pub fn here_ctx(place: &Where, quiet: bool, ranks: RankCtx) -> Option<TargetCtx>
             fs: fs.clone(),
             device: device.clone(),
             stat_dir: Some(dir.clone()),
-            zfs_pool: None,
+            caps: provision::caps_of_mounted(fs),
+            target: None,
             quiet,
             ranks,
         }),
@@ -96,11 +97,12 @@ impl Getter<'_> {
     }
 
     fn got(&self, spec: &TargetSpec, m: Mounted) -> Got {
+        let caps = provision::caps(&spec.fs);
         if !self.quiet {
             eprintln!(
                 "fsbench: [{}] {} {} ({})",
                 spec.label,
-                if m.info.fs == "raw" || m.info.mountpoint.is_empty() {
+                if caps.raw_device || m.info.mountpoint.is_empty() {
                     "using the device"
                 } else {
                     "mounted on"
@@ -113,7 +115,7 @@ impl Getter<'_> {
         let device: Option<PathBuf> = m.info.device.as_ref().map(PathBuf::from);
         // A raw device or a zvol: the target is the device itself.
         let place = match &device {
-            Some(d) if fs == "raw" || *d == m.mountpoint => Place::Raw(d.clone()),
+            Some(d) if caps.raw_device || *d == m.mountpoint => Place::Raw(d.clone()),
             _ => Place::Mount(m.mountpoint.clone()),
         };
         Got {
@@ -124,7 +126,8 @@ impl Getter<'_> {
                 place,
                 fs,
                 device,
-                zfs_pool: m.pool(),
+                caps,
+                target: Some(std::sync::Arc::new(m.handle(spec))),
                 quiet: self.quiet,
                 ranks: self.ranks,
             },
@@ -190,7 +193,8 @@ impl Getter<'_> {
                     fs,
                     device: None,
                     stat_dir: Some(path),
-                    zfs_pool: None,
+                    caps: provision::caps(&spec.fs),
+                    target: None,
                     quiet: self.quiet,
                     ranks: self.ranks,
                 },

@@ -7,6 +7,7 @@
 pub const QUICK_SUITE: [&str; 2] = ["cdm:runtime=1s,size=256m", "files:count=20000"];
 
 pub mod aging;
+pub mod audit;
 pub mod block;
 pub mod bonnie;
 pub mod catalog;
@@ -30,6 +31,21 @@ pub enum Opened {
     Skip { test: String, reason: String },
 }
 
+/// Which target a workload runs on.
+pub enum Variant {
+    /// The plan's target, provisioned once for every workload that takes it as it is.
+    Same,
+    /// A target of its own, provisioned afresh from this spec for this workload alone (the
+    /// audit's fsync case runs behind the fault device); `test` names its records when it cannot
+    /// be had.
+    Own {
+        spec: crate::plan::TargetSpec,
+        test: String,
+    },
+    /// It cannot have a target of the kind it needs here: one skipped record.
+    Skip { test: String, reason: String },
+}
+
 pub trait Workload: Send + Sync {
     /// Binds the workload to a target, checking what can be checked there before anything runs.
     fn open(&self, t: &TargetCtx) -> Result<Opened, RunError>;
@@ -42,6 +58,17 @@ pub trait Workload: Send + Sync {
         _size: Option<u64>,
     ) -> Result<(), SpecError> {
         Ok(())
+    }
+
+    /// The target it runs on: the plan's (the default), or one provisioned for it alone.
+    fn variant(&self, _t: &crate::plan::TargetSpec) -> Variant {
+        Variant::Same
+    }
+
+    /// The workload name its records carry, when not the plan's own naming (the audit's two
+    /// cases both write `audit` records).
+    fn record_name(&self) -> Option<&'static str> {
+        None
     }
 }
 
@@ -94,6 +121,7 @@ pub static WORKLOADS: &[WorkloadDef] = &[
     iozone::DEF,
     aging::DEF,
     idle::DEF,
+    audit::DEF,
 ];
 
 /// Checks a workload spec (a workload of the table or a block preset) and builds it.

@@ -276,7 +276,7 @@ impl Block {
                 let s = crate::provision::snapshot::Snapper::open(
                     &t.fs,
                     dir,
-                    t.zfs_pool.as_deref(),
+                    t.target.as_ref().and_then(|h| h.pool()).as_deref(),
                 )
                 .map_err(RunError::Invalid)?;
                 let mut ctx = t.clone();

@@ -10,7 +10,8 @@ fn target(dir: &Path) -> TargetCtx {
         fs: "test".into(),
         device: None,
         stat_dir: Some(dir.to_path_buf()),
-        zfs_pool: None,
+        caps: Default::default(),
+        target: None,
         quiet: true,
         ranks: Default::default(),
     }

@@ -122,7 +122,8 @@ fn run_files(spec: &str, dir: &Path) -> Result<Vec<Phase>, String> {
         fs: "test".into(),
         device: None,
         stat_dir: Some(dir.to_path_buf()),
-        zfs_pool: None,
+        caps: Default::default(),
+        target: None,
         quiet: true,
         ranks: Default::default(),
     };

@@ -5,9 +5,9 @@
 use std::collections::BTreeSet;
 use std::time::{Duration, Instant};
 
-use crate::plan::TargetSpec;
+use super::AuditError;
 use crate::provision::exec::{argv, run_status, Sys};
-use crate::provision::Mounted;
+use crate::provision::{Checker, ErrorCount, Handle};
 use crate::store::Phase;
 
 fn kernel_log(sys: &Sys) -> Vec<String> {
@@ -58,9 +58,10 @@ pub fn kernel_summary(lines: &[String]) -> Vec<String> {
             Some(i) => &l[i + 2..],
             None => l.as_str(),
         };
-        let is_fs = ["EXT4-fs", "XFS", "BTRFS", "F2FS"]
+        let is_fs = crate::provision::FILESYSTEMS
             .iter()
-            .any(|k| msg.contains(k));
+            .filter_map(|d| d.integrity.map(|i| i.kernel_prefix))
+            .any(|k| !k.is_empty() && msg.contains(k));
         let lower = msg.to_ascii_lowercase();
         let about_damage = [
             "error", "fail", "corrupt", "csum", "crc", "checksum", "fixed", "bad",
@@ -78,10 +79,15 @@ pub fn kernel_summary(lines: &[String]) -> Vec<String> {
 
 /// The errors the filesystem has counted on its devices: btrfs `device stats` corruption
 /// errors, ZFS checksum errors; 0 where it keeps no such count.
-pub fn error_counter(sys: &Sys, fs: &str, mnt: &std::path::Path, pool: Option<&str>) -> u64 {
-    match (fs, pool) {
-        ("zfs", Some(p)) => zfs_cksum_errors(sys, p),
-        ("btrfs", _) => sys
+pub fn error_counter(
+    sys: &Sys,
+    how: Option<ErrorCount>,
+    mnt: &std::path::Path,
+    pool: Option<&str>,
+) -> u64 {
+    match (how, pool) {
+        (Some(ErrorCount::ZpoolCksum), Some(p)) => zfs_cksum_errors(sys, p),
+        (Some(ErrorCount::BtrfsDeviceStats), _) => sys
             .query(&argv(&["btrfs", "device", "stats", &mnt.to_string_lossy()]))
             .map(|t| {
                 t.lines()
@@ -107,20 +113,22 @@ pub fn zfs_cksum_errors(sys: &Sys, pool: &str) -> u64 {
 
 /// The filesystem's own checker on the damaged target, as a phase: `problems` is what it found
 /// (a count where it gives one, else 1 for "found something"), `exit_code` its exit status.
-pub fn checker(sys: &Sys, spec: &TargetSpec, m: &Mounted) -> Phase {
+pub fn checker(h: &Handle) -> Phase {
     let t0 = Instant::now();
-    let dev = m.device().unwrap_or_default();
-    let mnt = m.mountpoint.to_string_lossy().into_owned();
-    // e2fsck: 4 = errors left uncorrected, 8 and up = it could not check.
-    let result = match spec.fs.as_str() {
-        "ext4" => offline_check(spec, m, &["e2fsck", "-fn", &dev], |code| {
-            code.unwrap_or(8) & 4 != 0 || code.unwrap_or(8) >= 8
-        }),
-        "xfs" => offline_check(spec, m, &["xfs_repair", "-n", &dev], |code| code != Some(0)),
-        "f2fs" => offline_check(spec, m, &["fsck.f2fs", &dev], |code| code != Some(0)),
-        "btrfs" => btrfs_scrub(&mnt),
-        "zfs" => zfs_scrub(sys, m.pool().as_deref().unwrap_or("")),
-        other => Err(format!("no checker for {other}")),
+    let dev = h.device().unwrap_or_default();
+    let mnt = h.mountpoint.to_string_lossy().into_owned();
+    let how = crate::provision::caps(&h.spec().fs)
+        .integrity
+        .map(|i| i.checker);
+    let result = match how {
+        Some(Checker::Offline { argv, found }) => {
+            let mut cmd: Vec<&str> = argv.to_vec();
+            cmd.push(&dev);
+            offline_check(h, &cmd, found)
+        }
+        Some(Checker::BtrfsScrub) => btrfs_scrub(&mnt),
+        Some(Checker::ZpoolScrub) => zfs_scrub(h.sys(), h.pool().as_deref().unwrap_or("")),
+        None => Err(AuditError::Case(format!("no checker for {}", h.spec().fs))),
     };
     let mut p = Phase {
         test: "checker".into(),
@@ -134,7 +142,7 @@ pub fn checker(sys: &Sys, spec: &TargetSpec, m: &Mounted) -> Phase {
             }
             p.notes.push(format!("{}: {}", f.tool, f.summary));
         }
-        Err(e) => p.error = Some(e),
+        Err(e) => p.error = Some(e.to_string()),
     }
     p.duration_s = t0.elapsed().as_secs_f64();
     p
@@ -149,20 +157,12 @@ struct Finding {
     summary: String,
 }
 
-type CheckOut = Result<Finding, String>;
+type CheckOut = Result<Finding, AuditError>;
 
 /// A checker that reads the unmounted device; `found` reads its exit code; the summary is its
 /// first meaningful lines.
-fn offline_check(
-    spec: &TargetSpec,
-    m: &Mounted,
-    cmd: &[&str],
-    found: fn(Option<i32>) -> bool,
-) -> CheckOut {
-    let ran = m
-        .offline(spec, |_| run_status(&argv(cmd)))
-        .map_err(|e| e.to_string())?;
-    let (code, out, err) = ran.map_err(|e| e.to_string())?;
+fn offline_check(h: &Handle, cmd: &[&str], found: fn(Option<i32>) -> bool) -> CheckOut {
+    let (code, out, err) = h.offline(|_| run_status(&argv(cmd)))??;
     let text = format!("{out}{err}");
     let lines: Vec<&str> = text
         .lines()
@@ -186,8 +186,7 @@ fn offline_check(
 }
 
 fn btrfs_scrub(mnt: &str) -> CheckOut {
-    let (code, out, err) = run_status(&argv(&["btrfs", "scrub", "start", "-B", "-R", mnt]))
-        .map_err(|e| e.to_string())?;
+    let (code, out, err) = run_status(&argv(&["btrfs", "scrub", "start", "-B", "-R", mnt]))?;
     let get = |k: &str| -> f64 {
         out.lines()
             .find_map(|l| l.trim().strip_prefix(k)?.trim().parse().ok())
@@ -199,7 +198,7 @@ fn btrfs_scrub(mnt: &str) -> CheckOut {
         get("uncorrectable_errors:"),
     );
     if out.trim().is_empty() {
-        return Err(format!("btrfs scrub: {}", err.trim()));
+        return Err(AuditError::Case(format!("btrfs scrub: {}", err.trim())));
     }
     Ok(Finding {
         tool: "btrfs scrub".into(),
@@ -212,14 +211,11 @@ fn btrfs_scrub(mnt: &str) -> CheckOut {
 }
 
 fn zfs_scrub(sys: &Sys, pool: &str) -> CheckOut {
-    sys.run(&argv(&["zpool", "scrub", pool]))
-        .map_err(|e| e.to_string())?;
+    sys.run(&argv(&["zpool", "scrub", pool]))?;
     let end = Instant::now() + Duration::from_secs(120);
     let mut status = String::new();
     while Instant::now() < end {
-        status = sys
-            .query(&argv(&["zpool", "status", "-v", pool]))
-            .map_err(|e| e.to_string())?;
+        status = sys.query(&argv(&["zpool", "status", "-v", pool]))?;
         if !status.contains("in progress") {
             break;
         }

@@ -6,8 +6,16 @@
 
 use std::path::Path;
 
+use super::AuditError;
 use crate::provision::exec::{argv, Sys};
 use crate::provision::offline::Backing;
+use crate::provision::{DirBlocks, Locate};
+
+type R<T> = Result<T, AuditError>;
+
+fn err(what: String) -> AuditError {
+    AuditError::Locate(what)
+}
 
 /// A byte range in member `member`'s image.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -28,32 +36,38 @@ const ZFS_FRONT: u64 = 4 << 20;
 // FIEMAP extent flags that mean the physical address is not the data's place on the device.
 const NOT_PLAIN: u32 = 0x2 | 0x4 | 0x8 | 0x80 | 0x100 | 0x200;
 
-/// The copies of `file`'s first data block in the images under a filesystem of kind `fs`.
-/// On ZFS, `zfs_files` is what `zfs_files` listed and `zfs_path` the file's path in its dataset.
+/// The copies of `file`'s first data block in the images under a filesystem located by
+/// `locate`. On ZFS, `zfs_files` is what `zfs_files` listed and `zfs_path` the file's path in its
+/// dataset.
 pub fn data(
     sys: &Sys,
-    fs: &str,
+    locate: Locate,
     file: &Path,
     backing: &Backing,
     zfs_files: Option<&ZfsFiles>,
     zfs_path: &str,
-) -> Result<Copies, String> {
-    let meta = std::fs::metadata(file).map_err(|e| format!("{}: {e}", file.display()))?;
-    if fs == "zfs" {
+) -> R<Copies> {
+    let meta = std::fs::metadata(file).map_err(AuditError::io(file.display()))?;
+    if locate == Locate::Zdb {
         let blocks = zfs_files
             .and_then(|m| m.get(zfs_path))
-            .ok_or_else(|| format!("zdb did not list {zfs_path}"))?;
+            .ok_or_else(|| err(format!("zdb did not list {zfs_path}")))?;
         return zfs_copies(blocks, meta.len(), backing);
     }
-    let f = std::fs::File::open(file).map_err(|e| format!("{}: {e}", file.display()))?;
-    let extents = crate::sys::fiemap::extents(&f).map_err(|e| format!("FIEMAP on {fs}: {e}"))?;
+    let f = std::fs::File::open(file).map_err(AuditError::io(file.display()))?;
+    let extents = crate::sys::fiemap::extents(&f).map_err(AuditError::io("FIEMAP"))?;
     let x = extents
         .iter()
         .find(|x| x.flags & NOT_PLAIN == 0 && x.logical < meta.len())
-        .ok_or_else(|| format!("FIEMAP on {fs} gave no plain extent for {}", file.display()))?;
+        .ok_or_else(|| {
+            err(format!(
+                "FIEMAP gave no plain extent for {}",
+                file.display()
+            ))
+        })?;
     let len = x.length.min(meta.len() - x.logical);
-    let mirrors = match fs {
-        "btrfs" => btrfs_map(sys, x.physical, backing)?,
+    let mirrors = match locate {
+        Locate::FiemapLogical => btrfs_map(sys, x.physical, backing)?,
         _ => vec![(0, x.physical)],
     };
     Ok(mirrors
@@ -67,26 +81,24 @@ pub fn data(
 }
 
 /// btrfs logical address -> (member, device offset) of each mirror.
-fn btrfs_map(sys: &Sys, logical: u64, backing: &Backing) -> Result<Vec<(usize, u64)>, String> {
+fn btrfs_map(sys: &Sys, logical: u64, backing: &Backing) -> R<Vec<(usize, u64)>> {
     let dev = backing
         .devices
         .first()
-        .ok_or("btrfs without a loop device")?;
-    let out = sys
-        .query(&argv(&[
-            "btrfs-map-logical",
-            "-l",
-            &logical.to_string(),
-            "-b",
-            "4096",
-            &dev.to_string_lossy(),
-        ]))
-        .map_err(|e| e.to_string())?;
+        .ok_or_else(|| err("btrfs without a loop device".into()))?;
+    let out = sys.query(&argv(&[
+        "btrfs-map-logical",
+        "-l",
+        &logical.to_string(),
+        "-b",
+        "4096",
+        &dev.to_string_lossy(),
+    ]))?;
     let got = parse_btrfs_map(&out, backing);
     if got.is_empty() {
-        return Err(format!(
+        return Err(err(format!(
             "btrfs-map-logical did not map logical {logical}: {out}"
-        ));
+        )));
     }
     Ok(got)
 }
@@ -114,16 +126,14 @@ pub type ZfsFiles = std::collections::BTreeMap<String, Vec<ZfsBlock>>;
 
 /// One `zdb -ddddd POOL` over the whole pool (asking for one object fails on some zfs-fuse
 /// builds past the first dnode block), read for the root dataset's files.
-pub fn zfs_files(sys: &Sys, pool: &str) -> Result<ZfsFiles, String> {
-    let out = sys
-        .query(&argv(&[
-            "zdb",
-            "-U",
-            &crate::provision::zfs::cache_path(pool).to_string_lossy(),
-            "-ddddd",
-            pool,
-        ]))
-        .map_err(|e| e.to_string())?;
+pub fn zfs_files(sys: &Sys, pool: &str) -> R<ZfsFiles> {
+    let out = sys.query(&argv(&[
+        "zdb",
+        "-U",
+        &crate::provision::zfs::cache_path(pool).to_string_lossy(),
+        "-ddddd",
+        pool,
+    ]))?;
     Ok(parse_zdb_files(&out))
 }
 
@@ -159,15 +169,17 @@ pub fn parse_zdb_files(out: &str) -> ZfsFiles {
     files
 }
 
-fn zfs_copies(blocks: &[ZfsBlock], size: u64, backing: &Backing) -> Result<Copies, String> {
-    let (file_off, dvas, psize) = blocks.first().ok_or("zdb listed no data block")?;
+fn zfs_copies(blocks: &[ZfsBlock], size: u64, backing: &Backing) -> R<Copies> {
+    let (file_off, dvas, psize) = blocks
+        .first()
+        .ok_or_else(|| err("zdb listed no data block".into()))?;
     let len = (*psize).min(size.saturating_sub(*file_off)).max(1);
     let mut copies = Vec::new();
     for (vdev, off) in dvas {
         if *vdev != 0 {
-            return Err(format!(
+            return Err(err(format!(
                 "zdb names vdev {vdev}: only single-vdev pools are located"
-            ));
+            )));
         }
         // A single-device pool's vdev 0 is the device; a mirror's children hold each block at
         // the same offset, one copy per child.
@@ -211,11 +223,18 @@ pub fn parse_zdb_l0(out: &str) -> Vec<ZfsBlock> {
 
 /// A block of entries of directory `dir` (relative to the filesystem's root; inode `ino`) in the
 /// image, read from the unmounted device: ext4 through debugfs, XFS through xfs_db; the other
-/// filesystems are not located.
-pub fn dir_block(sys: &Sys, fs: &str, device: &str, dir: &Path, ino: u64) -> Result<Place, String> {
-    let q = |a: &[&str]| sys.query(&argv(a)).map_err(|e| e.to_string());
-    match fs {
-        "ext4" => {
+/// filesystems (`fs` names it) are not located.
+pub fn dir_block(
+    sys: &Sys,
+    how: Option<DirBlocks>,
+    fs: &str,
+    device: &str,
+    dir: &Path,
+    ino: u64,
+) -> R<Place> {
+    let q = |a: &[&str]| sys.query(&argv(a)).map_err(AuditError::from);
+    match how {
+        Some(DirBlocks::Debugfs) => {
             let bs = field(&q(&["dumpe2fs", "-h", device])?, "Block size:")?;
             let cmd = format!("blocks /{}", dir.display());
             let blocks = q(&["debugfs", "-R", &cmd, device])?;
@@ -228,37 +247,43 @@ pub fn dir_block(sys: &Sys, fs: &str, device: &str, dir: &Path, ino: u64) -> Res
             let first = *list
                 .get(1)
                 .or(list.first())
-                .ok_or_else(|| format!("debugfs listed no block of /{}", dir.display()))?;
+                .ok_or_else(|| err(format!("debugfs listed no block of /{}", dir.display())))?;
             Ok(Place {
                 member: 0,
                 offset: first * bs,
                 len: bs,
             })
         }
-        "xfs" => {
+        Some(DirBlocks::XfsDb) => {
             let sb = q(&["xfs_db", "-r", "-c", "sb 0", "-c", "p agblocks", "-c", "p blocksize", device])?;
             let agblocks = field(&sb, "agblocks =")?;
             let bs = field(&sb, "blocksize =")?;
             let bmap = q(&["xfs_db", "-r", "-c", &format!("inode {ino}"), "-c", "bmap", device])?;
-            let (agno, agbno) = parse_xfs_bmap(&bmap)
-                .ok_or_else(|| format!("xfs_db bmap listed no data block of inode {ino}: {bmap}"))?;
+            let (agno, agbno) = parse_xfs_bmap(&bmap).ok_or_else(|| {
+                err(format!("xfs_db bmap listed no data block of inode {ino}: {bmap}"))
+            })?;
             Ok(Place {
                 member: 0,
                 offset: (agno * agblocks + agbno) * bs,
                 len: bs,
             })
         }
-        _ => Err(format!(
+        None => Err(err(format!(
             "directory blocks are not located on {fs} yet (its directories live in b-tree leaves with checksums and copies of their own)"
-        )),
+        ))),
     }
 }
 
-fn field(text: &str, key: &str) -> Result<u64, String> {
+fn field(text: &str, key: &str) -> R<u64> {
     text.lines()
         .find_map(|l| l.trim().strip_prefix(key))
         .and_then(|v| v.trim().parse().ok())
-        .ok_or_else(|| format!("no '{key}' in: {}", text.lines().next().unwrap_or("")))
+        .ok_or_else(|| {
+            err(format!(
+                "no '{key}' in: {}",
+                text.lines().next().unwrap_or("")
+            ))
+        })
 }
 
 /// `data offset 0 startblock 24 (0/24) count 1 flag 0` -> (agno, agbno) of the first data block.

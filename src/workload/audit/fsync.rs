@@ -10,9 +10,13 @@ use std::os::unix::fs::FileExt;
 use std::path::Path;
 use std::time::Instant;
 
+use std::sync::{Arc, Mutex};
+
+use super::AuditError;
+use crate::frame::{Merged, PhaseSpec, RunError, Session, WorkerCtx, WorkerOut};
 use crate::io::{DataGen, WriteData};
-use crate::plan::TargetSpec;
-use crate::provision::Mounted;
+use crate::provision::faultdev::Faults;
+use crate::provision::Handle;
 use crate::store::Phase;
 
 /// Bytes of the file the experiment overwrites.
@@ -102,10 +106,10 @@ const BLOCKED: std::time::Duration = std::time::Duration::from_secs(10);
 /// cleared) and the call is given a minute more. Returns its result and whether it blocked.
 fn first_fsync(
     f: &std::fs::File,
-    faults: &crate::provision::faultdev::Faults,
+    faults: &Faults,
     pool: Option<&str>,
-) -> Result<(std::io::Result<()>, bool), String> {
-    let g = f.try_clone().map_err(|e| e.to_string())?;
+) -> Result<(std::io::Result<()>, bool), AuditError> {
+    let g = f.try_clone().map_err(AuditError::io("the file"))?;
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
         let _ = tx.send(g.sync_all());
@@ -121,38 +125,37 @@ fn first_fsync(
     }
     match rx.recv_timeout(std::time::Duration::from_secs(60)) {
         Ok(r) => Ok((r, true)),
-        Err(_) => Err("fsync blocked on the failing disk and still had not returned 60 s after it healed (the filesystem hangs; teardown may too)".into()),
+        Err(_) => Err(AuditError::Case("fsync blocked on the failing disk and still had not returned 60 s after it healed (the filesystem hangs; teardown may too)".into())),
     }
 }
 
 /// Runs the experiment on a target provisioned behind the fault device.
-pub fn fsync_case(spec: &TargetSpec, m: &Mounted) -> Result<Phase, String> {
+pub fn fsync_case(h: &Handle) -> Result<Phase, AuditError> {
     let t0 = Instant::now();
-    let fault = m
-        .fault
-        .as_ref()
-        .ok_or("the target is not behind fsbench's fault device")?;
-    let path = m.mountpoint.join("fsbench-fsync.dat");
+    let faults = h.faults.as_ref().ok_or_else(|| {
+        AuditError::Case("the target is not behind fsbench's fault device".into())
+    })?;
+    let path = h.mountpoint.join("fsbench-fsync.dat");
     let (old, new) = (content(0x01d), content(0x0e3));
-    let f = std::fs::File::create(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let f = std::fs::File::create(&path).map_err(AuditError::io(path.display()))?;
     f.write_all_at(&old, 0)
         .and_then(|_| f.sync_all())
-        .map_err(|e| format!("writing the old data: {e}"))?;
+        .map_err(AuditError::io("writing the old data"))?;
     crate::sys::sync();
-    if let Some(p) = m.pool() {
-        crate::provision::zfs::settle(&p, &m.mountpoint).map_err(|e| e.to_string())?;
+    if let Some(Err(e)) = h.settle() {
+        return Err(AuditError::Case(e));
     }
     f.write_all_at(&new, 0)
-        .map_err(|e| format!("overwriting in the page cache: {e}"))?;
-    fault.faults.set_fail_writes(true);
-    let (first, blocked) = first_fsync(&f, &fault.faults, m.pool().as_deref())?;
-    fault.faults.set_fail_writes(false);
+        .map_err(AuditError::io("overwriting in the page cache"))?;
+    faults.set_fail_writes(true);
+    let (first, blocked) = first_fsync(&f, faults, h.pool().as_deref())?;
+    faults.set_fail_writes(false);
     let retry = f.sync_all();
     let cached = classify(&read_all(&path), &old, &new);
-    let ro = crate::sys::mounts::mount_at(&m.mountpoint)
+    let ro = crate::sys::mounts::mount_at(&h.mountpoint)
         .is_some_and(|x| x.all_options().iter().any(|o| o == "ro"));
     drop(f);
-    let remount = m.offline(spec, |_| ());
+    let remount = h.offline(|_| ());
     let device = match &remount {
         Ok(()) => classify(&read_all(&path), &old, &new),
         Err(_) => Seen::Failed,
@@ -167,7 +170,7 @@ pub fn fsync_case(spec: &TargetSpec, m: &Mounted) -> Result<Phase, String> {
     metrics.insert("read_only_after".into(), ro as u8 as f64);
     metrics.insert("first_fsync_blocked".into(), blocked as u8 as f64);
     metrics.insert("mounts_again".into(), remount.is_ok() as u8 as f64);
-    for (k, v) in fault.faults.counts() {
+    for (k, v) in faults.counts() {
         metrics.insert(k.into(), v as f64);
     }
     let mut notes = vec![
@@ -180,7 +183,7 @@ pub fn fsync_case(spec: &TargetSpec, m: &Mounted) -> Result<Phase, String> {
         notes.push(format!(
             "the first fsync did not return while the disk failed ({} s); it returned once the disk healed{}",
             BLOCKED.as_secs(),
-            if m.pool().is_some() { " and `zpool clear` resumed the pool" } else { "" }
+            if h.pool().is_some() { " and `zpool clear` resumed the pool" } else { "" }
         ));
     }
     if ro {
@@ -196,6 +199,52 @@ pub fn fsync_case(spec: &TargetSpec, m: &Mounted) -> Result<Phase, String> {
         notes,
         ..Default::default()
     })
+}
+
+/// The fsync case on one target behind the fault device: one phase, one record.
+pub struct FsyncSession {
+    h: Arc<Handle>,
+    specs: Vec<PhaseSpec>,
+    done: Mutex<Vec<Phase>>,
+}
+
+impl FsyncSession {
+    pub fn new(h: Arc<Handle>) -> FsyncSession {
+        FsyncSession {
+            h,
+            specs: vec![PhaseSpec {
+                name: "fsync".into(),
+                does: "fsync a file, overwrite it, fail the disk, fsync, heal it, fsync again, read it through the cache and after a remount".into(),
+                workers: 1,
+                single_thread: true,
+                unit: "steps",
+                ..Default::default()
+            }],
+            done: Mutex::new(Vec::new()),
+        }
+    }
+}
+
+impl Session for FsyncSession {
+    fn phases(&self) -> &[PhaseSpec] {
+        &self.specs
+    }
+
+    fn work(&self, _phase: usize, _ctx: &WorkerCtx) -> WorkerOut {
+        let p = fsync_case(&self.h).unwrap_or_else(|e| Phase {
+            test: "fsync".into(),
+            error: Some(e.to_string()),
+            ..Default::default()
+        });
+        *self.done.lock().unwrap_or_else(|e| e.into_inner()) = vec![p];
+        WorkerOut::default()
+    }
+
+    fn finish(&mut self, _phase: usize, _m: &Merged) -> Result<Vec<Phase>, RunError> {
+        Ok(std::mem::take(
+            &mut *self.done.lock().unwrap_or_else(|e| e.into_inner()),
+        ))
+    }
 }
 
 #[cfg(test)]

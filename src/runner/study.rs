@@ -1,0 +1,139 @@
+//! The study a run writes: opened new or resumed (the records of unfinished runs set aside, a
+//! torn last record kept), every record appended the moment it exists, and how it ended.
+
+use super::{Ended, Options, RunnerError};
+use crate::metrics::clock::now_rfc3339;
+use crate::store::{Manifest, Record, Status, StoreError, Study};
+
+pub struct Sink {
+    pub study: Option<Study>,
+    pub records: Vec<Record>,
+}
+
+impl Sink {
+    pub fn save(&mut self, rec: Record) -> Result<(), StoreError> {
+        if let Some(s) = self.study.as_mut() {
+            s.append(&rec)?;
+        }
+        self.records.push(rec);
+        Ok(())
+    }
+}
+
+/// Opens the study: new, resumed (records of unfinished targets set aside), or none (dry run).
+pub(super) fn open_study(opts: &Options, manifest: &mut Manifest) -> Result<Sink, RunnerError> {
+    if opts.dry_run {
+        return Ok(Sink {
+            study: None,
+            records: Vec::new(),
+        });
+    }
+    if !opts.resume {
+        let study = Study::create(&opts.out, manifest)?;
+        return Ok(Sink {
+            study: Some(study),
+            records: Vec::new(),
+        });
+    }
+    let (mut s, mut old) = Study::open(&opts.out)?;
+    let (earlier, torn) = crate::store::load_results_torn(&opts.out)?;
+    // A torn last record (a crash while it was written): its bytes go to results.partial.jsonl
+    // and the run it belongs to is measured again, even if the manifest counted it done.
+    let torn_note = torn.as_deref().map(|t| undo_torn(&mut old.completed, t));
+    // Records of a (target, repeat) that did not reach its teardown are set aside and measured
+    // again, so that every (target, test, repeat) ends up in results.jsonl once.
+    let (keep, moved): (Vec<Record>, Vec<Record>) = earlier
+        .into_iter()
+        .partition(|r| old.completed.contains(&(r.target.clone(), r.repeat)));
+    s.set_aside(&keep, &moved, torn.as_deref())?;
+    *manifest = Manifest {
+        status: Status::Running,
+        finished_at: None,
+        stopped_by: None,
+        rank_failure: None,
+        ..old
+    };
+    manifest.warnings.push(format!(
+        "resumed at {}: {} target runs were complete; {} records of unfinished ones moved to results.partial.jsonl",
+        now_rfc3339(),
+        manifest.completed.len(),
+        moved.len()
+    ));
+    manifest.warnings.extend(torn_note);
+    s.save_manifest(manifest)?;
+    Ok(Sink {
+        study: Some(s),
+        records: keep,
+    })
+}
+
+/// A torn last record names its target and repeat as far as its bytes go: that run is taken out
+/// of the completed list (the last completed run of that target, or the last of all, when the
+/// bytes stop before the repeat or the target). Returns the manifest's note.
+fn undo_torn(completed: &mut Vec<(String, u32)>, torn: &str) -> String {
+    let (target, repeat) = crate::store::torn_key(torn);
+    let at = completed.iter().rposition(|(t, r)| {
+        target.as_ref().is_none_or(|want| want == t) && repeat.is_none_or(|want| want == *r)
+    });
+    let redone = at.map(|i| completed.remove(i));
+    format!(
+        "results.jsonl ended with a torn record ({} bytes, a crash while it was written): moved to results.partial.jsonl{}",
+        torn.len(),
+        match redone {
+            Some((t, r)) => format!("; target {t} (repeat {}) is measured again", r + 1),
+            None => String::new(),
+        }
+    )
+}
+
+/// How the study ended, in the manifest: status, end time, the signal that stopped it.
+pub(super) fn finish_manifest(manifest: &mut Manifest, mut ended: Ended) -> Ended {
+    if let (Some(why), false) = (crate::stop::requested(), matches!(ended, Ended::Ranks(_))) {
+        ended = Ended::Interrupted(why);
+    }
+    manifest.finished_at = Some(now_rfc3339());
+    manifest.status = match &ended {
+        Ended::Complete => Status::Complete,
+        Ended::Interrupted(_) => Status::Interrupted,
+        Ended::Refused(_) => Status::Refused,
+        Ended::Ranks(_) => Status::Failed,
+    };
+    if let Some(why) = crate::stop::requested() {
+        manifest.stopped_by = Some(why.to_string());
+    }
+    ended
+}
+
+#[cfg(test)]
+mod torn_tests {
+    use super::undo_torn;
+
+    #[test]
+    fn a_torn_record_takes_its_run_out_of_the_completed_list() {
+        let done = || {
+            vec![
+                ("ext4".to_string(), 0),
+                ("xfs".to_string(), 0),
+                ("ext4".to_string(), 1),
+            ]
+        };
+        let mut c = done();
+        let note = undo_torn(
+            &mut c,
+            r#"{"schema":1,"target":"xfs","fs":"xfs","workload":"w","test":"t","repeat":0,"#,
+        );
+        assert_eq!(c, vec![("ext4".to_string(), 0), ("ext4".to_string(), 1)]);
+        assert!(
+            note.contains("target xfs (repeat 1) is measured again"),
+            "{note}"
+        );
+        // Only the target: its last completed run.
+        let mut c = done();
+        undo_torn(&mut c, r#"{"schema":1,"target":"ext4","fs"#);
+        assert_eq!(c, vec![("ext4".to_string(), 0), ("xfs".to_string(), 0)]);
+        // Nothing readable: the last completed run of all.
+        let mut c = done();
+        undo_torn(&mut c, "{\"sch");
+        assert_eq!(c.len(), 2);
+    }
+}
