@@ -1,7 +1,7 @@
 //! The house rules that keep the code readable, checked on the source itself:
 //! - no import cycle between top-level modules (it prints each module's `use crate::X` list);
 //! - no file in src/ over 700 lines, no function over 120 lines, main.rs under 80 lines;
-//! - `unsafe` only in src/sys/ and src/engine/uring.rs (the crate denies it elsewhere);
+//! - `unsafe` only in src/sys/ (the crate denies it elsewhere);
 //! - nothing tracked refers to the shared folder beside the repository (a user's clone lacks it).
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -233,7 +233,7 @@ fn unsafe_lives_in_the_system_layer_only() {
         let rel = f.strip_prefix(&src).unwrap().display().to_string();
         if text.contains("allow(unsafe_code)") {
             assert!(
-                rel.starts_with("sys/") || rel == "engine/uring.rs" || rel == "lib.rs",
+                rel.starts_with("sys/") || rel == "lib.rs",
                 "{rel} allows unsafe code: only the system layer may"
             );
         }
@@ -514,4 +514,65 @@ fn the_file_graph_reads_paths_and_finds_circles() {
         file_circles(&g),
         [vec!["a.rs".to_string(), "b.rs".to_string()]]
     );
+}
+
+/// The code of a file without its test module (a `#[cfg(test)]` item runs to the file's end by
+/// this crate's convention) and without comments; empty for a `tests.rs`.
+fn code_of(file: &Path) -> String {
+    if file.file_name().is_some_and(|n| n == "tests.rs") {
+        return String::new();
+    }
+    let text = std::fs::read_to_string(file).unwrap();
+    let end = text.find("#[cfg(test)]").unwrap_or(text.len());
+    text[..end]
+        .lines()
+        .map(|l| l.split("//").next().unwrap_or(""))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// Where `lit` (a quoted literal) stands as a comparison: beside `==` or `!=`, or as a match arm.
+fn compared(code: &str, lit: &str) -> bool {
+    code.match_indices(lit).any(|(i, _)| {
+        let before = code[..i].trim_end();
+        let after = code[i + lit.len()..].trim_start();
+        before.ends_with("==")
+            || before.ends_with("!=")
+            || after.starts_with("==")
+            || after.starts_with("!=")
+            || after.starts_with("=>")
+            || (after.starts_with('|') && !after.starts_with("||"))
+    })
+}
+
+#[test]
+fn filesystems_are_asked_by_capability_not_compared_by_name() {
+    let src = root().join("src");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    let names: Vec<String> = fsbench::provision::FILESYSTEMS
+        .iter()
+        .map(|d| format!("\"{}\"", d.schema.name))
+        .collect();
+    let mut bad = Vec::new();
+    for f in files {
+        let rel = f.strip_prefix(&src).unwrap().display().to_string();
+        if rel.starts_with("provision/") {
+            continue;
+        }
+        let code = code_of(&f);
+        for n in &names {
+            if compared(&code, n) {
+                bad.push(format!("{rel} compares a filesystem's name ({n})"));
+            }
+        }
+    }
+    assert!(
+        bad.is_empty(),
+        "ask provision::caps (or a target's caps) instead:\n{}",
+        bad.join("\n")
+    );
+    assert!(compared("if fs == \"tmpfs\" {", "\"tmpfs\""));
+    assert!(compared("match x { \"zfs\" => 1 }", "\"zfs\""));
+    assert!(!compared("let p = dir.join(\"dir\");", "\"dir\""));
 }

@@ -108,7 +108,7 @@ fn list_shows_filesystems_keys_and_workloads() {
         "dir",
         "raw",
         "cdm-nvme",
-        "seed000",
+        "hpc-battery",
         "web-server",
         "io_uring",
         "null",
@@ -172,8 +172,8 @@ fn teardown_of_an_unknown_mountpoint_is_a_clear_error() {
     );
 }
 
-/// The job file printed in seed 000, as printed.
-const SEED_000: &str = include_str!("fixtures/seed000.fio");
+/// The job file printed in the HPC study (Computers 2024), as printed.
+const SEED_000: &str = include_str!("fixtures/hpc-study.fio");
 
 #[test]
 fn the_seed_000_job_file_fails_with_line_numbers_and_nothing_runs() {

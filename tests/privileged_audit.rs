@@ -126,7 +126,15 @@ fn a_killed_audit_resumes_and_repeats_like_a_compare() {
     let wd = workdir();
     let out = wd.path().join("audit");
     let mut child = bin()
-        .args(["audit", "ext4", "xfs", "--case", "corruption", "--repeat", "2"])
+        .args([
+            "audit",
+            "ext4",
+            "xfs",
+            "--case",
+            "corruption",
+            "--repeat",
+            "2",
+        ])
         .args(["--files", "16", "--size", "512M", "-q", "--out"])
         .arg(&out)
         .arg("--workdir")
@@ -169,8 +177,7 @@ fn a_killed_audit_resumes_and_repeats_like_a_compare() {
         }
     }
     let m: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(out.join("manifest.json")).unwrap())
-            .unwrap();
+        serde_json::from_str(&std::fs::read_to_string(out.join("manifest.json")).unwrap()).unwrap();
     assert_eq!(m["status"], "complete");
     no_leftovers(wd.path());
 }

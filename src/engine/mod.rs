@@ -1,5 +1,5 @@
 //! I/O engines: a handful of operations (buffer, queue, complete, sync) behind one trait, listed in
-//! one ENGINES table. Engines never read the clock: the runner (`runner::io`) times every I/O the
+//! one ENGINES table. Engines never read the clock: the I/O loop (`io::drive`) times every I/O the
 //! same way whatever the engine, as fio's `td_io_queue` does.
 
 pub mod null;

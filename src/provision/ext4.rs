@@ -3,7 +3,7 @@ use super::{FsDef, Kind, MkfsDefault, MIB};
 use crate::plan::spec::{Effect::*, FsSchema, OptKey, ValueKind::*};
 
 const KEYS: &[OptKey] = &[
-    OptKey { name: "inodes", value: Int { min: 16, max: u32::MAX as u64 }, effect: Mkfs(&["-N", "{}"]), help: "number of inodes (mkfs.ext4 -N), as seed 003 needed for a billion files" },
+    OptKey { name: "inodes", value: Int { min: 16, max: u32::MAX as u64 }, effect: Mkfs(&["-N", "{}"]), help: "number of inodes (mkfs.ext4 -N), as the billion-files study needed for a billion files" },
     OptKey { name: "bytes_per_inode", value: Int { min: 1024, max: 67_108_864 }, effect: Mkfs(&["-i", "{}"]), help: "bytes per inode (mkfs.ext4 -i); fsbench sets 16384 unless this or inodes is given" },
     OptKey { name: "inode_size", value: Choice(&["128", "256", "512", "1024"]), effect: Mkfs(&["-I", "{}"]), help: "inode size in bytes (mkfs.ext4 -I); default 256" },
     OptKey { name: "blocksize", value: Choice(&["1024", "2048", "4096"]), effect: Mkfs(&["-b", "{}"]), help: "block size (mkfs.ext4 -b); default 4096, set explicitly so small images do not get 1024" },

@@ -13,19 +13,19 @@ const KEYS: &[OptKey] = &[
         name: "segs_per_sec",
         value: Int { min: 1, max: 512 },
         effect: Mkfs(&["-s", "{}"]),
-        help: "segments per section (mkfs.f2fs -s), seed 003 used 10",
+        help: "segments per section (mkfs.f2fs -s), the billion-files study used 10",
     },
     OptKey {
         name: "secs_per_zone",
         value: Int { min: 1, max: 512 },
         effect: Mkfs(&["-z", "{}"]),
-        help: "sections per zone (mkfs.f2fs -z), seed 003 used 10",
+        help: "sections per zone (mkfs.f2fs -z), the billion-files study used 10",
     },
     OptKey {
         name: "large_nat_bitmap",
         value: Flag,
         effect: Mkfs(&["-i"]),
-        help: "extended node bitmap for more inodes (mkfs.f2fs -i), as seed 003",
+        help: "extended node bitmap for more inodes (mkfs.f2fs -i), as the billion-files study",
     },
     super::DISCARD,
     OptKey {

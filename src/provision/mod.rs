@@ -1,4 +1,4 @@
-//! Provisioning (the folder was `src/target/`): the FILESYSTEMS table, backings, safety guards, teardown and leftover cleanup.
+//! Provisioning: the FILESYSTEMS table (each filesystem's keys and capabilities), backings, safety guards, teardown and leftover cleanup.
 //! This is the only module that runs mkfs, mount, zpool and losetup.
 
 pub mod btrfs;

@@ -1,4 +1,4 @@
-//! The raw block device, no filesystem: block jobs run on the device itself (seed 002's "Raw"
+//! The raw block device, no filesystem: block jobs run on the device itself (the Btrfs vs ZFS article's "Raw"
 //! column). A loop image by default, or the --device, under the same guards as mkfs.
 use super::{FsDef, Kind};
 use crate::plan::spec::FsSchema;

@@ -7,7 +7,7 @@ const KEYS: &[OptKey] = &[
         name: "maxpct",
         value: Int { min: 0, max: 100 },
         effect: Mkfs(&["-i", "maxpct={}"]),
-        help: "max % of space for inodes (mkfs.xfs -i maxpct=), as seed 003 used",
+        help: "max % of space for inodes (mkfs.xfs -i maxpct=), as the billion-files study used",
     },
     OptKey {
         name: "isize",

@@ -450,6 +450,9 @@ pub fn release_daemon(sys: &Sys) -> Option<String> {
         ));
     }
     crate::sys::send_signal(rec.owner.pid, libc::SIGTERM);
+    // Recorded as the command it is equivalent to, so that the manifest lists the daemon's end
+    // beside its start.
+    sys.record(&argv(&["kill", "-TERM", &rec.owner.pid.to_string()]));
     let deadline = Instant::now() + Duration::from_secs(15);
     while rec.owner.alive() && Instant::now() < deadline {
         crate::sys::reap(rec.owner.pid);

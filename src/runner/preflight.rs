@@ -49,7 +49,7 @@ pub(super) fn check_ranks(opts: &Options, many: bool) -> Result<(), SpecError> {
         .plan
         .targets
         .iter()
-        .find(|t| provisions && t.fs != "dir")
+        .find(|t| provisions && !crate::provision::caps(&t.fs).existing_dir)
     {
         return Err(SpecError(format!(
             "target '{}' formats or mounts a filesystem: under mpirun every rank would provision its own. Run multi-rank studies on a directory every rank sees: dir:/shared/path (NFS, Lustre, CephFS, BeeGFS, or a local directory for ranks on one node)",
@@ -124,10 +124,8 @@ pub(super) fn check_targets(
                 t.label
             )));
         }
-        let size = match t.fs.as_str() {
-            "dir" => None,
-            _ => Some(t.size.unwrap_or(opts.plan.size_bytes)),
-        };
+        let size = (!crate::provision::caps(&t.fs).existing_dir)
+            .then(|| t.size.unwrap_or(opts.plan.size_bytes));
         for (_, w) in workloads {
             w.check_target(t, size)?;
         }

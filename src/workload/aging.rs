@@ -1,4 +1,4 @@
-//! `aging`: seed 002's in-place write test. A file is written sequentially (1 MiB blocks, QD8),
+//! `aging`: the Btrfs vs ZFS article's in-place write test. A file is written sequentially (1 MiB blocks, QD8),
 //! read back sequentially with the caches dropped, overwritten in place by 4 KiB random writes
 //! (QD32, for a share of its blocks or for a time, optionally with snapshots taken under load),
 //! and read sequentially again. Copy-on-write filesystems scatter the overwritten blocks; the
@@ -17,7 +17,7 @@ use crate::plan::{Overrides, WorkloadSpec};
 
 pub const DEF: WorkloadDef = WorkloadDef {
     name: "aging",
-    summary: "seed 002's in-place writes: write a file (SEQ1M Q8), read it, overwrite it with 4K random writes (Q32), read it again; FIEMAP layout after each",
+    summary: "the Btrfs vs ZFS article's in-place writes: write a file (SEQ1M Q8), read it, overwrite it with 4K random writes (Q32), read it again; FIEMAP layout after each",
     params: &[
         ("file_size", "the file, default 1G (or --file-size)"),
         ("overwrite", "share of the file's 4K blocks overwritten, default 100%"),

@@ -39,7 +39,7 @@ pub static PRESETS: &[Preset] = &[
             ("RND4K_Q1T1-read", "rw=randread,bs=4k,iodepth=1"),
             ("RND4K_Q1T1-write", "rw=randwrite,bs=4k,iodepth=1"),
         ],
-        why: "seed 002's CrystalDiskMark-style table; CrystalDiskMark 8's default profile",
+        why: "the Btrfs vs ZFS article's CrystalDiskMark-style tables; CrystalDiskMark 8's default profile",
     },
     Preset {
         name: "cdm-nvme",
@@ -55,69 +55,69 @@ pub static PRESETS: &[Preset] = &[
     },
     Preset {
         name: "seq-read",
-        summary: "sequential 1 MiB reads (seed 000 job 1)",
+        summary: "sequential 1 MiB reads (the HPC study's job 1)",
         global: DEFAULTS,
         jobs: &[("seq-read", "rw=read,bs=1m,iodepth=1")],
-        why: "seed 000's [job_1_seq_read]: rw=read, bs=1M, libaio, direct, no iodepth (fio's 1)",
+        why: "the HPC study's [job_1_seq_read]: rw=read, bs=1M, libaio, direct, no iodepth (fio's 1)",
     },
     Preset {
         name: "seq-write",
-        summary: "sequential 1 MiB writes (seed 000 job 2)",
+        summary: "sequential 1 MiB writes (the HPC study's job 2)",
         global: DEFAULTS,
         jobs: &[("seq-write", "rw=write,bs=1m,iodepth=1")],
-        why: "seed 000's [job_2_seq_write]: rw=write, bs=1M, libaio, direct, no iodepth (fio's 1)",
+        why: "the HPC study's [job_2_seq_write]: rw=write, bs=1M, libaio, direct, no iodepth (fio's 1)",
     },
     Preset {
         name: "rand-read",
-        summary: "random 4 KiB reads, queue depth 32 (seed 000 random tests)",
+        summary: "random 4 KiB reads, queue depth 32 (the HPC study's random tests)",
         global: DEFAULTS,
         jobs: &[("rand-read", "rw=randread,bs=4k,iodepth=32")],
-        why: "seed 000 describes random 4 KiB tests but omits their job text; queue depth 32 as in CrystalDiskMark's RND4K_Q32T1",
+        why: "the HPC study describes random 4 KiB tests but omits their job text; queue depth 32 as in CrystalDiskMark's RND4K_Q32T1",
     },
     Preset {
         name: "rand-write",
-        summary: "random 4 KiB writes, queue depth 32 (seed 000 random tests)",
+        summary: "random 4 KiB writes, queue depth 32 (the HPC study's random tests)",
         global: DEFAULTS,
         jobs: &[("rand-write", "rw=randwrite,bs=4k,iodepth=32")],
         why: "as rand-read",
     },
     Preset {
         name: "mixed",
-        summary: "random reads and writes 70/30 of 4 KiB to 1 MiB, queue depth 16 (seed 000 mixed test)",
+        summary: "random reads and writes 70/30 of 4 KiB to 1 MiB, queue depth 16 (the HPC study's mixed test)",
         global: DEFAULTS,
         jobs: &[(
             "mixed",
             "rw=randrw,rwmixread=70,bssplit=4k/60:64k/30:1m/10,iodepth=16",
         )],
-        why: "seed 000's mixed load \"combines sequential and random read-write operations\" without job text; small random and large near-sequential requests in one stream",
+        why: "the HPC study's mixed load \"combines sequential and random read-write operations\" without job text; small random and large near-sequential requests in one stream",
     },
     Preset {
         name: "web-server",
-        summary: "random reads and writes 80/20 of 4 KiB, queue depth 64 (seed 000 web server)",
+        summary: "random reads and writes 80/20 of 4 KiB, queue depth 64 (the HPC study's web server)",
         global: DEFAULTS,
         jobs: &[("web-server", "rw=randrw,rwmixread=80,bs=4k,iodepth=64")],
-        why: "seed 000: \"80/20 read-write ratio and depth of 64\"",
+        why: "the HPC study: \"80/20 read-write ratio and depth of 64\"",
     },
     Preset {
         name: "db-server",
-        summary: "random reads and writes 50/50 of 8-64 KiB, queue depth 128 (seed 000 job 6)",
+        summary: "random reads and writes 50/50 of 8-64 KiB, queue depth 128 (the HPC study's job 6)",
         global: DEFAULTS,
         jobs: &[(
             "db-server",
             "rw=randrw,rwmixread=50,bsrange=8k-64k,iodepth=128",
         )],
-        why: "seed 000's [job_6_db_server], with its invalid 'bs = 8 k-64 k' written as bsrange=8k-64k",
+        why: "the HPC study's [job_6_db_server], with its invalid 'bs = 8 k-64 k' written as bsrange=8k-64k",
     },
     Preset {
         name: "hpc",
         summary: "4 jobs each writing its own 256 MiB file sequentially in 4 MiB requests, queue depth 8",
         global: DEFAULTS,
         jobs: &[("hpc", "rw=write,bs=4m,iodepth=8,numjobs=4,size=256m,filename=")],
-        why: "seed 000's HPC test ran 16 pods of an application; the common HPC I/O pattern is the N-to-N checkpoint (a file per process, large sequential writes)",
+        why: "the HPC study's HPC test ran 16 pods of an application; the common HPC I/O pattern is the N-to-N checkpoint (a file per process, large sequential writes)",
     },
     Preset {
-        name: "seed000",
-        summary: "the whole seed 000 battery: seq-read, seq-write, rand-read, rand-write, mixed, web-server, db-server, hpc",
+        name: "hpc-battery",
+        summary: "the whole battery of the HPC study (Computers 2024, 13(6), 139): seq-read, seq-write, rand-read, rand-write, mixed, web-server, db-server, hpc",
         global: DEFAULTS,
         jobs: &[
             ("seq-read", "rw=read,bs=1m,iodepth=1"),
@@ -129,11 +129,17 @@ pub static PRESETS: &[Preset] = &[
             ("db-server", "rw=randrw,rwmixread=50,bsrange=8k-64k,iodepth=128"),
             ("hpc", "rw=write,bs=4m,iodepth=8,numjobs=4,size=256m,filename="),
         ],
-        why: "the presets above, in seed 000's order",
+        why: "the presets above, in the HPC study's order",
     },
 ];
 
 pub fn find(name: &str) -> Option<&'static Preset> {
+    // `seed000`: the battery's earlier name, still read from older studies' plans.
+    let name = if name == "seed000" {
+        "hpc-battery"
+    } else {
+        name
+    };
     PRESETS.iter().find(|p| p.name == name)
 }
 

@@ -285,8 +285,8 @@ stonewall
         assert!(parse("; nothing\n", "e.fio").unwrap_err()[0].contains("no job section"));
     }
 
-    /// The job file printed in seed 000, as printed (with its trailing `;` explanations).
-    const SEED_000: &str = include_str!("../../../tests/fixtures/seed000.fio");
+    /// The job file printed in the HPC study (Computers 2024), as printed (with its trailing `;` explanations).
+    const SEED_000: &str = include_str!("../../../tests/fixtures/hpc-study.fio");
 
     #[test]
     fn seed_000_job_file_fails_with_line_numbered_reasons() {

@@ -29,7 +29,7 @@ impl Line {
     }
 }
 
-/// Strips a comment: from any `;` (no fio value contains one; seed 000 writes `direct = 1; ...`),
+/// Strips a comment: from any `;` (no fio value contains one; the HPC study's job file writes `direct = 1; ...`),
 /// or from a `#` that starts the line or follows white space.
 fn strip_comment(line: &str) -> &str {
     let b = line.as_bytes();

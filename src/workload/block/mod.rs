@@ -1,4 +1,4 @@
-//! Block I/O workloads: presets (`cdm`, `seed000`, ...), ad hoc `block:` jobs and fio job files
+//! Block I/O workloads: presets (`cdm`, `hpc-battery`, ...), ad hoc `block:` jobs and fio job files
 //! (`fio:JOBFILE`, `fsbench run`). Jobs run in groups split at `stonewall` (one frame phase per
 //! group); jobs of a group run side by side, each with `numjobs` workers. Each job becomes one
 //! record with throughput, IOPS, latency (whole histogram), CPU, a per-second series and what the

@@ -25,6 +25,8 @@ pub struct BlockSession {
     block: Block,
     r: Resolved,
     fs: String,
+    /// The target lives in memory (tmpfs): no page-cache note.
+    memory: bool,
     quiet: bool,
     /// Job indices of each phase (stonewall group).
     groups: Vec<Vec<usize>>,
@@ -117,6 +119,7 @@ impl BlockSession {
             block,
             r,
             fs: t.fs.clone(),
+            memory: t.caps.memory_backed,
             quiet: t.quiet,
             groups,
             members,
@@ -296,10 +299,7 @@ impl BlockSession {
         let mut notes = self.r.notes[ji].clone();
         let buffered = part.how.iter().any(|h| h.starts_with("buffered"));
         let region_total = self.region_total(ji);
-        if part.counter("reads") > 0.0
-            && self.fs != "tmpfs"
-            && buffered
-            && region_total < self.mem_total
+        if part.counter("reads") > 0.0 && !self.memory && buffered && region_total < self.mem_total
         {
             notes.push(format!(
                 "page_cache: buffered reads of {} on a machine with {} of RAM may be served from the page cache",

@@ -1,4 +1,4 @@
-//! Snapshots under load (seed 002): `snapshots=RATE` on a block phase takes read-only snapshots
+//! Snapshots under load (the Btrfs vs ZFS article): `snapshots=RATE` on a block phase takes read-only snapshots
 //! of the target at that rate on a thread beside the workers, timing each; `keep=N` deletes the
 //! oldest beyond N as it goes, timing each deletion. The phase's records get the count, the
 //! creation latency histogram, the space the snapshots held and a per-second series of when

@@ -1,4 +1,4 @@
-//! `bonnie`: seed 001's battery, re-implemented from bonnie++ 2.00a's documented behaviour (not
+//! `bonnie`: the battery of the ext4/XFS/btrfs SSD study, re-implemented from bonnie++ 2.00a's documented behaviour (not
 //! its code): sequential output per character, per block and rewrite; sequential input per
 //! character and per block; random seeks by several seekers; then sequential and random
 //! create / read (stat) / delete of many files. One record per test, named as bonnie++'s CSV
@@ -22,7 +22,7 @@ pub use options::Bonnie;
 
 pub const DEF: WorkloadDef = WorkloadDef {
     name: "bonnie",
-    summary: "bonnie++'s battery (seed 001): per-char, block and rewrite I/O, random seeks, file create/stat/delete; bonnie:size=1G,ram=512M",
+    summary: "bonnie++'s battery (the ext4/XFS/btrfs SSD study): per-char, block and rewrite I/O, random seeks, file create/stat/delete; bonnie:size=1G,ram=512M",
     params: &[
         ("size", "IO file size (bonnie++ -s); default twice ram, at least 300M, rounded up to a whole GiB"),
         ("ram", "RAM to outsize (-r; default this machine's); size must be at least twice it; ram=0 lifts the rule"),
@@ -99,6 +99,7 @@ impl Workload for Bonnie {
             self.clone(),
             dir.to_path_buf(),
             t.fs.clone(),
+            t.caps.memory_backed,
         ))))
     }
 }

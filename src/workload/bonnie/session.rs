@@ -98,6 +98,8 @@ impl Test {
 pub struct BonnieSession {
     b: Bonnie,
     fs: String,
+    /// The target lives in memory (tmpfs): no page-cache note, its reads are memory reads.
+    memory: bool,
     file: PathBuf,
     root: PathBuf,
     tests: Vec<Test>,
@@ -121,7 +123,7 @@ pub struct BonnieSession {
 }
 
 impl BonnieSession {
-    pub fn new(b: Bonnie, dir: PathBuf, fs: String) -> BonnieSession {
+    pub fn new(b: Bonnie, dir: PathBuf, fs: String, memory: bool) -> BonnieSession {
         let tests: Vec<Test> = Test::ALL
             .into_iter()
             .filter(|t| {
@@ -161,6 +163,7 @@ impl BonnieSession {
             root: dir.join("fsbench-bonnie-files"),
             b,
             fs,
+            memory,
             tests,
             specs,
             names: None,
@@ -452,7 +455,7 @@ impl BonnieSession {
             ));
         }
         let mem = self.mem_total;
-        if t.is_io() && self.b.size < mem && self.fs != "tmpfs" && !self.b.direct {
+        if t.is_io() && self.b.size < mem && !self.memory && !self.b.direct {
             ph.notes.push(format!(
                 "page_cache: the IO file ({}) is smaller than RAM ({}): it may be served from the page cache",
                 crate::plan::units::format_bytes(self.b.size),

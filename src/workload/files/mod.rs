@@ -1,4 +1,4 @@
-//! `files`: many small files, as the billion-files study (seed 003) wrote them: a tree of top
+//! `files`: many small files, as the billion-files study (BfFS) wrote them: a tree of top
 //! folders and subfolders, sizes from a distribution, every file's content unique and
 //! incompressible and bound to the file by a trailer (run seed, file number, checksum), then read
 //! back and verified. Multi-threaded (one subfolder at a time per worker), checkpointed after each
@@ -28,10 +28,10 @@ pub use crate::io::content::{content, verify, Checksum, Dist, Fsync, Tree, Verdi
 
 pub const DEF: WorkloadDef = WorkloadDef {
     name: "files",
-    summary: "many small files (seed 003): write, read back and verify, stat, delete; files:count=200000,threads=2",
+    summary: "many small files (the billion-files study): write, read back and verify, stat, delete; files:count=200000,threads=2",
     params: &[
         ("count", "number of files (default 100000), spread over 10 tops x 10 subfolders"),
-        ("schedule", "the seed's schedules: 10M, 100M or 1B (100 tops, subfolders of 100,000 files)"),
+        ("schedule", "the billion-files study's schedules: 10M, 100M or 1B (100 tops, subfolders of 100,000 files)"),
         ("tops", "top folders"),
         ("subs", "subfolders per top folder"),
         ("files", "files per subfolder"),
@@ -44,7 +44,7 @@ pub const DEF: WorkloadDef = WorkloadDef {
         ("threads", "worker threads (default: the CPU count)"),
         ("fsync", "none (default), file, dir or end"),
         ("phases", "any of write,read,stat,delete joined by + (default write+read)"),
-        ("checksum", "crc32c (default) or crc32 (as the seed)"),
+        ("checksum", "crc32c (default) or crc32 (as the billion-files study)"),
         ("seed", "content seed (default: from the clock, recorded)"),
         ("path", "absolute directory for the tree (default: the target's mount point)"),
         ("resume", "1: continue a tree whose write phase was interrupted"),

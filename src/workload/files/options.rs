@@ -36,7 +36,7 @@ fn shape(spec: &WorkloadSpec) -> Result<(u64, u64, u64, u64), SpecError> {
             "1B" => (1_000_000_000, 100),
             o => {
                 return Err(spec.bad(format!(
-                    "schedule={o}: the seed's schedules are 10M, 100M and 1B"
+                    "schedule={o}: the billion-files study's schedules are 10M, 100M and 1B"
                 )))
             }
         };
@@ -131,12 +131,15 @@ fn run_options(spec: &WorkloadSpec) -> Result<(usize, Fsync, Checksum, u64), Spe
         Some(t) => t as usize,
         None => crate::sys::host::cpus(),
     };
-    let fsync = match spec.param("fsync").unwrap_or("none") {
-        "none" => Fsync::None,
-        "file" => Fsync::File,
-        "dir" => Fsync::Dir,
-        "end" => Fsync::End,
-        o => return Err(spec.bad(format!("fsync={o}: use none, file, dir or end"))),
+    const FSYNC: [(&str, Fsync); 4] = [
+        ("none", Fsync::None),
+        ("file", Fsync::File),
+        ("dir", Fsync::Dir),
+        ("end", Fsync::End),
+    ];
+    let want = spec.param("fsync").unwrap_or("none");
+    let Some(&(_, fsync)) = FSYNC.iter().find(|(name, _)| *name == want) else {
+        return Err(spec.bad(format!("fsync={want}: use none, file, dir or end")));
     };
     let checksum = match spec.param("checksum").unwrap_or("crc32c") {
         "crc32c" => Checksum::Crc32c,

@@ -1,4 +1,4 @@
-//! `iozone`: seed 004's matrix, re-implemented from iozone's documented behaviour (not its code).
+//! `iozone`: the iozone shoot-out's matrix (ext4 and btrfs as ratios to XFS), re-implemented from iozone's documented behaviour (not its code).
 //! The automatic mode (`iozone -a`): file sizes 64 KiB to 512 MiB doubling, record sizes 4 KiB
 //! to 16 MiB doubling (never larger than the file; from 64 KiB for files of 32 MiB and more
 //! unless all_records=1), and per cell: sync, then the tests in iozone's order (write, rewrite,
@@ -30,7 +30,7 @@ pub const NAME: &str = "iozone";
 
 pub const DEF: WorkloadDef = WorkloadDef {
     name: NAME,
-    summary: "iozone's matrix (seed 004): 13 tests over file size x record size, as iozone -a; iozone:max_file=64M,tests=write+read+random",
+    summary: "iozone's matrix (the iozone shoot-out): 13 tests over file size x record size, as iozone -a; iozone:max_file=64M,tests=write+read+random",
     params: &[
         ("min_file", "smallest file (iozone -n), default 64K"),
         ("max_file", "largest file (-g), default 512M"),
@@ -70,18 +70,18 @@ pub static METRICS: &[MetricDef] = &[
     m("lat_*_ns", Nanoseconds, Lower),
 ];
 
-/// Whether a target of this filesystem type takes O_DIRECT (tmpfs: refused here, as the issue
-/// of record is about device I/O and tmpfs has none).
-fn direct_refused(fs: &str) -> Option<String> {
-    (fs == "tmpfs").then(|| {
-        "direct=1 on tmpfs: tmpfs has no device to bypass the cache to; drop direct=1 or use a disk-backed target".to_string()
+/// Whether a target takes O_DIRECT (a memory-backed filesystem: refused here, as the issue of
+/// record is about device I/O and it has none).
+fn direct_refused(fs: &str, caps: crate::provision::Caps) -> Option<String> {
+    caps.memory_backed.then(|| {
+        format!("direct=1 on {fs}: {fs} has no device to bypass the cache to; drop direct=1 or use a disk-backed target")
     })
 }
 
 impl Workload for Iozone {
     fn check_target(&self, t: &TargetSpec, size: Option<u64>) -> Result<(), super::SpecError> {
         if self.direct {
-            if let Some(why) = direct_refused(&t.fs) {
+            if let Some(why) = direct_refused(&t.fs, crate::provision::caps(&t.fs)) {
                 return Err(super::SpecError(format!("{}: {why}", t.label)));
             }
         }
@@ -104,7 +104,7 @@ impl Workload for Iozone {
             });
         };
         if self.direct {
-            if let Some(why) = direct_refused(&t.fs) {
+            if let Some(why) = direct_refused(&t.fs, t.caps) {
                 return Err(RunError::Invalid(why));
             }
             if let Some(lbs) = t
@@ -135,7 +135,7 @@ impl Workload for Iozone {
         Ok(Opened::Run(Box::new(session::IozoneSession::new(
             self.clone(),
             dir.to_path_buf(),
-            t.fs.clone(),
+            t.caps.memory_backed,
             t.quiet,
         ))))
     }

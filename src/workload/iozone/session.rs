@@ -63,7 +63,8 @@ pub fn probe_direct(dir: &Path, fs: &str) -> Result<(), RunError> {
 pub struct IozoneSession {
     z: Iozone,
     dir: PathBuf,
-    fs: String,
+    /// The target lives in memory (tmpfs): no page-cache note.
+    memory: bool,
     cells: Vec<Cell>,
     steps: Vec<Step>,
     specs: Vec<PhaseSpec>,
@@ -82,7 +83,7 @@ pub struct IozoneSession {
 }
 
 impl IozoneSession {
-    pub fn new(z: Iozone, dir: PathBuf, fs: String, quiet: bool) -> IozoneSession {
+    pub fn new(z: Iozone, dir: PathBuf, memory: bool, quiet: bool) -> IozoneSession {
         let cells = z.cells();
         let tests: Vec<Test> = z.groups.iter().flat_map(|g| g.tests()).copied().collect();
         let mut steps = Vec::new();
@@ -148,7 +149,7 @@ impl IozoneSession {
             spans: Mutex::new(vec![None; workers]),
             z,
             dir,
-            fs,
+            memory,
             cells,
             steps,
             specs,
@@ -415,7 +416,7 @@ impl IozoneSession {
         let cell = self.cells[step.cell];
         let files = cell.file * self.z.threads.max(1) as u64;
         let direct = self.z.direct && !step.test.def().stream;
-        if files < self.mem_total && !direct && !self.z.purge && self.fs != "tmpfs" {
+        if files < self.mem_total && !direct && !self.z.purge && !self.memory {
             ph.notes.push(format!(
                 "page_cache: the file ({}) is smaller than RAM ({}) and neither direct=1 nor purge=1 is set: this measures the page cache",
                 format_bytes(files),
