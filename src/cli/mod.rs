@@ -104,6 +104,10 @@ pub struct BlockArgs {
     /// Test file size of every block job, e.g. 256M (default: each job's own, 1G for presets)
     #[arg(long, value_parser = nonzero_size_arg, allow_hyphen_values = true)]
     pub file_size: Option<u64>,
+    /// The seed every workload without a seed of its own derives its data from (default: a fresh
+    /// one, recorded in the study's study.toml)
+    #[arg(long)]
+    pub seed: Option<u64>,
 }
 
 impl BlockArgs {
@@ -111,6 +115,7 @@ impl BlockArgs {
         crate::plan::Overrides {
             runtime: self.runtime,
             file_size: self.file_size,
+            seed: self.seed,
         }
     }
 }
@@ -173,6 +178,13 @@ pub enum Command {
         after_help = "Examples:\n  fsbench audit ext4 xfs btrfs btrfs:nodatasum btrfs:data=dup zfs zfs:checksum=off zfs:copies=2\n  fsbench audit btrfs:raid1 zfs:mirror --out audit-study\n  fsbench audit ext4 xfs btrfs --case fsync   the fsync-failure table alone\n  fsbench audit ext4 xfs --repeat 3 --out audit-study\n  fsbench audit --resume audit-study  finish a killed audit\n  fsbench report audit-study          the table again\n\nOn each target (a loop image fsbench makes; never --device, a dir: target or tmpfs) it\nwrites files of known content (a checksummed trailer, as the files workload), unmounts (or\nexports the pool), flips 16 bytes of one copy of every other file's data in the image (found\nwith FIEMAP, btrfs-map-logical or zdb) and of a block of a directory's entries (ext4, xfs), mounts\nagain and reads everything back. Then e2fsck -fn, xfs_repair -n, btrfs scrub or zpool scrub.\n\nThe fsync case puts a fresh filesystem on fsbench's fault device (a FUSE file served by\nfsbench under the loop device), overwrites a fsynced file in the page cache, fails the disk,\ncalls fsync, heals the disk, calls fsync again, and reads the file through the cache and after\na remount (\"fsyncgate\"). --case fsync for it alone.\n\nRecords go to OUT/results.jsonl, one per case (data, directory, checker, fsync). The audit is\nthe workload `audit` (case=corruption|fsync) run by the same coordinator as compare, so it\nrepeats and resumes as a compare does."
     )]
     Audit(AuditArgs),
+    /// Run a study written down (a TOML file, or one of the five published studies fsbench ships):
+    /// its targets, workloads, sizes and repeats, then its published findings checked against
+    /// this host ("Published vs this host")
+    #[command(
+        after_help = "Examples:\n  fsbench study --list                        the shipped studies, with their titles and sources\n  fsbench study billion-files --check          the resolved plan: targets, workloads, jobs, claims; runs nothing\n  fsbench study billion-files --out bf         the small scale (fits a 2-core VM in about 10 minutes)\n  fsbench study iozone-vs-xfs --scale full     the published sizes\n  fsbench study my.toml --set repeat=5 --set 'targets=[\"ext4\",\"xfs\"]'\n  fsbench study old-study/study.toml --out new-study   re-run a study's plan anywhere\n  fsbench study --resume bf                    finish a killed study\n\nA study file is compare's flags written down: targets, workloads, repeat, size, runtime,\nfile_size, baseline, seed, plus title, source, notes, [scale.small] / [scale.full] tables of\noverrides and [[claim]] entries (says, quote, published, target, vs, workload, test, vs_test,\nmetric, expect = \"< X\" | \"> X\" | \"A..B\", why). Every compare writes its plan as study.toml\ninto its study directory."
+    )]
+    Study(StudyArgs),
     /// Provision each target, run the workloads on it, record every phase, tear down
     #[command(
         after_help = "Examples:\n  fsbench compare ext4 xfs btrfs zfs --out study\n  fsbench compare ext4 'ext4:nojournal,label=ext4-nj' --workload smoke:size=256M\n  fsbench compare 'zfs:recordsize=128k,label=zfs-128k' 'zfs:recordsize=4k,label=zfs-4k'\n  fsbench compare xfs btrfs --device /dev/sdb --wipe\n  fsbench compare dir:/mnt/nfs tmpfs\n  fsbench compare ext4 xfs raw --workload cdm --runtime 2s --file-size 256M\n  fsbench compare ext4 btrfs --workload 'block:rw=randread,bs=4k,iodepth=32'\n  fsbench compare ext4 xfs --workload fio:db.fio\n  fsbench compare xfs btrfs --workload iozone:max_file=64m --size 2G   the iozone shoot-out's matrix\n  fsbench compare ext4 xfs --workload bonnie:size=4G,ram=2G --size 8G\n  fsbench compare btrfs btrfs:nodatacow zfs --workload aging --workload aging:snapshots=3/s   the Btrfs vs ZFS article\n  fsbench compare btrfs:raid1 zfs:mirror 'zfs:raidz,devices=3' --workload cdm\n  fsbench compare --resume study                 finish a killed study\n  mpirun -np 4 fsbench compare dir:/mnt/nfs -w hpc -w files   many ranks (the mpi feature)\n\nResults: OUT/results.jsonl (one JSON record per phase, written as it finishes) and\nOUT/manifest.json (plan, environment, commands as run). Schema: docs/results-schema.md."
@@ -293,6 +305,38 @@ pub struct ReportArgs {
 }
 
 #[derive(Args, Debug)]
+pub struct StudyArgs {
+    /// A study file (TOML), or the name of a study fsbench ships (`--list` names them)
+    #[arg(required_unless_present_any = ["list", "resume"], value_name = "FILE|NAME")]
+    pub study: Option<String>,
+    /// List the shipped studies with their titles and sources
+    #[arg(long, conflicts_with_all = ["study", "resume"])]
+    pub list: bool,
+    /// Study directory for results, manifest, study.toml and the reports
+    #[arg(short, long)]
+    pub out: Option<PathBuf>,
+    /// Which [scale.NAME] table of the file applies: small (the default when the file has it)
+    /// or full (the published sizes)
+    #[arg(long, value_name = "NAME")]
+    pub scale: Option<String>,
+    /// Override a key of the file, in TOML's syntax: --set repeat=5, --set 'targets=["ext4"]'
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    pub sets: Vec<String>,
+    /// Print the resolved plan (every target, workload and job as it will run, and the claims)
+    /// and touch nothing
+    #[arg(long)]
+    pub check: bool,
+    /// Continue the study in DIR (killed or interrupted): run only what is missing, then report
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["study", "out", "list"])]
+    pub resume: Option<PathBuf>,
+    /// Keep the loop image files after teardown
+    #[arg(long)]
+    pub keep: bool,
+    #[command(flatten)]
+    pub common: Common,
+}
+
+#[derive(Args, Debug)]
 pub struct CompareArgs {
     /// Target specs: FS[:KEY[=VALUE],...] (see `fsbench list`)
     #[arg(required_unless_present = "resume")]
@@ -386,6 +430,7 @@ pub fn build_plan(
         repeat,
         overrides,
         ranks: Default::default(),
+        study: None,
     })
 }
 

@@ -24,7 +24,7 @@ fn case_spec(case: Case, a: &AuditArgs) -> WorkloadSpec {
 /// The plan: a resumed audit's, or the targets with one workload per case.
 fn plan_of(a: &AuditArgs) -> anyhow::Result<Plan> {
     if let Some(dir) = &a.resume {
-        return super::study::resumed_plan(dir, "audit");
+        return super::studyrun::resumed_plan(dir, "audit");
     }
     let mut targets = Vec::new();
     for t in &a.targets {
@@ -53,12 +53,13 @@ fn plan_of(a: &AuditArgs) -> anyhow::Result<Plan> {
         baseline: None,
         overrides: Default::default(),
         ranks: Default::default(),
+        study: None,
     })
 }
 
 pub fn run(a: AuditArgs) -> anyhow::Result<Exit> {
     let plan = plan_of(&a)?;
-    let r = super::study::Run {
+    let r = super::studyrun::Run {
         command: "audit",
         plan,
         out: a.resume.clone().or(a.out.clone()),
@@ -67,5 +68,5 @@ pub fn run(a: AuditArgs) -> anyhow::Result<Exit> {
         keep: false,
         common: &a.common,
     };
-    super::study::run(r, &crate::frame::Local)
+    super::studyrun::run(r, &crate::frame::Local)
 }

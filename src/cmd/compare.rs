@@ -8,7 +8,7 @@ use crate::plan::Plan;
 /// The plan: a resumed study's, or one built from the arguments.
 fn plan_of(a: &CompareArgs) -> anyhow::Result<Plan> {
     match &a.resume {
-        Some(dir) => super::study::resumed_plan(dir, "compare"),
+        Some(dir) => super::studyrun::resumed_plan(dir, "compare"),
         None => crate::cli::build_plan(
             &a.targets,
             &a.workloads,
@@ -27,7 +27,7 @@ pub fn run(a: CompareArgs) -> anyhow::Result<Exit> {
     if a.resume.is_none() {
         plan.ranks = a.ranks.plan();
     }
-    let r = super::study::Run {
+    let r = super::studyrun::Run {
         command: "compare",
         plan,
         out: a.resume.clone().or(a.out.clone()),
@@ -36,5 +36,5 @@ pub fn run(a: CompareArgs) -> anyhow::Result<Exit> {
         keep: a.keep,
         common: &a.common,
     };
-    super::study::run(r, team.as_ref())
+    super::studyrun::run(r, team.as_ref())
 }

@@ -10,6 +10,7 @@ pub mod provision;
 pub mod report;
 pub mod run;
 pub mod study;
+pub mod studyrun;
 pub mod teardown;
 
 use crate::cli::{Cli, Command};
@@ -106,6 +107,7 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<Exit> {
         Command::Teardown(a) => teardown::run(a),
         Command::Cleanup { common } => cleanup::run(common),
         Command::Compare(a) => compare::run(*a),
+        Command::Study(a) => study::run(a),
         Command::Audit(a) => audit::run(a),
     }
 }

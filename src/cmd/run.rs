@@ -147,6 +147,7 @@ pub fn run(a: RunArgs) -> anyhow::Result<Exit> {
         baseline: None,
         overrides,
         ranks: a.ranks.plan(),
+        study: None,
     };
     super::install_signals()?;
     let opts = runner::Options {

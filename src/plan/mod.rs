@@ -4,6 +4,7 @@ pub mod fio;
 pub mod job;
 pub mod provisioned;
 pub mod spec;
+pub mod study;
 pub mod units;
 pub mod workload;
 
@@ -51,6 +52,10 @@ pub struct Plan {
     /// How the ranks of a multi-rank run (mpirun) share the target.
     #[serde(default)]
     pub ranks: RankPlan,
+    /// What the plan is, when it comes from a study file (`fsbench study`): its title, source,
+    /// and the published findings the report checks.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub study: Option<study::StudyMeta>,
 }
 
 /// How the ranks of a multi-rank run share the target (recorded: both change what is measured).

@@ -94,4 +94,8 @@ pub fn parse_workload(text: &str) -> Result<WorkloadSpec, PlanError> {
 pub struct Overrides {
     pub runtime: Option<std::time::Duration>,
     pub file_size: Option<u64>,
+    /// The study's seed: every workload without a seed of its own derives its data from it, so
+    /// that the study re-runs alike (`study.toml`); None draws a fresh one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seed: Option<u64>,
 }

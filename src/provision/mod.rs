@@ -307,6 +307,47 @@ pub fn mount_argv(spec: &TargetSpec, source: &str, mountpoint: &str, size: u64) 
     argv
 }
 
+/// What provisioning a target would do, as lines to print (`fsbench study --check`): its backing
+/// and the commands, with `/dev/loopN` for the loop device it would get; or why this host
+/// cannot provide it.
+pub fn describe(spec: &TargetSpec, size: u64) -> Vec<String> {
+    let def = def_of(spec);
+    let size = spec.size.unwrap_or(size);
+    if let Err(e) = lifecycle::availability(spec) {
+        return vec![format!("skipped on this host: {e}")];
+    }
+    let image = format!(
+        "a sparse loop image of {}",
+        crate::plan::units::format_bytes(size)
+    );
+    let devs: Vec<String> = (0..layout::members(spec))
+        .map(|k| {
+            format!(
+                "/dev/loop{}",
+                if k == 0 { "N".into() } else { format!("N{k}") }
+            )
+        })
+        .collect();
+    let cmd = |a: Vec<String>| exec::cmdline(&a);
+    match def.kind {
+        Kind::Dir => vec![format!(
+            "an existing directory: a scratch directory in {}",
+            spec.path.as_deref().unwrap_or("?")
+        )],
+        Kind::Raw => vec![image, "the loop device itself, nothing formatted".into()],
+        Kind::Tmpfs => vec![cmd(mount_argv(spec, "tmpfs", "MNT", size))],
+        Kind::Zfs => vec![
+            image,
+            cmd(zfs::create_argv_on(spec, "fsbench-RUNID-N", &devs, "MNT")),
+        ],
+        Kind::Mkfs => vec![
+            image,
+            cmd(mkfs_argv_on(spec, &devs)),
+            cmd(mount_argv(spec, &devs[0], "MNT", size)),
+        ],
+    }
+}
+
 /// Refuses a backing smaller than the filesystem can honestly be made on.
 pub fn check_size(spec: &TargetSpec, size: u64) -> Result<(), PlanError> {
     let def = def_of(spec);

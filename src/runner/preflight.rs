@@ -71,7 +71,11 @@ pub(super) fn agree(
     manifest: &mut Manifest,
 ) -> Result<RankCtx, RunnerError> {
     let rank = team.rank();
-    let seed = crate::plan::fio::values::fresh_seed();
+    let seed = opts
+        .plan
+        .overrides
+        .seed
+        .unwrap_or_else(crate::plan::fio::values::fresh_seed);
     let mut ctx = RankCtx {
         rank,
         seed,

@@ -22,6 +22,7 @@ fn opts(dir: &std::path::Path, jobfile: &str) -> Options {
             baseline: None,
             overrides: Default::default(),
             ranks: Default::default(),
+            study: None,
         },
         out: dir.join("study"),
         place: Where::Here {

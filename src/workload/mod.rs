@@ -70,6 +70,12 @@ pub trait Workload: Send + Sync {
     fn record_name(&self) -> Option<&'static str> {
         None
     }
+
+    /// What it will run, as lines to print (`fsbench study --check`): a block workload's jobs
+    /// as they run.
+    fn describe(&self) -> Vec<String> {
+        Vec::new()
+    }
 }
 
 /// Checks a workload spec (with the command line's overrides) and builds the workload.

@@ -280,6 +280,7 @@ mod tests {
         let o = Overrides {
             runtime: Some(Duration::from_secs(2)),
             file_size: Some(256 << 20),
+            seed: None,
         };
         for j in &mut jobs {
             apply_overrides(j, &o);

@@ -304,6 +304,13 @@ impl Workload for Block {
         Ok(Opened::Run(Box::new(self.session(t)?)))
     }
 
+    fn describe(&self) -> Vec<String> {
+        self.jobs
+            .iter()
+            .map(|j| format!("[{}] {}", j.name, j.line()))
+            .collect()
+    }
+
     fn check_target(
         &self,
         t: &crate::plan::TargetSpec,

@@ -90,7 +90,7 @@ fn files_param(spec: &WorkloadSpec) -> Result<(u64, u64, u64, u64), SpecError> {
 
 pub fn build(
     spec: &WorkloadSpec,
-    _o: &crate::plan::Overrides,
+    o: &crate::plan::Overrides,
 ) -> Result<Box<dyn Workload>, SpecError> {
     let ram = mib_size(spec, "ram")?.unwrap_or_else(crate::sys::host::mem_total_bytes);
     let size = match mib_size(spec, "size")? {
@@ -135,7 +135,7 @@ pub fn build(
     }
     let seed = match spec.param("seed") {
         Some(_) => spec.number("seed", 0)?,
-        None => crate::plan::fio::values::fresh_seed() & 0xffff_ffff,
+        None => o.seed.unwrap_or_else(crate::plan::fio::values::fresh_seed) & 0xffff_ffff,
     };
     Ok(Box::new(Bonnie {
         size,

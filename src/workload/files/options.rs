@@ -125,7 +125,10 @@ fn phases(spec: &WorkloadSpec) -> Result<Vec<PhaseKind>, SpecError> {
     Ok(phases)
 }
 
-fn run_options(spec: &WorkloadSpec) -> Result<(usize, Fsync, Checksum, u64), SpecError> {
+fn run_options(
+    spec: &WorkloadSpec,
+    study_seed: Option<u64>,
+) -> Result<(usize, Fsync, Checksum, u64), SpecError> {
     let threads = match num(spec, "threads")? {
         Some(0) => return Err(spec.bad("threads must be at least 1")),
         Some(t) => t as usize,
@@ -148,18 +151,18 @@ fn run_options(spec: &WorkloadSpec) -> Result<(usize, Fsync, Checksum, u64), Spe
     };
     let seed = match num(spec, "seed")? {
         Some(s) => s,
-        None => crate::plan::fio::values::fresh_seed(),
+        None => study_seed.unwrap_or_else(crate::plan::fio::values::fresh_seed),
     };
     Ok((threads, fsync, checksum, seed))
 }
 
 pub fn build(
     spec: &WorkloadSpec,
-    _o: &crate::plan::Overrides,
+    o: &crate::plan::Overrides,
 ) -> Result<Box<dyn Workload>, SpecError> {
     let (tops, subs, per_sub, count) = shape(spec)?;
     let (dist, mean, sd, min, max) = sizes(spec)?;
-    let (threads, fsync, checksum, seed) = run_options(spec)?;
+    let (threads, fsync, checksum, seed) = run_options(spec, o.seed)?;
     let path = spec.param("path").map(PathBuf::from);
     if let Some(p) = &path {
         if !p.is_absolute() {

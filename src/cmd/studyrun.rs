@@ -1,0 +1,164 @@
+//! A plan run as a study: what `compare` and `audit` share (and every command that runs a plan on
+//! provisioned targets): root where it provisions, the signals, the leftovers of dead runs, the
+//! work directory, the coordinator, report.md and report.html in the study, the short terminal
+//! report, and the exit status.
+
+use std::path::PathBuf;
+
+use super::{exit_for, need_root, Exit};
+use crate::cli::Common;
+use crate::plan::Plan;
+use crate::ranks::Team;
+use crate::report::StudyReport;
+use crate::runner::{self, Ended, Where};
+use crate::store::{self, Record};
+
+/// A plan to run, where, and how the command was asked.
+pub struct Run<'a> {
+    /// The command's name, for messages (`fsbench compare`).
+    pub command: &'static str,
+    pub plan: Plan,
+    /// The study directory given (`--out`, or `--resume DIR`), else `default_out` with the time.
+    pub out: Option<PathBuf>,
+    pub default_out: &'static str,
+    pub resume: bool,
+    pub keep: bool,
+    pub common: &'a Common,
+}
+
+/// The plan of a study to resume: its manifest's, with every workload still buildable (a fio job
+/// file that moved is an error now, not later).
+pub fn resumed_plan(dir: &std::path::Path, command: &str) -> anyhow::Result<Plan> {
+    let plan = store::read_manifest(dir)
+        .map_err(|e| anyhow::anyhow!("{e}: --resume needs the directory of an earlier {command}"))?
+        .plan;
+    for w in &plan.workloads {
+        crate::workload::build(w, &plan.overrides)?;
+    }
+    Ok(plan)
+}
+
+/// Needs root only for what it provisions: an existing directory formats nothing.
+fn needs_root(plan: &Plan) -> bool {
+    plan.targets
+        .iter()
+        .any(|t| !crate::provision::caps(&t.fs).existing_dir)
+}
+
+/// Runs the plan on its targets, writes the reports into the study and prints the short one.
+pub fn run(mut r: Run, team: &dyn Team) -> anyhow::Result<Exit> {
+    let lead = team.rank().leads();
+    // The study's seed, drawn once and recorded (study.toml, the manifest's plan), so that every
+    // workload derives its data from it and the study re-runs alike. (Several ranks take rank
+    // 0's when they agree on the plan: each drawing its own would make the plans differ.)
+    if !team.rank().many() {
+        r.plan
+            .overrides
+            .seed
+            .get_or_insert_with(crate::plan::fio::values::fresh_seed);
+    }
+    let dry_run = r.common.dry_run;
+    if !dry_run {
+        if needs_root(&r.plan) {
+            need_root(&format!("fsbench {}", r.command))?;
+        }
+        super::install_signals()?;
+        if crate::sys::is_root() && lead {
+            super::cleanup::leftovers(r.common.quiet);
+        }
+    }
+    // The work directory is checked before the study directory exists (a refusal leaves nothing).
+    let workdir = if !dry_run && needs_root(&r.plan) {
+        crate::provision::workdir::secure(&r.common.workdir)?
+    } else {
+        r.common.workdir.clone()
+    };
+    let out = r.out.clone().unwrap_or_else(|| {
+        PathBuf::from(format!(
+            "{}-{}",
+            r.default_out,
+            crate::metrics::clock::run_id()
+        ))
+    });
+    let opts = runner::Options {
+        plan: r.plan,
+        out: out.clone(),
+        place: Where::Provision {
+            workdir,
+            keep: r.keep,
+        },
+        dry_run,
+        quiet: r.common.quiet,
+        command_line: std::env::args().collect(),
+        resume: r.resume,
+    };
+    let summary = runner::run(&opts, team)?;
+    if !lead {
+        return Ok(super::rank_exit(team, &summary.ended).unwrap_or(Exit::Ok));
+    }
+    if let Some(study) = &summary.study {
+        report_at_end(study, &opts.plan, &summary.records);
+    }
+    Ok(match summary.ended {
+        Ended::Refused(why) => {
+            eprintln!("fsbench: error: {why}");
+            Exit::Usage
+        }
+        Ended::Interrupted(why) => {
+            eprintln!(
+                "fsbench: interrupted; targets torn down, results so far kept in {}: continue with fsbench {} --resume {}",
+                out.display(),
+                r.command,
+                out.display()
+            );
+            Exit::Stopped(why)
+        }
+        Ended::Complete => exit_for(&summary.records),
+        Ended::Ranks(why) => {
+            eprintln!(
+                "fsbench: the run lost a rank ({why}); results so far kept in {}: continue with fsbench {} --resume {}",
+                out.display(),
+                r.command,
+                out.display()
+            );
+            super::settle_ranks(team, &Ended::Ranks(why));
+            Exit::CheckFailed
+        }
+    })
+}
+
+/// report.md and report.html in the study, then the short terminal report (the tables a person
+/// decides from, grouped warnings). The files are written first: a closed standard output must
+/// not cost them.
+fn report_at_end(study: &store::Study, plan: &Plan, records: &[Record]) {
+    let out = study.dir.as_path();
+    let manifest_warnings = store::read_manifest(out)
+        .map(|m| m.warnings)
+        .unwrap_or_default();
+    match StudyReport::build(
+        records.to_vec(),
+        plan.baseline.as_deref(),
+        &manifest_warnings,
+    ) {
+        Ok(mut rep) => {
+            rep.color = super::stdout_wants_color();
+            let title = format!("fsbench study {}", out.display());
+            for (file, text) in [
+                ("report.md", format!("# {title}\n\n{}", rep.markdown())),
+                ("report.html", rep.html(&title)),
+            ] {
+                if let Err(e) = study.write_file(file, text.as_bytes()) {
+                    eprintln!("fsbench: warning: cannot write {file}: {e}");
+                }
+            }
+            crate::out::print(&rep.term(false));
+            eprint!("{}", rep.warnings_text(false));
+        }
+        Err(e) => eprintln!("fsbench: {e}"),
+    }
+    crate::out::line(&format!(
+        "results: {} (every table and the statistics: fsbench report {} --full, or report.md)",
+        out.join("results.jsonl").display(),
+        out.display()
+    ));
+}
