@@ -98,7 +98,7 @@ fn check_claims(f: &StudyFile, plan: &Plan, name: &str) -> anyhow::Result<()> {
         }
         let known = crate::workload::catalog::all()
             .iter()
-            .any(|e| crate::metrics::catalog::matches(&e.def.name, &c.metric));
+            .any(|e| crate::metrics::catalog::matches(e.def.name, &c.metric));
         if !known {
             anyhow::bail!(
                 "{at}: no workload emits a metric '{}' (fsbench list --json names every metric)",
