@@ -4,6 +4,7 @@ pub mod aging;
 pub mod audit;
 pub mod block;
 pub mod bonnie;
+pub mod claims;
 pub mod doctor;
 pub mod fiojson;
 pub mod formats;
