@@ -372,8 +372,8 @@ pub struct CompareArgs {
     pub common: Common,
 }
 
-/// Parses targets and workloads into a plan, checking everything that can be checked without
-/// touching the system.
+/// Parses targets and workloads into a plan (the workloads' parameters are checked when the plan
+/// is resolved, before anything runs).
 pub fn build_plan(
     targets: &[String],
     workloads: &[String],
@@ -401,11 +401,10 @@ pub fn build_plan(
         }
         specs.push(spec);
     }
+    // (Each workload is built, and its parameters checked, once: by `runner::resolve`.)
     let mut wl = Vec::new();
     for w in workloads {
-        let spec = crate::plan::workload::parse_workload(w)?;
-        crate::workload::build(&spec, &overrides).map_err(|e| e.0)?;
-        wl.push(spec);
+        wl.push(crate::plan::workload::parse_workload(w)?);
     }
     if let Some(b) = baseline {
         if !specs.iter().any(|s| s.label == b) {

@@ -149,16 +149,18 @@ pub fn run(a: RunArgs) -> anyhow::Result<Exit> {
         ranks: a.ranks.plan(),
         study: None,
     };
+    let place = Where::Here {
+        fs,
+        device,
+        dir,
+        wipe: a.wipe,
+    };
+    let resolved = runner::resolve(plan, &place, team.rank().many())?;
     super::install_signals()?;
     let opts = runner::Options {
-        plan,
+        resolved,
         out: out.clone(),
-        place: Where::Here {
-            fs,
-            device,
-            dir,
-            wipe: a.wipe,
-        },
+        place,
         dry_run: false,
         quiet: a.quiet,
         command_line: std::env::args().collect(),

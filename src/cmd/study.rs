@@ -57,7 +57,7 @@ fn plan_of(f: &StudyFile, name: &str, scale: Option<String>) -> anyhow::Result<P
         file_size,
         seed: f.seed,
     };
-    let mut plan = crate::cli::build_plan(
+    let plan = crate::cli::build_plan(
         &f.targets,
         &f.workloads,
         &backing,
@@ -67,15 +67,17 @@ fn plan_of(f: &StudyFile, name: &str, scale: Option<String>) -> anyhow::Result<P
     )
     .map_err(|e| anyhow::anyhow!("{name}: {e}"))?;
     check_claims(f, &plan, name)?;
-    plan.study = Some(StudyMeta {
-        name: name.to_string(),
-        title: f.title.clone(),
-        source: f.source.clone(),
-        notes: f.notes.clone(),
-        scale,
-        claims: f.claims.clone(),
-    });
-    Ok(plan)
+    Ok(Plan {
+        study: Some(StudyMeta {
+            name: name.to_string(),
+            title: f.title.clone(),
+            source: f.source.clone(),
+            notes: f.notes.clone(),
+            scale,
+            claims: f.claims.clone(),
+        }),
+        ..plan
+    })
 }
 
 /// Every claim names a target of the plan, a workload it runs and a metric some workload emits.
@@ -126,7 +128,8 @@ fn list() -> anyhow::Result<Exit> {
 }
 
 /// `--check`: the plan as it will run; nothing is touched.
-fn describe(plan: &Plan, f: &StudyFile) -> String {
+fn describe(r: &crate::runner::Resolved, f: &StudyFile) -> String {
+    let plan = &r.plan;
     let mut s = String::new();
     let meta = plan.study.clone().unwrap_or_default();
     s.push_str(&format!(
@@ -157,12 +160,10 @@ fn describe(plan: &Plan, f: &StudyFile) -> String {
         }
     }
     s.push_str("\nworkloads:\n");
-    for w in &plan.workloads {
+    for (w, built) in plan.workloads.iter().zip(r.workloads()) {
         s.push_str(&format!("  {}\n", w.spec));
-        if let Ok(built) = crate::workload::build(w, &plan.overrides) {
-            for line in built.describe() {
-                s.push_str(&format!("      {line}\n"));
-            }
+        for line in built.describe() {
+            s.push_str(&format!("      {line}\n"));
         }
     }
     if !f.claims.is_empty() {
@@ -216,7 +217,12 @@ pub fn run(a: StudyArgs) -> anyhow::Result<Exit> {
             let (f, scale) = study::parse(&text, &name, a.scale.as_deref(), &sets)?;
             let plan = plan_of(&f, &name, scale)?;
             if a.check {
-                crate::out::print(&describe(&plan, &f));
+                let place = crate::runner::Where::Provision {
+                    workdir: a.common.workdir.clone(),
+                    keep: a.keep,
+                };
+                let resolved = crate::runner::resolve(plan, &place, false)?;
+                crate::out::print(&describe(&resolved, &f));
                 return Ok(Exit::Ok);
             }
             (plan, a.out.clone())

@@ -26,16 +26,12 @@ pub struct Run<'a> {
     pub common: &'a Common,
 }
 
-/// The plan of a study to resume: its manifest's, with every workload still buildable (a fio job
-/// file that moved is an error now, not later).
+/// The plan of a study to resume: its manifest's (resolved like any plan, so a fio job file that
+/// moved is an error before anything runs).
 pub fn resumed_plan(dir: &std::path::Path, command: &str) -> anyhow::Result<Plan> {
-    let plan = store::read_manifest(dir)
+    Ok(store::read_manifest(dir)
         .map_err(|e| anyhow::anyhow!("{e}: --resume needs the directory of an earlier {command}"))?
-        .plan;
-    for w in &plan.workloads {
-        crate::workload::build(w, &plan.overrides)?;
-    }
-    Ok(plan)
+        .plan)
 }
 
 /// Needs root only for what it provisions: an existing directory formats nothing.
@@ -57,9 +53,15 @@ pub fn run(mut r: Run, team: &dyn Team) -> anyhow::Result<Exit> {
             .seed
             .get_or_insert_with(crate::plan::fio::values::fresh_seed);
     }
+    // The one resolved plan: every workload built, every check passed, before anything exists.
+    let checking = Where::Provision {
+        workdir: r.common.workdir.clone(),
+        keep: r.keep,
+    };
+    let resolved = runner::resolve(r.plan, &checking, team.rank().many())?;
     let dry_run = r.common.dry_run;
     if !dry_run {
-        if needs_root(&r.plan) {
+        if needs_root(&resolved.plan) {
             need_root(&format!("fsbench {}", r.command))?;
         }
         super::install_signals()?;
@@ -68,7 +70,7 @@ pub fn run(mut r: Run, team: &dyn Team) -> anyhow::Result<Exit> {
         }
     }
     // The work directory is checked before the study directory exists (a refusal leaves nothing).
-    let workdir = if !dry_run && needs_root(&r.plan) {
+    let workdir = if !dry_run && needs_root(&resolved.plan) {
         crate::provision::workdir::secure(&r.common.workdir)?
     } else {
         r.common.workdir.clone()
@@ -81,7 +83,7 @@ pub fn run(mut r: Run, team: &dyn Team) -> anyhow::Result<Exit> {
         ))
     });
     let opts = runner::Options {
-        plan: r.plan,
+        resolved,
         out: out.clone(),
         place: Where::Provision {
             workdir,
@@ -97,7 +99,7 @@ pub fn run(mut r: Run, team: &dyn Team) -> anyhow::Result<Exit> {
         return Ok(super::rank_exit(team, &summary.ended).unwrap_or(Exit::Ok));
     }
     if let Some(study) = &summary.study {
-        report_at_end(study, &opts.plan, &summary.records);
+        report_at_end(study, &opts.resolved.plan, &summary.records);
     }
     Ok(match summary.ended {
         Ended::Refused(why) => {

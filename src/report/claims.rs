@@ -95,7 +95,11 @@ pub fn judge(expect: Expect, lo: f64, hi: f64) -> Verdict {
 }
 
 fn measured_as(c: &Claim) -> String {
-    let test = c.test.as_deref().map(|t| format!(" in {t}")).unwrap_or_default();
+    let test = c
+        .test
+        .as_deref()
+        .map(|t| format!(" in {t}"))
+        .unwrap_or_default();
     match (&c.vs, &c.vs_test) {
         (Some(v), Some(t)) => format!("{} of {}{test} / of {v} in {t}", c.metric, c.target),
         (Some(v), None) => format!("{} of {} / {v}{test}", c.metric, c.target),
@@ -129,7 +133,8 @@ pub fn check(c: &Claim, records: &[Record]) -> Finding {
         why: c.why.clone(),
     };
     if a.is_empty() || b.as_ref().is_some_and(Vec::is_empty) {
-        f.reason = Some("no records to measure it (a target skipped or failed on this host?)".into());
+        f.reason =
+            Some("no records to measure it (a target skipped or failed on this host?)".into());
         return f;
     }
     let sa = summarize(&a);
@@ -275,7 +280,10 @@ mod tests {
         assert_eq!(judge(Expect::Below(1.0), 0.5, 0.9), Verdict::Agrees);
         assert_eq!(judge(Expect::Below(1.0), 0.9, 1.1), Verdict::Inconclusive);
         assert_eq!(judge(Expect::Below(1.0), 1.0, 1.1), Verdict::Disagrees);
-        assert_eq!(judge(Expect::Between(0.5, 2.0), 2.1, 3.0), Verdict::Disagrees);
+        assert_eq!(
+            judge(Expect::Between(0.5, 2.0), 2.1, 3.0),
+            Verdict::Disagrees
+        );
         assert_eq!(fmt(1.23456), "1.23");
         assert_eq!(fmt(1234.5), "1234");
         assert_eq!(fmt(0.01234), "0.0123");

@@ -1,20 +1,20 @@
 //! The loop: every repeat, every target in a rotating order, every workload on it.
 
-use super::preflight::{agree, check_device, check_here, check_ranks, check_targets};
+use super::preflight::agree;
 use super::study::{finish_manifest, open_study, Sink};
 use super::targets::{release, Getter, Got};
-use super::{Ended, Options, RunnerError, Summary, Where};
+use super::{Ended, Named, Options, RunnerError, Summary, Where};
 use crate::frame::{run_session, RunError};
 use crate::plan::TargetSpec;
 use crate::provision::exec::Sys;
 use crate::ranks::Team;
 use crate::store::{Manifest, Record, RecordKey, StoreError};
-use crate::workload::{self, Opened, Workload};
+use crate::workload::{self, Opened};
 
 /// The target list: the plan's, or the one "here" target of `run`.
 fn targets_of(opts: &Options) -> Vec<TargetSpec> {
     match &opts.place {
-        Where::Provision { .. } => opts.plan.targets.clone(),
+        Where::Provision { .. } => opts.resolved.plan.targets.clone(),
         Where::Here { fs, .. } => vec![TargetSpec {
             spec: "local".into(),
             fs: fs.clone(),
@@ -29,46 +29,19 @@ fn targets_of(opts: &Options) -> Vec<TargetSpec> {
     }
 }
 
-/// The name a workload's records carry: its name, or the spec as written when the plan runs the
-/// same workload twice (`aging` and `aging:snapshots=3/s`), so their records stay apart.
-fn record_name(w: &crate::plan::WorkloadSpec, all: &[crate::plan::WorkloadSpec]) -> String {
-    if all.iter().filter(|o| o.name == w.name).count() > 1 {
-        w.spec.clone()
-    } else {
-        w.name.clone()
-    }
-}
-
-/// One workload of the plan: the name its records carry, and the workload.
-type Named = (String, Box<dyn Workload>);
-
+/// The loop over a resolved plan (`resolve` built its workloads and checked it: nothing here
+/// refuses the plan, except the ranks' agreement on it).
 pub fn run(opts: &Options, team: &dyn Team) -> Result<Summary, RunnerError> {
     let rank = team.rank();
     let sys = Sys::new(opts.dry_run);
-    let workloads: Vec<Named> = opts
-        .plan
-        .workloads
-        .iter()
-        .map(|w| {
-            workload::build(w, &opts.plan.overrides).map(|b| {
-                let name = b
-                    .record_name()
-                    .map(str::to_string)
-                    .unwrap_or_else(|| record_name(w, &opts.plan.workloads));
-                (name, b)
-            })
-        })
-        .collect::<Result<_, _>>()?;
-    check_ranks(opts, rank.many())?;
+    let plan = &opts.resolved.plan;
+    let workloads = &opts.resolved.workloads;
     let mut manifest = Manifest::new(
-        opts.plan.clone(),
+        plan.clone(),
         opts.command_line.clone(),
         crate::sys::host::Environment::probe(),
     );
     let ranks = agree(opts, team, &mut manifest)?;
-    check_here(opts, &workloads, ranks)?;
-    check_targets(opts, &workloads)?;
-    check_device(opts)?;
     let sink = if rank.leads() {
         open_study(opts, &mut manifest)?
     } else {
@@ -83,11 +56,11 @@ pub fn run(opts: &Options, team: &dyn Team) -> Result<Summary, RunnerError> {
         opts,
         team,
         sys: &sys,
-        workloads: &workloads,
+        workloads,
         getter: Getter {
             sys: &sys,
             run_id: &run_id,
-            plan: &opts.plan,
+            plan,
             place: &opts.place,
             quiet: opts.quiet || !rank.leads(),
             ranks,
@@ -96,7 +69,7 @@ pub fn run(opts: &Options, team: &dyn Team) -> Result<Summary, RunnerError> {
         sink,
     };
     let mut ended = Ended::Complete;
-    'repeats: for repeat in 0..opts.plan.repeat {
+    'repeats: for repeat in 0..plan.repeat {
         // Interleave: each repeat starts one target later, so drift of the machine over the
         // study does not always fall on the same filesystem.
         let n = targets.len();
@@ -281,8 +254,9 @@ fn measure(
     sink: &mut Sink,
     team: &dyn Team,
 ) -> Result<Option<RunError>, StoreError> {
-    let shown = if opts.plan.repeat > 1 {
-        format!("{}, repeat {}/{}", got.label, repeat + 1, opts.plan.repeat)
+    let repeats = opts.resolved.plan.repeat;
+    let shown = if repeats > 1 {
+        format!("{}, repeat {}/{}", got.label, repeat + 1, repeats)
     } else {
         got.label.clone()
     };

@@ -18,6 +18,7 @@ use crate::store::{Record, StoreError, Study};
 use crate::workload::SpecError;
 
 pub use coordinator::run;
+pub use preflight::resolve;
 pub use targets::here_ctx;
 
 /// Where the targets come from.
@@ -34,8 +35,24 @@ pub enum Where {
     },
 }
 
-pub struct Options {
+/// One workload of the plan: the name its records carry, and the workload.
+pub(crate) type Named = (String, Box<dyn crate::workload::Workload>);
+
+/// A plan made runnable (`resolve`): its workloads built once, every check passed.
+pub struct Resolved {
     pub plan: Plan,
+    workloads: Vec<Named>,
+}
+
+impl Resolved {
+    /// The workloads, built, in the plan's order.
+    pub fn workloads(&self) -> impl Iterator<Item = &dyn crate::workload::Workload> {
+        self.workloads.iter().map(|(_, w)| w.as_ref())
+    }
+}
+
+pub struct Options {
+    pub resolved: Resolved,
     pub out: PathBuf,
     pub place: Where,
     pub dry_run: bool,

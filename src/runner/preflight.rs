@@ -1,21 +1,56 @@
-//! What is checked before anything is created: the jobs fit where they say (`run`), every
+//! The one way a plan becomes runnable (`resolve`): every workload built once from its spec,
+//! then what is checked before anything is created: the jobs fit where they say (`run`), every
 //! workload can run on every target as planned, the device passes its guards, the plan suits
-//! several ranks, and the ranks agree on it.
+//! several ranks. And, once running, the ranks' agreement on it (`agree`).
 
 use super::targets::here_ctx;
-use super::{Options, RunnerError, Where};
+use super::{Named, Options, Resolved, RunnerError, Where};
 use crate::frame::RankCtx;
+use crate::plan::Plan;
 use crate::ranks::Team;
 use crate::store::Manifest;
-use crate::workload::{SpecError, Workload};
+use crate::workload::{self, SpecError, Workload};
+
+/// The name a workload's records carry: its own when it names them, else its name, or the spec
+/// as written when the plan runs the same workload twice (`aging` and `aging:snapshots=3/s`), so
+/// their records stay apart.
+fn record_name(
+    w: &crate::plan::WorkloadSpec,
+    built: &dyn Workload,
+    all: &[crate::plan::WorkloadSpec],
+) -> String {
+    if let Some(n) = built.record_name() {
+        return n.to_string();
+    }
+    if all.iter().filter(|o| o.name == w.name).count() > 1 {
+        w.spec.clone()
+    } else {
+        w.name.clone()
+    }
+}
+
+/// A study file, a compare line and a resumed manifest all become a runnable plan here: every
+/// workload built once, then every check that can refuse the plan before anything is created
+/// (`many`: several ranks under a launcher).
+pub fn resolve(plan: Plan, place: &Where, many: bool) -> Result<Resolved, RunnerError> {
+    let workloads: Vec<Named> = plan
+        .workloads
+        .iter()
+        .map(|w| {
+            workload::build(w, &plan.overrides)
+                .map(|b| (record_name(w, b.as_ref(), &plan.workloads), b))
+        })
+        .collect::<Result<_, _>>()?;
+    check_ranks(&plan, place, many)?;
+    check_here(place, &workloads)?;
+    check_targets(&plan, place, &workloads)?;
+    check_device(&plan, place)?;
+    Ok(Resolved { plan, workloads })
+}
 
 /// In `run`, the jobs must fit where they say before the study directory is created.
-pub(super) fn check_here(
-    opts: &Options,
-    workloads: &[(String, Box<dyn Workload>)],
-    ranks: RankCtx,
-) -> Result<(), RunnerError> {
-    let Some(ctx) = here_ctx(&opts.place, opts.quiet, ranks) else {
+fn check_here(place: &Where, workloads: &[Named]) -> Result<(), RunnerError> {
+    let Some(ctx) = here_ctx(place, true, RankCtx::default()) else {
         return Ok(());
     };
     for (_, w) in workloads {
@@ -27,10 +62,10 @@ pub(super) fn check_here(
 
 /// In `compare --device`, the device must pass the guards before the study directory is
 /// created: a refusal is an exit 2 that leaves nothing behind.
-pub(super) fn check_device(opts: &Options) -> Result<(), RunnerError> {
-    match (&opts.place, &opts.plan.device) {
+fn check_device(plan: &Plan, place: &Where) -> Result<(), RunnerError> {
+    match (place, &plan.device) {
         (Where::Provision { .. }, Some(dev)) => {
-            crate::provision::safety::check_device(std::path::Path::new(dev), opts.plan.wipe)
+            crate::provision::safety::check_device(std::path::Path::new(dev), plan.wipe)
                 .map_err(|e| RunnerError::Invalid(e.to_string()))
         }
         _ => Ok(()),
@@ -39,14 +74,13 @@ pub(super) fn check_device(opts: &Options) -> Result<(), RunnerError> {
 
 /// With several ranks, `compare` runs on a directory every rank sees (`dir:`): a target that
 /// formats or mounts something would be provisioned by every rank on its own.
-pub(super) fn check_ranks(opts: &Options, many: bool) -> Result<(), SpecError> {
+fn check_ranks(plan: &Plan, place: &Where, many: bool) -> Result<(), SpecError> {
     if !many {
         return Ok(());
     }
     // (`run`'s one target is where the job file says: nothing is provisioned.)
-    let provisions = matches!(opts.place, Where::Provision { .. });
-    if let Some(t) = opts
-        .plan
+    let provisions = matches!(place, Where::Provision { .. });
+    if let Some(t) = plan
         .targets
         .iter()
         .find(|t| provisions && !crate::provision::caps(&t.fs).existing_dir)
@@ -56,12 +90,12 @@ pub(super) fn check_ranks(opts: &Options, many: bool) -> Result<(), SpecError> {
             t.label
         )));
     }
-    if provisions && opts.plan.device.is_some() {
+    if provisions && plan.device.is_some() {
         return Err(SpecError(
             "--device formats a device: under mpirun use dir:/shared/path targets".into(),
         ));
     }
-    crate::workload::check_ranks(&opts.plan.workloads)
+    crate::workload::check_ranks(&plan.workloads)
 }
 
 /// Every rank agrees on the plan; rank 0's run id and seed become everyone's.
@@ -71,20 +105,20 @@ pub(super) fn agree(
     manifest: &mut Manifest,
 ) -> Result<RankCtx, RunnerError> {
     let rank = team.rank();
-    let seed = opts
-        .plan
+    let plan = &opts.resolved.plan;
+    let seed = plan
         .overrides
         .seed
         .unwrap_or_else(crate::plan::fio::values::fresh_seed);
     let mut ctx = RankCtx {
         rank,
         seed,
-        plan: opts.plan.ranks,
+        plan: plan.ranks,
     };
     if !rank.many() {
         return Ok(ctx);
     }
-    let plan = serde_json::to_string(&opts.plan).unwrap_or_default();
+    let plan = serde_json::to_string(plan).unwrap_or_default();
     let args: Vec<String> = opts.command_line.iter().skip(1).cloned().collect();
     let digest = crate::ranks::digest(&plan, &args);
     let offer = serde_json::to_string(&(&manifest.run_id, seed)).unwrap_or_default();
@@ -105,16 +139,12 @@ pub(super) fn agree(
 
 /// In `compare`, every workload must be able to run on every target as planned (sizes, options)
 /// before the first target is provisioned.
-pub(super) fn check_targets(
-    opts: &Options,
-    workloads: &[(String, Box<dyn Workload>)],
-) -> Result<(), SpecError> {
-    if !matches!(opts.place, Where::Provision { .. }) {
+fn check_targets(plan: &Plan, place: &Where, workloads: &[Named]) -> Result<(), SpecError> {
+    if !matches!(place, Where::Provision { .. }) {
         return Ok(());
     }
-    for t in &opts.plan.targets {
-        if let Some(why) = crate::provision::faultdev::refuse(t, opts.plan.device.is_some(), false)
-        {
+    for t in &plan.targets {
+        if let Some(why) = crate::provision::faultdev::refuse(t, plan.device.is_some(), false) {
             return Err(SpecError(why));
         }
         crate::provision::safety::check_named_devices(t).map_err(SpecError)?;
@@ -129,7 +159,7 @@ pub(super) fn check_targets(
             )));
         }
         let size = (!crate::provision::caps(&t.fs).existing_dir)
-            .then(|| t.size.unwrap_or(opts.plan.size_bytes));
+            .then(|| t.size.unwrap_or(plan.size_bytes));
         for (_, w) in workloads {
             w.check_target(t, size)?;
         }

@@ -31,8 +31,9 @@ pub(super) fn open_study(opts: &Options, manifest: &mut Manifest) -> Result<Sink
     if !opts.resume {
         let study = Study::create(&opts.out, manifest)?;
         // The plan as a study file that runs it again (`fsbench study DIR/study.toml`).
-        if !opts.plan.targets.is_empty() {
-            let text = crate::plan::study::to_toml(&crate::plan::study::from_plan(&opts.plan));
+        if !opts.resolved.plan.targets.is_empty() {
+            let text =
+                crate::plan::study::to_toml(&crate::plan::study::from_plan(&opts.resolved.plan));
             study.write_file("study.toml", text.as_bytes())?;
         }
         return Ok(Sink {

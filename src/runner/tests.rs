@@ -4,38 +4,44 @@
 use super::*;
 use crate::plan::{Plan, WorkloadSpec};
 
-fn opts(dir: &std::path::Path, jobfile: &str) -> Options {
+/// The plan of one job file here, resolved (an error when the jobs cannot run here).
+fn opts(dir: &std::path::Path, jobfile: &str) -> Result<Options, RunnerError> {
     let path = dir.join("t.fio");
     std::fs::write(&path, jobfile).unwrap();
-    Options {
-        plan: Plan {
-            targets: Vec::new(),
-            workloads: vec![WorkloadSpec {
-                spec: format!("fio:{}", path.display()),
-                name: "fio".into(),
-                params: vec![("file".into(), path.display().to_string())],
-            }],
-            size_bytes: 0,
-            device: None,
-            wipe: false,
-            repeat: 1,
-            baseline: None,
-            overrides: Default::default(),
-            ranks: Default::default(),
-            study: None,
-        },
+    let place = || Where::Here {
+        fs: "test".into(),
+        device: None,
+        dir: dir.to_path_buf(),
+        wipe: false,
+    };
+    Ok(Options {
+        resolved: resolve(
+            Plan {
+                targets: Vec::new(),
+                workloads: vec![WorkloadSpec {
+                    spec: format!("fio:{}", path.display()),
+                    name: "fio".into(),
+                    params: vec![("file".into(), path.display().to_string())],
+                }],
+                size_bytes: 0,
+                device: None,
+                wipe: false,
+                repeat: 1,
+                baseline: None,
+                overrides: Default::default(),
+                ranks: Default::default(),
+                study: None,
+            },
+            &place(),
+            false,
+        )?,
         out: dir.join("study"),
-        place: Where::Here {
-            fs: "test".into(),
-            device: None,
-            dir: dir.to_path_buf(),
-            wipe: false,
-        },
+        place: place(),
         dry_run: false,
         quiet: true,
         command_line: vec!["test".into()],
         resume: false,
-    }
+    })
 }
 
 #[test]
@@ -45,7 +51,8 @@ fn a_job_file_here_gives_one_record_per_job_and_a_complete_manifest() {
     let o = opts(
         dir.path(),
         &format!("[global]\ndirectory={d}\nsize=1m\nioengine=null\n[a]\nrw=read\n[b]\nrw=write\nstonewall\n"),
-    );
+    )
+    .unwrap();
     let s = run(&o, &crate::frame::Local).unwrap();
     assert_eq!(s.ended, Ended::Complete);
     let tests: Vec<&str> = s.records.iter().map(|r| r.test.as_str()).collect();
@@ -63,8 +70,14 @@ fn a_job_file_here_gives_one_record_per_job_and_a_complete_manifest() {
 #[test]
 fn jobs_that_cannot_run_here_create_nothing() {
     let dir = tempfile::tempdir().unwrap();
-    let o = opts(dir.path(), "[a]\nrw=read\nfilename=does-not-exist\n");
-    let e = run(&o, &crate::frame::Local).err().unwrap().to_string();
+    // Refused when the plan is resolved, before anything exists.
+    let e = opts(dir.path(), "[a]\nrw=read\nfilename=does-not-exist\n")
+        .err()
+        .unwrap()
+        .to_string();
     assert!(e.contains("no size"), "{e}");
-    assert!(!o.out.exists(), "a refused run creates no study");
+    assert!(
+        !dir.path().join("study").exists(),
+        "a refused run creates no study"
+    );
 }
