@@ -9,6 +9,7 @@
 
 #![deny(unsafe_code)]
 
+pub mod about;
 pub mod cli;
 pub mod cmd;
 pub mod engine;

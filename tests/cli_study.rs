@@ -36,12 +36,18 @@ fn the_list_names_the_five_and_each_checks_without_running() {
             assert!(o.status.success(), "{name} {scale}: {}", stderr(&o));
             let text = stdout(&o);
             assert!(
-                text.contains("targets:") && text.contains("claims") && text.contains("nothing was run"),
+                text.contains("targets:")
+                    && text.contains("claims")
+                    && text.contains("nothing was run"),
                 "{name}: {text}"
             );
         }
     }
-    assert_eq!(std::fs::read_dir(t.path()).unwrap().count(), 0, "--check created something");
+    assert_eq!(
+        std::fs::read_dir(t.path()).unwrap().count(),
+        0,
+        "--check created something"
+    );
 }
 
 fn write(dir: &Path, name: &str, text: &str) -> String {
@@ -96,7 +102,13 @@ fn bad_study_input_is_exit_2_and_creates_nothing() {
         assert!(e.contains(word), "{arg}: {e}");
         assert!(!out.exists(), "{arg}: a study directory was made");
     }
-    let e = usage(&run(&["study", "billion-files", "--set", "colour=red", "--check"]));
+    let e = usage(&run(&[
+        "study",
+        "billion-files",
+        "--set",
+        "colour=red",
+        "--check",
+    ]));
     assert!(e.contains("valid keys"), "{e}");
 }
 
@@ -126,7 +138,13 @@ fn a_study_file_runs_as_its_compare_and_a_compare_writes_one_that_runs_it_again(
     let c = t.path().join("c");
     let toml = a.join("study.toml");
     assert!(toml.exists());
-    let o = run(&["study", toml.to_str().unwrap(), "--out", c.to_str().unwrap(), "-q"]);
+    let o = run(&[
+        "study",
+        toml.to_str().unwrap(),
+        "--out",
+        c.to_str().unwrap(),
+        "-q",
+    ]);
     assert!(o.status.success(), "{}", stderr(&o));
     let keys = |dir: &Path| {
         let mut k: Vec<(String, String, String, u64)> = records_of(dir)
@@ -153,8 +171,16 @@ fn a_study_file_runs_as_its_compare_and_a_compare_writes_one_that_runs_it_again(
         p.as_object_mut().unwrap().remove("study");
         p
     };
-    assert_eq!(plan(&a), plan(&b), "the study file's plan differs from the compare's");
-    assert_eq!(plan(&a), plan(&c), "study.toml does not give the compare's plan");
+    assert_eq!(
+        plan(&a),
+        plan(&b),
+        "the study file's plan differs from the compare's"
+    );
+    assert_eq!(
+        plan(&a),
+        plan(&c),
+        "study.toml does not give the compare's plan"
+    );
     // The report of two studies of one plan merges them.
     let o = run(&["report", a.to_str().unwrap(), c.to_str().unwrap()]);
     assert!(o.status.success(), "{}", stderr(&o));
@@ -225,7 +251,10 @@ expect = "> 1"
     let o = run(&["report", out.to_str().unwrap(), "--format", "json"]);
     let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
     let claims = v["claims"].as_array().unwrap();
-    let verdicts: Vec<&str> = claims.iter().map(|c| c["verdict"].as_str().unwrap()).collect();
+    let verdicts: Vec<&str> = claims
+        .iter()
+        .map(|c| c["verdict"].as_str().unwrap())
+        .collect();
     assert_eq!(verdicts, ["agrees", "disagrees", "inconclusive"], "{v}");
     assert!(claims[0]["ci_lo"].as_f64().unwrap() <= claims[0]["value"].as_f64().unwrap());
     no_leftovers(t.path());

@@ -3,6 +3,8 @@
 use crate::plan::PlanError;
 use std::path::PathBuf;
 
+pub mod complete;
+
 use clap::{Args, Parser, Subcommand};
 
 use crate::plan::{units::parse_size, Plan};
@@ -12,7 +14,7 @@ pub const DEFAULT_WORKDIR: &str = "/var/tmp/fsbench";
 #[derive(Parser, Debug)]
 #[command(
     name = "fsbench",
-    version,
+    version = crate::about::version(),
     about = "Provision real filesystems (ext4, XFS, btrfs, ZFS, F2FS, tmpfs, any mounted directory) and benchmark them side by side",
     after_help = "Examples:\n  fsbench doctor                              what this host can test\n  fsbench compare ext4 xfs btrfs zfs --out study\n  fsbench compare ext4:inodes=2000000 'xfs:maxpct=10' btrfs:compress=zstd --size 2G\n  fsbench provision zfs:recordsize=4k         leaves it mounted; prints the mount point\n  fsbench teardown                            removes what provision left\n  fsbench cleanup --dry-run                   lists leftovers of killed runs\n\nTarget specs: FS[:KEY[=VALUE],...]. `fsbench list` shows every filesystem and key."
 )]
@@ -185,6 +187,22 @@ pub enum Command {
         after_help = "Examples:\n  fsbench study --list                        the shipped studies, with their titles and sources\n  fsbench study billion-files --check          the resolved plan: targets, workloads, jobs, claims; runs nothing\n  fsbench study billion-files --out bf         the small scale (fits a 2-core VM in about 10 minutes)\n  fsbench study iozone-vs-xfs --scale full     the published sizes\n  fsbench study my.toml --set repeat=5 --set 'targets=[\"ext4\",\"xfs\"]'\n  fsbench study old-study/study.toml --out new-study   re-run a study's plan anywhere\n  fsbench study --resume bf                    finish a killed study\n\nA study file is compare's flags written down: targets, workloads, repeat, size, runtime,\nfile_size, baseline, seed, plus title, source, notes, [scale.small] / [scale.full] tables of\noverrides and [[claim]] entries (says, quote, published, target, vs, workload, test, vs_test,\nmetric, expect = \"< X\" | \"> X\" | \"A..B\", why). Every compare writes its plan as study.toml\ninto its study directory."
     )]
     Study(StudyArgs),
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell)
+    #[command(
+        after_help = "Examples:\n  source <(fsbench completions bash)\n  fsbench completions bash > /usr/share/bash-completion/completions/fsbench\n  fsbench completions zsh > \"${fpath[1]}/_fsbench\"\n  fsbench completions fish > ~/.config/fish/completions/fsbench.fish\n\nTarget specs complete filesystem names and their option keys (ext4:inodes=), workloads\ntheir names and presets."
+    )]
+    Completions {
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Write the man pages (fsbench(1), one per subcommand, fsbench-targets(5)) into DIR
+    #[command(
+        after_help = "Examples:\n  fsbench man /usr/local/share/man/man1 && mandb\n  fsbench man target/man && man -l target/man/fsbench-compare.1"
+    )]
+    Man {
+        /// Where the pages go (made when missing)
+        dir: PathBuf,
+    },
     /// Provision each target, run the workloads on it, record every phase, tear down
     #[command(
         after_help = "Examples:\n  fsbench compare ext4 xfs btrfs zfs --out study\n  fsbench compare ext4 'ext4:nojournal,label=ext4-nj' --workload smoke:size=256M\n  fsbench compare 'zfs:recordsize=128k,label=zfs-128k' 'zfs:recordsize=4k,label=zfs-4k'\n  fsbench compare xfs btrfs --device /dev/sdb --wipe\n  fsbench compare dir:/mnt/nfs tmpfs\n  fsbench compare ext4 xfs raw --workload cdm --runtime 2s --file-size 256M\n  fsbench compare ext4 btrfs --workload 'block:rw=randread,bs=4k,iodepth=32'\n  fsbench compare ext4 xfs --workload fio:db.fio\n  fsbench compare xfs btrfs --workload iozone:max_file=64m --size 2G   the iozone shoot-out's matrix\n  fsbench compare ext4 xfs --workload bonnie:size=4G,ram=2G --size 8G\n  fsbench compare btrfs btrfs:nodatacow zfs --workload aging --workload aging:snapshots=3/s   the Btrfs vs ZFS article\n  fsbench compare btrfs:raid1 zfs:mirror 'zfs:raidz,devices=3' --workload cdm\n  fsbench compare --resume study                 finish a killed study\n  mpirun -np 4 fsbench compare dir:/mnt/nfs -w hpc -w files   many ranks (the mpi feature)\n\nResults: OUT/results.jsonl (one JSON record per phase, written as it finishes) and\nOUT/manifest.json (plan, environment, commands as run). Schema: docs/results-schema.md."
@@ -223,6 +241,7 @@ pub struct RunArgs {
 #[derive(Args, Debug)]
 pub struct ProvisionArgs {
     /// Target spec, e.g. zfs:recordsize=128k,primarycache=metadata
+    #[arg(value_parser = complete::Spec::Target, hide_possible_values = true)]
     pub spec: String,
     #[command(flatten)]
     pub backing: Backing,
@@ -233,7 +252,7 @@ pub struct ProvisionArgs {
 #[derive(Args, Debug)]
 pub struct AuditArgs {
     /// Target specs: FS[:KEY[=VALUE],...] of filesystems fsbench provisions (ext4, xfs, btrfs, zfs, f2fs)
-    #[arg(required_unless_present = "resume")]
+    #[arg(required_unless_present = "resume", value_parser = complete::Spec::Target, hide_possible_values = true)]
     pub targets: Vec<String>,
     /// Loop image size of each target, e.g. 512M
     #[arg(long, default_value = "512M", value_parser = size_arg)]
@@ -339,12 +358,12 @@ pub struct StudyArgs {
 #[derive(Args, Debug)]
 pub struct CompareArgs {
     /// Target specs: FS[:KEY[=VALUE],...] (see `fsbench list`)
-    #[arg(required_unless_present = "resume")]
+    #[arg(required_unless_present = "resume", value_parser = complete::Spec::Target, hide_possible_values = true)]
     pub targets: Vec<String>,
     /// Workloads to run on each target (repeatable; `fsbench list` names them). Default: the
     /// quick suite: the CrystalDiskMark tests at 1 s each on a 256 MiB file, then 20,000 small
     /// files written and verified
-    #[arg(short, long = "workload", default_values = crate::workload::QUICK_SUITE)]
+    #[arg(short, long = "workload", default_values = crate::workload::QUICK_SUITE, value_parser = complete::Spec::Workload, hide_possible_values = true)]
     pub workloads: Vec<String>,
     /// Study directory for results and manifest
     #[arg(short, long)]

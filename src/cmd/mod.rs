@@ -4,6 +4,7 @@
 pub mod audit;
 pub mod cleanup;
 pub mod compare;
+pub mod docs;
 pub mod doctor;
 pub mod list;
 pub mod provision;
@@ -108,6 +109,8 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<Exit> {
         Command::Cleanup { common } => cleanup::run(common),
         Command::Compare(a) => compare::run(*a),
         Command::Study(a) => study::run(a),
+        Command::Completions { shell } => docs::completions(shell),
+        Command::Man { dir } => docs::man(&dir),
         Command::Audit(a) => audit::run(a),
     }
 }

@@ -12,6 +12,10 @@ pub struct Environment {
     pub cpus: usize,
     pub mem_total_bytes: u64,
     pub fsbench_version: String,
+    /// Which build: the version, the git commit and the cargo features
+    /// (`0.1.0 (commit 1a2b3c4d5e6f, features: mpi)`).
+    #[serde(default)]
+    pub fsbench_build: String,
 }
 
 impl Environment {
@@ -32,6 +36,7 @@ impl Environment {
             cpus: cpus(),
             mem_total_bytes: mem_total_bytes(),
             fsbench_version: env!("CARGO_PKG_VERSION").to_string(),
+            fsbench_build: crate::about::version().to_string(),
         }
     }
 }
