@@ -187,6 +187,13 @@ pub enum Command {
         after_help = "Examples:\n  fsbench study --list                        the shipped studies, with their titles and sources\n  fsbench study billion-files --check          the resolved plan: targets, workloads, jobs, claims; runs nothing\n  fsbench study billion-files --out bf         the small scale (fits a 2-core VM in about 10 minutes)\n  fsbench study iozone-vs-xfs --scale full     the published sizes\n  fsbench study my.toml --set repeat=5 --set 'targets=[\"ext4\",\"xfs\"]'\n  fsbench study old-study/study.toml --out new-study   re-run a study's plan anywhere\n  fsbench study --resume bf                    finish a killed study\n\nA study file is compare's flags written down: targets, workloads, repeat, size, runtime,\nfile_size, baseline, seed, plus title, source, notes, [scale.small] / [scale.full] tables of\noverrides and [[claim]] entries (says, quote, published, target, vs, workload, test, vs_test,\nmetric, expect = \"< X\" | \"> X\" | \"A..B\", why). Every compare writes its plan as study.toml\ninto its study directory."
     )]
     Study(StudyArgs),
+    /// Search filesystems and their options for a workload: candidates from specs with
+    /// {alternatives} (or --axes), raced round by round on fresh targets, the clearly worse
+    /// dropped, until one stands or the rest tie; the answer with its 95% interval
+    #[command(
+        after_help = "Examples:\n  fsbench tune 'zfs:recordsize={4k,16k,128k}' --workload rand-write\n  fsbench tune 'btrfs:{nodatacow,compress=zstd},space_cache=v2' btrfs --workload db-server\n  fsbench tune ext4 xfs btrfs zfs --axes --workload db-server --budget 30m\n  fsbench tune 'zfs:recordsize={4k,128k}' --workload rand-write --slo 'lat_p99<2ms'\n  fsbench tune ... --check                    the candidates and the race; runs nothing\n  fsbench tune --resume tune-study            finish a killed tune\n\nRound r runs every surviving candidate once more (repeat r, each on a freshly provisioned\ntarget, in rotating order). After each round the leader (best geometric mean of the\nobjective) is compared with every other survivor by Welch's test on the logs, with Holm's\ncorrection over the round's comparisons; the significantly worse are dropped, and so is a\ncandidate whose interval shows it misses an SLO. The race ends when one candidate stands,\nwhen the survivors are tied (every ratio to the leader within --tie), or when --max-repeat\nor --budget runs out. The report ranks every candidate (objective with its interval, ratio\nto the winner, the round it was dropped in and why, trials), ends with the verdict and the\nwinning spec, and lists the Pareto front of objective, p99 latency and space overhead."
+    )]
+    Tune(TuneArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell)
     #[command(
         after_help = "Examples:\n  source <(fsbench completions bash)\n  fsbench completions bash > /usr/share/bash-completion/completions/fsbench\n  fsbench completions zsh > \"${fpath[1]}/_fsbench\"\n  fsbench completions fish > ~/.config/fish/completions/fsbench.fish\n\nTarget specs complete filesystem names and their option keys (ext4:inodes=), workloads\ntheir names and presets."
@@ -356,6 +363,63 @@ pub struct StudyArgs {
 }
 
 #[derive(Args, Debug)]
+pub struct TuneArgs {
+    /// Candidate specs: FS[:KEY[=VALUE],...] with alternatives in braces, e.g.
+    /// 'zfs:recordsize={4k,16k,128k}' (several braces give their product)
+    #[arg(required_unless_present = "resume", value_parser = complete::Spec::Target, hide_possible_values = true)]
+    pub specs: Vec<String>,
+    /// Add each filesystem's catalogue of options that commonly matter (`fsbench list` shows
+    /// it): ZFS recordsize and logbias, btrfs nodatacow and compress, XFS agcount and logbsize,
+    /// ext4 data= and the journal
+    #[arg(long)]
+    pub axes: bool,
+    /// The workload the candidates race on (repeatable: all run on each candidate)
+    #[arg(short, long = "workload", required_unless_present = "resume", value_parser = complete::Spec::Workload, hide_possible_values = true)]
+    pub workloads: Vec<String>,
+    /// The objective, a catalogue metric (default: the workload's headline: IOPS for random
+    /// block jobs, bytes/s for sequential ones, files/s for files), with its better direction
+    #[arg(long)]
+    pub metric: Option<String>,
+    /// Only this test's records count (default: the geometric mean over the workload's tests)
+    #[arg(long)]
+    pub test: Option<String>,
+    /// A constraint a candidate must meet, METRIC<VALUE or METRIC>VALUE, e.g. 'lat_p99<2ms',
+    /// 'space_overhead<40%' (repeatable)
+    #[arg(long = "slo", value_name = "SLO")]
+    pub slos: Vec<String>,
+    /// Stop starting rounds once this much time would be spent, e.g. 30m
+    #[arg(long, value_parser = duration_arg)]
+    pub budget: Option<std::time::Duration>,
+    /// The most rounds (trials per candidate)
+    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(2..=100))]
+    pub max_repeat: u32,
+    /// Survivors whose ratio to the leader lies within this share are tied
+    #[arg(long, default_value = "5%")]
+    pub tie: String,
+    /// Race more than 64 candidates
+    #[arg(long)]
+    pub force: bool,
+    /// Print the candidates and the race as it would run; run nothing
+    #[arg(long)]
+    pub check: bool,
+    /// Study directory for the trials' records and the reports
+    #[arg(short, long)]
+    pub out: Option<PathBuf>,
+    /// Continue the tune in DIR (killed or interrupted)
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["specs", "out"])]
+    pub resume: Option<PathBuf>,
+    /// Keep the loop image files after teardown
+    #[arg(long)]
+    pub keep: bool,
+    #[command(flatten)]
+    pub block: BlockArgs,
+    #[command(flatten)]
+    pub backing: Backing,
+    #[command(flatten)]
+    pub common: Common,
+}
+
+#[derive(Args, Debug)]
 pub struct CompareArgs {
     /// Target specs: FS[:KEY[=VALUE],...] (see `fsbench list`)
     #[arg(required_unless_present = "resume", value_parser = complete::Spec::Target, hide_possible_values = true)]
@@ -449,6 +513,7 @@ pub fn build_plan(
         overrides,
         ranks: Default::default(),
         study: None,
+        tune: None,
     })
 }
 

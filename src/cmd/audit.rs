@@ -54,6 +54,7 @@ fn plan_of(a: &AuditArgs) -> anyhow::Result<Plan> {
         overrides: Default::default(),
         ranks: Default::default(),
         study: None,
+        tune: None,
     })
 }
 

@@ -13,6 +13,7 @@ pub mod run;
 pub mod study;
 pub mod studyrun;
 pub mod teardown;
+pub mod tune;
 
 use crate::cli::{Cli, Command};
 use crate::stop::StopReason;
@@ -109,6 +110,7 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<Exit> {
         Command::Cleanup { common } => cleanup::run(common),
         Command::Compare(a) => compare::run(*a),
         Command::Study(a) => study::run(a),
+        Command::Tune(a) => tune::run(a),
         Command::Completions { shell } => docs::completions(shell),
         Command::Man { dir } => docs::man(&dir),
         Command::Audit(a) => audit::run(a),

@@ -148,6 +148,7 @@ pub fn run(a: RunArgs) -> anyhow::Result<Exit> {
         overrides,
         ranks: a.ranks.plan(),
         study: None,
+        tune: None,
     };
     let place = Where::Here {
         fs,
@@ -165,6 +166,7 @@ pub fn run(a: RunArgs) -> anyhow::Result<Exit> {
         quiet: a.quiet,
         command_line: std::env::args().collect(),
         resume: false,
+        select: None,
     };
     let summary = runner::run(&opts, team.as_ref())?;
     if let Some(exit) = super::rank_exit(team.as_ref(), &summary.ended) {

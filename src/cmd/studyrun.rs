@@ -42,7 +42,17 @@ fn needs_root(plan: &Plan) -> bool {
 }
 
 /// Runs the plan on its targets, writes the reports into the study and prints the short one.
-pub fn run(mut r: Run, team: &dyn Team) -> anyhow::Result<Exit> {
+pub fn run(r: Run, team: &dyn Team) -> anyhow::Result<Exit> {
+    let command = r.command;
+    let opts = prepare(r, team)?;
+    let summary = runner::run(&opts, team)?;
+    end(&opts, summary, command, team)
+}
+
+/// Everything before the first target: the study's seed, the resolved plan (every workload
+/// built, every check passed, before anything exists), root, the signals, the leftovers of dead
+/// runs, the work directory.
+pub fn prepare(mut r: Run, team: &dyn Team) -> anyhow::Result<runner::Options> {
     let lead = team.rank().leads();
     // The study's seed, drawn once and recorded (study.toml, the manifest's plan), so that every
     // workload derives its data from it and the study re-runs alike. (Several ranks take rank
@@ -53,7 +63,6 @@ pub fn run(mut r: Run, team: &dyn Team) -> anyhow::Result<Exit> {
             .seed
             .get_or_insert_with(crate::plan::fio::values::fresh_seed);
     }
-    // The one resolved plan: every workload built, every check passed, before anything exists.
     let checking = Where::Provision {
         workdir: r.common.workdir.clone(),
         keep: r.keep,
@@ -82,9 +91,9 @@ pub fn run(mut r: Run, team: &dyn Team) -> anyhow::Result<Exit> {
             crate::metrics::clock::run_id()
         ))
     });
-    let opts = runner::Options {
+    Ok(runner::Options {
         resolved,
-        out: out.clone(),
+        out,
         place: Where::Provision {
             workdir,
             keep: r.keep,
@@ -93,9 +102,19 @@ pub fn run(mut r: Run, team: &dyn Team) -> anyhow::Result<Exit> {
         quiet: r.common.quiet,
         command_line: std::env::args().collect(),
         resume: r.resume,
-    };
-    let summary = runner::run(&opts, team)?;
-    if !lead {
+        select: None,
+    })
+}
+
+/// After the last target: the reports in the study, the short one printed, the exit status.
+pub fn end(
+    opts: &runner::Options,
+    summary: runner::Summary,
+    command: &str,
+    team: &dyn Team,
+) -> anyhow::Result<Exit> {
+    let out = &opts.out;
+    if !team.rank().leads() {
         return Ok(super::rank_exit(team, &summary.ended).unwrap_or(Exit::Ok));
     }
     if let Some(study) = &summary.study {
@@ -108,9 +127,8 @@ pub fn run(mut r: Run, team: &dyn Team) -> anyhow::Result<Exit> {
         }
         Ended::Interrupted(why) => {
             eprintln!(
-                "fsbench: interrupted; targets torn down, results so far kept in {}: continue with fsbench {} --resume {}",
+                "fsbench: interrupted; targets torn down, results so far kept in {}: continue with fsbench {command} --resume {}",
                 out.display(),
-                r.command,
                 out.display()
             );
             Exit::Stopped(why)
@@ -118,9 +136,8 @@ pub fn run(mut r: Run, team: &dyn Team) -> anyhow::Result<Exit> {
         Ended::Complete => exit_for(&summary.records),
         Ended::Ranks(why) => {
             eprintln!(
-                "fsbench: the run lost a rank ({why}); results so far kept in {}: continue with fsbench {} --resume {}",
+                "fsbench: the run lost a rank ({why}); results so far kept in {}: continue with fsbench {command} --resume {}",
                 out.display(),
-                r.command,
                 out.display()
             );
             super::settle_ranks(team, &Ended::Ranks(why));

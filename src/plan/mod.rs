@@ -1,10 +1,12 @@
 //! Plain data: target specs, workload specs, the plan, and units. Nothing here calls the system.
 
+pub mod expand;
 pub mod fio;
 pub mod job;
 pub mod provisioned;
 pub mod spec;
 pub mod study;
+pub mod tune;
 pub mod units;
 pub mod workload;
 
@@ -56,6 +58,9 @@ pub struct Plan {
     /// and the published findings the report checks.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub study: Option<study::StudyMeta>,
+    /// What a tune races for (`fsbench tune`): the objective, the SLOs, the candidates.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tune: Option<tune::TuneMeta>,
 }
 
 /// How the ranks of a multi-rank run share the target (recorded: both change what is measured).

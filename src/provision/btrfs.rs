@@ -117,6 +117,7 @@ pub const DEF: FsDef = FsDef {
         errors: Some(super::ErrorCount::BtrfsDeviceStats),
         kernel_prefix: "BTRFS",
     }),
+    axes: &[&["", "nodatacow"], &["", "compress=zstd"]],
     summary: "Btrfs on a loop image or device (mkfs.btrfs); at least 110 MiB",
     kernel_name: "btrfs",
     tool: "mkfs.btrfs",

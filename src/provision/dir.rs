@@ -15,6 +15,7 @@ pub const DEF: FsDef = FsDef {
     kind: Kind::Dir,
     snapshots: false,
     integrity: None,
+    axes: &[],
     summary: "an existing directory, e.g. dir:/mnt/nfs (nothing is formatted)",
     kernel_name: "",
     tool: "",

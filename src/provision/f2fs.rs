@@ -69,6 +69,7 @@ pub const DEF: FsDef = FsDef {
         errors: None,
         kernel_prefix: "F2FS",
     }),
+    axes: &[],
     summary: "F2FS on a loop image or device (mkfs.f2fs); needs f2fs in the kernel",
     kernel_name: "f2fs",
     tool: "mkfs.f2fs",

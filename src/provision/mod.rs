@@ -149,6 +149,10 @@ pub struct FsDef {
     /// Snapshots and the audit's tools (the rest of `Caps` follows from `kind`).
     pub snapshots: bool,
     pub integrity: Option<Integrity>,
+    /// The options that commonly matter for performance, as `fsbench tune --axes` varies them:
+    /// each axis is its alternatives ("" is the filesystem's default), the candidates their
+    /// product.
+    pub axes: &'static [&'static [&'static str]],
     pub summary: &'static str,
     /// Name in /proc/filesystems ("" when not a kernel filesystem).
     pub kernel_name: &'static str,
@@ -345,6 +349,48 @@ pub fn describe(spec: &TargetSpec, size: u64) -> Vec<String> {
             cmd(mkfs_argv_on(spec, &devs)),
             cmd(mount_argv(spec, &devs[0], "MNT", size)),
         ],
+    }
+}
+
+/// A target spec with `fsbench tune --axes`'s alternatives added as braces: `zfs` becomes
+/// `zfs:{recordsize=4k,...},{logbias=latency,...}`; an axis whose key the spec already sets is
+/// left out. A filesystem without axes is the spec itself.
+pub fn with_axes(spec: &TargetSpec) -> String {
+    let def = def_of(spec);
+    let set: Vec<&str> = spec.options.iter().map(|o| o.key.as_str()).collect();
+    let key_of = |alt: &str| alt.split('=').next().unwrap_or("").to_string();
+    let mut braces = Vec::new();
+    for axis in def.axes {
+        if axis
+            .iter()
+            .any(|a| !a.is_empty() && set.contains(&key_of(a).as_str()))
+        {
+            continue;
+        }
+        let alts: Vec<&str> = axis
+            .iter()
+            .map(|a| if a.is_empty() { "-" } else { a })
+            .collect();
+        braces.push(format!("{{{}}}", alts.join(",")));
+    }
+    if braces.is_empty() {
+        return spec.spec.clone();
+    }
+    let sep = if spec.spec.contains(':') { "," } else { ":" };
+    format!("{}{sep}{}", spec.spec, braces.join(","))
+}
+
+/// A candidate spec after expansion, with the "-" of a default alternative taken out
+/// (`zfs:-,logbias=latency` is `zfs:logbias=latency`; `btrfs:-,-` is `btrfs`).
+pub fn drop_defaults(spec: &str) -> String {
+    let Some((fs, rest)) = spec.split_once(':') else {
+        return spec.to_string();
+    };
+    let kept: Vec<&str> = rest.split(',').filter(|p| p.trim() != "-").collect();
+    if kept.is_empty() {
+        fs.to_string()
+    } else {
+        format!("{fs}:{}", kept.join(","))
     }
 }
 

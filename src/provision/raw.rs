@@ -15,6 +15,7 @@ pub const DEF: FsDef = FsDef {
     kind: Kind::Raw,
     snapshots: false,
     integrity: None,
+    axes: &[],
     summary: "the block device itself, no filesystem (baseline for block workloads)",
     kernel_name: "",
     tool: "",

@@ -32,6 +32,7 @@ pub const DEF: FsDef = FsDef {
     kind: Kind::Tmpfs,
     snapshots: false,
     integrity: None,
+    axes: &[],
     summary: "tmpfs in memory (the page cache ceiling); size= limits it",
     kernel_name: "tmpfs",
     tool: "",

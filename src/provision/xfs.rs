@@ -93,6 +93,10 @@ pub const DEF: FsDef = FsDef {
         errors: None,
         kernel_prefix: "XFS",
     }),
+    axes: &[
+        &["agcount=4", "agcount=16"],
+        &["logbsize=32k", "logbsize=256k"],
+    ],
     summary: "XFS on a loop image or device (mkfs.xfs); at least 300 MiB",
     kernel_name: "xfs",
     tool: "mkfs.xfs",

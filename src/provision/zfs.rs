@@ -134,6 +134,15 @@ pub const DEF: FsDef = FsDef {
         errors: Some(super::ErrorCount::ZpoolCksum),
         kernel_prefix: "",
     }),
+    axes: &[
+        &[
+            "recordsize=4k",
+            "recordsize=16k",
+            "recordsize=128k",
+            "recordsize=1m",
+        ],
+        &["logbias=latency", "logbias=throughput"],
+    ],
     summary: "a ZFS pool on a loop image or device (kernel ZFS, else zfs-fuse)",
     kernel_name: "zfs",
     tool: "zpool",

@@ -15,6 +15,7 @@ pub mod merge;
 pub mod stats;
 pub mod summary;
 pub mod svg;
+pub mod tune;
 pub mod views;
 pub mod warnings;
 

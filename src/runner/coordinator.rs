@@ -78,6 +78,11 @@ pub fn run(opts: &Options, team: &dyn Team) -> Result<Summary, RunnerError> {
             if l.manifest.completed.contains(&(spec.label.clone(), repeat)) {
                 continue;
             }
+            if let Some(s) = &opts.select {
+                if s.repeat != repeat || !s.labels.contains(&spec.label) {
+                    continue;
+                }
+            }
             if let Some(why) = crate::stop::requested() {
                 ended = Ended::Interrupted(why);
                 break 'repeats;

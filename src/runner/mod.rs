@@ -60,6 +60,15 @@ pub struct Options {
     pub command_line: Vec<String>,
     /// Continue the study in `out`: skip what ran to completion, redo the rest.
     pub resume: bool,
+    /// Run only this repeat of these targets (a round of `fsbench tune`); None runs the plan.
+    pub select: Option<Select>,
+}
+
+/// One round of a race: a repeat, and the targets still in it.
+#[derive(Debug, Clone)]
+pub struct Select {
+    pub repeat: u32,
+    pub labels: Vec<String>,
 }
 
 /// How a run ended.

@@ -59,12 +59,15 @@ pub(super) fn open_study(opts: &Options, manifest: &mut Manifest) -> Result<Sink
         rank_failure: None,
         ..old
     };
-    manifest.warnings.push(format!(
+    // (A tune's next round continues the study: no warning unless something was set aside.)
+    if opts.select.is_none() || !moved.is_empty() {
+        manifest.warnings.push(format!(
         "resumed at {}: {} target runs were complete; {} records of unfinished ones moved to results.partial.jsonl",
         now_rfc3339(),
         manifest.completed.len(),
         moved.len()
     ));
+    }
     manifest.warnings.extend(torn_note);
     s.save_manifest(manifest)?;
     Ok(Sink {

@@ -31,6 +31,7 @@ fn opts(dir: &std::path::Path, jobfile: &str) -> Result<Options, RunnerError> {
                 overrides: Default::default(),
                 ranks: Default::default(),
                 study: None,
+                tune: None,
             },
             &place(),
             false,
@@ -41,6 +42,7 @@ fn opts(dir: &std::path::Path, jobfile: &str) -> Result<Options, RunnerError> {
         quiet: true,
         command_line: vec!["test".into()],
         resume: false,
+        select: None,
     })
 }
 

@@ -76,6 +76,28 @@ pub trait Workload: Send + Sync {
     fn describe(&self) -> Vec<String> {
         Vec::new()
     }
+
+    /// Its headline figure, when its table's first key metric is not it (a block workload of
+    /// random jobs: IOPS; of sequential ones: bytes per second).
+    fn headline(&self) -> Option<&'static str> {
+        None
+    }
+}
+
+/// The metric that sums a workload up (what `fsbench tune` optimises by default) and whether
+/// higher is better: the workload's own word, else the first key metric of its table that has a
+/// direction.
+pub fn headline(spec: &WorkloadSpec, built: &dyn Workload) -> Option<(&'static str, bool)> {
+    use crate::metrics::catalog::Better;
+    if let Some(m) = built.headline() {
+        let better = catalog::find(m).map(|d| d.better);
+        return Some((m, better != Some(Better::Lower)));
+    }
+    let def = WORKLOADS.iter().find(|w| w.name == spec.name)?;
+    def.metrics
+        .iter()
+        .find(|m| m.key && m.better != Better::Neither && !m.name.contains('*'))
+        .map(|m| (m.name, m.better == Better::Higher))
 }
 
 /// Checks a workload spec (with the command line's overrides) and builds the workload.

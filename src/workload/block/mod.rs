@@ -311,6 +311,14 @@ impl Workload for Block {
             .collect()
     }
 
+    fn headline(&self) -> Option<&'static str> {
+        Some(if self.jobs.iter().any(|j| j.rw.random()) {
+            "iops"
+        } else {
+            "bytes_per_sec"
+        })
+    }
+
     fn check_target(
         &self,
         t: &crate::plan::TargetSpec,
