@@ -328,22 +328,21 @@ fn finish(
     let (mut tied_within, mut tied_p) = (None::<f64>, None::<f64>);
     if let Some(w) = winner {
         let ws = summarize(&stand[w].trials);
-        for i in 0..stand.len() {
-            if stand[i].trials.is_empty() {
+        for (i, c) in stand.iter_mut().enumerate() {
+            if c.trials.is_empty() {
                 continue;
             }
-            let s = summarize(&stand[i].trials);
+            let s = summarize(&c.trials);
             let (r, ci) = ratio(&s, &ws);
-            stand[i].ratio = Some(r);
+            c.ratio = Some(r);
             if let Some((lo, hi)) = ci {
-                (stand[i].ratio_lo, stand[i].ratio_hi) = (Some(lo), Some(hi));
+                (c.ratio_lo, c.ratio_hi) = (Some(lo), Some(hi));
             }
             if i != w && alive.contains(&i) {
-                tied_list.push(stand[i].label.clone());
+                tied_list.push(c.label.clone());
                 let far = ci.map_or(1.0 - r, |(lo, hi)| (1.0 - lo).abs().max((hi - 1.0).abs()));
                 tied_within = Some(tied_within.map_or(far, |t| t.max(far)));
-                let p = welch(&ws, &s).map(|x| x.2);
-                if let Some(p) = p {
+                if let Some((_, _, p)) = welch(&ws, &s) {
                     tied_p = Some(tied_p.map_or(p, |t| t.min(p)));
                 }
             }
@@ -376,8 +375,11 @@ fn finish(
 
 /// Marks the candidates no other beats on every one of objective, p99 latency and space
 /// overhead (lower latency and overhead are better; a missing figure is not compared).
+/// (objective, p99 latency, space overhead) of a candidate with figures.
+type Point = (f64, Option<f64>, Option<f64>);
+
 fn pareto(meta: &TuneMeta, stand: &mut [Standing]) {
-    let pts: Vec<Option<(f64, Option<f64>, Option<f64>)>> = stand
+    let pts: Vec<Option<Point>> = stand
         .iter()
         .map(|s| s.mean.map(|m| (m, s.lat_p99_ns, s.space_overhead_pct)))
         .collect();
