@@ -5,15 +5,15 @@
 use crate::store::Record;
 
 /// One study to merge: its name (the directory's), records and manifest warnings.
-pub struct Study {
-    pub name: String,
-    pub records: Vec<Record>,
-    pub warnings: Vec<String>,
+pub(crate) struct Study {
+    pub(crate) name: String,
+    pub(crate) records: Vec<Record>,
+    pub(crate) warnings: Vec<String>,
 }
 
 /// The studies' records as one list, labels made unique, and their warnings each marked with
 /// its study. Study names that repeat get "#2", "#3".
-pub fn merge(mut studies: Vec<Study>) -> (Vec<Record>, Vec<String>) {
+pub(crate) fn merge(mut studies: Vec<Study>) -> (Vec<Record>, Vec<String>) {
     if studies.len() == 1 {
         let s = studies.remove(0);
         return (s.records, s.warnings);

@@ -5,7 +5,7 @@
 
 use std::fmt::Write as _;
 
-use super::html::esc;
+use super::markup::esc;
 
 const PALETTE: &[&str] = &[
     "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",

@@ -1,10 +1,28 @@
-//! The CrystalDiskMark-like table: per target, one row per test (read and write side by side),
-//! MB/s, IOPS and p99 completion latency; means over repeats.
-
-use comfy_table::{presets::UTF8_FULL_CONDENSED, Cell, CellAlignment, Table};
+//! The block workloads' view (the presets, `block`, `fio` job files and fio results imported):
+//! the CrystalDiskMark-like table, per target, one row per test (read and write side by side),
+//! MB/s, IOPS and p99 completion latency; means over repeats. In the terminal only (report.md and
+//! the HTML page have the ratio matrix and a chart per test). Pure.
 
 use crate::plan::units::{format_count, format_ns};
+use crate::report::markup::term_table;
+use crate::report::records::targets;
+use crate::report::view::{Body, Grid, Section, Shown, Study, WorkloadView};
 use crate::store::{Outcome, Record};
+use crate::workload::{block, presets};
+
+pub(crate) struct Block;
+
+impl WorkloadView for Block {
+    fn claims(&self, workload: &str) -> bool {
+        workload == block::DEF_BLOCK.name
+            || workload == block::DEF_FIO.name
+            || presets::find(workload).is_some()
+    }
+
+    fn sections(&self, mine: &[&Record], _study: &Study) -> Vec<Section> {
+        sections(mine)
+    }
+}
 
 /// (bytes/s, IOPS, p99 latency in ns) of one direction.
 type Side = (f64, f64, Option<f64>);
@@ -32,26 +50,33 @@ fn mean(x: Option<Side>, n: u32) -> Option<Side> {
     x.map(|s| (s.0 / n, s.1 / n, s.2.map(|p| p / n)))
 }
 
-pub fn is_block(r: &Record) -> bool {
-    r.metrics.contains_key("iops")
-}
-
-/// One table per target that ran block jobs; empty when none did.
-pub fn tables(records: &[Record]) -> String {
-    // The aging workload's block phases have their own table (seed 002's, report/aging.rs).
-    let is_block = |r: &Record| is_block(r) && !super::aging::is_aging(r);
-    let mut targets: Vec<&str> = Vec::new();
-    for r in records.iter().filter(|r| is_block(r)) {
-        if !targets.contains(&r.target.as_str()) {
-            targets.push(&r.target);
+/// The tables of a block run's records as text (`fsbench run`): one per target.
+pub(crate) fn tables(records: &[Record]) -> String {
+    let mine: Vec<&Record> = records
+        .iter()
+        .filter(|r| Block.claims(r.workload_name()))
+        .collect();
+    let mut out = String::new();
+    for s in sections(&mine) {
+        if let Body::Table(g) = &s.body {
+            out.push_str(&format!("{}\n{}\n", s.title, term_table(g)));
         }
     }
-    let mut out = String::new();
-    for target in targets {
-        let mine: Vec<&Record> = records
-            .iter()
-            .filter(|r| r.target == target && is_block(r))
-            .collect();
+    out
+}
+
+/// One table per target that ran block jobs; none when none did. A record without IOPS
+/// (skipped, or failed before its first I/O) has nothing for the table: the table of the records
+/// no view shows lists it.
+fn sections(records: &[&Record]) -> Vec<Section> {
+    let measured: Vec<&Record> = records
+        .iter()
+        .copied()
+        .filter(|r| r.metrics.contains_key("iops"))
+        .collect();
+    let mut out = Vec::new();
+    for target in targets(measured.iter().map(|r| r.target.as_str())) {
+        let mine: Vec<&&Record> = measured.iter().filter(|r| r.target == target).collect();
         let fs = mine.first().map(|r| r.fs.as_str()).unwrap_or("");
         let mut rows: Vec<Row> = Vec::new();
         for r in &mine {
@@ -116,9 +141,7 @@ pub fn tables(records: &[Record]) -> String {
                 row.note = "page cache".into();
             }
         }
-        let mut t = Table::new();
-        t.load_preset(UTF8_FULL_CONDENSED);
-        t.set_header(vec![
+        let header = [
             "test",
             "read MB/s",
             "write MB/s",
@@ -127,28 +150,36 @@ pub fn tables(records: &[Record]) -> String {
             "read p99",
             "write p99",
             "note",
-        ]);
-        let num = |s: String| Cell::new(s).set_alignment(CellAlignment::Right);
+        ];
+        let mut lines = Vec::new();
         for mut row in rows {
             row.read = mean(row.read, row.reads);
             row.write = mean(row.write, row.writes);
             let pick = |x: &Option<Side>, f: &dyn Fn(&Side) -> String| {
                 x.as_ref().map(f).unwrap_or_else(|| "-".into())
             };
-            t.add_row(vec![
-                Cell::new(&row.test),
-                num(pick(&row.read, &|x| format!("{:.1}", x.0 / 1e6))),
-                num(pick(&row.write, &|x| format!("{:.1}", x.0 / 1e6))),
-                num(pick(&row.read, &|x| format_count(x.1))),
-                num(pick(&row.write, &|x| format_count(x.1))),
-                num(pick(&row.read, &|x| x.2.map(format_ns).unwrap_or_default())),
-                num(pick(&row.write, &|x| {
-                    x.2.map(format_ns).unwrap_or_default()
-                })),
-                Cell::new(row.note),
+            lines.push(vec![
+                row.test.clone(),
+                pick(&row.read, &|x| format!("{:.1}", x.0 / 1e6)),
+                pick(&row.write, &|x| format!("{:.1}", x.0 / 1e6)),
+                pick(&row.read, &|x| format_count(x.1)),
+                pick(&row.write, &|x| format_count(x.1)),
+                pick(&row.read, &|x| x.2.map(format_ns).unwrap_or_default()),
+                pick(&row.write, &|x| x.2.map(format_ns).unwrap_or_default()),
+                row.note,
             ]);
         }
-        out.push_str(&format!("{target} ({fs})\n{t}\n"));
+        out.push(Section {
+            title: format!("{target} ({fs})"),
+            shown: Shown::TERMINAL,
+            body: Body::Table(Grid {
+                header: header.map(String::from).to_vec(),
+                rows: lines,
+                note: None,
+                right: (1..7).collect(),
+                wrap: false,
+            }),
+        });
     }
     out
 }

@@ -6,9 +6,44 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-use super::html::esc;
+use crate::report::markup::esc;
+use crate::report::view::{Body, Section, Shown, Statistics, Study, WorkloadView};
 use crate::store::{Outcome, Record};
 use crate::workload::iozone::{NAME, TESTS};
+
+/// The matrices, in a layout of each format's own.
+pub(crate) struct IozoneView;
+
+impl WorkloadView for IozoneView {
+    fn claims(&self, workload: &str) -> bool {
+        workload == NAME
+    }
+
+    /// Hundreds of cells per target would drown the statistics rows and the ratio matrix.
+    fn statistics(&self) -> Statistics {
+        Statistics::Exported
+    }
+
+    fn sections(&self, mine: &[&Record], study: &Study) -> Vec<Section> {
+        let z = Iozone::collect(mine.iter().copied());
+        if z.is_empty() {
+            return Vec::new();
+        }
+        vec![Section {
+            title: "iozone".into(),
+            shown: Shown::BRIEF,
+            body: Body::Own {
+                term: term(&z, study.baseline, study.width, study.color),
+                md: markdown(&z, study.baseline),
+                html: html(&z, study.baseline),
+            },
+        }]
+    }
+
+    fn warnings(&self, mine: &[&Record]) -> Vec<String> {
+        warnings(mine.iter().copied())
+    }
+}
 
 /// The headline tests of the terminal view, one matrix each.
 const HEADLINES: [&str; 4] = ["write", "read", "random_read", "random_write"];
@@ -18,14 +53,14 @@ type Cells = BTreeMap<(u64, u64), Vec<f64>>;
 
 /// A study's iozone figures: per target, per test, the cells; and throughput-mode records.
 #[derive(Default)]
-pub struct Iozone {
-    pub targets: Vec<String>,
+pub(crate) struct Iozone {
+    targets: Vec<String>,
     /// Per test, per target: the cells.
     matrix: BTreeMap<&'static str, BTreeMap<String, Cells>>,
     throughput: Vec<Record>,
 }
 
-pub fn is_iozone(r: &Record) -> bool {
+fn is_iozone(r: &Record) -> bool {
     r.workload_name() == NAME
 }
 
@@ -47,10 +82,10 @@ fn label(bytes: u64) -> String {
 }
 
 impl Iozone {
-    pub fn collect(records: &[Record]) -> Iozone {
+    pub(crate) fn collect<'a>(records: impl IntoIterator<Item = &'a Record>) -> Iozone {
         let mut z = Iozone::default();
         for r in records
-            .iter()
+            .into_iter()
             .filter(|r| is_iozone(r) && r.outcome == Outcome::Ok)
         {
             if !z.targets.contains(&r.target) {
@@ -79,7 +114,7 @@ impl Iozone {
         z
     }
 
-    pub fn is_empty(&self) -> bool {
+    fn is_empty(&self) -> bool {
         self.targets.is_empty()
     }
 
@@ -241,7 +276,7 @@ fn beside(a: Vec<String>, b: Vec<String>, width: usize) -> String {
 /// The terminal view: per headline test and target, MiB/s per cell (iozone's KiB/s / 1024)
 /// and, for targets other than the baseline, the ratio to it beside (green above 1, red below,
 /// when `color`); then the throughput-mode table.
-pub fn term(z: &Iozone, baseline: &str, width: usize, color: bool) -> String {
+fn term(z: &Iozone, baseline: &str, width: usize, color: bool) -> String {
     let mut out = String::new();
     let headlines: Vec<&'static str> = HEADLINES
         .iter()
@@ -318,7 +353,7 @@ fn throughput_table(z: &Iozone) -> String {
 }
 
 /// Markdown: every test's matrix per target (KiB/s, as iozone) and its ratio matrix.
-pub fn markdown(z: &Iozone, baseline: &str) -> String {
+fn markdown(z: &Iozone, baseline: &str) -> String {
     let mut out = String::new();
     if z.is_empty() {
         return out;
@@ -373,7 +408,7 @@ fn shade(x: f64) -> String {
 
 /// HTML: one heat-map per test and target of the ratio surface (the value in each cell, both
 /// KiB/s figures on hover); the baseline's own matrix when it is the only target.
-pub fn html(z: &Iozone, baseline: &str) -> String {
+fn html(z: &Iozone, baseline: &str) -> String {
     let mut out = String::new();
     if z.is_empty() {
         return out;
@@ -436,7 +471,7 @@ pub fn html(z: &Iozone, baseline: &str) -> String {
 /// iozone's `-R` text: per target, one block per test (a record-size header row, one row per
 /// file size, 0 in the cells the matrix skipped), KiB/s as whole numbers; and the throughput
 /// mode's children/parent lines.
-pub fn r_text(z: &Iozone) -> String {
+pub(crate) fn r_text(z: &Iozone) -> String {
     let mut out = String::new();
     for target in &z.targets {
         let tests: Vec<&'static str> = z
@@ -498,10 +533,12 @@ pub fn r_text(z: &Iozone) -> String {
 }
 
 /// One block of `-R` text read back: title, record sizes (KiB), rows of (file KiB, values).
-pub type RBlock = (String, Vec<u64>, Vec<(u64, Vec<u64>)>);
+#[cfg(test)]
+type RBlock = (String, Vec<u64>, Vec<(u64, Vec<u64>)>);
 
 /// Reads `-R` text (iozone's or fsbench's) back into its blocks.
-pub fn parse_r(text: &str) -> Vec<RBlock> {
+#[cfg(test)]
+fn parse_r(text: &str) -> Vec<RBlock> {
     let mut out: Vec<RBlock> = Vec::new();
     let unquote = |s: &str| s.trim_matches('"').parse::<u64>().ok();
     let mut lines = text.lines().peekable();
@@ -532,10 +569,10 @@ pub fn parse_r(text: &str) -> Vec<RBlock> {
 }
 
 /// One line per target whose iozone cells measured the page cache, or ran too fast to trust.
-pub fn warnings(records: &[Record]) -> Vec<String> {
+fn warnings<'a>(records: impl IntoIterator<Item = &'a Record>) -> Vec<String> {
     let mut per: Vec<(String, usize, usize, usize)> = Vec::new();
     for r in records
-        .iter()
+        .into_iter()
         .filter(|r| is_iozone(r) && r.outcome == Outcome::Ok)
     {
         let i = match per.iter().position(|p| p.0 == r.target) {
