@@ -41,7 +41,7 @@ pub(crate) struct Row {
 /// A report that cannot be made from the records (e.g. a baseline that is not a target).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{0}")]
-pub(crate) struct ReportError(pub String);
+pub(crate) struct ReportError(pub(crate) String);
 
 /// The baseline: the one named, else the first target in the records.
 pub(crate) fn baseline_of(records: &[Record], named: Option<&str>) -> Result<String, ReportError> {
