@@ -2,6 +2,7 @@
 //! machines). A target label that more than one study uses is prefixed with its study's name
 //! ("before/ext4"); labels only one study has stay as they are. Pure.
 
+use super::records::targets;
 use crate::store::Record;
 
 /// One study to merge: its name (the directory's), records and manifest warnings.
@@ -28,16 +29,15 @@ pub(crate) fn merge(mut studies: Vec<Study>) -> (Vec<Record>, Vec<String>) {
         }
         names.push(n);
     }
-    let labels_of = |s: &Study| {
-        let mut l: Vec<String> = Vec::new();
-        for r in &s.records {
-            if !l.contains(&r.target) {
-                l.push(r.target.clone());
-            }
-        }
-        l
-    };
-    let all: Vec<Vec<String>> = studies.iter().map(labels_of).collect();
+    let all: Vec<Vec<String>> = studies
+        .iter()
+        .map(|s| {
+            targets(s.records.iter().map(|r| r.target.as_str()))
+                .into_iter()
+                .map(String::from)
+                .collect()
+        })
+        .collect();
     let clashes = |label: &str| all.iter().filter(|l| l.iter().any(|x| x == label)).count() > 1;
     let mut records = Vec::new();
     let mut warnings = Vec::new();

@@ -61,16 +61,21 @@ pub(crate) fn baseline_of(records: &[Record], named: Option<&str>) -> Result<Str
 
 pub(crate) fn rows(records: &[Record], baseline: &str) -> Vec<Row> {
     // (workload, test) in order of appearance; targets in order of appearance.
+    let ok: Vec<&Record> = records
+        .iter()
+        .filter(|r| r.outcome == Outcome::Ok)
+        .collect();
+    // Each target with the filesystem of its first record.
+    let targets: Vec<(&str, &str)> = targets(ok.iter().map(|r| r.target.as_str()))
+        .into_iter()
+        .map(|t| (t, ok.iter().find(|r| r.target == t).map_or("", |r| &r.fs)))
+        .collect();
     let mut tests: Vec<(String, String)> = Vec::new();
-    let mut targets: Vec<(String, String)> = Vec::new();
     let mut values: BTreeMap<(String, String, String, String), Vec<f64>> = BTreeMap::new();
-    for r in records.iter().filter(|r| r.outcome == Outcome::Ok) {
+    for r in &ok {
         let t = (r.workload.clone(), r.test.clone());
         if !tests.contains(&t) {
             tests.push(t);
-        }
-        if !targets.iter().any(|(l, _)| l == &r.target) {
-            targets.push((r.target.clone(), r.fs.clone()));
         }
         for (m, v) in &r.metrics {
             if v.is_finite() {
@@ -102,12 +107,13 @@ pub(crate) fn rows(records: &[Record], baseline: &str) -> Vec<Row> {
                 .get(&(w.clone(), t.clone(), m.clone(), baseline.to_string()))
                 .map(|v| stats::summarize(v));
             for (label, fs) in &targets {
-                let Some(v) = values.get(&(w.clone(), t.clone(), m.clone(), label.clone())) else {
+                let Some(v) = values.get(&(w.clone(), t.clone(), m.clone(), label.to_string()))
+                else {
                     continue;
                 };
                 let s = stats::summarize(v);
                 let (ratio, ratio_ci, p) = match &base {
-                    Some(b) if label != baseline && b.mean != 0.0 => {
+                    Some(b) if *label != baseline && b.mean != 0.0 => {
                         let (r, ci) = stats::ratio(&s, b);
                         (Some(r), ci, stats::welch(&s, b).map(|x| x.2))
                     }
@@ -117,8 +123,8 @@ pub(crate) fn rows(records: &[Record], baseline: &str) -> Vec<Row> {
                     workload: w.clone(),
                     test: t.clone(),
                     metric: m.clone(),
-                    target: label.clone(),
-                    fs: fs.clone(),
+                    target: label.to_string(),
+                    fs: fs.to_string(),
                     summary: s,
                     ratio,
                     ratio_ci,
