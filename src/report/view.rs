@@ -6,9 +6,9 @@
 use super::summary::Row;
 use crate::store::Record;
 
-/// One view of the report: a workload's tables (the block presets' CrystalDiskMark table, bonnie++'s,
-/// iozone's matrices, ...) or a view over the statistics of the whole study (the ratio matrix,
-/// the latency percentiles, the charts), which claims no records of its own.
+/// One view of the report: a workload's tables (the block presets' CrystalDiskMark table,
+/// bonnie++'s, iozone's matrices, ...) or a view over the statistics of the whole study (the
+/// ratio matrix, the latency percentiles, the charts), which claims no records of its own.
 pub(crate) trait WorkloadView: Sync {
     /// Does this view show the records of the workload named `workload` (`Record::workload_name`:
     /// "cdm", "files", "iozone")? Decided by the name alone, never by the record's metrics.
@@ -21,7 +21,7 @@ pub(crate) trait WorkloadView: Sync {
     }
 
     /// Its sections, in order, from the records it claims (`mine`, in the study's order) and the
-    /// study. None when it has nothing to show.
+    /// study; none when it has nothing to show.
     fn sections(&self, mine: &[&Record], study: &Study) -> Vec<Section>;
 
     /// Warnings of its own about its records, one line each.

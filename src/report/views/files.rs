@@ -11,7 +11,7 @@ pub(crate) struct Files;
 
 impl WorkloadView for Files {
     fn claims(&self, workload: &str) -> bool {
-        workload == "files"
+        workload == crate::workload::files::DEF.name
     }
 
     /// Seed 003's table, where the short terminal report has the brief one.
