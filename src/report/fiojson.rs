@@ -16,11 +16,10 @@ const PERCENTILES: &[f64] = &[
     99.99,
 ];
 
-/// Is this a block record (a fio-class job)?
-pub fn is_block(r: &Record) -> bool {
-    r.config
-        .as_ref()
-        .is_some_and(|c| c.get("iodepth").is_some())
+/// Does fio's JSON have a job for this record: one with I/O figures (IOPS), a block job's or
+/// the aging workload's block phases'.
+fn has_io(r: &Record) -> bool {
+    r.metrics.contains_key("iops")
 }
 
 fn stats(h: Option<&Hist>, with_pct: bool) -> Value {
@@ -139,13 +138,13 @@ fn job(r: &Record, groupid: usize) -> Value {
 
 /// The block records of a study in fio's JSON shape (one job per record; a group per target
 /// and repeat).
-pub fn render(records: &[Record]) -> Value {
+pub(crate) fn render(records: &[Record]) -> Value {
     let mut groups: Vec<(String, u32)> = Vec::new();
     let mut jobs = Vec::new();
     let mut disks: BTreeMap<String, (f64, f64)> = BTreeMap::new();
     for r in records
         .iter()
-        .filter(|r| super::block::is_block(r) && r.outcome != Outcome::Skipped)
+        .filter(|r| has_io(r) && r.outcome != Outcome::Skipped)
     {
         let g = match groups
             .iter()
@@ -188,7 +187,7 @@ pub fn render(records: &[Record]) -> Value {
 }
 
 /// A fio JSON result as records of target `label` (one per job), for a study's tables.
-pub fn import(text: &str, label: &str) -> Result<Vec<Record>, String> {
+pub(crate) fn import(text: &str, label: &str) -> Result<Vec<Record>, String> {
     let v: Value = serde_json::from_str(text).map_err(|e| format!("not JSON fio wrote: {e}"))?;
     let version = v
         .get("fio version")

@@ -3,7 +3,7 @@
 
 use super::StudyReport;
 
-pub trait Renderer: Sync {
+pub(crate) trait Renderer: Sync {
     /// The name `--format` takes.
     fn name(&self) -> &'static str;
     /// One line for `--help`.
@@ -42,7 +42,8 @@ impl Renderer for IozoneR {
         "the iozone workload's matrices as iozone -R text tables (for iozone's graphing scripts)"
     }
     fn render(&self, rep: &StudyReport, _title: &str) -> String {
-        super::iozone::r_text(&rep.iozone)
+        let z = super::views::iozone::Iozone::collect(&rep.records);
+        super::views::iozone::r_text(&z)
     }
 }
 
@@ -54,7 +55,8 @@ impl Renderer for BonnieCsv {
         "the bonnie workload's records as bonnie++ 1.98-format CSV lines (for bon_csv2txt, bon_csv2html)"
     }
     fn render(&self, rep: &StudyReport, _title: &str) -> String {
-        super::bonnie::csv(&rep.records)
+        let all: Vec<&crate::store::Record> = rep.records.iter().collect();
+        super::views::bonnie::csv(&all)
     }
 }
 
@@ -118,15 +120,15 @@ impl Renderer for Html {
     }
 }
 
-pub static FORMATS: &[&dyn Renderer] = &[
+pub(crate) static FORMATS: &[&dyn Renderer] = &[
     &Term, &Markdown, &Csv, &Json, &Html, &BonnieCsv, &IozoneR, &FioJson,
 ];
 
-pub fn names() -> Vec<&'static str> {
+pub(crate) fn names() -> Vec<&'static str> {
     FORMATS.iter().map(|f| f.name()).collect()
 }
 
-pub fn find(name: &str) -> Option<&'static dyn Renderer> {
+pub(crate) fn find(name: &str) -> Option<&'static dyn Renderer> {
     FORMATS.iter().copied().find(|f| f.name() == name)
 }
 
@@ -139,11 +141,10 @@ mod tests {
         let mut seen = std::collections::HashSet::new();
         let rep = StudyReport::build(Vec::new(), None, &[]).unwrap_or_else(|_| StudyReport {
             records: Vec::new(),
+            measured: Vec::new(),
             baseline: String::new(),
             rows: Vec::new(),
-            views: Vec::new(),
             warnings: Vec::new(),
-            iozone: Default::default(),
             color: false,
             full: false,
         });

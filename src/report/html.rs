@@ -1,285 +1,62 @@
 //! The HTML report: one self-contained file (no network, no external script, style or font), with
-//! charts drawn as inline SVG: grouped bars with 95% confidence intervals, the ratio heat-map,
-//! latency CDFs (from the stored HdrHistograms), per-second throughput lines and the files
-//! workload's degradation trend. Pure: records in, text out.
+//! charts drawn as inline SVG (`report/svg.rs`). The sections are laid out by kind, the answer
+//! first: the leading charts (the ratio heat-map, a chart per test), then the tables, then the
+//! text in its own layout (bonnie++'s, iozone's heat-maps), then the curves over time. Pure:
+//! sections in, text out.
 
 use std::fmt::Write as _;
 
-use super::summary::{fmt_value, Row};
-use super::svg;
-use super::views::{self, View};
+use super::markup::{esc, html_table};
+use super::view::{Body, Charts, Section};
 use super::warnings::Warning;
-use crate::store::{Outcome, Record};
 
-pub(super) fn esc(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
-}
-
-/// The entry named `name` of a list of named groups, added empty when missing.
-fn group_of<'a, T>(list: &'a mut Vec<(String, Vec<T>)>, name: &str) -> &'a mut Vec<T> {
-    let i = match list.iter().position(|g| g.0 == name) {
-        Some(i) => i,
-        None => {
-            list.push((name.to_string(), Vec::new()));
-            list.len() - 1
-        }
-    };
-    &mut list[i].1
-}
-
-fn table(v: &View) -> String {
-    let mut s = format!("<h2>{}</h2><table><tr>", esc(&v.title));
-    for h in &v.header {
-        let _ = write!(s, "<th>{}</th>", esc(h));
+/// Charts under their heading, small ones side by side.
+fn charts(title: &str, c: &Charts) -> String {
+    let mut s = String::new();
+    if !title.is_empty() {
+        let _ = write!(s, "<h2>{}</h2>", esc(title));
     }
-    s.push_str("</tr>");
-    for r in &v.rows {
-        s.push_str("<tr>");
-        for c in r {
-            let _ = write!(s, "<td>{}</td>", esc(c));
-        }
-        s.push_str("</tr>");
+    if c.row {
+        let _ = write!(s, "<div class=\"charts\">{}</div>", c.svgs.concat());
+    } else {
+        s.push_str(&c.svgs.concat());
     }
-    let _ = write!(s, "</table><p class=\"note\">{}</p>", esc(&v.note));
     s
 }
 
-fn test_name(w: &str, t: &str) -> String {
-    if w == t {
-        t.to_string()
-    } else {
-        format!("{w} {t}")
-    }
-}
-
-/// How a test's chart shows it, as CrystalDiskMark and seed 002 do: sequential block tests in
-/// MB/s, random ones in IOPS, the files workload in files/s. (metric, axis unit).
-fn shown_as(
-    rows: &[Row],
-    records: &[Record],
-    w: &str,
-    t: &str,
-) -> Option<(&'static str, &'static str)> {
-    let has = |m: &str| {
-        rows.iter()
-            .any(|r| r.workload == w && r.test == t && r.metric == m)
-    };
-    if has("files_per_sec") {
-        return Some(("files_per_sec", "files/s"));
-    }
-    if has("iops") {
-        let rw = records
-            .iter()
-            .find(|r| r.workload == w && r.test == t)
-            .and_then(|r| r.config.as_ref())
-            .and_then(|c| c.get("rw"))
-            .and_then(|v| v.as_str())
-            .map(str::to_string);
-        let random = match rw {
-            Some(rw) => rw.starts_with("rand"),
-            None => !t.to_ascii_uppercase().starts_with("SEQ"),
-        };
-        return Some(if random || !has("bytes_per_sec") {
-            ("iops", "IOPS")
-        } else {
-            ("bytes_per_sec", "MB/s")
-        });
-    }
-    has("bytes_per_sec").then_some(("bytes_per_sec", "MB/s"))
-}
-
-/// 1. One small chart per test, each target a bar with its 95% interval, in the test's unit.
-fn bar_charts(rows: &[Row], records: &[Record], targets: &[String], body: &mut String) {
-    let mut tests: Vec<(&str, &str)> = Vec::new();
-    for r in rows {
-        if !tests.contains(&(r.workload.as_str(), r.test.as_str())) {
-            tests.push((&r.workload, &r.test));
-        }
-    }
-    let mut charts = String::new();
-    for (w, t) in tests {
-        let Some((metric, unit)) = shown_as(rows, records, w, t) else {
-            continue;
-        };
-        let scale = if metric == "bytes_per_sec" { 1e-6 } else { 1.0 };
-        let bars: Vec<svg::Bar> = rows
-            .iter()
-            .filter(|r| r.workload == w && r.test == t && r.metric == metric)
-            .map(|r| svg::Bar {
-                label: r.target.clone(),
-                color: targets.iter().position(|x| x == &r.target).unwrap_or(0),
-                mean: r.summary.mean * scale,
-                lo: r.summary.ci_lo * scale,
-                hi: r.summary.ci_hi * scale,
-                text: fmt_value(metric, r.summary.mean),
-            })
-            .collect();
-        charts.push_str(&svg::hbars(&test_name(w, t), unit, &bars));
-    }
-    if !charts.is_empty() {
-        let _ = write!(
-            body,
-            "<h2>Per test (centre and 95% interval over repeats)</h2><div class=\"charts\">{charts}</div>"
-        );
-    }
-}
-
-/// 2. The ratio matrix as a heat-map, each cell's interval and p-value on hover.
-fn heatmap(rows: &[Row], v: &View) -> String {
-    let cols: Vec<String> = v.header.iter().skip(1).cloned().collect();
-    // The rows with a ratio, under the matrix's names for them (named once, not per cell).
-    let named: Vec<(String, &Row)> = rows
-        .iter()
-        .filter(|r| r.ratio.is_some())
-        .map(|r| (views::row_name(r), r))
-        .collect();
-    let mut out = Vec::new();
-    for line in &v.rows {
-        let name = line[0].clone();
-        let cells = cols
-            .iter()
-            .enumerate()
-            .map(|(j, target)| {
-                let text = line.get(j + 1).cloned().unwrap_or_default();
-                let row = named
-                    .iter()
-                    .find(|(n, r)| &r.target == target && *n == name)
-                    .map(|x| x.1);
-                let hover = match row {
-                    Some(r) => format!(
-                        "{target}, {name}: ratio {:.3}{}{}",
-                        r.ratio.unwrap_or(1.0),
-                        r.ratio_ci
-                            .map(|(lo, hi)| format!(", 95% CI {lo:.3} .. {hi:.3}"))
-                            .unwrap_or_default(),
-                        r.p_value
-                            .map(|p| format!(", p = {p:.3}"))
-                            .unwrap_or_default()
-                    ),
-                    None => format!("{target}, {name}: {text}"),
-                };
-                svg::HeatCell {
-                    ratio: text.trim_end_matches('*').parse().ok(),
-                    text,
-                    hover,
-                }
-            })
-            .collect();
-        out.push((name, cells));
-    }
-    svg::heatmap(&v.title, &cols, &out)
-}
-
-/// Latency CDFs from the histograms (first repeat of each target): latency on a log axis, the
-/// share of I/Os on the nines scale with p50, p99 and p99.9 marked.
-fn cdf_charts(records: &[Record], body: &mut String) {
-    let mut cdfs: Vec<(String, Vec<svg::Series>)> = Vec::new();
-    for r in records.iter().filter(|r| r.outcome == Outcome::Ok) {
-        let Some(enc) = r.histograms.get("lat_ns") else {
-            continue;
-        };
-        let Ok(h) = crate::metrics::hist::decode(enc) else {
-            continue;
-        };
-        let name = test_name(&r.workload, &r.test);
-        // Quantiles evenly spaced on the nines scale, up to 99.99%.
-        let pts: Vec<(f64, f64)> = (0..=80)
-            .map(|i| {
-                let q = 1.0 - 10f64.powf(-(i as f64) / 20.0);
-                (h.value_at_quantile(q) as f64, q)
-            })
-            .collect();
-        let lines = group_of(&mut cdfs, &name);
-        if !lines.iter().any(|s| s.0 == r.target) {
-            lines.push((r.target.clone(), pts));
-        }
-    }
-    for (name, series) in &cdfs {
-        let _ = write!(
-            body,
-            "{}",
-            svg::lines(
-                &format!("{name}: completion latency"),
-                svg::Axis::LogNs("latency (log scale)"),
-                svg::Axis::Nines,
-                series
-            )
-        );
-    }
-}
-
-/// The (x, y) points of a record's per-second series, or its files trend; with the metric.
-fn series_points(r: &Record) -> Option<(&'static str, Vec<(f64, f64)>)> {
-    let (key, xk) = if r.series.contains_key("files_done") {
-        ("files_per_sec", Some("files_done"))
-    } else if r.series.contains_key("bytes_per_sec") {
-        ("bytes_per_sec", None)
-    } else {
-        return None;
-    };
-    let ys = &r.series[key];
-    if ys.is_empty() {
-        return None;
-    }
-    let pts: Vec<(f64, f64)> = match xk {
-        Some(x) => r.series[x]
-            .iter()
-            .copied()
-            .zip(ys.iter().copied())
-            .collect(),
-        None => ys
-            .iter()
-            .enumerate()
-            .map(|(i, y)| (i as f64 + 1.0, *y))
-            .collect(),
-    };
-    Some((key, pts))
-}
-
-/// 4. Per-second throughput and 5. the files trend (first repeat of each target).
-fn series_charts(records: &[Record], body: &mut String) {
-    let mut per_sec: Vec<(String, String, Vec<svg::Series>)> = Vec::new();
-    for r in records.iter().filter(|r| r.outcome == Outcome::Ok) {
-        let Some((key, pts)) = series_points(r) else {
-            continue;
-        };
-        let name = test_name(&r.workload, &r.test);
-        let entry = match per_sec.iter_mut().find(|c| c.0 == name) {
-            Some(e) => e,
-            None => {
-                per_sec.push((name, key.to_string(), Vec::new()));
-                per_sec.last_mut().expect("just pushed")
-            }
-        };
-        if !entry.2.iter().any(|s| s.0 == r.target) {
-            entry.2.push((r.target.clone(), pts));
-        }
-    }
-    for (name, key, series) in &mut per_sec {
-        let files = key == "files_per_sec";
-        if !files {
-            for (_, p) in series.iter_mut() {
-                p.iter_mut().for_each(|xy| xy.1 /= 1e6);
+/// The page's body: the sections HTML shows, by kind.
+fn body(sections: &[Section]) -> String {
+    let shown: Vec<&Section> = sections.iter().filter(|s| s.shown.html).collect();
+    let mut body = String::new();
+    for s in &shown {
+        if let Body::Charts(c) = &s.body {
+            if c.lead {
+                body.push_str(&charts(&s.title, c));
             }
         }
-        let _ = write!(
-            body,
-            "{}",
-            svg::lines(
-                &if files {
-                    format!("{name}: files/s as the tree grows (seed 003's degradation curve)")
-                } else {
-                    format!("{name}: throughput per second")
-                },
-                svg::Axis::Linear(if files { "files done" } else { "second" }),
-                svg::Axis::Linear(if files { "files/s" } else { "MB/s" }),
-                series
-            )
-        );
     }
+    for s in &shown {
+        if let Body::Table(g) = &s.body {
+            let _ = write!(body, "<h2>{}</h2>{}", esc(&s.title), html_table(g));
+        }
+    }
+    for s in &shown {
+        match &s.body {
+            Body::Text { text, .. } => {
+                let _ = write!(body, "<h2>{}</h2><pre>{}</pre>", esc(&s.title), esc(text));
+            }
+            Body::Own { html, .. } => body.push_str(html),
+            _ => {}
+        }
+    }
+    for s in &shown {
+        if let Body::Charts(c) = &s.body {
+            if !c.lead {
+                body.push_str(&charts(&s.title, c));
+            }
+        }
+    }
+    body
 }
 
 /// The warnings: each line, with the figures it concerns in a collapsed details element.
@@ -341,46 +118,14 @@ const CHECK_SCRIPT: &str = r#"
 })();
 "#;
 
-pub fn render(
+/// The page: its title, the baseline, the warnings and the sections.
+pub(crate) fn render(
     title: &str,
-    records: &[Record],
-    rows: &[Row],
-    views: &[View],
+    sections: &[Section],
     baseline: &str,
     warnings: &[Warning],
-    iozone: &str,
 ) -> String {
-    let mut targets: Vec<String> = Vec::new();
-    for r in rows {
-        if !targets.contains(&r.target) {
-            targets.push(r.target.clone());
-        }
-    }
-    let mut body = String::new();
-    // The answer first: the ratio heat-map, then a chart per test, then the tables.
-    for v in views.iter().filter(|v| v.title.starts_with("Ratio to")) {
-        body.push_str(&heatmap(rows, v));
-    }
-    bar_charts(rows, records, &targets, &mut body);
-    for v in views {
-        body.push_str(&table(v));
-    }
-    let bon = super::bonnie::text(records);
-    if !bon.is_empty() {
-        let _ = write!(body, "<h2>bonnie++</h2><pre>{}</pre>", esc(&bon));
-    }
-    body.push_str(iozone);
-    let generic: Vec<Record> = records
-        .iter()
-        .filter(|r| !super::iozone::is_iozone(r))
-        .cloned()
-        .collect();
-    let mut curves = String::new();
-    cdf_charts(&generic, &mut curves);
-    series_charts(&generic, &mut curves);
-    if !curves.is_empty() {
-        let _ = write!(body, "<h2>Latency and throughput over time</h2>{curves}");
-    }
+    let body = body(sections);
     format!(
         r#"<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>{t}</title>

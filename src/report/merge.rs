@@ -2,18 +2,19 @@
 //! machines). A target label that more than one study uses is prefixed with its study's name
 //! ("before/ext4"); labels only one study has stay as they are. Pure.
 
+use super::records::targets;
 use crate::store::Record;
 
 /// One study to merge: its name (the directory's), records and manifest warnings.
-pub struct Study {
-    pub name: String,
-    pub records: Vec<Record>,
-    pub warnings: Vec<String>,
+pub(crate) struct Study {
+    pub(crate) name: String,
+    pub(crate) records: Vec<Record>,
+    pub(crate) warnings: Vec<String>,
 }
 
 /// The studies' records as one list, labels made unique, and their warnings each marked with
 /// its study. Study names that repeat get "#2", "#3".
-pub fn merge(mut studies: Vec<Study>) -> (Vec<Record>, Vec<String>) {
+pub(crate) fn merge(mut studies: Vec<Study>) -> (Vec<Record>, Vec<String>) {
     if studies.len() == 1 {
         let s = studies.remove(0);
         return (s.records, s.warnings);
@@ -28,16 +29,15 @@ pub fn merge(mut studies: Vec<Study>) -> (Vec<Record>, Vec<String>) {
         }
         names.push(n);
     }
-    let labels_of = |s: &Study| {
-        let mut l: Vec<String> = Vec::new();
-        for r in &s.records {
-            if !l.contains(&r.target) {
-                l.push(r.target.clone());
-            }
-        }
-        l
-    };
-    let all: Vec<Vec<String>> = studies.iter().map(labels_of).collect();
+    let all: Vec<Vec<String>> = studies
+        .iter()
+        .map(|s| {
+            targets(s.records.iter().map(|r| r.target.as_str()))
+                .into_iter()
+                .map(String::from)
+                .collect()
+        })
+        .collect();
     let clashes = |label: &str| all.iter().filter(|l| l.iter().any(|x| x == label)).count() > 1;
     let mut records = Vec::new();
     let mut warnings = Vec::new();

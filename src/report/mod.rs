@@ -1,39 +1,92 @@
 //! Renderers over stored results. Pure: no system calls, so a laptop can render a cluster's study.
+//!
+//! A report is a list of sections (`view.rs`: plain data, a table, text or charts, and where
+//! each appears) that the views make (`views/`, one registry: each workload's view claims its
+//! records by workload name; the views over the whole study read the statistics rows,
+//! `summary.rs`); `term.rs`, `markdown.rs` and `html.rs` lay the sections out, and `formats.rs`
+//! lists the formats `--format` takes.
 
-pub mod aging;
-pub mod audit;
-pub mod block;
-pub mod bonnie;
-pub mod claims;
-pub mod doctor;
-pub mod fiojson;
-pub mod formats;
-pub mod html;
-pub mod iozone;
-pub mod list;
-pub mod merge;
-pub mod stats;
-pub mod summary;
-pub mod svg;
-pub mod tune;
-pub mod views;
-pub mod warnings;
+pub(crate) mod claims;
+pub(crate) mod fiojson;
+pub(crate) mod formats;
+mod html;
+mod markdown;
+mod markup;
+pub(crate) mod merge;
+mod records;
+mod stats;
+mod summary;
+mod svg;
+mod term;
+pub(crate) mod tune;
+mod view;
+pub(crate) mod views;
+mod warnings;
 
-use comfy_table::{presets::UTF8_FULL_CONDENSED, Cell, CellAlignment, ContentArrangement, Table};
+use comfy_table::Table;
 
-use crate::plan::units::format_mb_per_sec;
+pub(crate) use summary::ReportError;
+
+use crate::plan::units::{format_count, format_mb_per_sec};
 use crate::store::{Outcome, Record};
+use records::test_name;
+use view::{Body, Grid, Section, Shown, Statistics, Study};
 
 /// One row per record: target, filesystem, workload/test, outcome, throughput, notes.
-pub fn terminal_table(records: &[&Record]) -> String {
-    let mut t = Table::new();
-    t.load_preset(UTF8_FULL_CONDENSED);
-    t.set_content_arrangement(ContentArrangement::Dynamic);
-    // A terminal that reports no sensible width (a launcher's pseudo-terminal says 0): 140.
-    if t.width().is_none_or(|w| w < 40) {
-        t.set_width(140);
+fn record_row(r: &Record) -> Vec<String> {
+    let outcome = match r.outcome {
+        Outcome::Ok => "ok".to_string(),
+        Outcome::Skipped => "skipped".to_string(),
+        Outcome::Failed => "FAILED".to_string(),
+    };
+    let mut throughput = r
+        .metrics
+        .get("bytes_per_sec")
+        .map(|b| format_mb_per_sec(*b))
+        .unwrap_or_default();
+    if let Some(f) = r.metrics.get("files_per_sec") {
+        let files = format!("{} files/s", format_count(*f));
+        throughput = if throughput.is_empty() {
+            files
+        } else {
+            format!("{files}, {throughput}")
+        };
     }
-    t.set_header(vec![
+    let mut notes: Vec<String> = Vec::new();
+    if let Some(x) = &r.reason {
+        notes.push(x.clone());
+    }
+    if let Some(x) = &r.error {
+        notes.push(x.lines().next().unwrap_or("").to_string());
+    }
+    notes.extend(
+        r.notes
+            .iter()
+            .map(|n| n.split(':').next().unwrap_or(n).to_string()),
+    );
+    vec![
+        r.target.clone(),
+        r.fs.clone(),
+        test_name(&r.workload, &r.test),
+        outcome,
+        throughput,
+        format!("{:.2} s", r.duration_s),
+        notes.join("; "),
+    ]
+}
+
+/// The records no view shows, first in the terminal report: failed and skipped ones, and those
+/// of workloads no view claims (smoke, idle). None when there are none.
+fn unshown(records: &[Record]) -> Option<Section> {
+    let rows: Vec<Vec<String>> = records
+        .iter()
+        .filter(|r| r.outcome != Outcome::Ok || views::claiming(r.workload_name()).is_none())
+        .map(record_row)
+        .collect();
+    if rows.is_empty() {
+        return None;
+    }
+    let header = [
         "target",
         "fs",
         "test",
@@ -41,230 +94,140 @@ pub fn terminal_table(records: &[&Record]) -> String {
         "throughput",
         "duration",
         "notes",
-    ]);
-    for r in records {
-        let outcome = match r.outcome {
-            Outcome::Ok => "ok".to_string(),
-            Outcome::Skipped => "skipped".to_string(),
-            Outcome::Failed => "FAILED".to_string(),
-        };
-        let mut throughput = r
-            .metrics
-            .get("bytes_per_sec")
-            .map(|b| format_mb_per_sec(*b))
-            .unwrap_or_default();
-        if let Some(f) = r.metrics.get("files_per_sec") {
-            let files = format!("{} files/s", crate::plan::units::format_count(*f));
-            throughput = if throughput.is_empty() {
-                files
-            } else {
-                format!("{files}, {throughput}")
-            };
-        }
-        let mut notes: Vec<String> = Vec::new();
-        if let Some(x) = &r.reason {
-            notes.push(x.clone());
-        }
-        if let Some(x) = &r.error {
-            notes.push(x.lines().next().unwrap_or("").to_string());
-        }
-        notes.extend(
-            r.notes
-                .iter()
-                .map(|n| n.split(':').next().unwrap_or(n).to_string()),
-        );
-        let test = if r.workload == r.test {
-            r.test.clone()
-        } else {
-            format!("{} {}", r.workload, r.test)
-        };
-        t.add_row(vec![
-            Cell::new(&r.target),
-            Cell::new(&r.fs),
-            Cell::new(test),
-            Cell::new(outcome),
-            Cell::new(throughput).set_alignment(CellAlignment::Right),
-            Cell::new(format!("{:.2} s", r.duration_s)).set_alignment(CellAlignment::Right),
-            Cell::new(notes.join("; ")),
-        ]);
-    }
-    t.to_string()
+    ];
+    Some(Section {
+        title: String::new(),
+        shown: Shown::TERMINAL,
+        body: Body::Table(Grid {
+            header: header.map(String::from).to_vec(),
+            rows,
+            note: None,
+            right: vec![4, 5],
+            wrap: true,
+        }),
+    })
 }
 
-/// The records no table of the terminal report shows: failed and skipped ones, and those of
-/// workloads without a view of their own (smoke, idle). Empty when there are none.
-fn unshown(records: &[Record]) -> String {
-    let shown = |r: &Record| {
-        block::is_block(r)
-            || iozone::is_iozone(r)
-            || ["files", "bonnie", audit::NAME].contains(&r.workload.as_str())
-    };
-    let rest: Vec<&Record> = records
-        .iter()
-        .filter(|r| r.outcome != Outcome::Ok || !shown(r))
-        .collect();
-    if rest.is_empty() {
-        String::new()
-    } else {
-        terminal_table(&rest) + "\n"
-    }
+/// Where the statistics of a record go: its view's say, the statistics rows for a workload no
+/// view claims.
+fn statistics_of(r: &Record) -> Statistics {
+    views::claiming(r.workload_name()).map_or(Statistics::Shown, |v| v.statistics())
 }
 
-/// A report that cannot be made from the records (e.g. a baseline that is not a target).
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{0}")]
-pub struct ReportError(pub String);
-
-/// Everything a study's report is made of, computed once: the baseline, the statistics rows,
-/// the seeds' views and the warnings. `fsbench report` and the end of `compare` both render it.
-///
-/// The iozone workload's records (a figure per test and cell, hundreds per target) are shown by
-/// its own matrices (`iozone`), not by the statistics rows and views, which would drown in them;
-/// CSV and JSON carry their rows too.
-pub struct StudyReport {
-    pub records: Vec<Record>,
-    pub baseline: String,
-    pub rows: Vec<summary::Row>,
-    pub views: Vec<views::View>,
-    pub warnings: Vec<warnings::Warning>,
-    pub iozone: iozone::Iozone,
+/// Everything a study's report is made of, computed once: the baseline, the statistics rows and
+/// the warnings; the views' sections are made when it is rendered (the terminal's colour is
+/// known then). `fsbench report` and the end of `compare` both render it.
+pub(crate) struct StudyReport {
+    pub(crate) records: Vec<Record>,
+    /// The records whose statistics are shown (not iozone's, whose own matrices show them, nor
+    /// the audit's verdicts).
+    measured: Vec<Record>,
+    baseline: String,
+    rows: Vec<summary::Row>,
+    warnings: Vec<warnings::Warning>,
     /// Colour in the terminal tables (a terminal that did not ask for NO_COLOR).
-    pub color: bool,
+    pub(crate) color: bool,
     /// The terminal report with every table and the statistics (`fsbench report --full`).
-    pub full: bool,
+    pub(crate) full: bool,
 }
 
 impl StudyReport {
-    pub fn build(
+    pub(crate) fn build(
         records: Vec<Record>,
         baseline: Option<&str>,
         manifest_warnings: &[String],
     ) -> Result<StudyReport, ReportError> {
         let baseline = summary::baseline_of(&records, baseline)?;
-        let generic: Vec<Record> = records
+        let measured: Vec<Record> = records
             .iter()
-            .filter(|r| !iozone::is_iozone(r) && !audit::is_audit(r))
+            .filter(|r| statistics_of(r) == Statistics::Shown)
             .cloned()
             .collect();
-        let rows = summary::rows(&generic, &baseline);
-        let mut views = views::all(&generic, &rows, &baseline);
-        if let Some(v) = aging::view(&generic) {
-            views.insert(0, v);
+        let rows = summary::rows(&measured, &baseline);
+        let mut warnings = warnings::build(&measured, &rows, manifest_warnings);
+        for v in views::VIEWS {
+            let mine = Self::claimed(&records, *v);
+            warnings.extend(v.warnings(&mine).into_iter().map(warnings::Warning::line));
         }
-        if let Some(v) = audit::fsync_view(&records) {
-            views.insert(0, v);
-        }
-        if let Some(v) = audit::view(&records) {
-            views.insert(0, v);
-        }
-        let mut warnings = warnings::build(&generic, &rows, manifest_warnings);
-        warnings.extend(
-            iozone::warnings(&records)
-                .into_iter()
-                .map(warnings::Warning::line),
-        );
         Ok(StudyReport {
-            iozone: iozone::Iozone::collect(&records),
             records,
+            measured,
             baseline,
             rows,
-            views,
             warnings,
             color: false,
             full: false,
         })
     }
 
-    /// The tables for a terminal, what a person decides from: per target the CrystalDiskMark-like
-    /// table, bonnie++'s and iozone's, the ratio-to-baseline matrix, the files table, and the
-    /// records no table shows (failures, skips, workloads without a view). With `full`, also
-    /// the latency percentiles, the files table's every column and the statistics of every key
-    /// metric. Warnings are separate (`warnings_text`).
-    pub fn term(&self, full: bool) -> String {
-        let mut t = unshown(&self.records);
-        t.push_str(&block::tables(&self.records));
-        let bon = bonnie::text(&self.records);
-        if !bon.is_empty() {
-            t.push_str(&format!(
-                "bonnie++ (fsbench's bonnie workload; + marks a test under 0.5 s)\n{bon}\n"
-            ));
-        }
-        for v in &self.views {
-            if full || v.brief {
-                t.push_str(&v.term());
-            }
-        }
-        if !full {
-            if let Some(v) = views::files_brief(&self.records) {
-                t.push_str(&v.term());
-            }
-        }
-        let width = Table::new()
-            .width()
-            .filter(|w| *w >= 40)
-            .map_or(100, usize::from);
-        t.push_str(&iozone::term(
-            &self.iozone,
-            &self.baseline,
-            width,
-            self.color,
-        ));
-        if full {
-            t.push_str(&summary::term(&self.rows, &self.baseline));
-        }
-        t
+    /// The records a view claims, in the study's order.
+    fn claimed<'a>(records: &'a [Record], v: &dyn view::WorkloadView) -> Vec<&'a Record> {
+        records
+            .iter()
+            .filter(|r| v.claims(r.workload_name()))
+            .collect()
     }
 
-    pub fn warnings_text(&self, markdown: bool) -> String {
+    /// Every section, in order: the records no view shows, then each view's.
+    fn sections(&self) -> Vec<Section> {
+        let study = Study {
+            records: &self.records,
+            measured: &self.measured,
+            rows: &self.rows,
+            baseline: &self.baseline,
+            width: Table::new()
+                .width()
+                .filter(|w| *w >= 40)
+                .map_or(100, usize::from),
+            color: self.color,
+        };
+        let mut out: Vec<Section> = unshown(&self.records).into_iter().collect();
+        for v in views::VIEWS {
+            out.extend(v.sections(&Self::claimed(&self.records, *v), &study));
+        }
+        out
+    }
+
+    /// The tables for a terminal, what a person decides from: the records no table shows
+    /// (failures, skips, workloads without a view), then each view's brief sections (per target
+    /// the CrystalDiskMark-like table, bonnie++'s, the audit's, the ratio-to-baseline matrix,
+    /// the files table, iozone's matrices). With `full`, every section (the latency
+    /// percentiles, the files table's every column, the statistics of every key metric).
+    /// Warnings are separate (`warnings_text`).
+    pub(crate) fn term(&self, full: bool) -> String {
+        term::render(&self.sections(), full)
+    }
+
+    pub(crate) fn warnings_text(&self, markdown: bool) -> String {
         warnings::text(&self.warnings, markdown)
     }
 
-    pub fn markdown(&self) -> String {
-        let mut t = String::new();
-        let bon = bonnie::text(&self.records);
-        if !bon.is_empty() {
-            t.push_str(&format!("## bonnie++\n\n```text\n{bon}```\n\n"));
-        }
-        for v in &self.views {
-            t.push_str(&v.markdown());
-        }
-        t.push_str(&iozone::markdown(&self.iozone, &self.baseline));
-        t.push_str("## Every key metric\n\n");
-        t.push_str(&summary::markdown(&self.rows, &self.baseline));
-        t.push_str(&self.warnings_text(true));
-        t
+    pub(crate) fn markdown(&self) -> String {
+        markdown::render(&self.sections()) + &self.warnings_text(true)
     }
 
-    pub fn html(&self, title: &str) -> String {
-        html::render(
-            title,
-            &self.records,
-            &self.rows,
-            &self.views,
-            &self.baseline,
-            &self.warnings,
-            &iozone::html(&self.iozone, &self.baseline),
-        )
+    pub(crate) fn html(&self, title: &str) -> String {
+        html::render(title, &self.sections(), &self.baseline, &self.warnings)
     }
 
-    /// The statistics rows with the iozone workload's.
+    /// The statistics rows with those whose statistics go to CSV and JSON only (iozone's).
     fn all_rows(&self) -> Vec<summary::Row> {
-        let io: Vec<Record> = self
+        let exported: Vec<Record> = self
             .records
             .iter()
-            .filter(|r| iozone::is_iozone(r))
+            .filter(|r| statistics_of(r) == Statistics::Exported)
             .cloned()
             .collect();
         let mut rows = self.rows.clone();
-        rows.extend(summary::rows(&io, &self.baseline));
+        rows.extend(summary::rows(&exported, &self.baseline));
         rows
     }
 
-    pub fn csv(&self) -> String {
+    pub(crate) fn csv(&self) -> String {
         summary::csv(&self.all_rows())
     }
 
-    pub fn json(&self) -> String {
+    pub(crate) fn json(&self) -> String {
         summary::json(&self.all_rows(), &self.baseline)
     }
 }

@@ -12,35 +12,35 @@ use serde::Serialize;
 use statrs::distribution::{ContinuousCDF, StudentsT};
 
 /// Two-sided 95%: the t quantile used for every interval.
-pub const LEVEL: f64 = 0.95;
+pub(crate) const LEVEL: f64 = 0.95;
 /// A coefficient of variation above this marks a result as noisy.
-pub const NOISY_CV: f64 = 0.10;
+pub(crate) const NOISY_CV: f64 = 0.10;
 
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
-pub struct Summary {
-    pub n: usize,
+pub(crate) struct Summary {
+    pub(crate) n: usize,
     /// The centre: the geometric mean on the log scale, else the arithmetic mean.
-    pub mean: f64,
+    pub(crate) mean: f64,
     /// The arithmetic mean, whatever the scale.
-    pub arith_mean: f64,
+    pub(crate) arith_mean: f64,
     /// Standard deviation of the values (not of their logs).
-    pub sd: f64,
+    pub(crate) sd: f64,
     /// 95% confidence interval of the centre (equal to it when n < 2).
-    pub ci_lo: f64,
-    pub ci_hi: f64,
+    pub(crate) ci_lo: f64,
+    pub(crate) ci_hi: f64,
     /// sd / arithmetic mean.
-    pub cv: f64,
+    pub(crate) cv: f64,
     /// Whether the centre and interval were computed from logs.
-    pub log_scale: bool,
+    pub(crate) log_scale: bool,
     /// Mean and standard deviation of the logs (log scale only), for ratios and tests.
     #[serde(skip)]
-    pub log_mean: f64,
+    pub(crate) log_mean: f64,
     #[serde(skip)]
-    pub log_sd: f64,
+    pub(crate) log_sd: f64,
 }
 
 /// The t quantile for a two-sided interval at `level` with `df` degrees of freedom.
-pub fn t_quantile(level: f64, df: f64) -> f64 {
+pub(crate) fn t_quantile(level: f64, df: f64) -> f64 {
     let t = StudentsT::new(0.0, 1.0, df).expect("df > 0");
     t.inverse_cdf(0.5 + level / 2.0)
 }
@@ -70,7 +70,7 @@ fn half_width(sd: f64, n: usize) -> f64 {
 }
 
 /// The summary of a metric's repeats: on the log scale when every repeat is positive.
-pub fn summarize(xs: &[f64]) -> Summary {
+pub(crate) fn summarize(xs: &[f64]) -> Summary {
     summarize_on(xs, !xs.is_empty() && xs.iter().all(|x| *x > 0.0))
 }
 
@@ -127,7 +127,7 @@ fn tested(s: &Summary, logs: bool) -> (f64, f64, f64) {
 /// Welch's t-test of two samples: (t, degrees of freedom, two-sided p-value), on the logs when
 /// both are on the log scale. None when either sample has fewer than 2 values or neither has
 /// any spread.
-pub fn welch(a: &Summary, b: &Summary) -> Option<(f64, f64, f64)> {
+pub(crate) fn welch(a: &Summary, b: &Summary) -> Option<(f64, f64, f64)> {
     if a.n < 2 || b.n < 2 {
         return None;
     }
@@ -148,7 +148,7 @@ pub fn welch(a: &Summary, b: &Summary) -> Option<(f64, f64, f64)> {
 /// The ratio of two centres (a / b) with its 95% interval: the Welch interval of the difference
 /// of the mean logs, mapped back. The interval is None when n < 2 on either side or either is
 /// not on the log scale (a ratio of figures that can be 0 has no interval here).
-pub fn ratio(a: &Summary, b: &Summary) -> (f64, Option<(f64, f64)>) {
+pub(crate) fn ratio(a: &Summary, b: &Summary) -> (f64, Option<(f64, f64)>) {
     let r = a.mean / b.mean;
     if a.n < 2 || b.n < 2 || !a.log_scale || !b.log_scale {
         return (r, None);

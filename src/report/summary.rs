@@ -8,6 +8,7 @@ use std::collections::BTreeMap;
 use comfy_table::{presets::UTF8_FULL_CONDENSED, Cell, CellAlignment, Table};
 use serde::Serialize;
 
+use super::records::{targets, test_name};
 use super::stats::{self, Summary};
 use crate::metrics::catalog::Unit;
 use crate::plan::units::{format_count, format_ns_as};
@@ -16,60 +17,65 @@ use crate::workload::catalog;
 
 /// The metrics shown in the terminal and Markdown views (the catalog's key metrics); CSV and JSON
 /// carry every metric.
-pub(super) fn is_key(metric: &str) -> bool {
+pub(crate) fn is_key(metric: &str) -> bool {
     catalog::key_metrics().any(|k| k == metric)
 }
 
 #[derive(Debug, Clone, Serialize)]
-pub struct Row {
-    pub workload: String,
-    pub test: String,
-    pub metric: String,
-    pub target: String,
-    pub fs: String,
+pub(crate) struct Row {
+    pub(crate) workload: String,
+    pub(crate) test: String,
+    pub(crate) metric: String,
+    pub(crate) target: String,
+    pub(crate) fs: String,
     #[serde(flatten)]
-    pub summary: Summary,
-    pub ratio: Option<f64>,
-    pub ratio_ci: Option<(f64, f64)>,
-    pub p_value: Option<f64>,
-    pub significant: bool,
-    pub noisy: bool,
-    pub few: bool,
+    pub(crate) summary: Summary,
+    pub(crate) ratio: Option<f64>,
+    pub(crate) ratio_ci: Option<(f64, f64)>,
+    pub(crate) p_value: Option<f64>,
+    pub(crate) significant: bool,
+    pub(crate) noisy: bool,
+    pub(crate) few: bool,
 }
 
+/// A report that cannot be made from the records (e.g. a baseline that is not a target).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub(crate) struct ReportError(pub(crate) String);
+
 /// The baseline: the one named, else the first target in the records.
-pub fn baseline_of(records: &[Record], named: Option<&str>) -> Result<String, super::ReportError> {
-    let mut labels: Vec<&str> = Vec::new();
-    for r in records {
-        if !labels.contains(&r.target.as_str()) {
-            labels.push(&r.target);
-        }
-    }
+pub(crate) fn baseline_of(records: &[Record], named: Option<&str>) -> Result<String, ReportError> {
+    let labels = targets(records.iter().map(|r| r.target.as_str()));
     match named {
         Some(b) if labels.contains(&b) => Ok(b.to_string()),
-        Some(b) => Err(super::ReportError(format!(
+        Some(b) => Err(ReportError(format!(
             "baseline '{b}' is not a target of this study: targets are {}",
             labels.join(", ")
         ))),
         None => labels
             .first()
             .map(|s| s.to_string())
-            .ok_or_else(|| super::ReportError("the study has no results yet".into())),
+            .ok_or_else(|| ReportError("the study has no results yet".into())),
     }
 }
 
-pub fn rows(records: &[Record], baseline: &str) -> Vec<Row> {
+pub(crate) fn rows(records: &[Record], baseline: &str) -> Vec<Row> {
     // (workload, test) in order of appearance; targets in order of appearance.
+    let ok: Vec<&Record> = records
+        .iter()
+        .filter(|r| r.outcome == Outcome::Ok)
+        .collect();
+    // Each target with the filesystem of its first record.
+    let targets: Vec<(&str, &str)> = targets(ok.iter().map(|r| r.target.as_str()))
+        .into_iter()
+        .map(|t| (t, ok.iter().find(|r| r.target == t).map_or("", |r| &r.fs)))
+        .collect();
     let mut tests: Vec<(String, String)> = Vec::new();
-    let mut targets: Vec<(String, String)> = Vec::new();
     let mut values: BTreeMap<(String, String, String, String), Vec<f64>> = BTreeMap::new();
-    for r in records.iter().filter(|r| r.outcome == Outcome::Ok) {
+    for r in &ok {
         let t = (r.workload.clone(), r.test.clone());
         if !tests.contains(&t) {
             tests.push(t);
-        }
-        if !targets.iter().any(|(l, _)| l == &r.target) {
-            targets.push((r.target.clone(), r.fs.clone()));
         }
         for (m, v) in &r.metrics {
             if v.is_finite() {
@@ -101,12 +107,13 @@ pub fn rows(records: &[Record], baseline: &str) -> Vec<Row> {
                 .get(&(w.clone(), t.clone(), m.clone(), baseline.to_string()))
                 .map(|v| stats::summarize(v));
             for (label, fs) in &targets {
-                let Some(v) = values.get(&(w.clone(), t.clone(), m.clone(), label.clone())) else {
+                let Some(v) = values.get(&(w.clone(), t.clone(), m.clone(), label.to_string()))
+                else {
                     continue;
                 };
                 let s = stats::summarize(v);
                 let (ratio, ratio_ci, p) = match &base {
-                    Some(b) if label != baseline && b.mean != 0.0 => {
+                    Some(b) if *label != baseline && b.mean != 0.0 => {
                         let (r, ci) = stats::ratio(&s, b);
                         (Some(r), ci, stats::welch(&s, b).map(|x| x.2))
                     }
@@ -116,8 +123,8 @@ pub fn rows(records: &[Record], baseline: &str) -> Vec<Row> {
                     workload: w.clone(),
                     test: t.clone(),
                     metric: m.clone(),
-                    target: label.clone(),
-                    fs: fs.clone(),
+                    target: label.to_string(),
+                    fs: fs.to_string(),
                     summary: s,
                     ratio,
                     ratio_ci,
@@ -133,13 +140,13 @@ pub fn rows(records: &[Record], baseline: &str) -> Vec<Row> {
 }
 
 /// A value in the unit its metric name carries.
-pub fn fmt_value(metric: &str, v: f64) -> String {
+pub(crate) fn fmt_value(metric: &str, v: f64) -> String {
     fmt_value_as(metric, v, v)
 }
 
 /// A value in the unit its metric carries, scaled as `like` would be (an interval's bounds in
 /// the unit of its centre).
-pub fn fmt_value_as(metric: &str, v: f64, like: f64) -> String {
+pub(crate) fn fmt_value_as(metric: &str, v: f64, like: f64) -> String {
     if let Some(d) = catalog::find(metric) {
         return match d.unit {
             Unit::Nanoseconds => format_ns_as(v, like),
@@ -196,13 +203,8 @@ fn cells(r: &Row) -> Vec<String> {
         (Some(x), None) => format!("{x:.3}"),
         _ => "baseline".into(),
     };
-    let test = if r.workload == r.test {
-        r.test.clone()
-    } else {
-        format!("{} {}", r.workload, r.test)
-    };
     vec![
-        test,
+        test_name(&r.workload, &r.test),
         m.clone(),
         r.target.clone(),
         r.summary.n.to_string(),
@@ -223,7 +225,7 @@ fn key(rows: &[Row]) -> Vec<&Row> {
     rows.iter().filter(|r| is_key(&r.metric)).collect()
 }
 
-pub fn term(rows: &[Row], baseline: &str) -> String {
+pub(crate) fn term(rows: &[Row], baseline: &str) -> String {
     let mut t = Table::new();
     t.load_preset(UTF8_FULL_CONDENSED);
     t.set_header(HEADER.to_vec());
@@ -250,7 +252,7 @@ fn legend(baseline: &str) -> String {
     format!("mean: the geometric mean of the repeats where all are positive, and its 95% interval computed on the log scale (so never below zero), else the arithmetic mean; ratio: mean / mean of the baseline '{baseline}' with its 95% interval from the same logs (for latencies lower is better); p: Welch's t-test against the baseline on the logs; * p < 0.05; noisy: CV above 10%; n=K: fewer than 3 repeats.")
 }
 
-pub fn markdown(rows: &[Row], baseline: &str) -> String {
+pub(crate) fn markdown(rows: &[Row], baseline: &str) -> String {
     let mut out = format!(
         "| {} |\n|{}\n",
         HEADER.join(" | "),
@@ -265,7 +267,7 @@ pub fn markdown(rows: &[Row], baseline: &str) -> String {
     out
 }
 
-pub fn csv(rows: &[Row]) -> String {
+pub(crate) fn csv(rows: &[Row]) -> String {
     let mut out = String::from(
         "workload,test,metric,target,fs,n,mean,sd,ci_lo,ci_hi,cv,ratio,ratio_lo,ratio_hi,p_value,significant,noisy\n",
     );
@@ -303,7 +305,7 @@ pub fn csv(rows: &[Row]) -> String {
     out
 }
 
-pub fn json(rows: &[Row], baseline: &str) -> String {
+pub(crate) fn json(rows: &[Row], baseline: &str) -> String {
     serde_json::to_string_pretty(&serde_json::json!({"baseline": baseline, "rows": rows}))
         .unwrap_or_default()
 }

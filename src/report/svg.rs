@@ -5,7 +5,7 @@
 
 use std::fmt::Write as _;
 
-use super::html::esc;
+use super::markup::esc;
 
 const PALETTE: &[&str] = &[
     "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
@@ -14,7 +14,7 @@ const PALETTE: &[&str] = &[
 /// Width of a character of the 11 px axis font, generously (labels are laid out with it).
 const CHAR_W: f64 = 6.6;
 
-pub fn color(i: usize) -> &'static str {
+pub(crate) fn color(i: usize) -> &'static str {
     PALETTE[i % PALETTE.len()]
 }
 
@@ -24,7 +24,7 @@ fn text_w(s: &str) -> f64 {
 
 /// Round ticks from 0 to at least `max`: the finest step of 1, 2 or 5 times a power of ten that
 /// needs at most 1.5 x `want` intervals.
-pub fn ticks(max: f64, want: usize) -> Vec<f64> {
+pub(crate) fn ticks(max: f64, want: usize) -> Vec<f64> {
     if max <= 0.0 || !max.is_finite() {
         return vec![0.0, 1.0];
     }
@@ -40,7 +40,7 @@ pub fn ticks(max: f64, want: usize) -> Vec<f64> {
 }
 
 /// A tick value, short: 500, 2.5k, 40k, 1.2M (the unit is on the axis title).
-pub fn short(v: f64) -> String {
+pub(crate) fn short(v: f64) -> String {
     let a = v.abs();
     let (x, suffix) = if a >= 1e9 {
         (v / 1e9, "G")
@@ -57,7 +57,7 @@ pub fn short(v: f64) -> String {
 }
 
 /// A latency tick: 1 us, 20 us, 5 ms, 1 s.
-pub fn short_ns(ns: f64) -> String {
+pub(crate) fn short_ns(ns: f64) -> String {
     let (x, unit) = if ns >= 1e9 {
         (ns / 1e9, "s")
     } else if ns >= 1e6 {
@@ -78,19 +78,19 @@ fn open(w: f64, h: f64, title: &str) -> String {
 }
 
 /// One bar of a test's chart: the target, its centre and its 95% interval.
-pub struct Bar {
-    pub label: String,
-    pub color: usize,
-    pub mean: f64,
-    pub lo: f64,
-    pub hi: f64,
+pub(crate) struct Bar {
+    pub(crate) label: String,
+    pub(crate) color: usize,
+    pub(crate) mean: f64,
+    pub(crate) lo: f64,
+    pub(crate) hi: f64,
     /// The value as the tables print it (shown at the bar's end and on hover).
-    pub text: String,
+    pub(crate) text: String,
 }
 
 /// A small chart for one test: a horizontal bar per target with its interval, labels on the
 /// left sized to the longest, x ticks in round steps and the unit as the axis title.
-pub fn hbars(title: &str, unit: &str, bars: &[Bar]) -> String {
+pub(crate) fn hbars(title: &str, unit: &str, bars: &[Bar]) -> String {
     let label_w = bars.iter().map(|b| text_w(&b.label)).fold(40.0, f64::max) + 10.0;
     let value_w = bars.iter().map(|b| text_w(&b.text)).fold(0.0, f64::max) + 12.0;
     let plot_w = 300.0;
@@ -162,15 +162,15 @@ pub fn hbars(title: &str, unit: &str, bars: &[Bar]) -> String {
 }
 
 /// One cell of the heat-map: the ratio, its mark, and its interval for the hover text.
-pub struct HeatCell {
-    pub ratio: Option<f64>,
-    pub text: String,
-    pub hover: String,
+pub(crate) struct HeatCell {
+    pub(crate) ratio: Option<f64>,
+    pub(crate) text: String,
+    pub(crate) hover: String,
 }
 
 /// The ratio matrix as a heat-map (green above 1, red below): tests as rows, targets as columns
 /// with their labels written upwards so that long ones never overlap.
-pub fn heatmap(title: &str, cols: &[String], rows: &[(String, Vec<HeatCell>)]) -> String {
+pub(crate) fn heatmap(title: &str, cols: &[String], rows: &[(String, Vec<HeatCell>)]) -> String {
     let cw = 64.0;
     let ch = 24.0;
     let lw = rows.iter().map(|r| text_w(&r.0)).fold(60.0, f64::max) + 12.0;
@@ -225,10 +225,10 @@ pub fn heatmap(title: &str, cols: &[String], rows: &[(String, Vec<HeatCell>)]) -
 }
 
 /// A named line of (x, y) points.
-pub type Series = (String, Vec<(f64, f64)>);
+pub(crate) type Series = (String, Vec<(f64, f64)>);
 
 /// How a line chart's axis maps and labels its values.
-pub enum Axis<'a> {
+pub(crate) enum Axis<'a> {
     /// From 0, round ticks, labelled with `short` and titled with the unit.
     Linear(&'a str),
     /// Latency on a log scale: ticks at 1, 2 and 5 of each decade (or decades only when the
@@ -268,7 +268,7 @@ fn log_ticks(lo: f64, hi: f64) -> Vec<f64> {
 }
 
 /// Lines over shared axes with a legend; `x` and `y` say how each axis maps its values.
-pub fn lines(title: &str, x: Axis, y: Axis, series: &[Series]) -> String {
+pub(crate) fn lines(title: &str, x: Axis, y: Axis, series: &[Series]) -> String {
     let (w, ph) = (760.0, 202.0);
     let (left, right, top) = (64.0, 60.0, 28.0);
     let names: Vec<String> = series.iter().map(|s| s.0.clone()).collect();

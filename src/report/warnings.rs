@@ -9,15 +9,15 @@ use super::summary::{is_key, Row};
 use crate::store::{Outcome, Record};
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Warning {
+pub(crate) struct Warning {
     /// One line: what is wrong and what to do.
-    pub text: String,
+    pub(crate) text: String,
     /// The figures it concerns, one per line (may be empty).
-    pub details: Vec<String>,
+    pub(crate) details: Vec<String>,
 }
 
 impl Warning {
-    pub fn line(text: impl Into<String>) -> Warning {
+    pub(crate) fn line(text: impl Into<String>) -> Warning {
         Warning {
             text: text.into(),
             details: Vec::new(),
@@ -32,7 +32,7 @@ fn name(r: &Record) -> String {
 
 /// The study's warnings: the manifest's own (options the kernel changed, targets skipped), then
 /// reads from the page cache, too few repeats, noisy figures and skipped tests.
-pub fn build(records: &[Record], rows: &[Row], manifest: &[String]) -> Vec<Warning> {
+pub(crate) fn build(records: &[Record], rows: &[Row], manifest: &[String]) -> Vec<Warning> {
     // Studies written before warnings were grouped kept the computed ones in their manifest too.
     let computed = ["noisy (coefficient", "page cache: reads", "repeat(s) only"];
     let mut out: Vec<Warning> = manifest
@@ -109,7 +109,7 @@ pub fn build(records: &[Record], rows: &[Row], manifest: &[String]) -> Vec<Warni
 }
 
 /// The warnings as text: each line, and in Markdown each detail under it.
-pub fn text(w: &[Warning], markdown: bool) -> String {
+pub(crate) fn text(w: &[Warning], markdown: bool) -> String {
     if w.is_empty() {
         return String::new();
     }

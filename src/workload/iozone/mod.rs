@@ -55,7 +55,7 @@ pub const DEF: WorkloadDef = WorkloadDef {
 };
 
 /// What iozone records carry besides the frame's figures. None is a key metric of the generic
-/// tables: the iozone matrices show them (report/iozone.rs).
+/// tables: the iozone matrices show them (report/views/iozone).
 pub static METRICS: &[MetricDef] = &[
     m("kib_per_sec", KibPerSec, Higher),
     m("children_kib_per_sec", KibPerSec, Higher),

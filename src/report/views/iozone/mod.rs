@@ -6,9 +6,45 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-use super::html::esc;
+use crate::report::markup::esc;
+use crate::report::records::targets;
+use crate::report::view::{Body, Section, Shown, Statistics, Study, WorkloadView};
 use crate::store::{Outcome, Record};
 use crate::workload::iozone::{NAME, TESTS};
+
+/// The matrices, in a layout of each format's own.
+pub(crate) struct IozoneView;
+
+impl WorkloadView for IozoneView {
+    fn claims(&self, workload: &str) -> bool {
+        workload == NAME
+    }
+
+    /// Hundreds of cells per target would drown the statistics rows and the ratio matrix.
+    fn statistics(&self) -> Statistics {
+        Statistics::Exported
+    }
+
+    fn sections(&self, mine: &[&Record], study: &Study) -> Vec<Section> {
+        let z = Iozone::collect(mine.iter().copied());
+        if z.is_empty() {
+            return Vec::new();
+        }
+        vec![Section {
+            title: "iozone".into(),
+            shown: Shown::BRIEF,
+            body: Body::Own {
+                term: term(&z, study.baseline, study.width, study.color),
+                md: markdown(&z, study.baseline),
+                html: html(&z, study.baseline),
+            },
+        }]
+    }
+
+    fn warnings(&self, mine: &[&Record]) -> Vec<String> {
+        warnings(mine.iter().copied())
+    }
+}
 
 /// The headline tests of the terminal view, one matrix each.
 const HEADLINES: [&str; 4] = ["write", "read", "random_read", "random_write"];
@@ -18,14 +54,14 @@ type Cells = BTreeMap<(u64, u64), Vec<f64>>;
 
 /// A study's iozone figures: per target, per test, the cells; and throughput-mode records.
 #[derive(Default)]
-pub struct Iozone {
-    pub targets: Vec<String>,
+pub(crate) struct Iozone {
+    targets: Vec<String>,
     /// Per test, per target: the cells.
     matrix: BTreeMap<&'static str, BTreeMap<String, Cells>>,
     throughput: Vec<Record>,
 }
 
-pub fn is_iozone(r: &Record) -> bool {
+fn is_iozone(r: &Record) -> bool {
     r.workload_name() == NAME
 }
 
@@ -47,15 +83,19 @@ fn label(bytes: u64) -> String {
 }
 
 impl Iozone {
-    pub fn collect(records: &[Record]) -> Iozone {
-        let mut z = Iozone::default();
-        for r in records
-            .iter()
+    pub(crate) fn collect<'a>(records: impl IntoIterator<Item = &'a Record>) -> Iozone {
+        let ok: Vec<&Record> = records
+            .into_iter()
             .filter(|r| is_iozone(r) && r.outcome == Outcome::Ok)
-        {
-            if !z.targets.contains(&r.target) {
-                z.targets.push(r.target.clone());
-            }
+            .collect();
+        let mut z = Iozone {
+            targets: targets(ok.iter().map(|r| r.target.as_str()))
+                .into_iter()
+                .map(String::from)
+                .collect(),
+            ..Default::default()
+        };
+        for r in ok {
             if cfg(r, "threads") > 0 {
                 z.throughput.push(r.clone());
                 continue;
@@ -79,7 +119,7 @@ impl Iozone {
         z
     }
 
-    pub fn is_empty(&self) -> bool {
+    fn is_empty(&self) -> bool {
         self.targets.is_empty()
     }
 
@@ -241,7 +281,7 @@ fn beside(a: Vec<String>, b: Vec<String>, width: usize) -> String {
 /// The terminal view: per headline test and target, MiB/s per cell (iozone's KiB/s / 1024)
 /// and, for targets other than the baseline, the ratio to it beside (green above 1, red below,
 /// when `color`); then the throughput-mode table.
-pub fn term(z: &Iozone, baseline: &str, width: usize, color: bool) -> String {
+fn term(z: &Iozone, baseline: &str, width: usize, color: bool) -> String {
     let mut out = String::new();
     let headlines: Vec<&'static str> = HEADLINES
         .iter()
@@ -318,7 +358,7 @@ fn throughput_table(z: &Iozone) -> String {
 }
 
 /// Markdown: every test's matrix per target (KiB/s, as iozone) and its ratio matrix.
-pub fn markdown(z: &Iozone, baseline: &str) -> String {
+fn markdown(z: &Iozone, baseline: &str) -> String {
     let mut out = String::new();
     if z.is_empty() {
         return out;
@@ -373,7 +413,7 @@ fn shade(x: f64) -> String {
 
 /// HTML: one heat-map per test and target of the ratio surface (the value in each cell, both
 /// KiB/s figures on hover); the baseline's own matrix when it is the only target.
-pub fn html(z: &Iozone, baseline: &str) -> String {
+fn html(z: &Iozone, baseline: &str) -> String {
     let mut out = String::new();
     if z.is_empty() {
         return out;
@@ -436,7 +476,7 @@ pub fn html(z: &Iozone, baseline: &str) -> String {
 /// iozone's `-R` text: per target, one block per test (a record-size header row, one row per
 /// file size, 0 in the cells the matrix skipped), KiB/s as whole numbers; and the throughput
 /// mode's children/parent lines.
-pub fn r_text(z: &Iozone) -> String {
+pub(crate) fn r_text(z: &Iozone) -> String {
     let mut out = String::new();
     for target in &z.targets {
         let tests: Vec<&'static str> = z
@@ -498,10 +538,12 @@ pub fn r_text(z: &Iozone) -> String {
 }
 
 /// One block of `-R` text read back: title, record sizes (KiB), rows of (file KiB, values).
-pub type RBlock = (String, Vec<u64>, Vec<(u64, Vec<u64>)>);
+#[cfg(test)]
+type RBlock = (String, Vec<u64>, Vec<(u64, Vec<u64>)>);
 
 /// Reads `-R` text (iozone's or fsbench's) back into its blocks.
-pub fn parse_r(text: &str) -> Vec<RBlock> {
+#[cfg(test)]
+fn parse_r(text: &str) -> Vec<RBlock> {
     let mut out: Vec<RBlock> = Vec::new();
     let unquote = |s: &str| s.trim_matches('"').parse::<u64>().ok();
     let mut lines = text.lines().peekable();
@@ -532,10 +574,10 @@ pub fn parse_r(text: &str) -> Vec<RBlock> {
 }
 
 /// One line per target whose iozone cells measured the page cache, or ran too fast to trust.
-pub fn warnings(records: &[Record]) -> Vec<String> {
+fn warnings<'a>(records: impl IntoIterator<Item = &'a Record>) -> Vec<String> {
     let mut per: Vec<(String, usize, usize, usize)> = Vec::new();
     for r in records
-        .iter()
+        .into_iter()
         .filter(|r| is_iozone(r) && r.outcome == Outcome::Ok)
     {
         let i = match per.iter().position(|p| p.0 == r.target) {
@@ -570,90 +612,4 @@ pub fn warnings(records: &[Record]) -> Vec<String> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn rec(target: &str, test: &str, file: u64, record: u64, kib: f64) -> Record {
-        let p = crate::frame::Phase {
-            test: format!("{test}/{}/{}", label(file), label(record)),
-            metrics: [("kib_per_sec".to_string(), kib)].into_iter().collect(),
-            config: Some(
-                serde_json::json!({"file_size": file, "record_size": record, "threads": 0}),
-            ),
-            ..Default::default()
-        };
-        let key = crate::store::RecordKey {
-            target,
-            fs: "x",
-            workload: NAME,
-            repeat: 0,
-        };
-        Record::from_phase(&key, p)
-    }
-
-    fn study() -> Vec<Record> {
-        let mut v = Vec::new();
-        for (t, scale) in [("xfs", 1.0), ("btrfs", 2.0)] {
-            for f in [64u64 << 10, 128 << 10] {
-                let mut r = 4096;
-                while r <= f.min(64 << 10) {
-                    for test in ["write", "read"] {
-                        v.push(rec(t, test, f, r, scale * (f / r) as f64 * 100.0));
-                    }
-                    r *= 2;
-                }
-            }
-        }
-        v
-    }
-
-    #[test]
-    fn r_text_parses_back_with_the_skipped_cells_as_zero() {
-        let mut v = study();
-        // A big file whose small records were skipped (as -a does from 32 MiB).
-        v.push(rec("xfs", "write", 32 << 20, 64 << 10, 5000.0));
-        let z = Iozone::collect(&v);
-        let text = r_text(&z);
-        let blocks = parse_r(&text);
-        assert_eq!(blocks.len(), 4, "write and read for two targets:\n{text}");
-        let (title, head, rows) = &blocks[0];
-        assert_eq!(title, "Writer report");
-        assert_eq!(head, &vec![4, 8, 16, 32, 64]);
-        assert_eq!(rows[0], (64, vec![1600, 800, 400, 200, 100]));
-        assert_eq!(
-            rows[2],
-            (32768, vec![0, 0, 0, 0, 5000]),
-            "skipped cells print 0"
-        );
-        assert_eq!(blocks[1].0, "Reader report");
-        assert!(text.contains("target btrfs"));
-    }
-
-    #[test]
-    fn the_ratio_matrix_divides_by_the_baseline_cell() {
-        let z = Iozone::collect(&study());
-        assert_eq!(
-            z.ratio("btrfs", "xfs", "write", (64 << 10, 4096)),
-            Some(2.0)
-        );
-        let t = term(&z, "xfs", 300, false);
-        assert!(
-            t.contains("iozone write on btrfs") && t.contains("ratio to xfs"),
-            "{t}"
-        );
-        assert!(t.contains("2.00"), "{t}");
-        let stacked = term(&z, "xfs", 60, false);
-        assert!(
-            stacked.lines().count() > t.lines().count(),
-            "too narrow: one under the other"
-        );
-        assert!(
-            term(&z, "xfs", 300, true).contains("\x1b[32m2.00"),
-            "green above 1"
-        );
-        let h = html(&z, "xfs");
-        assert!(h.contains("ratio to xfs") && h.contains("2.00"));
-        let md = markdown(&z, "xfs");
-        assert!(md.contains("### read on btrfs, ratio to xfs"));
-    }
-}
+mod tests;

@@ -9,9 +9,33 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
+use crate::report::view::{Body, Section, Shown, Study, WorkloadView};
 use crate::store::{Outcome, Record};
+use crate::workload::bonnie::{DEF, TESTS};
 
-use crate::workload::bonnie::TESTS;
+/// bonnie++'s two blocks, under the title "bonnie++".
+pub(crate) struct Bonnie;
+
+impl WorkloadView for Bonnie {
+    fn claims(&self, workload: &str) -> bool {
+        workload == DEF.name
+    }
+
+    fn sections(&self, mine: &[&Record], _study: &Study) -> Vec<Section> {
+        let text = text(mine);
+        if text.is_empty() {
+            return Vec::new();
+        }
+        vec![Section {
+            title: "bonnie++".into(),
+            shown: Shown::BRIEF,
+            body: Body::Text {
+                text,
+                legend: "fsbench's bonnie workload; + marks a test under 0.5 s".into(),
+            },
+        }]
+    }
+}
 
 /// One run of the battery: a target's records of one repeat, by test.
 struct Run<'a> {
@@ -19,11 +43,12 @@ struct Run<'a> {
     tests: BTreeMap<&'a str, &'a Record>,
 }
 
-fn runs(records: &[Record]) -> Vec<Run<'_>> {
+fn runs<'a>(records: &[&'a Record]) -> Vec<Run<'a>> {
     let mut out: Vec<(String, u32, Run)> = Vec::new();
     for r in records
         .iter()
-        .filter(|r| r.workload_name() == "bonnie" && r.outcome == Outcome::Ok)
+        .copied()
+        .filter(|r| r.workload_name() == DEF.name && r.outcome == Outcome::Ok)
     {
         let i = match out
             .iter()
@@ -100,7 +125,7 @@ fn lat_of(r: Option<&&Record>) -> String {
 }
 
 /// One CSV line per (target, repeat).
-pub fn csv(records: &[Record]) -> String {
+pub(crate) fn csv(records: &[&Record]) -> String {
     let mut out = String::new();
     for run in runs(records) {
         let c = config(&run);
@@ -180,7 +205,7 @@ fn name_col(name: &str, size: &str) -> String {
 }
 
 /// bonnie++'s two-block text table (as `bon_csv2txt` prints it), one line per run.
-pub fn text(records: &[Record]) -> String {
+fn text(records: &[&Record]) -> String {
     let lines: Vec<Vec<String>> = csv(records)
         .lines()
         .map(|l| l.split(',').map(str::to_string).collect())
@@ -300,6 +325,7 @@ mod tests {
                 ],
             ));
         }
+        let rs: Vec<&Record> = rs.iter().collect();
         let line = csv(&rs);
         let f: Vec<&str> = line.trim_end().split(',').collect();
         assert_eq!(f.len(), 50, "{line}");

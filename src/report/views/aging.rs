@@ -2,14 +2,22 @@
 //! columns are the targets; a target that also ran the workload with snapshots gets a second
 //! column beside it. Means over repeats. Pure.
 
-use super::views::View;
 use crate::plan::units::format_count;
+use crate::report::records::mean_of;
+use crate::report::view::{Body, Grid, Section, Shown, Study, WorkloadView};
 use crate::store::{Outcome, Record};
+use crate::workload::aging::DEF;
 
-pub const NAME: &str = "aging";
+pub(crate) struct Aging;
 
-pub fn is_aging(r: &Record) -> bool {
-    r.workload_name() == NAME
+impl WorkloadView for Aging {
+    fn claims(&self, workload: &str) -> bool {
+        workload == DEF.name
+    }
+
+    fn sections(&self, mine: &[&Record], _study: &Study) -> Vec<Section> {
+        view(mine).into_iter().collect()
+    }
 }
 
 /// One column: a target and the workload variant it ran.
@@ -18,11 +26,12 @@ struct Column<'a> {
     records: Vec<&'a Record>,
 }
 
-fn columns(records: &[Record]) -> Vec<Column<'_>> {
+fn columns<'a>(records: &[&'a Record]) -> Vec<Column<'a>> {
     let mut out: Vec<(&str, &str, Vec<&Record>)> = Vec::new();
     for r in records
         .iter()
-        .filter(|r| is_aging(r) && r.outcome != Outcome::Skipped)
+        .copied()
+        .filter(|r| r.outcome != Outcome::Skipped)
     {
         match out
             .iter_mut()
@@ -60,7 +69,7 @@ fn mean(c: &Column, test: &str, key: &str) -> Option<f64> {
         .copied()
         .filter(|r| r.test == test && r.outcome == Outcome::Ok)
         .collect();
-    super::views::mean_of(&ok, key)
+    mean_of(&ok, key)
 }
 
 fn mbps(v: f64) -> String {
@@ -89,7 +98,7 @@ fn missing(c: &Column, test: &str, layout: bool) -> String {
 type Fmt = fn(f64) -> String;
 
 /// Seed 002's table, when the study ran the aging workload.
-pub fn view(records: &[Record]) -> Option<View> {
+fn view(records: &[&Record]) -> Option<Section> {
     let cols = columns(records);
     if cols.is_empty() {
         return None;
@@ -189,13 +198,10 @@ pub fn view(records: &[Record]) -> Option<View> {
     }
     let mut header = vec!["test".to_string()];
     header.extend(cols.iter().map(|c| c.title.clone()));
-    Some(View {
+    Some(Section {
         title: "In-place writes (seed 002's aging test)".into(),
-        header,
-        rows,
-        note: "A file written sequentially, read (caches dropped), overwritten by 4K random writes, read again. \
-Layout score: share of blocks physically next to their predecessor (1 = contiguous; FAST'17). Means over repeats."
-            .into(),
-        brief: true,
+        shown: Shown::BRIEF,
+        body: Body::Table(Grid::new(header, rows, "A file written sequentially, read (caches dropped), overwritten by 4K random writes, read again. \
+Layout score: share of blocks physically next to their predecessor (1 = contiguous; FAST'17). Means over repeats.")),
     })
 }

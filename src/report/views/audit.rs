@@ -2,13 +2,45 @@
 //! to the damaged files (data case), to the files of the damaged directory, and what the
 //! filesystem's checker said. Pure.
 
-use super::views::View;
+use crate::report::records::targets;
+use crate::report::view::{Body, Grid, Section, Shown, Statistics, Study, WorkloadView};
 use crate::store::{Outcome, Record};
 
-pub const NAME: &str = "audit";
+/// The workload name of the audit's records (`fsbench audit`).
+pub(crate) const NAME: &str = "audit";
 
-pub fn is_audit(r: &Record) -> bool {
-    r.workload_name() == NAME
+/// The corruption table, then the fsync table.
+pub(crate) struct Audit;
+
+impl WorkloadView for Audit {
+    fn claims(&self, workload: &str) -> bool {
+        workload == NAME
+    }
+
+    /// Verdicts, not measurements.
+    fn statistics(&self) -> Statistics {
+        Statistics::None
+    }
+
+    fn sections(&self, mine: &[&Record], _study: &Study) -> Vec<Section> {
+        [view(mine), fsync_view(mine)]
+            .into_iter()
+            .flatten()
+            .collect()
+    }
+}
+
+/// A table shown everywhere.
+fn brief(title: &str, header: &[&str], rows: Vec<Vec<String>>, note: &str) -> Section {
+    Section {
+        title: title.into(),
+        shown: Shown::BRIEF,
+        body: Body::Table(Grid::new(
+            header.iter().map(|s| s.to_string()).collect(),
+            rows,
+            note,
+        )),
+    }
 }
 
 fn n(r: Option<&&Record>, k: &str) -> String {
@@ -25,21 +57,16 @@ fn n(r: Option<&&Record>, k: &str) -> String {
 }
 
 /// The audit's table, if the study has audit records.
-pub fn view(records: &[Record]) -> Option<View> {
+fn view(records: &[&Record]) -> Option<Section> {
     let audit: Vec<&Record> = records
         .iter()
-        .filter(|r| is_audit(r) && r.test != "fsync")
+        .copied()
+        .filter(|r| r.test != "fsync")
         .collect();
     if audit.is_empty() {
         return None;
     }
-    let mut targets: Vec<&str> = Vec::new();
-    for r in &audit {
-        if !targets.contains(&r.target.as_str()) {
-            targets.push(&r.target);
-        }
-    }
-    let rows = targets
+    let rows = targets(audit.iter().map(|r| r.target.as_str()))
         .iter()
         .map(|t| {
             let of = |test: &str| audit.iter().rfind(|r| r.target == *t && r.test == test);
@@ -91,20 +118,18 @@ pub fn view(records: &[Record]) -> Option<View> {
         "dir: intact",
         "checker afterwards",
     ];
-    Some(View {
-        title: "Integrity audit: what reading damaged data back gave".into(),
-        header: header.iter().map(|s| s.to_string()).collect(),
+    Some(brief(
+        "Integrity audit: what reading damaged data back gave",
+        &header,
         rows,
-        note: "Data: one copy of every other file's data had 16 bytes flipped in the image; each \
+        "Data: one copy of every other file's data had 16 bytes flipped in the image; each \
                damaged file read back is detected (the filesystem returned EIO, EBADMSG or EUCLEAN), \
                silent (wrong data returned; fsbench's trailer caught it), repaired (right data and \
                a repair logged), unnoticed (right data, no repair logged: an intact copy was read) \
                or lost. Directory: a block of a directory's entries was damaged (400 small files); \
                its files are counted the same way, intact when they still read back right. \
-               n/a: not located on this filesystem."
-            .into(),
-        brief: true,
-    })
+               n/a: not located on this filesystem.",
+    ))
 }
 
 /// What an fsync record's errno metric says: the errno's name, "0" for success.
@@ -127,10 +152,10 @@ fn seen(r: &Record, prefix: &str) -> String {
 }
 
 /// The fsync-failure table ("fsyncgate"), if the study has fsync records.
-pub fn fsync_view(records: &[Record]) -> Option<View> {
+fn fsync_view(records: &[&Record]) -> Option<Section> {
     let rows: Vec<Vec<String>> = records
         .iter()
-        .filter(|r| is_audit(r) && r.test == "fsync")
+        .filter(|r| r.test == "fsync")
         .map(|r| match r.outcome {
             Outcome::Ok => {
                 let blocked = r.metrics.get("first_fsync_blocked") == Some(&1.0);
@@ -181,18 +206,16 @@ pub fn fsync_view(records: &[Record]) -> Option<View> {
         "read after remount",
         "filesystem afterwards",
     ];
-    Some(View {
-        title: "fsync failure: a flush that fails, then retried (\"fsyncgate\")".into(),
-        header: header.iter().map(|s| s.to_string()).collect(),
+    Some(brief(
+        "fsync failure: a flush that fails, then retried (\"fsyncgate\")",
+        &header,
         rows,
-        note: "A 1 MiB file was written and fsynced (old data), overwritten in the page cache \
+        "A 1 MiB file was written and fsynced (old data), overwritten in the page cache \
                (new data); then fsbench's fault device failed every write and flush, fsync was \
                called, the device healed, fsync was called again, the file was read through the \
                cache and again after unmount and mount. A second fsync of 0 after an EIO means \
                the kernel dropped the error: an application that retries believes its data is \
                durable. \"old\" after remount with \"new\" in the cache is data lost silently \
-               to anyone who did not keep the first error."
-            .into(),
-        brief: true,
-    })
+               to anyone who did not keep the first error.",
+    ))
 }

@@ -1,0 +1,185 @@
+//! The block workloads' view (the presets, `block`, `fio` job files and fio results imported):
+//! the CrystalDiskMark-like table, per target, one row per test (read and write side by side),
+//! MB/s, IOPS and p99 completion latency; means over repeats. In the terminal only (report.md and
+//! the HTML page have the ratio matrix and a chart per test). Pure.
+
+use crate::plan::units::{format_count, format_ns};
+use crate::report::markup::term_table;
+use crate::report::records::targets;
+use crate::report::view::{Body, Grid, Section, Shown, Study, WorkloadView};
+use crate::store::{Outcome, Record};
+use crate::workload::{block, presets};
+
+pub(crate) struct Block;
+
+impl WorkloadView for Block {
+    fn claims(&self, workload: &str) -> bool {
+        workload == block::DEF_BLOCK.name
+            || workload == block::DEF_FIO.name
+            || presets::find(workload).is_some()
+    }
+
+    fn sections(&self, mine: &[&Record], _study: &Study) -> Vec<Section> {
+        sections(mine)
+    }
+}
+
+/// (bytes/s, IOPS, p99 latency in ns) of one direction.
+type Side = (f64, f64, Option<f64>);
+
+#[derive(Default)]
+struct Row {
+    test: String,
+    read: Option<Side>,
+    write: Option<Side>,
+    /// Repeats summed into read and write (the table shows means).
+    reads: u32,
+    writes: u32,
+    note: String,
+}
+
+fn add(acc: &mut Option<Side>, x: Side) {
+    *acc = Some(match acc.take() {
+        None => x,
+        Some(a) => (a.0 + x.0, a.1 + x.1, a.2.zip(x.2).map(|(p, q)| p + q)),
+    });
+}
+
+fn mean(x: Option<Side>, n: u32) -> Option<Side> {
+    let n = n.max(1) as f64;
+    x.map(|s| (s.0 / n, s.1 / n, s.2.map(|p| p / n)))
+}
+
+/// The tables of a block run's records as text (`fsbench run`): one per target.
+pub(crate) fn tables(records: &[Record]) -> String {
+    let mine: Vec<&Record> = records
+        .iter()
+        .filter(|r| Block.claims(r.workload_name()))
+        .collect();
+    let mut out = String::new();
+    for s in sections(&mine) {
+        if let Body::Table(g) = &s.body {
+            out.push_str(&format!("{}\n{}\n", s.title, term_table(g)));
+        }
+    }
+    out
+}
+
+/// One table per target that ran block jobs; none when none did. A record without IOPS
+/// (skipped, or failed before its first I/O) has nothing for the table: the table of the records
+/// no view shows lists it.
+fn sections(records: &[&Record]) -> Vec<Section> {
+    let measured: Vec<&Record> = records
+        .iter()
+        .copied()
+        .filter(|r| r.metrics.contains_key("iops"))
+        .collect();
+    let mut out = Vec::new();
+    for target in targets(measured.iter().map(|r| r.target.as_str())) {
+        let mine: Vec<&&Record> = measured.iter().filter(|r| r.target == target).collect();
+        let fs = mine.first().map(|r| r.fs.as_str()).unwrap_or("");
+        let mut rows: Vec<Row> = Vec::new();
+        for r in &mine {
+            let base = r
+                .test
+                .strip_suffix("-read")
+                .or_else(|| r.test.strip_suffix("-write"))
+                .unwrap_or(&r.test)
+                .to_string();
+            let i = match rows.iter().position(|x| x.test == base) {
+                Some(i) => i,
+                None => {
+                    rows.push(Row {
+                        test: base.clone(),
+                        ..Default::default()
+                    });
+                    rows.len() - 1
+                }
+            };
+            let row = &mut rows[i];
+            if r.outcome != Outcome::Ok {
+                row.note = r
+                    .error
+                    .clone()
+                    .or_else(|| r.reason.clone())
+                    .unwrap_or_default();
+                continue;
+            }
+            let m = |k: &str| r.metrics.get(k).copied().unwrap_or(0.0);
+            let mixed = m("read_ios") > 0.0 && m("write_ios") > 0.0;
+            if m("read_ios") > 0.0 {
+                let p99 = r
+                    .metrics
+                    .get(if mixed {
+                        "read_lat_p99_ns"
+                    } else {
+                        "lat_p99_ns"
+                    })
+                    .copied();
+                add(
+                    &mut row.read,
+                    (m("read_bytes_per_sec"), m("read_iops"), p99),
+                );
+                row.reads += 1;
+            }
+            if m("write_ios") > 0.0 {
+                let p99 = r
+                    .metrics
+                    .get(if mixed {
+                        "write_lat_p99_ns"
+                    } else {
+                        "lat_p99_ns"
+                    })
+                    .copied();
+                add(
+                    &mut row.write,
+                    (m("write_bytes_per_sec"), m("write_iops"), p99),
+                );
+                row.writes += 1;
+            }
+            if r.notes.iter().any(|n| n.starts_with("page_cache")) {
+                row.note = "page cache".into();
+            }
+        }
+        let header = [
+            "test",
+            "read MB/s",
+            "write MB/s",
+            "read IOPS",
+            "write IOPS",
+            "read p99",
+            "write p99",
+            "note",
+        ];
+        let mut lines = Vec::new();
+        for mut row in rows {
+            row.read = mean(row.read, row.reads);
+            row.write = mean(row.write, row.writes);
+            let pick = |x: &Option<Side>, f: &dyn Fn(&Side) -> String| {
+                x.as_ref().map(f).unwrap_or_else(|| "-".into())
+            };
+            lines.push(vec![
+                row.test.clone(),
+                pick(&row.read, &|x| format!("{:.1}", x.0 / 1e6)),
+                pick(&row.write, &|x| format!("{:.1}", x.0 / 1e6)),
+                pick(&row.read, &|x| format_count(x.1)),
+                pick(&row.write, &|x| format_count(x.1)),
+                pick(&row.read, &|x| x.2.map(format_ns).unwrap_or_default()),
+                pick(&row.write, &|x| x.2.map(format_ns).unwrap_or_default()),
+                row.note,
+            ]);
+        }
+        out.push(Section {
+            title: format!("{target} ({fs})"),
+            shown: Shown::TERMINAL,
+            body: Body::Table(Grid {
+                header: header.map(String::from).to_vec(),
+                rows: lines,
+                note: None,
+                right: (1..7).collect(),
+                wrap: false,
+            }),
+        });
+    }
+    out
+}
