@@ -199,6 +199,71 @@ fn running_out_of_inodes_is_a_result_and_what_was_written_verifies() {
 }
 
 #[test]
+fn a_target_that_ran_out_of_inodes_is_the_first_thing_every_report_says() {
+    if needs("ext4", "mkfs.ext4") {
+        return;
+    }
+    let _g = serial();
+    let wd = workdir();
+    // 10,000 files asked: "roomy" (256 MiB at ext4's default ratio: 65,536 inodes) writes them
+    // all, "small" (3,000 inodes) runs out.
+    let (o, out) = run_study(
+        wd.path(),
+        "study",
+        &["ext4:label=roomy", "ext4:inodes=3000,label=small"],
+        &["files:tops=10,subs=10,files=100,threads=2,phases=write+read"],
+        "256M",
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let term = stdout(&o);
+    let first = term.lines().next().unwrap_or("");
+    assert_eq!(first, "Did less than asked", "{term}");
+    assert!(
+        term.contains("small") && term.contains("ran out of inodes"),
+        "{term}"
+    );
+    assert!(term.contains("inodes=N"), "the fix: {term}");
+    assert!(term.contains("small !"), "the files table marks it: {term}");
+    assert!(
+        term.contains("left out, having done less work than asked: small"),
+        "the verdict leaves it out: {term}"
+    );
+    assert!(
+        stderr(&o).contains("did less work than asked"),
+        "{}",
+        stderr(&o)
+    );
+    let dir = out.to_str().unwrap();
+    let md = std::fs::read_to_string(out.join("report.md")).unwrap();
+    assert!(md.contains("## Did less than asked"), "{md}");
+    assert!(
+        md.find("Did less than asked") < md.find("Many small files"),
+        "first in report.md"
+    );
+    let html = std::fs::read_to_string(out.join("report.html")).unwrap();
+    let at = |s: &str| html.find(s).unwrap_or(usize::MAX);
+    assert!(
+        at("Did less than asked") < at("<table>"),
+        "first in the HTML"
+    );
+    let o = run(&["report", dir, "--format", "json"]);
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let less = v["less_work"].as_array().unwrap();
+    assert!(less.iter().all(|x| x["target"] == "small"), "{v}");
+    assert_eq!(less[0]["kind"], "exhausted");
+    let marked: Vec<&serde_json::Value> = v["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["less_work"] == true)
+        .collect();
+    assert!(!marked.is_empty() && marked.iter().all(|r| r["target"] == "small"));
+    let o = run(&["report", dir, "--full"]);
+    assert!(stdout(&o).contains("! less work"), "{}", stdout(&o));
+    no_leftovers(wd.path());
+}
+
+#[test]
 fn many_files_on_zfs_fuse_tear_down_cleanly() {
     if needs_zfs() {
         return;

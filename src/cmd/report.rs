@@ -7,7 +7,7 @@ use anyhow::Context;
 
 use super::Exit;
 use crate::cli::ReportArgs;
-use crate::report::{formats, merge, StudyReport};
+use crate::report::{formats, merge, Given, StudyReport};
 
 /// A study directory's name for merged labels: its last component.
 fn name_of(dir: &Path) -> String {
@@ -48,13 +48,14 @@ fn import(a: &ReportArgs) -> anyhow::Result<()> {
 pub fn run(a: ReportArgs) -> anyhow::Result<Exit> {
     import(&a)?;
     let mut studies = Vec::new();
+    let mut given: Vec<Given> = Vec::new();
     for dir in &a.dirs {
         let (records, torn) = crate::store::load_results_torn(dir).with_context(|| {
             format!("{}: give the directory of a study (what `fsbench compare --out DIR` or `fsbench run --out DIR` wrote)", dir.display())
         })?;
-        let mut warnings = crate::store::read_manifest(dir)
-            .map(|m| m.warnings)
-            .unwrap_or_default();
+        let manifest = crate::store::read_manifest(dir).ok();
+        given.push(Given::of(manifest.as_ref().map(|m| &m.plan)));
+        let mut warnings = manifest.map(|m| m.warnings).unwrap_or_default();
         if let crate::store::LockState::Held(pid) = crate::store::lock_state(dir) {
             let by = pid.map(|p| format!(" (pid {p})")).unwrap_or_default();
             eprintln!(
@@ -79,8 +80,19 @@ pub fn run(a: ReportArgs) -> anyhow::Result<Exit> {
         });
     }
     let (records, manifest_warnings) = merge::merge(studies);
+    // One study's plan says what its report adds (claims, a tune); merged studies are compared
+    // as targets, so only the claims of a study file carry over (a tune's race does not).
+    let given = if given.len() == 1 {
+        given.pop().unwrap_or_default()
+    } else {
+        Given {
+            study: given.into_iter().find_map(|g| g.study),
+            ..Given::default()
+        }
+    };
     let mut rep = StudyReport::build(records, a.baseline.as_deref(), &manifest_warnings)
-        .map_err(anyhow::Error::msg)?;
+        .map_err(anyhow::Error::msg)?
+        .with(given);
     rep.color = a.format == "term" && super::stdout_wants_color();
     rep.full = a.full;
     let f = formats::find(&a.format).with_context(|| format!("unknown format '{}'", a.format))?;

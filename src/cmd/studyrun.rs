@@ -159,7 +159,8 @@ fn report_at_end(study: &store::Study, plan: &Plan, records: &[Record]) {
         plan.baseline.as_deref(),
         &manifest_warnings,
     ) {
-        Ok(mut rep) => {
+        Ok(rep) => {
+            let mut rep = rep.with(crate::report::Given::of(Some(plan)));
             rep.color = super::stdout_wants_color();
             let title = format!("fsbench study {}", out.display());
             for (file, text) in [

@@ -249,12 +249,15 @@ fn decorate(
     let reads = spec.reads && !matches!(part_reads, Some(Some(r)) if r == 0.0);
     let mut notes = Vec::new();
     if reads && t.caps.memory_backed {
-        notes.push("page_cache: tmpfs lives in the page cache; reads measure memory".to_string());
+        notes.push(crate::store::note::make(
+            crate::store::note::Kind::PageCache,
+            "tmpfs lives in the page cache; reads measure memory",
+        ));
     } else if reads && !f.dropped {
-        notes.push(
-            "page_cache: caches could not be dropped before the phase (not root); reads may be served from memory"
-                .to_string(),
-        );
+        notes.push(crate::store::note::make(
+            crate::store::note::Kind::PageCache,
+            "caches could not be dropped before the phase (not root); reads may be served from memory",
+        ));
     }
     if m.parts.len() > 1 {
         notes.push(format!(
@@ -263,7 +266,10 @@ fn decorate(
         ));
     }
     if let Some(why) = stopped {
-        notes.push(format!("interrupted: stopped early ({why})"));
+        notes.push(crate::store::note::make(
+            crate::store::note::Kind::Interrupted,
+            format!("stopped early ({why})"),
+        ));
     }
     for n in notes {
         if !p.notes.contains(&n) {

@@ -142,11 +142,13 @@ mod tests {
         let rep = StudyReport::build(Vec::new(), None, &[]).unwrap_or_else(|_| StudyReport {
             records: Vec::new(),
             measured: Vec::new(),
+            ranked: Vec::new(),
             baseline: String::new(),
             rows: Vec::new(),
             warnings: Vec::new(),
             color: false,
             full: false,
+            given: crate::report::Given::default(),
         });
         for f in FORMATS {
             assert!(seen.insert(f.name()), "{} twice", f.name());

@@ -19,6 +19,13 @@ pub(crate) fn render(sections: &[Section]) -> String {
                 out.push_str(&format!("## {}\n\n```text\n{text}```\n\n", s.title));
             }
             Body::Own { md, .. } => out.push_str(md),
+            Body::Lines(lines) => {
+                out.push_str(&format!("## {}\n\n", s.title));
+                for l in lines {
+                    out.push_str(&format!("- {l}\n"));
+                }
+                out.push('\n');
+            }
             Body::Charts(_) => {}
         }
     }

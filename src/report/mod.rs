@@ -30,7 +30,8 @@ pub(crate) use summary::ReportError;
 use crate::plan::units::{format_count, format_mb_per_sec};
 use crate::store::{Outcome, Record};
 use records::test_name;
-use view::{Body, Grid, Section, Shown, Statistics, Study};
+pub(crate) use view::Given;
+use view::{Body, Grid, Place, Section, Shown, Statistics, Study};
 
 /// One row per record: target, filesystem, workload/test, outcome, throughput, notes.
 fn record_row(r: &Record) -> Vec<String> {
@@ -122,6 +123,8 @@ pub(crate) struct StudyReport {
     /// The records whose statistics are shown (not iozone's, whose own matrices show them, nor
     /// the audit's verdicts).
     measured: Vec<Record>,
+    /// The records that are measurements (all but the audit's verdicts).
+    ranked: Vec<Record>,
     baseline: String,
     rows: Vec<summary::Row>,
     warnings: Vec<warnings::Warning>,
@@ -129,6 +132,15 @@ pub(crate) struct StudyReport {
     pub(crate) color: bool,
     /// The terminal report with every table and the statistics (`fsbench report --full`).
     pub(crate) full: bool,
+    /// What the study's plan adds (published claims, a tune's race).
+    given: Given,
+}
+
+/// A report's sections by place: said first, the body, the answer.
+struct Parts {
+    first: Vec<Section>,
+    body: Vec<Section>,
+    answer: Vec<Section>,
 }
 
 impl StudyReport {
@@ -143,6 +155,11 @@ impl StudyReport {
             .filter(|r| statistics_of(r) == Statistics::Shown)
             .cloned()
             .collect();
+        let ranked: Vec<Record> = records
+            .iter()
+            .filter(|r| statistics_of(r) != Statistics::None)
+            .cloned()
+            .collect();
         let rows = summary::rows(&measured, &baseline);
         let mut warnings = warnings::build(&measured, &rows, manifest_warnings);
         for v in views::VIEWS {
@@ -152,12 +169,21 @@ impl StudyReport {
         Ok(StudyReport {
             records,
             measured,
+            ranked,
             baseline,
             rows,
             warnings,
             color: false,
             full: false,
+            given: Given::default(),
         })
+    }
+
+    /// The report of a study whose plan says more than its records: a study file's claims, a
+    /// tune's race.
+    pub(crate) fn with(mut self, given: Given) -> StudyReport {
+        self.given = given;
+        self
     }
 
     /// The records a view claims, in the study's order.
@@ -168,11 +194,13 @@ impl StudyReport {
             .collect()
     }
 
-    /// Every section, in order: the records no view shows, then each view's.
-    fn sections(&self) -> Vec<Section> {
+    /// Every section by place: what must be said first, then the records no view shows and each
+    /// view's body, then the answer.
+    fn sections(&self) -> Parts {
         let study = Study {
             records: &self.records,
             measured: &self.measured,
+            ranked: &self.ranked,
             rows: &self.rows,
             baseline: &self.baseline,
             width: Table::new()
@@ -180,12 +208,22 @@ impl StudyReport {
                 .filter(|w| *w >= 40)
                 .map_or(100, usize::from),
             color: self.color,
+            plan: &self.given,
         };
-        let mut out: Vec<Section> = unshown(&self.records).into_iter().collect();
+        let mut parts = Parts {
+            first: Vec::new(),
+            body: unshown(&self.records).into_iter().collect(),
+            answer: Vec::new(),
+        };
         for v in views::VIEWS {
-            out.extend(v.sections(&Self::claimed(&self.records, *v), &study));
+            let made = v.sections(&Self::claimed(&self.records, *v), &study);
+            match v.place() {
+                Place::First => parts.first.extend(made),
+                Place::Body => parts.body.extend(made),
+                Place::Answer => parts.answer.extend(made),
+            }
         }
-        out
+        parts
     }
 
     /// The tables for a terminal, what a person decides from: the records no table shows
@@ -195,19 +233,44 @@ impl StudyReport {
     /// percentiles, the files table's every column, the statistics of every key metric).
     /// Warnings are separate (`warnings_text`).
     pub(crate) fn term(&self, full: bool) -> String {
-        term::render(&self.sections(), full)
+        let p = self.sections();
+        term::render(
+            &[p.first, p.body, p.answer]
+                .into_iter()
+                .flatten()
+                .collect::<Vec<_>>(),
+            full,
+        )
     }
 
     pub(crate) fn warnings_text(&self, markdown: bool) -> String {
         warnings::text(&self.warnings, markdown)
     }
 
+    /// report.md: what must be said first and the answer, then the body and the warnings.
     pub(crate) fn markdown(&self) -> String {
-        markdown::render(&self.sections()) + &self.warnings_text(true)
+        let p = self.sections();
+        markdown::render(
+            &[p.first, p.answer, p.body]
+                .into_iter()
+                .flatten()
+                .collect::<Vec<_>>(),
+        ) + &self.warnings_text(true)
     }
 
+    /// The HTML page: what must be said first and the answer head it.
     pub(crate) fn html(&self, title: &str) -> String {
-        html::render(title, &self.sections(), &self.baseline, &self.warnings)
+        let p = self.sections();
+        html::render(
+            title,
+            &[p.first, p.answer]
+                .into_iter()
+                .flatten()
+                .collect::<Vec<_>>(),
+            &p.body,
+            &self.baseline,
+            &self.warnings,
+        )
     }
 
     /// The statistics rows with those whose statistics go to CSV and JSON only (iozone's).
@@ -227,7 +290,21 @@ impl StudyReport {
         summary::csv(&self.all_rows())
     }
 
+    /// The statistics rows, and beside them the answers: the verdict, a study's claims
+    /// checked, a tune's race, the records that did less work than asked.
     pub(crate) fn json(&self) -> String {
-        summary::json(&self.all_rows(), &self.baseline)
+        let mut v = serde_json::json!({"baseline": self.baseline, "rows": self.all_rows()});
+        let answers = [
+            ("verdict", views::verdict::json(&self.ranked, &self.given)),
+            ("claims", views::claims::json(&self.records, &self.given)),
+            ("tune", views::tune::json(&self.records, &self.given)),
+            ("less_work", views::less::json(&self.records)),
+        ];
+        for (key, value) in answers {
+            if let Some(value) = value {
+                v[key] = value;
+            }
+        }
+        serde_json::to_string_pretty(&v).unwrap_or_default()
     }
 }

@@ -36,6 +36,10 @@ pub(crate) struct Row {
     pub(crate) significant: bool,
     pub(crate) noisy: bool,
     pub(crate) few: bool,
+    /// A record behind it did less work than asked (ran out of inodes, stopped early): not
+    /// comparable with a target that did all of it.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub(crate) less_work: bool,
 }
 
 /// A report that cannot be made from the records (e.g. a baseline that is not a target).
@@ -71,6 +75,13 @@ pub(crate) fn rows(records: &[Record], baseline: &str) -> Vec<Row> {
         .map(|t| (t, ok.iter().find(|r| r.target == t).map_or("", |r| &r.fs)))
         .collect();
     let mut tests: Vec<(String, String)> = Vec::new();
+    // A workload that did less than asked in one phase did less in the phases after it too
+    // (files read back what the write phase managed): every test of it is marked.
+    let less: Vec<(&str, &str)> = ok
+        .iter()
+        .filter(|r| r.less_work().is_some())
+        .map(|r| (r.workload.as_str(), r.target.as_str()))
+        .collect();
     let mut values: BTreeMap<(String, String, String, String), Vec<f64>> = BTreeMap::new();
     for r in &ok {
         let t = (r.workload.clone(), r.test.clone());
@@ -132,6 +143,7 @@ pub(crate) fn rows(records: &[Record], baseline: &str) -> Vec<Row> {
                     significant: p.is_some_and(|p| p < 0.05),
                     noisy: s.cv > stats::NOISY_CV,
                     few: s.n < 3,
+                    less_work: less.contains(&(w.as_str(), *label)),
                 });
             }
         }
@@ -183,6 +195,9 @@ fn flags(r: &Row) -> String {
     }
     if r.few {
         f.push(format!("n={}", r.summary.n));
+    }
+    if r.less_work {
+        f.push("! less work".to_string());
     }
     f.join(" ")
 }
@@ -303,9 +318,4 @@ pub(crate) fn csv(rows: &[Row]) -> String {
         ));
     }
     out
-}
-
-pub(crate) fn json(rows: &[Row], baseline: &str) -> String {
-    serde_json::to_string_pretty(&serde_json::json!({"baseline": baseline, "rows": rows}))
-        .unwrap_or_default()
 }

@@ -388,6 +388,88 @@ pub(crate) fn lines(title: &str, x: Axis, y: Axis, series: &[Series]) -> String 
     s
 }
 
+/// One candidate of a scatter: its label, its objective (x), its p99 latency (y, ns), and
+/// whether it is on the Pareto front.
+pub(crate) struct Dot {
+    pub(crate) label: String,
+    pub(crate) x: f64,
+    pub(crate) y: f64,
+    pub(crate) front: bool,
+}
+
+/// Objective against p99 latency, a point per candidate (filled on the Pareto front, hollow
+/// off it, the front joined by a line), named in the legend and on hover, never beside the
+/// point (close points would overlap their labels).
+pub(crate) fn scatter(title: &str, x_unit: &str, dots: &[Dot]) -> String {
+    let (w, ph) = (560.0, 240.0);
+    let (left, right, top) = (70.0, 20.0, 28.0);
+    let names: Vec<String> = dots
+        .iter()
+        .map(|d| format!("{}{}", d.label, if d.front { " (front)" } else { "" }))
+        .collect();
+    let bottom = 56.0 + 16.0 * legend(&mut String::new(), &names, left, w - 10.0, 0.0) as f64;
+    let pw = w - left - right;
+    let xt = ticks(dots.iter().map(|d| d.x).fold(0.0, f64::max), 5);
+    let yt = ticks(dots.iter().map(|d| d.y).fold(0.0, f64::max), 4);
+    let (xe, ye) = (*xt.last().unwrap_or(&1.0), *yt.last().unwrap_or(&1.0));
+    let px = |v: f64| left + v / xe * pw;
+    let py = |v: f64| top + ph - v / ye * ph;
+    let mut s = open(w, top + ph + bottom, title);
+    for v in &yt {
+        let _ = write!(
+            s,
+            r#"<line x1="{left}" x2="{:.1}" y1="{y:.1}" y2="{y:.1}" class="grid"/><text x="{:.1}" y="{:.1}" class="axis tick" text-anchor="end">{}</text>"#,
+            left + pw,
+            left - 4.0,
+            py(*v) + 4.0,
+            esc(&short_ns(*v)),
+            y = py(*v)
+        );
+    }
+    for v in &xt {
+        let _ = write!(
+            s,
+            r#"<text x="{:.1}" y="{:.1}" class="axis tick" text-anchor="middle">{}</text>"#,
+            px(*v),
+            top + ph + 14.0,
+            esc(&short(*v))
+        );
+    }
+    let _ = write!(
+        s,
+        r#"<text x="{:.1}" y="{:.1}" class="axis axis-label" text-anchor="middle">{}</text><text transform="translate(12,{:.1}) rotate(-90)" class="axis axis-label" text-anchor="middle">p99 latency</text>"#,
+        left + pw / 2.0,
+        top + ph + 30.0,
+        esc(x_unit),
+        top + ph / 2.0,
+    );
+    let mut front: Vec<&Dot> = dots.iter().filter(|d| d.front).collect();
+    front.sort_by(|a, b| a.x.total_cmp(&b.x));
+    if front.len() > 1 {
+        let pts: Vec<String> = front
+            .iter()
+            .map(|d| format!("{:.1},{:.1}", px(d.x), py(d.y)))
+            .collect();
+        let _ = write!(s, r#"<polyline points="{}" class="guide"/>"#, pts.join(" "));
+    }
+    for (i, d) in dots.iter().enumerate() {
+        let fill = if d.front { color(i) } else { "white" };
+        let _ = write!(
+            s,
+            r#"<circle cx="{:.1}" cy="{:.1}" r="5" fill="{fill}" stroke="{}" stroke-width="2"><title>{}: {} {x_unit}, p99 {}</title></circle>"#,
+            px(d.x),
+            py(d.y),
+            color(i),
+            esc(&d.label),
+            esc(&short(d.x)),
+            esc(&short_ns(d.y)),
+        );
+    }
+    legend(&mut s, &names, left, w - 10.0, top + ph + 46.0);
+    s.push_str("</svg>");
+    s
+}
+
 /// A legend that wraps onto a new line before it would run past `right`; returns its lines.
 fn legend(s: &mut String, labels: &[String], left: f64, right: f64, y0: f64) -> usize {
     let mut rows = 1;

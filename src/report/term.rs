@@ -31,6 +31,15 @@ pub(crate) fn render(sections: &[Section], full: bool) -> String {
                 out.push_str(&format!("\n{text}\n"));
             }
             Body::Own { term, .. } => out.push_str(term),
+            Body::Lines(lines) => {
+                if !s.title.is_empty() {
+                    out.push_str(&format!("{}:\n", s.title));
+                }
+                for l in lines {
+                    out.push_str(&format!("  {l}\n"));
+                }
+                out.push('\n');
+            }
             Body::Charts(_) => {}
         }
     }

@@ -28,6 +28,22 @@ pub(crate) trait WorkloadView: Sync {
     fn warnings(&self, _mine: &[&Record]) -> Vec<String> {
         Vec::new()
     }
+
+    /// Where its sections go in the report.
+    fn place(&self) -> Place {
+        Place::Body
+    }
+}
+
+/// Where a view's sections go: what must be said before any figure (a target that did less
+/// work than asked), the body (tables, charts), or the answer (the verdict, a tune's ranking,
+/// a study's published findings), which ends the terminal report and heads report.md and the
+/// HTML page.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum Place {
+    First,
+    Body,
+    Answer,
 }
 
 /// Where a view's records' statistics go.
@@ -48,12 +64,49 @@ pub(crate) struct Study<'a> {
     pub(crate) records: &'a [Record],
     /// The records whose statistics are shown (`Statistics::Shown`, and those no view claims).
     pub(crate) measured: &'a [Record],
+    /// The records that are measurements (not the audit's verdicts): what a verdict ranks.
+    pub(crate) ranked: &'a [Record],
     /// The statistics rows of `measured`.
     pub(crate) rows: &'a [Row],
     pub(crate) baseline: &'a str,
     /// The terminal's width (for text laid out side by side) and whether it takes colour.
     pub(crate) width: usize,
     pub(crate) color: bool,
+    /// What the study's plan says beyond its records: a study file's published claims, a
+    /// tune's race (none for a plain compare, or several studies merged).
+    pub(crate) plan: &'a Given,
+}
+
+/// What the plan of the study adds to its records for the report.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Given {
+    /// The study file's name, title and source, and its claims.
+    pub(crate) study: Option<crate::plan::study::StudyMeta>,
+    /// What a tune raced for.
+    pub(crate) tune: Option<crate::plan::tune::TuneMeta>,
+    /// Each target's label and its spec as written (a tune's winner, ready to paste).
+    pub(crate) specs: Vec<(String, String)>,
+    /// The workloads' specs as written.
+    pub(crate) workloads: Vec<String>,
+}
+
+impl Given {
+    /// What a study's plan (its manifest's) adds to its report.
+    pub(crate) fn of(plan: Option<&crate::plan::Plan>) -> Given {
+        Given {
+            study: plan.and_then(|p| p.study.clone()),
+            tune: plan.and_then(|p| p.tune.clone()),
+            specs: plan.map_or_else(Vec::new, |p| {
+                p.targets
+                    .iter()
+                    .map(|t| (t.label.clone(), t.spec.clone()))
+                    .collect()
+            }),
+            workloads: plan.map_or_else(Vec::new, |p| {
+                p.workloads.iter().map(|w| w.spec.clone()).collect()
+            }),
+        }
+    }
 }
 
 /// One part of the report, as data.
@@ -120,6 +173,8 @@ pub(crate) enum Body {
     Text { text: String, legend: String },
     /// SVG charts (HTML only).
     Charts(Charts),
+    /// A few sentences (a verdict): lines in the terminal, a list in Markdown and HTML.
+    Lines(Vec<String>),
     /// A view whose layout differs by format (iozone's matrices side by side in the terminal
     /// within its width, Markdown tables, HTML heat-maps): what each format shows, verbatim.
     Own {

@@ -2,6 +2,7 @@
 //! that says what to do, with the figures it concerns kept as details (listed in report.md,
 //! collapsed in the HTML, left out of the terminal). Pure.
 
+use crate::store::note;
 use serde::Serialize;
 
 use super::stats::NOISY_CV;
@@ -40,9 +41,35 @@ pub(crate) fn build(records: &[Record], rows: &[Row], manifest: &[String]) -> Ve
         .filter(|w| !computed.iter().any(|c| w.contains(c)))
         .map(Warning::line)
         .collect();
+    let less: Vec<String> = records
+        .iter()
+        .filter(|r| r.outcome == Outcome::Ok)
+        .filter_map(|r| {
+            r.less_work()
+                .map(|n| format!("{}: {}", name(r), note::text(n)))
+        })
+        .collect();
+    if !less.is_empty() {
+        let inodes = less.iter().any(|l| l.contains("inodes"));
+        let fix = if inodes {
+            "give the filesystem more inodes (ext4:inodes=N, or a larger --size) or ask for fewer files"
+        } else {
+            "give it more room (--size), or resume the study to measure it anew"
+        };
+        out.insert(
+            0,
+            Warning {
+                text: format!(
+                    "{} record(s) did less work than asked (marked ! in the tables, not comparable with the others): {fix}; the list is in report.md",
+                    less.len()
+                ),
+                details: less,
+            },
+        );
+    }
     let mut cached: Vec<String> = Vec::new();
     for r in records {
-        if r.notes.iter().any(|n| n.starts_with("page_cache")) && !cached.contains(&name(r)) {
+        if note::has(&r.notes, note::Kind::PageCache) && !cached.contains(&name(r)) {
             cached.push(name(r));
         }
     }

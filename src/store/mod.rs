@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 use crate::plan::Plan;
 use crate::plan::TargetInfo;
 
+pub mod note;
 mod study;
 pub use study::{lock_state, LockState, Study};
 
@@ -182,6 +183,15 @@ impl Record {
     /// records by the spec as written (`aging:snapshots=3/s`).
     pub fn workload_name(&self) -> &str {
         self.workload.split(':').next().unwrap_or(&self.workload)
+    }
+
+    /// The first note that says this record did less work than asked (ran out of inodes or
+    /// space, stopped early, a rate not reached), whole.
+    pub fn less_work(&self) -> Option<&str> {
+        self.notes
+            .iter()
+            .find(|n| note::kind(n).less_work())
+            .map(String::as_str)
     }
 
     /// The one way to build a record: a phase as measured, with its key.

@@ -6,6 +6,7 @@
 //! the file's layout is measured with FIEMAP, not guessed: its extents, its physically separate
 //! runs and the layout score (FAST'17); where FIEMAP is not supported (ZFS) the record says so.
 
+use crate::store::note;
 use std::path::Path;
 
 use super::block::{snap, Block};
@@ -159,18 +160,21 @@ fn layout(path: &Path, fs: &str, p: &mut Phase) {
             p.metrics.insert("layout_score".into(), l.score);
             if l.encoded > 0 {
                 p.metrics.insert("extents_encoded".into(), l.encoded as f64);
-                p.notes.push(format!(
-                    "fragmentation: {} of {} extents are compressed; {fs} caps a compressed extent at 128 KiB, so the extent count overstates fragmentation (the layout score does not)",
+                p.notes.push(note::make(note::Kind::Fragmentation, format!(
+                    "{} of {} extents are compressed; {fs} caps a compressed extent at 128 KiB, so the extent count overstates fragmentation (the layout score does not)",
                     l.encoded, l.extents
-                ));
+                )));
             }
         }
-        Err(e) => p.notes.push(format!(
-            "fragmentation: unsupported on {fs} (FIEMAP: {})",
-            match e.raw_os_error() {
-                Some(libc::EOPNOTSUPP) => "operation not supported".to_string(),
-                _ => e.to_string(),
-            }
+        Err(e) => p.notes.push(note::make(
+            note::Kind::Fragmentation,
+            format!(
+                "unsupported on {fs} (FIEMAP: {})",
+                match e.raw_os_error() {
+                    Some(libc::EOPNOTSUPP) => "operation not supported".to_string(),
+                    _ => e.to_string(),
+                }
+            ),
         )),
     }
 }

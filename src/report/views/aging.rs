@@ -1,10 +1,11 @@
-//! Seed 002's in-place write table: rows are the four tests (and what the file's layout became),
+//! The btrfs-vs-ZFS article's in-place write table: rows are the four tests (and what the file's layout became),
 //! columns are the targets; a target that also ran the workload with snapshots gets a second
 //! column beside it. Means over repeats. Pure.
 
 use crate::plan::units::format_count;
 use crate::report::records::mean_of;
 use crate::report::view::{Body, Grid, Section, Shown, Study, WorkloadView};
+use crate::store::note;
 use crate::store::{Outcome, Record};
 use crate::workload::aging::DEF;
 
@@ -85,9 +86,8 @@ fn missing(c: &Column, test: &str, layout: bool) -> String {
     }
     if layout
         && rs.iter().any(|r| {
-            r.notes
-                .iter()
-                .any(|n| n.starts_with("fragmentation: unsupported"))
+            note::find(&r.notes, note::Kind::Fragmentation)
+                .is_some_and(|t| t.starts_with("unsupported"))
         })
     {
         return "n/a (no FIEMAP)".into();
@@ -97,7 +97,7 @@ fn missing(c: &Column, test: &str, layout: bool) -> String {
 
 type Fmt = fn(f64) -> String;
 
-/// Seed 002's table, when the study ran the aging workload.
+/// The btrfs-vs-ZFS article's table, when the study ran the aging workload.
 fn view(records: &[&Record]) -> Option<Section> {
     let cols = columns(records);
     if cols.is_empty() {
@@ -199,7 +199,7 @@ fn view(records: &[&Record]) -> Option<Section> {
     let mut header = vec!["test".to_string()];
     header.extend(cols.iter().map(|c| c.title.clone()));
     Some(Section {
-        title: "In-place writes (seed 002's aging test)".into(),
+        title: "In-place writes (the btrfs-vs-ZFS article's aging test)".into(),
         shown: Shown::BRIEF,
         body: Body::Table(Grid::new(header, rows, "A file written sequentially, read (caches dropped), overwritten by 4K random writes, read again. \
 Layout score: share of blocks physically next to their predecessor (1 = contiguous; FAST'17). Means over repeats.")),

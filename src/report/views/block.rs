@@ -7,6 +7,7 @@ use crate::plan::units::{format_count, format_ns};
 use crate::report::markup::term_table;
 use crate::report::records::targets;
 use crate::report::view::{Body, Grid, Section, Shown, Study, WorkloadView};
+use crate::store::note;
 use crate::store::{Outcome, Record};
 use crate::workload::{block, presets};
 
@@ -137,8 +138,11 @@ fn sections(records: &[&Record]) -> Vec<Section> {
                 );
                 row.writes += 1;
             }
-            if r.notes.iter().any(|n| n.starts_with("page_cache")) {
+            if note::has(&r.notes, note::Kind::PageCache) {
                 row.note = "page cache".into();
+            }
+            if r.less_work().is_some() {
+                row.note = format!("{} less work than asked", super::less::MARK);
             }
         }
         let header = [

@@ -124,7 +124,7 @@ fn series_charts(records: &[Record], body: &mut Vec<String>) {
         }
         body.push(svg::lines(
             &if files {
-                format!("{name}: files/s as the tree grows (seed 003's degradation curve)")
+                format!("{name}: files/s as the tree grows (the billion-files study's degradation curve)")
             } else {
                 format!("{name}: throughput per second")
             },

@@ -1,4 +1,4 @@
-//! The files workload's view: seed 003's many-files table (per target, the write and read phases
+//! The files workload's view: the billion-files study's many-files table (per target, the write and read phases
 //! with per-file operation times, files/s, bytes, blocks, space used, overhead and inodes), and a
 //! shorter one for the short terminal report. Means over repeats. Pure.
 
@@ -14,7 +14,7 @@ impl WorkloadView for Files {
         workload == crate::workload::files::DEF.name
     }
 
-    /// Seed 003's table, where the short terminal report has the brief one.
+    /// The billion-files study's table, where the short terminal report has the brief one.
     fn sections(&self, mine: &[&Record], _study: &Study) -> Vec<Section> {
         [table(mine), brief(mine)].into_iter().flatten().collect()
     }
@@ -68,6 +68,27 @@ fn files_by_target<'a>(records: &[&'a Record]) -> Vec<(&'a str, Vec<&'a Record>,
     out
 }
 
+/// A target's name as the table shows it: marked when a record of it did less work than asked.
+fn name(t: &str, w: &[&Record], rd: &[&Record]) -> String {
+    if w.iter().chain(rd).any(|r| r.less_work().is_some()) {
+        format!("{t} {}", super::less::MARK)
+    } else {
+        t.to_string()
+    }
+}
+
+/// The line under the table, with the mark's meaning when a row carries it.
+fn note_for(per: &[(&str, Vec<&Record>, Vec<&Record>)], note: &str) -> String {
+    let marked = per
+        .iter()
+        .any(|(_, w, rd)| w.iter().chain(rd).any(|r| r.less_work().is_some()));
+    if marked {
+        format!("{note} {}", super::less::MARK_NOTE)
+    } else {
+        note.to_string()
+    }
+}
+
 /// The files table for the terminal: rates, mean create and read times, space and inodes.
 fn brief(records: &[&Record]) -> Option<Section> {
     let per = files_by_target(records);
@@ -78,7 +99,7 @@ fn brief(records: &[&Record]) -> Option<Section> {
         .iter()
         .map(|(t, w, rd)| {
             vec![
-                t.to_string(),
+                name(t, w, rd),
                 opt(mean_of(w, "files_per_sec"), &format_count),
                 opt(mean_of(rd, "files_per_sec"), &format_count),
                 opt(mean_of(w, "create_mean_ns"), &format_ns),
@@ -106,12 +127,15 @@ fn brief(records: &[&Record]) -> Option<Section> {
             .map(String::from)
             .to_vec(),
             rows,
-            "Means over repeats; every column (seed 003's) in report.md.",
+            note_for(
+                &per,
+                "Means over repeats; every column (the billion-files study's) in report.md.",
+            ),
         )),
     })
 }
 
-/// Seed 003's table: per target, the write and read phases with per-file operation times
+/// The billion-files study's table: per target, the write and read phases with per-file operation times
 /// (min / mean / max), files/s, bytes, blocks, space used, overhead and inodes.
 fn table(records: &[&Record]) -> Option<Section> {
     let per = files_by_target(records);
@@ -119,24 +143,25 @@ fn table(records: &[&Record]) -> Option<Section> {
         return None;
     }
     let mut rows = Vec::new();
-    for (t, w, rd) in per {
+    for (t, w, rd) in &per {
+        let (t, w, rd) = (*t, w.as_slice(), rd.as_slice());
         rows.push(vec![
-            t.to_string(),
-            min_avg_max(&w, "create"),
-            min_avg_max(&w, "write"),
-            min_avg_max(&rd, "open"),
-            min_avg_max(&rd, "read"),
-            opt(mean_of(&w, "files_per_sec"), &format_count),
-            opt(mean_of(&rd, "files_per_sec"), &format_count),
-            opt(mean_of(&w, "bytes"), &|b| format_bytes(b as u64)),
-            opt(mean_of(&w, "blocks_used"), &format_count),
-            opt(mean_of(&w, "space_used_bytes"), &|b| format_bytes(b as u64)),
-            opt(mean_of(&w, "space_overhead_pct"), &|p| format!("{p:.1}%")),
-            inodes(&w),
+            name(t, w, rd),
+            min_avg_max(w, "create"),
+            min_avg_max(w, "write"),
+            min_avg_max(rd, "open"),
+            min_avg_max(rd, "read"),
+            opt(mean_of(w, "files_per_sec"), &format_count),
+            opt(mean_of(rd, "files_per_sec"), &format_count),
+            opt(mean_of(w, "bytes"), &|b| format_bytes(b as u64)),
+            opt(mean_of(w, "blocks_used"), &format_count),
+            opt(mean_of(w, "space_used_bytes"), &|b| format_bytes(b as u64)),
+            opt(mean_of(w, "space_overhead_pct"), &|p| format!("{p:.1}%")),
+            inodes(w),
         ]);
     }
     Some(Section {
-        title: "Many small files (seed 003's columns)".into(),
+        title: "Many small files (the billion-files study's columns)".into(),
         shown: Shown::DETAIL,
         body: Body::Table(Grid::new(
             [
@@ -156,7 +181,10 @@ fn table(records: &[&Record]) -> Option<Section> {
             .map(String::from)
             .to_vec(),
             rows,
-            "Means over repeats; overhead = (space used - bytes written) / space used.",
+            note_for(
+                &per,
+                "Means over repeats; overhead = (space used - bytes written) / space used.",
+            ),
         )),
     })
 }

@@ -10,18 +10,24 @@ mod aging;
 pub(crate) mod audit;
 pub(crate) mod block;
 pub(crate) mod bonnie;
+pub(crate) mod claims;
 mod curves;
 mod files;
 pub(crate) mod iozone;
 mod latency;
+pub(crate) mod less;
 mod ratio;
 mod statistics;
+pub(crate) mod tune;
+pub(crate) mod verdict;
 
 use super::view::WorkloadView;
 
-/// The views in the order of the terminal report and report.md (the HTML page lays the same
-/// sections out by kind: charts that answer, tables, text, curves).
+/// The views in the order of the terminal report (report.md and the HTML page put the answer,
+/// `Place::Answer`, first; the HTML page lays the body out by kind: charts that answer, tables,
+/// text, curves). A view's `place` says whether it is said first, in the body or as the answer.
 pub(crate) static VIEWS: &[&dyn WorkloadView] = &[
+    &less::Less,
     &block::Block,
     &bonnie::Bonnie,
     &audit::Audit,
@@ -32,6 +38,9 @@ pub(crate) static VIEWS: &[&dyn WorkloadView] = &[
     &iozone::IozoneView,
     &statistics::Statistics,
     &curves::Curves,
+    &tune::Tune,
+    &claims::Claims,
+    &verdict::Verdict,
 ];
 
 /// The view that claims a workload's records, if one does.

@@ -1,9 +1,10 @@
-//! Seed 004's view: the ratio-to-baseline matrix over the statistics rows, tests x targets, each
+//! The iozone ratio study's view: the ratio-to-baseline matrix over the statistics rows, tests x targets, each
 //! cell the ratio of the target's mean to the baseline's (values above 1 beat the baseline), `*`
 //! where Welch's test says the difference is real; in HTML also as a heat-map, each cell's
 //! interval and p-value on hover. Claims no records: it reads the statistics of every workload
 //! whose statistics are shown. Pure.
 
+use super::less;
 use crate::report::records::{targets, test_name};
 use crate::report::summary::Row;
 use crate::report::svg;
@@ -80,9 +81,12 @@ fn matrix(rows: &[Row], baseline: &str) -> Option<(String, Grid)> {
             let cell = rows
                 .iter()
                 .find(|r| r.workload == w && r.test == t && r.metric == m && r.target == *target)
-                .map(|r| match r.ratio {
-                    Some(x) => format!("{x:.2}{}", if r.significant { "*" } else { "" }),
-                    None => "1.00".into(),
+                .map(|r| {
+                    let less = if r.less_work { less::MARK } else { "" };
+                    match r.ratio {
+                        Some(x) => format!("{x:.2}{}{less}", if r.significant { "*" } else { "" }),
+                        None => format!("1.00{less}"),
+                    }
                 })
                 .unwrap_or_else(|| "-".into());
             line.push(cell);
@@ -91,13 +95,15 @@ fn matrix(rows: &[Row], baseline: &str) -> Option<(String, Grid)> {
     }
     let mut header = vec!["test".to_string()];
     header.extend(targets.iter().map(|t| t.to_string()));
+    let mut note =
+        String::from("* the difference is significant (Welch's t-test on the logs, p < 0.05).");
+    if rows.iter().any(|r| r.less_work) {
+        note.push(' ');
+        note.push_str(less::MARK_NOTE);
+    }
     Some((
         format!("Ratio to {baseline} (values above 1 beat {baseline})"),
-        Grid::new(
-            header,
-            out,
-            "* the difference is significant (Welch's t-test on the logs, p < 0.05).",
-        ),
+        Grid::new(header, out, note),
     ))
 }
 
@@ -136,7 +142,7 @@ fn heatmap(rows: &[Row], title: &str, v: &Grid) -> String {
                     None => format!("{target}, {name}: {text}"),
                 };
                 svg::HeatCell {
-                    ratio: text.trim_end_matches('*').parse().ok(),
+                    ratio: text.trim_end_matches(['*', '!']).parse().ok(),
                     text,
                     hover,
                 }

@@ -301,11 +301,11 @@ impl BlockSession {
         let region_total = self.region_total(ji);
         if part.counter("reads") > 0.0 && !self.memory && buffered && region_total < self.mem_total
         {
-            notes.push(format!(
-                "page_cache: buffered reads of {} on a machine with {} of RAM may be served from the page cache",
+            notes.push(crate::store::note::make(crate::store::note::Kind::PageCache, format!(
+                "buffered reads of {} on a machine with {} of RAM may be served from the page cache",
                 fmt(region_total),
                 fmt(self.mem_total)
-            ));
+            )));
         }
         if part.how.iter().any(|h| h.contains("O_DIRECT refused")) {
             notes.push(format!("direct=1 refused by {}: ran buffered", self.fs));

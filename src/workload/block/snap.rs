@@ -204,10 +204,13 @@ pub fn decorate(p: &mut Phase, r: &SnapRun, opts: SnapOpts, space: Option<u64>, 
     ));
     let achieved = r.taken as f64 / r.secs.max(1e-9);
     if r.secs >= 2.0 / opts.rate && achieved < 0.9 * opts.rate {
-        p.notes.push(format!(
-            "snapshots: asked for {:.2}/s, achieved {achieved:.2}/s: a snapshot took longer than the period (p50 {})",
-            opts.rate,
-            crate::plan::units::format_ns(r.lat.value_at_quantile(0.5) as f64)
+        p.notes.push(crate::store::note::make(
+            crate::store::note::Kind::Short,
+            format!(
+                "snapshots asked for {:.2}/s, achieved {achieved:.2}/s: a snapshot took longer than the period (p50 {})",
+                opts.rate,
+                crate::plan::units::format_ns(r.lat.value_at_quantile(0.5) as f64)
+            ),
         ));
     }
     if let Some(e) = &r.error {

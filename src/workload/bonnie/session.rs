@@ -1,5 +1,6 @@
 //! bonnie on one target: one frame phase per bonnie++ test, in bonnie++'s order.
 
+use crate::store::note;
 use std::fs::{File, OpenOptions};
 use std::io::Read;
 use std::os::unix::fs::OpenOptionsExt;
@@ -449,17 +450,20 @@ impl BonnieSession {
         }
         ph.duration_s = secs.as_secs_f64();
         if secs < Duration::from_millis(500) {
-            ph.notes.push(format!(
-                "too_fast: measured in {:.0} ms, under 0.5 s (bonnie++ prints +++++); a larger size= or files= gives a figure to trust",
+            ph.notes.push(note::make(note::Kind::TooFast, format!(
+                "measured in {:.0} ms, under 0.5 s (bonnie++ prints +++++); a larger size= or files= gives a figure to trust",
                 secs.as_secs_f64() * 1000.0
-            ));
+            )));
         }
         let mem = self.mem_total;
         if t.is_io() && self.b.size < mem && !self.memory && !self.b.direct {
-            ph.notes.push(format!(
-                "page_cache: the IO file ({}) is smaller than RAM ({}): it may be served from the page cache",
+            ph.notes.push(note::make(
+                note::Kind::PageCache,
+                format!(
+                "the IO file ({}) is smaller than RAM ({}): it may be served from the page cache",
                 crate::plan::units::format_bytes(self.b.size),
                 crate::plan::units::format_bytes(mem)
+            ),
             ));
         }
         if t.is_io() {

@@ -215,7 +215,10 @@ pub fn figures(st: &State, p: &WorkerOut, m: &Merged, wall: Duration) -> Figures
         ));
     }
     if let Some(x) = st.exhausted.lock().expect("lock").clone() {
-        notes.push(format!("exhausted: {x}"));
+        notes.push(crate::store::note::make(
+            crate::store::note::Kind::Exhausted,
+            &x,
+        ));
         let k = if x.contains("inodes") {
             "exhausted_inodes"
         } else {
@@ -232,7 +235,10 @@ pub fn figures(st: &State, p: &WorkerOut, m: &Merged, wall: Duration) -> Figures
         }
     }
     if p.stopped.is_some() {
-        notes.push("interrupted: resume=1 continues the tree".into());
+        notes.push(crate::store::note::make(
+            crate::store::note::Kind::Interrupted,
+            "resume=1 continues the tree",
+        ));
     }
     let error = st.error.lock().expect("lock").clone();
     (out, notes, error)

@@ -417,16 +417,19 @@ impl IozoneSession {
         let files = cell.file * self.z.threads.max(1) as u64;
         let direct = self.z.direct && !step.test.def().stream;
         if files < self.mem_total && !direct && !self.z.purge && !self.memory {
-            ph.notes.push(format!(
-                "page_cache: the file ({}) is smaller than RAM ({}) and neither direct=1 nor purge=1 is set: this measures the page cache",
+            ph.notes.push(crate::store::note::make(crate::store::note::Kind::PageCache, format!(
+                "the file ({}) is smaller than RAM ({}) and neither direct=1 nor purge=1 is set: this measures the page cache",
                 format_bytes(files),
                 format_bytes(self.mem_total)
-            ));
+            )));
         }
         if wall < Duration::from_millis(1) {
-            ph.notes.push(format!(
-                "too_fast: measured in {:.0} us; the cell is too small for a stable figure",
-                wall.as_secs_f64() * 1e6
+            ph.notes.push(crate::store::note::make(
+                crate::store::note::Kind::TooFast,
+                format!(
+                    "measured in {:.0} us; the cell is too small for a stable figure",
+                    wall.as_secs_f64() * 1e6
+                ),
             ));
         }
     }

@@ -1,8 +1,9 @@
 //! The iozone workload's views: per target the matrix of a test (file size x record size) with
-//! the ratio-to-baseline matrix beside it (seed 004's view), the HTML heat-maps of the ratio
+//! the ratio-to-baseline matrix beside it (the iozone ratio study's view), the HTML heat-maps of the ratio
 //! surface, the throughput-mode table, and iozone's `-R` text tables (`--format iozone`), which
 //! the iozone graphing scripts read. Means over repeats. Pure.
 
+use crate::store::note;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
@@ -588,10 +589,10 @@ fn warnings<'a>(records: impl IntoIterator<Item = &'a Record>) -> Vec<String> {
             }
         };
         per[i].1 += 1;
-        if r.notes.iter().any(|n| n.starts_with("page_cache")) {
+        if note::has(&r.notes, note::Kind::PageCache) {
             per[i].2 += 1;
         }
-        if r.notes.iter().any(|n| n.starts_with("too_fast")) {
+        if note::has(&r.notes, note::Kind::TooFast) {
             per[i].3 += 1;
         }
     }
