@@ -27,6 +27,12 @@ fn render() -> String {
                 "mount='OPTS'", "extra mount options, comma-separated"
             ));
         }
+        if !d.axes.is_empty() {
+            out.push_str(&format!(
+                "      tune --axes tries                    {}\n",
+                axes_text(d.axes)
+            ));
+        }
     }
     out.push_str("\nWorkloads (--workload NAME[:KEY=VALUE,...]):\n");
     for w in WORKLOADS {
@@ -65,6 +71,21 @@ fn render() -> String {
     out
 }
 
+/// A filesystem's tune axes as a person reads them: `{data=ordered,data=writeback} x {...}`,
+/// the default written as "default".
+fn axes_text(axes: &[&[&str]]) -> String {
+    axes.iter()
+        .map(|a| {
+            let alts: Vec<&str> = a
+                .iter()
+                .map(|x| if x.is_empty() { "default" } else { x })
+                .collect();
+            format!("{{{}}}", alts.join(", "))
+        })
+        .collect::<Vec<_>>()
+        .join(" x ")
+}
+
 /// The fio job file a preset equals.
 fn preset_jobfile(name: &str) -> Result<String, crate::plan::PlanError> {
     crate::workload::presets::find(name)
@@ -85,6 +106,7 @@ fn json_text() -> String {
                 "keys": d.schema.all_keys().map(|k| serde_json::json!({"key": key_usage(k), "help": k.help})).collect::<Vec<_>>(),
                 "extra_mkfs": d.schema.extra_mkfs,
                 "extra_mount": d.schema.extra_mount,
+                "tune_axes": d.axes,
             })
         })
         .collect();

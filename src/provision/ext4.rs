@@ -37,7 +37,12 @@ pub const DEF: FsDef = FsDef {
         errors: None,
         kernel_prefix: "EXT4-fs",
     }),
-    axes: &[&["data=ordered", "data=writeback", "data=journal"]],
+    axes: &[&[
+        "data=ordered",
+        "data=writeback",
+        "data=journal",
+        "nojournal",
+    ]],
     summary: "ext4 on a loop image or device (mkfs.ext4)",
     kernel_name: "ext4",
     tool: "mkfs.ext4",

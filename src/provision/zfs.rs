@@ -142,6 +142,7 @@ pub const DEF: FsDef = FsDef {
             "recordsize=1m",
         ],
         &["logbias=latency", "logbias=throughput"],
+        &["", "primarycache=metadata"],
     ],
     summary: "a ZFS pool on a loop image or device (kernel ZFS, else zfs-fuse)",
     kernel_name: "zfs",
