@@ -237,6 +237,9 @@ pub fn run(a: TuneArgs) -> anyhow::Result<Exit> {
             }
         }
         let survivors = alive(&standing);
+        if survivors.is_empty() {
+            break;
+        }
         if !a.common.quiet {
             eprintln!(
                 "fsbench: tune round {}: {} candidate{} ({})",

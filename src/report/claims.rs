@@ -60,22 +60,63 @@ pub struct Finding {
     pub why: Option<String>,
 }
 
-/// The values of `metric` in the ok records of `target` (and the workload and test, when given).
+/// A record's test is the claim's, or one of its cells: iozone names a cell `write/64K/4K`, and
+/// a claim on `write` (or `write/64K`) covers each cell below it.
+fn test_matches(test: &str, claimed: &str) -> bool {
+    test == claimed
+        || test
+            .strip_prefix(claimed)
+            .is_some_and(|rest| rest.starts_with('/'))
+}
+
+/// The values of `metric` in the ok records of `target` (and the workload and test, when given),
+/// by test.
 fn samples(
     records: &[Record],
     target: &str,
     workload: Option<&str>,
     test: Option<&str>,
     metric: &str,
-) -> Vec<f64> {
-    records
+) -> std::collections::BTreeMap<String, Vec<f64>> {
+    let mut out: std::collections::BTreeMap<String, Vec<f64>> = Default::default();
+    for r in records
         .iter()
         .filter(|r| r.outcome == Outcome::Ok && r.target == target)
         .filter(|r| workload.is_none_or(|w| r.workload_name() == w))
-        .filter(|r| test.is_none_or(|t| r.test == t))
-        .filter_map(|r| r.metrics.get(metric).copied())
-        .filter(|v| v.is_finite())
-        .collect()
+        .filter(|r| test.is_none_or(|t| test_matches(&r.test, t)))
+    {
+        if let Some(v) = r.metrics.get(metric).filter(|v| v.is_finite()) {
+            out.entry(r.test.clone()).or_default().push(*v);
+        }
+    }
+    out
+}
+
+/// Every value of the samples, whatever the test.
+fn all(by_test: &std::collections::BTreeMap<String, Vec<f64>>) -> Vec<f64> {
+    by_test.values().flatten().copied().collect()
+}
+
+/// A ratio over several tests (cells) that both sides ran: the ratio of each test's means,
+/// summarised over the tests (the geometric mean ratio and its interval), so the spread between
+/// cells of different sizes does not blur the comparison. None when fewer than two tests pair.
+fn paired(
+    a: &std::collections::BTreeMap<String, Vec<f64>>,
+    b: &std::collections::BTreeMap<String, Vec<f64>>,
+) -> Option<(f64, Option<(f64, f64)>)> {
+    let ratios: Vec<f64> = a
+        .iter()
+        .filter_map(|(t, xs)| {
+            let ys = b.get(t)?;
+            let (ma, mb) = (summarize(xs).mean, summarize(ys).mean);
+            (ma > 0.0 && mb > 0.0).then(|| ma / mb)
+        })
+        .collect();
+    if ratios.len() < 2 {
+        return None;
+    }
+    let s = summarize(&ratios);
+    Some((s.mean, Some((s.ci_lo, s.ci_hi))))
 }
 
 /// The verdict of an interval against an expectation.
@@ -111,12 +152,14 @@ fn measured_as(c: &Claim) -> String {
 /// Checks one claim against the records.
 pub fn check(c: &Claim, records: &[Record]) -> Finding {
     let w = c.workload.as_deref();
-    let a = samples(records, &c.target, w, c.test.as_deref(), &c.metric);
-    let b = (c.vs.is_some() || c.vs_test.is_some()).then(|| {
+    let by_test = samples(records, &c.target, w, c.test.as_deref(), &c.metric);
+    let a = all(&by_test);
+    let b_by_test = (c.vs.is_some() || c.vs_test.is_some()).then(|| {
         let target = c.vs.as_deref().unwrap_or(&c.target);
         let test = c.vs_test.as_deref().or(c.test.as_deref());
         samples(records, target, w, test, &c.metric)
     });
+    let b = b_by_test.as_ref().map(all);
     let mut f = Finding {
         says: c.says.clone(),
         quote: c.quote.clone(),
@@ -138,9 +181,16 @@ pub fn check(c: &Claim, records: &[Record]) -> Finding {
         return f;
     }
     let sa = summarize(&a);
-    let (value, interval) = match &b {
-        Some(b) => ratio(&sa, &summarize(b)),
-        None => (sa.mean, (sa.n >= 2).then_some((sa.ci_lo, sa.ci_hi))),
+    // Two targets over the same cells: paired by cell (a test of one target against another's
+    // of another name, vs_test, is not paired).
+    let cells = b_by_test
+        .as_ref()
+        .filter(|_| c.vs_test.is_none())
+        .and_then(|bt| paired(&by_test, bt));
+    let (value, interval) = match (&b, cells) {
+        (_, Some(p)) => p,
+        (Some(b), None) => ratio(&sa, &summarize(b)),
+        (None, None) => (sa.mean, (sa.n >= 2).then_some((sa.ci_lo, sa.ci_hi))),
     };
     f.value = Some(value);
     let Ok(expect) = c.expectation() else {
@@ -273,6 +323,37 @@ mod tests {
         let f = check(&c, &rs);
         assert_eq!(f.verdict, Verdict::Agrees, "{f:?}");
         assert_eq!(f.measured_as, "post_pre_ratio of z");
+    }
+
+    #[test]
+    fn a_claim_on_a_test_covers_its_cells_paired_by_cell() {
+        // Two cells an order of magnitude apart; b is 10% faster in each.
+        let mut rs = Vec::new();
+        for (cell, base) in [
+            ("write/64K/4K", 1000.0),
+            ("write/16M/1M", 9000.0),
+            ("write/1M/64K", 4000.0),
+        ] {
+            for k in [0.99, 1.0, 1.01] {
+                rs.push(rec("a", cell, "kib_per_sec", base * k));
+                rs.push(rec("b", cell, "kib_per_sec", base * k * 1.1));
+            }
+        }
+        rs.push(rec("a", "writeback", "kib_per_sec", 1.0));
+        let c = Claim {
+            target: "b".into(),
+            vs: Some("a".into()),
+            test: Some("write".into()),
+            metric: "kib_per_sec".into(),
+            expect: "> 1".into(),
+            ..Default::default()
+        };
+        let f = check(&c, &rs);
+        assert_eq!(f.verdict, Verdict::Agrees, "{f:?}");
+        assert!((f.value.unwrap() - 1.1).abs() < 1e-6, "{f:?}");
+        assert!(f.ci_lo.unwrap() > 1.09 && f.ci_hi.unwrap() < 1.11, "{f:?}");
+        assert!(test_matches("write/64K/4K", "write") && test_matches("write", "write"));
+        assert!(!test_matches("writeback", "write") && !test_matches("rewrite/64K/4K", "write"));
     }
 
     #[test]

@@ -137,14 +137,19 @@ fn misses(slo: &Slo, xs: &[f64]) -> Option<String> {
     } else {
         hi <= slo.value
     };
+    let v = |x: f64| super::summary::fmt_value(&slo.metric, x);
     missed.then(|| {
-        format!(
-            "SLO {} missed: {} ({}-{})",
-            slo.text,
-            super::claims::fmt(s.mean),
-            super::claims::fmt(lo),
-            super::claims::fmt(hi)
-        )
+        if s.n >= 2 {
+            format!(
+                "SLO {} missed: {} (95% CI {} .. {})",
+                slo.text,
+                v(s.mean),
+                v(lo),
+                v(hi)
+            )
+        } else {
+            format!("SLO {} missed: {} (one trial)", slo.text, v(s.mean))
+        }
     })
 }
 
@@ -196,6 +201,10 @@ pub fn race(meta: &TuneMeta, records: &[Record], rounds: u32) -> Race {
             .collect();
         if left.len() == 1 {
             ended = "one candidate stands".into();
+            break;
+        }
+        if left.is_empty() {
+            ended = "no candidate is left: each was dropped (an SLO missed, or no figure)".into();
             break;
         }
         if left.len() > 1 && tied(meta, &stand, &left) {

@@ -36,11 +36,16 @@ fn name(r: &Record) -> String {
 pub(crate) fn build(records: &[Record], rows: &[Row], manifest: &[String]) -> Vec<Warning> {
     // Studies written before warnings were grouped kept the computed ones in their manifest too.
     let computed = ["noisy (coefficient", "page cache: reads", "repeat(s) only"];
-    let mut out: Vec<Warning> = manifest
+    let mut out: Vec<Warning> = Vec::new();
+    // (A target skipped in each repeat is said once.)
+    for w in manifest
         .iter()
         .filter(|w| !computed.iter().any(|c| w.contains(c)))
-        .map(Warning::line)
-        .collect();
+    {
+        if !out.iter().any(|x| &x.text == w) {
+            out.push(Warning::line(w));
+        }
+    }
     let less: Vec<String> = records
         .iter()
         .filter(|r| r.outcome == Outcome::Ok)

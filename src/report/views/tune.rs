@@ -67,6 +67,19 @@ fn replay(meta: &TuneMeta, records: &[Record]) -> Race {
     race(meta, records, rounds)
 }
 
+/// Why the race ended, in words ("running" when the records end mid-race).
+fn ended(r: &Race) -> String {
+    if r.ended == "running" {
+        format!(
+            "undecided after {} round{}: the rounds (--max-repeat) or the budget ran out first",
+            r.rounds,
+            if r.rounds == 1 { "" } else { "s" }
+        )
+    } else {
+        r.ended.clone()
+    }
+}
+
 /// Where a candidate ended: the winner, tied with it, dropped (when, why), or still running.
 fn outcome(r: &Race, c: &Standing) -> String {
     if r.winner.as_deref() == Some(c.label.as_str()) {
@@ -75,7 +88,7 @@ fn outcome(r: &Race, c: &Standing) -> String {
     if let (Some(round), Some(why)) = (c.dropped_round, &c.dropped_why) {
         return format!("dropped in round {round}: {why}");
     }
-    if r.tied.contains(&c.label) {
+    if r.tied.contains(&c.label) && r.ended != "running" {
         return "tied with the winner".into();
     }
     "in the race".into()
@@ -147,7 +160,8 @@ fn ranking(meta: &TuneMeta, r: &Race) -> Grid {
         rows,
         note: Some(format!(
             "Each round every surviving candidate runs once on a fresh target; after it the significantly worse (Welch's test on the logs, Holm's correction over the round, alpha {}) and those whose interval misses an SLO are dropped. The race ended: {}.",
-            meta.alpha, r.ended
+            meta.alpha,
+            ended(r)
         )),
         right: vec![1, 2, 3],
         wrap: true,
@@ -158,13 +172,15 @@ fn ranking(meta: &TuneMeta, r: &Race) -> Grid {
 /// the spec to paste, and the Pareto front when objectives pull apart.
 fn verdict(r: &Race, given: &Given) -> Vec<String> {
     let Some(w) = &r.winner else {
-        return vec![format!(
-            "no winner: {} (no candidate has a figure of the objective)",
-            r.ended
-        )];
+        return vec![format!("no winner: {}", ended(r))];
     };
     let default = r.candidates.first().map(|c| c.label.as_str()).unwrap_or("");
-    let mut best = format!("best: {w}");
+    let undecided = r.ended == "running" && !r.tied.is_empty();
+    let mut best = if undecided {
+        format!("leading (not decided: the rounds or the budget ran out): {w}")
+    } else {
+        format!("best: {w}")
+    };
     match r.vs_default {
         Some((x, lo, hi)) => best.push_str(&format!(
             " - {}x ({}-{}) the default ({default})",
@@ -265,7 +281,7 @@ pub(crate) fn json(records: &[Record], given: &Given) -> Option<serde_json::Valu
     Some(serde_json::json!({
         "metric": meta.metric, "higher_is_better": meta.higher_is_better,
         "winner": r.winner, "tied": r.tied, "tied_within": r.tied_within, "tied_p": r.tied_p,
-        "ended": r.ended, "rounds": r.rounds, "trials": r.trials,
+        "ended": ended(&r), "rounds": r.rounds, "trials": r.trials,
         "vs_default": r.vs_default.map(|(x, lo, hi)| serde_json::json!({"ratio": x, "ci_lo": lo, "ci_hi": hi})),
         "candidates": candidates,
     }))
