@@ -6,6 +6,7 @@
 //! Claims no records. Pure.
 
 use crate::report::claims::fmt;
+use crate::report::stats::{ratio, summarize};
 use crate::report::summary::fmt_value;
 use crate::report::svg;
 use crate::report::tune::{race, Race, Standing, TuneMeta};
@@ -50,7 +51,7 @@ impl WorkloadView for Tune {
         out.push(Section {
             title: "Tune verdict".into(),
             shown: Shown::BRIEF,
-            body: Body::Lines(verdict(&r, study.plan)),
+            body: Body::Lines(verdict(meta, &r, study.plan)),
         });
         out
     }
@@ -170,27 +171,17 @@ fn ranking(meta: &TuneMeta, r: &Race) -> Grid {
 
 /// The answer in a few lines: the best, by how much over the default, what it is tied with,
 /// the spec to paste, and the Pareto front when objectives pull apart.
-fn verdict(r: &Race, given: &Given) -> Vec<String> {
+fn verdict(meta: &TuneMeta, r: &Race, given: &Given) -> Vec<String> {
     let Some(w) = &r.winner else {
         return vec![format!("no winner: {}", ended(r))];
     };
-    let default = r.candidates.first().map(|c| c.label.as_str()).unwrap_or("");
     let undecided = r.ended == "running" && !r.tied.is_empty();
     let mut best = if undecided {
         format!("leading (not decided: the rounds or the budget ran out): {w}")
     } else {
         format!("best: {w}")
     };
-    match r.vs_default {
-        Some((x, lo, hi)) => best.push_str(&format!(
-            " - {}x ({}-{}) the default ({default})",
-            fmt(x),
-            fmt(lo),
-            fmt(hi)
-        )),
-        None if w == default => best.push_str(" (the default)"),
-        None => {}
-    }
+    best.push_str(&against(meta, r, w, given));
     if !r.tied.is_empty() {
         let p = r.tied_p.map(|p| format!(" (p={p:.2})")).unwrap_or_default();
         let within = r
@@ -227,6 +218,52 @@ fn verdict(r: &Race, given: &Given) -> Vec<String> {
         ));
     }
     lines
+}
+
+/// How much the winner beats the filesystem's defaults (a candidate with no options), else the
+/// next best candidate: " - 1.9x (1.6-2.2) the default (zfs)".
+fn against(meta: &TuneMeta, r: &Race, w: &str, given: &Given) -> String {
+    let spec = |label: &str| {
+        given
+            .specs
+            .iter()
+            .find(|(l, _)| l == label)
+            .map_or(label.to_string(), |(_, s)| s.clone())
+    };
+    let plain = |c: &&Standing| !spec(&c.label).contains(':') && !c.trials.is_empty();
+    let Some(win) = r.candidates.iter().find(|c| c.label == w) else {
+        return String::new();
+    };
+    if plain(&win) {
+        return " (the filesystem's defaults)".into();
+    }
+    let (other, name) = match r.candidates.iter().find(plain) {
+        Some(d) => (d, "the default"),
+        None => {
+            let next = r
+                .candidates
+                .iter()
+                .filter(|c| c.label != w && !c.trials.is_empty())
+                .max_by(|a, b| {
+                    let (x, y) = (a.mean.unwrap_or(0.0), b.mean.unwrap_or(0.0));
+                    let ord = x.total_cmp(&y);
+                    if meta.higher_is_better {
+                        ord
+                    } else {
+                        ord.reverse()
+                    }
+                });
+            match next {
+                Some(n) => (n, "the next"),
+                None => return String::new(),
+            }
+        }
+    };
+    let (x, ci) = ratio(&summarize(&win.trials), &summarize(&other.trials));
+    let ci = ci
+        .map(|(lo, hi)| format!(" ({}-{})", fmt(lo), fmt(hi)))
+        .unwrap_or_default();
+    format!(" - {}x{ci} {name} ({})", fmt(x), other.label)
 }
 
 /// Objective against p99 latency (HTML), when the candidates' records carry p99.
