@@ -9,21 +9,21 @@
 
 #![deny(unsafe_code)]
 
-pub mod about;
+pub(crate) mod about;
 pub mod cli;
 pub mod cmd;
-pub mod engine;
+pub(crate) mod engine;
 pub mod frame;
-pub mod io;
+pub(crate) mod io;
 pub mod metrics;
-pub mod out;
+pub(crate) mod out;
 pub mod plan;
 pub mod provision;
-pub mod ranks;
-pub mod report;
-pub mod runner;
-pub mod stop;
-pub mod store;
+pub(crate) mod ranks;
+pub(crate) mod report;
+pub(crate) mod runner;
+pub(crate) mod stop;
+pub(crate) mod store;
 #[allow(unsafe_code)]
 pub mod sys;
 pub mod workload;

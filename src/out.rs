@@ -27,8 +27,3 @@ pub fn print(text: &str) {
 pub fn line(text: &str) {
     print(&format!("{text}\n"));
 }
-
-/// Whether standard output was closed (a reader such as `head` went away).
-pub fn closed() -> bool {
-    CLOSED.load(Ordering::Relaxed)
-}

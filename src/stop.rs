@@ -89,6 +89,7 @@ pub fn stop_requested() -> bool {
 
 /// Asks for a stop as if the signal had come (another rank of a multi-rank run was stopped: this
 /// one ends the same way, in order).
+#[cfg(feature = "mpi")]
 pub fn raise(why: StopReason) {
     let cell = match why {
         StopReason::Interrupt => &INTERRUPT,

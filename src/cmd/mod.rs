@@ -1,19 +1,19 @@
 //! The command edge: one file per subcommand. Errors become messages with their context here
 //! (anyhow), and outcomes become exit statuses whose names say what happened.
 
-pub mod audit;
-pub mod cleanup;
-pub mod compare;
-pub mod docs;
-pub mod doctor;
-pub mod list;
-pub mod provision;
-pub mod report;
-pub mod run;
-pub mod study;
-pub mod studyrun;
-pub mod teardown;
-pub mod tune;
+pub(crate) mod audit;
+pub(crate) mod cleanup;
+pub(crate) mod compare;
+pub(crate) mod docs;
+pub(crate) mod doctor;
+pub(crate) mod list;
+pub(crate) mod provision;
+pub(crate) mod report;
+pub(crate) mod run;
+pub(crate) mod study;
+pub(crate) mod studyrun;
+pub(crate) mod teardown;
+pub(crate) mod tune;
 
 use crate::cli::{Cli, Command};
 use crate::stop::StopReason;

@@ -214,32 +214,6 @@ impl Stats {
             mismatch: None,
         }
     }
-
-    /// Adds another worker's figures (workers of one job run side by side: the window is the
-    /// longest of theirs).
-    pub fn merge(&mut self, o: &Stats) {
-        let _ = self.lat.add(&o.lat);
-        let _ = self.read_lat.add(&o.read_lat);
-        let _ = self.write_lat.add(&o.write_lat);
-        self.reads += o.reads;
-        self.writes += o.writes;
-        self.read_bytes += o.read_bytes;
-        self.write_bytes += o.write_bytes;
-        if self.per_sec.len() < o.per_sec.len() {
-            self.per_sec.resize(o.per_sec.len(), (0, 0));
-        }
-        for (a, b) in self.per_sec.iter_mut().zip(&o.per_sec) {
-            a.0 += b.0;
-            a.1 += b.1;
-        }
-        self.measured = self.measured.max(o.measured);
-        if self.error.is_none() {
-            self.error.clone_from(&o.error);
-        }
-        self.stopped = self.stopped.or(o.stopped);
-        self.verified += o.verified;
-        self.verify_errors += o.verify_errors;
-    }
 }
 
 impl Default for Stats {

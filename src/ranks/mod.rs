@@ -12,9 +12,6 @@ use std::time::Duration;
 
 use crate::frame::{Cluster, Local, RunError};
 
-/// Whether this binary was built with the `mpi` feature.
-pub const HAS_MPI: bool = cfg!(feature = "mpi");
-
 /// How a launcher started this process.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Launch {
@@ -59,6 +56,7 @@ pub fn launched() -> Option<Launch> {
 }
 
 /// What a binary without MPI says when a launcher started several ranks of it.
+#[cfg(any(test, not(feature = "mpi")))]
 pub fn refusal(l: &Launch) -> String {
     format!(
         "this fsbench was built without MPI, and the launcher started {} ranks ({}): each would run a study of its own over the others'. Build it with MPI (apt-get install libopenmpi-dev openmpi-bin libclang-dev; cargo build --release --features mpi), or start one rank (mpirun -np 1)",
