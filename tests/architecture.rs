@@ -4,6 +4,9 @@
 //! - `unsafe` only in src/sys/ (the crate denies it elsewhere);
 //! - nothing tracked refers to the shared folder beside the repository (a user's clone lacks it).
 
+mod common;
+use common::graph::find_cycle;
+
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
@@ -72,47 +75,6 @@ fn graph() -> BTreeMap<String, BTreeSet<String>> {
         deps.extend(refs.into_iter().filter(|r| *r != m));
     }
     g
-}
-
-/// A cycle through the graph, if there is one (depth-first search with a path stack).
-fn find_cycle(g: &BTreeMap<String, BTreeSet<String>>) -> Option<Vec<String>> {
-    fn visit(
-        n: &str,
-        g: &BTreeMap<String, BTreeSet<String>>,
-        state: &mut BTreeMap<String, u8>,
-        path: &mut Vec<String>,
-    ) -> Option<Vec<String>> {
-        state.insert(n.to_string(), 1);
-        path.push(n.to_string());
-        for d in g.get(n).into_iter().flatten() {
-            match state.get(d.as_str()).copied().unwrap_or(0) {
-                1 => {
-                    let at = path.iter().position(|p| p == d).unwrap();
-                    let mut c = path[at..].to_vec();
-                    c.push(d.clone());
-                    return Some(c);
-                }
-                0 => {
-                    if let Some(c) = visit(d, g, state, path) {
-                        return Some(c);
-                    }
-                }
-                _ => {}
-            }
-        }
-        path.pop();
-        state.insert(n.to_string(), 2);
-        None
-    }
-    let mut state = BTreeMap::new();
-    for n in g.keys() {
-        if state.get(n.as_str()).copied().unwrap_or(0) == 0 {
-            if let Some(c) = visit(n, g, &mut state, &mut Vec::new()) {
-                return Some(c);
-            }
-        }
-    }
-    None
 }
 
 #[test]

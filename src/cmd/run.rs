@@ -100,7 +100,7 @@ fn describe(path: &Path, f: &JobFile, o: &crate::plan::Overrides) -> String {
         }
         let mut run = job.clone();
         crate::workload::presets::apply_overrides(&mut run, o);
-        s.push_str(&format!("  as run: {}\n", job_line(&run)));
+        s.push_str(&format!("  as run: {}\n", run.line()));
     }
     if !f.notes.is_empty() {
         s.push_str("\nnotes:\n");
@@ -191,66 +191,4 @@ pub fn run(a: RunArgs) -> anyhow::Result<Exit> {
         Ended::Ranks(_) => Exit::CheckFailed,
         _ => exit_for(&summary.records),
     })
-}
-
-/// A job's settings as they will run, for `fsbench run --check`: every field that differs from
-/// fio's defaults (block sizes and byte counts with units).
-fn job_line(job: &crate::plan::job::Job) -> String {
-    use crate::plan::job::{BlockSize, Job, SizeSpec};
-    let bs = |b: &BlockSize| match b {
-        BlockSize::Fixed(n) => crate::plan::units::format_bytes(*n),
-        BlockSize::Range(a, b) => format!(
-            "{}-{}",
-            crate::plan::units::format_bytes(*a),
-            crate::plan::units::format_bytes(*b)
-        ),
-        BlockSize::Split(v) => v
-            .iter()
-            .map(|(s, p)| format!("{}/{p}%", crate::plan::units::format_bytes(*s)))
-            .collect::<Vec<_>>()
-            .join(":"),
-    };
-    let size = |s: &SizeSpec| match s {
-        SizeSpec::Bytes(n) => crate::plan::units::format_bytes(*n),
-        SizeSpec::Percent(p) => format!("{p}%"),
-    };
-    let mut parts = vec![
-        format!(
-            "rw={}",
-            serde_json::to_value(job.rw)
-                .unwrap_or_default()
-                .as_str()
-                .unwrap_or("")
-        ),
-        format!("bs={}", bs(&job.bs)),
-    ];
-    if let Some(w) = &job.write_bs {
-        parts.push(format!("write_bs={}", bs(w)));
-    }
-    parts.push(format!(
-        "size={}",
-        job.size.as_ref().map_or("(the file's)".into(), size)
-    ));
-    if let Some(o) = &job.offset {
-        parts.push(format!("offset={}", size(o)));
-    }
-    let value = serde_json::to_value(job).unwrap_or_default();
-    let default = serde_json::to_value(Job::default()).unwrap_or_default();
-    let skip = ["name", "rw", "bs", "write_bs", "size", "offset"];
-    if let (Some(v), Some(d)) = (value.as_object(), default.as_object()) {
-        for (k, x) in v {
-            if skip.contains(&k.as_str()) || d.get(k) == Some(x) {
-                continue;
-            }
-            let secs = x.get("secs").and_then(|s| s.as_f64());
-            let nanos = x.get("nanos").and_then(|s| s.as_f64());
-            let shown = match (x, secs, nanos) {
-                (_, Some(s), Some(n)) => format!("{}s", s + n / 1e9),
-                (serde_json::Value::String(s), ..) => s.clone(),
-                (other, ..) => other.to_string(),
-            };
-            parts.push(format!("{k}={shown}"));
-        }
-    }
-    parts.join(" ")
 }

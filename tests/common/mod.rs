@@ -2,6 +2,7 @@
 //! devices owned by the test (detached by name, never "all").
 #![allow(dead_code)]
 
+pub mod graph;
 mod privileged;
 #[allow(unused_imports)]
 pub use privileged::*;

@@ -209,27 +209,12 @@ fn group(records: &[Record], w: &str) -> Option<Group> {
     }
     scores.sort_by(|a, b| b.score.total_cmp(&a.score));
     let best = summarize(&scores[0].samples);
-    let mut g = Group {
-        workload: w.to_string(),
-        metrics: {
-            let mut ms: Vec<String> = tests.iter().map(|t| t.1.to_string()).collect();
-            ms.dedup();
-            ms.sort();
-            ms.dedup();
-            ms
-        },
-        tests: tests.len(),
-        best: scores[0].target.clone(),
-        next: Some(scores[1].target.clone()),
-        ratio: None,
-        ci_lo: None,
-        ci_hi: None,
-        p: None,
-        not_significant: Vec::new(),
-        untested: Vec::new(),
-        left_out,
-        scores: Vec::new(),
-    };
+    let mut g = alone(w, &scores[0].target, left_out);
+    g.metrics = tests.iter().map(|t| t.1.to_string()).collect();
+    g.metrics.sort();
+    g.metrics.dedup();
+    g.tests = tests.len();
+    g.next = Some(scores[1].target.clone());
     let (r, ci) = ratio(&best, &summarize(&scores[1].samples));
     g.ratio = Some(r);
     if let Some((lo, hi)) = ci {
