@@ -58,7 +58,7 @@ fn record_row(r: &Record) -> Vec<String> {
         notes.push(x.clone());
     }
     if let Some(x) = &r.error {
-        notes.push(x.lines().next().unwrap_or("").to_string());
+        notes.push(error_line(x));
     }
     notes.extend(
         r.notes
@@ -74,6 +74,18 @@ fn record_row(r: &Record) -> Vec<String> {
         format!("{:.2} s", r.duration_s),
         notes.join("; "),
     ]
+}
+
+/// An error in one line: a failed command's own last word after what failed ("command failed
+/// (exit 1): cannot create 'p': 'recordsize' must be power of 2 from 512 to 128k"), not its
+/// command line.
+fn error_line(e: &str) -> String {
+    let first = e.lines().next().unwrap_or("");
+    let last = e.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("");
+    match first.split_once(": ") {
+        Some((what, _)) if last != first => format!("{what}: {}", last.trim()),
+        _ => first.to_string(),
+    }
 }
 
 /// The records no view shows, first in the terminal report: failed and skipped ones, and those

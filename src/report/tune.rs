@@ -221,7 +221,12 @@ fn skip_reason(records: &[Record], label: &str) -> String {
         .iter()
         .find(|r| r.target == label && r.outcome != Outcome::Ok)
         .and_then(|r| r.reason.clone().or(r.error.clone()))
-        .map(|w| format!("no figure on this host: {}", w.lines().next().unwrap_or("")))
+        .map(|w| {
+            // A command's failure: its own last word (`cannot create ...: 'recordsize' must be
+            // power of 2 from 512 to 128k`), not the command line.
+            let said = w.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("");
+            format!("no figure on this host: {}", said.trim())
+        })
         .unwrap_or_else(|| "no figure: its records do not carry the objective".into())
 }
 

@@ -222,7 +222,7 @@ fn missed(spec: &TargetSpec, repeat: u32, e: ProvisionError, t0: Instant) -> Mis
     let key = RecordKey {
         target: &spec.label,
         fs: &spec.fs,
-        workload: "provision",
+        workload: crate::store::PROVISION,
         repeat,
     };
     // A target the host cannot provide or a guard refuses is skipped; anything else failed.

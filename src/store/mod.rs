@@ -14,6 +14,9 @@ pub mod note;
 mod study;
 pub use study::{lock_state, LockState, Study};
 
+/// The workload name of the record of a target that could not be provisioned.
+pub const PROVISION: &str = "provision";
+
 /// Why the study directory could not be read or written.
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
