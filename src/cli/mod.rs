@@ -69,6 +69,19 @@ fn duration_arg(s: &str) -> Result<std::time::Duration, PlanError> {
     Ok(d)
 }
 
+/// `--interval`: the interval of the latency-over-time histograms, 100 ms to 1 h.
+pub fn interval_arg(s: &str) -> Result<std::time::Duration, PlanError> {
+    let d = crate::plan::fio::values::parse_duration(s)?;
+    let (min, max) = (crate::metrics::timeline::MIN, crate::metrics::timeline::MAX);
+    if d < min || d > max {
+        return Err(format!(
+            "--interval {s}: give an interval from 100ms to 1h, e.g. 1s (the default) or 500ms"
+        )
+        .into());
+    }
+    Ok(d)
+}
+
 /// Under an MPI launcher (mpirun, srun): how the ranks share the target, and how long one waits
 /// for the others.
 #[derive(Args, Debug, Clone)]
@@ -110,6 +123,10 @@ pub struct BlockArgs {
     /// one, recorded in the study's study.toml)
     #[arg(long)]
     pub seed: Option<u64>,
+    /// One latency histogram per interval of every phase, beside the whole-run one (the HTML's
+    /// latency over time, `report --format hlog`), e.g. 1s (the default), 500ms, 10s
+    #[arg(long, value_name = "DURATION", value_parser = interval_arg)]
+    pub interval: Option<std::time::Duration>,
 }
 
 impl BlockArgs {
@@ -118,6 +135,7 @@ impl BlockArgs {
             runtime: self.runtime,
             file_size: self.file_size,
             seed: self.seed,
+            interval: self.interval,
         }
     }
 }
@@ -358,6 +376,10 @@ pub struct StudyArgs {
     /// Keep the loop image files after teardown
     #[arg(long)]
     pub keep: bool,
+    /// One latency histogram per interval of every phase (overrides the file's `interval`),
+    /// e.g. 1s (the default), 500ms
+    #[arg(long, value_name = "DURATION", value_parser = interval_arg)]
+    pub interval: Option<std::time::Duration>,
     #[command(flatten)]
     pub common: Common,
 }

@@ -85,8 +85,9 @@ where
     F: Fn(&WorkerCtx) -> WorkerOut + Sync,
 {
     let n = spec.workers.max(1);
+    let interval = spec.interval;
     if n == 1 && spec.single_thread && beside.is_none() {
-        return run_inline(work);
+        return run_inline(work, interval);
     }
     let many = cluster.rank().many();
     let mut across: Option<Vec<(u64, u64)>> = None;
@@ -114,6 +115,7 @@ where
                     let ctx = WorkerCtx {
                         index,
                         progress: &progress[index],
+                        interval,
                         start,
                     };
                     let out = work(&ctx);
@@ -188,7 +190,7 @@ where
 }
 
 /// One worker on the calling thread, no other thread started (see `PhaseSpec::single_thread`).
-fn run_inline<F>(work: F) -> PoolRun
+fn run_inline<F>(work: F, interval: std::time::Duration) -> PoolRun
 where
     F: Fn(&WorkerCtx) -> WorkerOut,
 {
@@ -198,6 +200,7 @@ where
     let ctx = WorkerCtx {
         index: 0,
         progress: &progress,
+        interval,
         start: &start,
     };
     let out = work(&ctx);

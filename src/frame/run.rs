@@ -39,7 +39,8 @@ pub fn run_phase(
     label: &str,
     cluster: &dyn Cluster,
 ) -> Result<PhaseOutcome, RunError> {
-    let spec = s.phases()[i].clone();
+    let mut spec = s.phases()[i].clone();
+    spec.interval = t.interval;
     s.prepare(i)?;
     if let Some(why) = crate::stop::requested() {
         return Err(RunError::Stopped(why));
@@ -205,6 +206,9 @@ fn decorate(
 ) {
     let f = &m.frame;
     failure(p, k, m);
+    if p.latency.is_none() && p.skipped.is_none() {
+        p.latency = m.parts.get(k).and_then(|x| x.timeline.clone());
+    }
     if p.started_at.is_empty() {
         p.started_at = f.started_at.clone();
     }

@@ -7,3 +7,4 @@ pub mod diskstats;
 pub mod hist;
 pub mod layout;
 pub mod progress;
+pub mod timeline;

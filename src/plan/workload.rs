@@ -98,4 +98,17 @@ pub struct Overrides {
     /// that the study re-runs alike (`study.toml`); None draws a fresh one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub seed: Option<u64>,
+    /// The interval of the latency-over-time histograms of every phase (`--interval`); None: 1 s.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interval: Option<std::time::Duration>,
 }
+
+impl Overrides {
+    /// The interval of the latency-over-time histograms.
+    pub fn interval(&self) -> std::time::Duration {
+        self.interval.unwrap_or(DEFAULT_INTERVAL)
+    }
+}
+
+/// The interval of the latency-over-time histograms when `--interval` is not given.
+pub const DEFAULT_INTERVAL: std::time::Duration = std::time::Duration::from_secs(1);

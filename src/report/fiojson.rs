@@ -304,6 +304,7 @@ fn import_job(
         notes: vec![format!("imported from {version} JSON: latency percentiles are fio's clat (fio's bins), not fsbench's histogram")],
         histograms: BTreeMap::new(),
         series: BTreeMap::new(),
+        latency_log: None,
         config: Some(config),
         failure: None,
         ranks: Vec::new(),

@@ -168,7 +168,12 @@ impl Session for BlockSession {
             Err(e) => return crate::workload::failed(part, e),
         };
         ctx.start_line();
-        let mut st = io::drive(eng.as_mut(), &w.pattern, &self.datas[wi], ctx.progress);
+        let live = io::Live {
+            progress: ctx.progress,
+            interval: ctx.interval,
+            halt: None,
+        };
+        let mut st = io::drive(eng.as_mut(), &w.pattern, &self.datas[wi], live);
         drop(eng);
         if let (Some(m), Some(f)) = (st.mismatch.take(), st.failure.as_mut()) {
             f.message = m.describe(&w.path.display().to_string());
@@ -232,6 +237,7 @@ impl Session for BlockSession {
                     .iter()
                     .map(|(k, v)| (k.to_string(), v.clone()))
                     .collect(),
+                latency: None,
                 config: Some(self.config(ji, part)),
                 skipped: None,
                 failure: part.failure.clone(),
@@ -341,6 +347,7 @@ impl BlockSession {
 fn worker_out(part: usize, st: Stats, how: Vec<String>) -> WorkerOut {
     let mut o = WorkerOut {
         part,
+        timeline: st.timeline,
         window: st.measured,
         how,
         error: st.error,
