@@ -127,6 +127,13 @@ pub struct BlockArgs {
     /// latency over time, `report --format hlog`), e.g. 1s (the default), 500ms, 10s
     #[arg(long, value_name = "DURATION", value_parser = interval_arg)]
     pub interval: Option<std::time::Duration>,
+    /// Run every job of the presets until its steady state (fio's steadystate), at most `max`;
+    /// the records report the steady window's figures and say so. Alone:
+    /// iops_slope:0.5%,dur=10s,ramp=5s,max=120s
+    #[arg(long, value_name = "CRITERION", require_equals = true, num_args = 0..=1,
+          default_missing_value = crate::plan::workload::UNTIL_STEADY_DEFAULT,
+          conflicts_with = "runtime")]
+    pub until_steady: Option<crate::plan::workload::UntilSteady>,
 }
 
 impl BlockArgs {
@@ -136,6 +143,7 @@ impl BlockArgs {
             file_size: self.file_size,
             seed: self.seed,
             interval: self.interval,
+            until_steady: self.until_steady,
         }
     }
 }

@@ -61,6 +61,7 @@ fn plan_of(f: &StudyFile, name: &str, scale: Option<String>) -> anyhow::Result<P
         file_size,
         seed: f.seed,
         interval,
+        until_steady: None,
     };
     let plan = crate::cli::build_plan(
         &f.targets,

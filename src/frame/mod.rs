@@ -320,10 +320,10 @@ pub trait Session: Sync {
     /// The phase's records from the merged figures (block: one per job of the group).
     fn finish(&mut self, phase: usize, m: &Merged) -> Result<Vec<Phase>, RunError>;
     /// Work beside the workers for the whole phase when its spec sets `beside` (snapshots taken
-    /// under load): it starts when they cross the start line and should return soon after
-    /// `done` turns true (the last worker has ended). What it measures, the session keeps for
-    /// `finish`.
-    fn beside(&self, _phase: usize, _done: &std::sync::atomic::AtomicBool) {}
+    /// under load, a steady-state monitor): it starts when they cross the start line, sees
+    /// every worker's progress (by index), and should return soon after `done` turns true (the
+    /// last worker has ended). What it measures, the session keeps for `finish`.
+    fn beside(&self, _phase: usize, _done: &std::sync::atomic::AtomicBool, _workers: &[Progress]) {}
     /// The directory whose filesystem the frame samples, when not the target's own (a files tree
     /// given by path=).
     fn stat_dir(&self) -> Option<&Path> {

@@ -65,7 +65,8 @@ pub struct PoolRun {
 
 /// Work beside the workers (`Session::beside`): it starts when they cross the start line and is
 /// told to end (the flag turns true) when the last of them has ended.
-pub type Beside<'a> = &'a (dyn Fn(&AtomicBool) + Sync);
+/// It sees every worker's progress (in the order of their index).
+pub type Beside<'a> = &'a (dyn Fn(&AtomicBool, &[Progress]) + Sync);
 
 /// How often the coordinator's thread looks at the cluster's stonewall signal while the
 /// workers of a multi-rank phase run.
@@ -101,10 +102,10 @@ where
     let all_done = AtomicBool::new(false);
     let outs: Vec<WorkerOut> = std::thread::scope(|s| {
         let side = beside.map(|b| {
-            let (start, all_done) = (&start, &all_done);
+            let (start, all_done, progress) = (&start, &all_done, &progress);
             s.spawn(move || {
                 start.wait_all();
-                b(all_done)
+                b(all_done, progress)
             })
         });
         let handles: Vec<_> = (0..n)

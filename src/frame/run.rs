@@ -63,7 +63,10 @@ pub fn run_phase(
     let cpu0 = cpu::start();
     let run = {
         let shared: &dyn Session = s;
-        let beside = |done: &std::sync::atomic::AtomicBool| shared.beside(i, done);
+        let beside = |done: &std::sync::atomic::AtomicBool,
+                      p: &[crate::metrics::progress::Progress]| {
+            shared.beside(i, done, p)
+        };
         let beside: Option<pool::Beside> = spec.beside.then_some(&beside);
         pool::run_workers(
             &spec,

@@ -101,6 +101,68 @@ pub struct Overrides {
     /// The interval of the latency-over-time histograms of every phase (`--interval`); None: 1 s.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub interval: Option<std::time::Duration>,
+    /// `compare --until-steady`: every preset job runs until its steady state, or its maximum.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub until_steady: Option<UntilSteady>,
+}
+
+/// `--until-steady[=CRITERION[,dur=D][,ramp=D][,max=D]]`: fio's steadystate criterion, its window
+/// and ramp, and the longest a job may run waiting for it.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct UntilSteady {
+    pub steady: crate::plan::job::Steady,
+    pub max: std::time::Duration,
+}
+
+/// What `--until-steady` alone means.
+pub const UNTIL_STEADY_DEFAULT: &str = "iops_slope:0.5%,dur=10s,ramp=5s,max=120s";
+
+impl std::str::FromStr for UntilSteady {
+    type Err = PlanError;
+
+    fn from_str(s: &str) -> Result<UntilSteady, PlanError> {
+        use crate::plan::fio::values::{parse_duration, parse_steady};
+        let fix = format!("e.g. --until-steady={UNTIL_STEADY_DEFAULT} (the default)");
+        let mut parts = s.split(',').map(str::trim);
+        let (kind, limit, pct) = parse_steady(parts.next().unwrap_or(""))
+            .map_err(|e| PlanError(format!("--until-steady: {e}")))?;
+        let mut u = UntilSteady {
+            steady: crate::plan::job::Steady {
+                kind,
+                limit,
+                pct,
+                dur: std::time::Duration::from_secs(10),
+                ramp: std::time::Duration::from_secs(5),
+                headline: true,
+            },
+            max: std::time::Duration::from_secs(120),
+        };
+        for p in parts {
+            let (k, v) = p.split_once('=').unwrap_or((p, ""));
+            let d = parse_duration(v).map_err(|e| format!("--until-steady {p}: {e}; {fix}"))?;
+            match k.trim() {
+                "dur" | "ss_dur" => u.steady.dur = d,
+                "ramp" | "ss_ramp" => u.steady.ramp = d,
+                "max" => u.max = d,
+                other => {
+                    return Err(format!(
+                    "--until-steady: unknown key '{other}': the keys are dur, ramp and max; {fix}"
+                )
+                    .into())
+                }
+            }
+        }
+        if u.steady.dur < std::time::Duration::from_secs(1) {
+            return Err(format!(
+                "--until-steady: dur is the window of one sample a second: give 1s or more; {fix}"
+            )
+            .into());
+        }
+        if u.max < u.steady.ramp + u.steady.dur {
+            return Err(format!("--until-steady: max ({:?}) is shorter than ramp + dur, so the state could never be judged: give a longer max; {fix}", u.max).into());
+        }
+        Ok(u)
+    }
 }
 
 impl Overrides {
