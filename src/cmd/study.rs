@@ -56,12 +56,16 @@ fn plan_of(f: &StudyFile, name: &str, scale: Option<String>) -> anyhow::Result<P
         Some(i) => Some(crate::cli::interval_arg(i).map_err(|e| bad("interval", &e))?),
         None => None,
     };
+    let until_steady = match &f.until_steady {
+        Some(u) => Some(u.parse().map_err(|e| bad("until_steady", &e))?),
+        None => None,
+    };
     let block = BlockArgs {
         runtime,
         file_size,
         seed: f.seed,
         interval,
-        until_steady: None,
+        until_steady,
     };
     let plan = crate::cli::build_plan(
         &f.targets,

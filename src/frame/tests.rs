@@ -145,8 +145,8 @@ fn every_phase_goes_through_the_same_steps_and_merges_per_part() {
     assert_eq!(lt.total().count(), 2, "2 workers, one op each");
     let max = lt.total().to_hist(3).max();
     assert!(
-        (3000..3004).contains(&max),
-        "workers 0 and 2 in part 0: {max}"
+        (3000..3031).contains(&max),
+        "workers 0 and 2 in part 0 (2 digits): {max}"
     );
     // The frame's own figures: CPU on every record, first-done with more than one worker.
     for p in &saved {

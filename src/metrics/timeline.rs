@@ -14,17 +14,22 @@ use super::hist::{self, Hist};
 
 /// The default interval.
 pub const DEFAULT: Duration = crate::plan::workload::DEFAULT_INTERVAL;
+/// The significant digits an interval keeps (1%: what the interval log stores, and a tenth of
+/// the memory of the whole-run histogram's 3 digits for a long phase of many workers).
+pub const SIGFIG: u8 = 2;
 /// The shortest and longest interval `--interval` takes.
 pub const MIN: Duration = Duration::from_millis(100);
 pub const MAX: Duration = Duration::from_secs(3600);
 
-/// One interval's latencies: (value, count) pairs in increasing value, the values being the
-/// whole-run histogram's bucket values (so slices of different workers add bucket by bucket).
+/// One interval's latencies: (value, count) pairs in increasing value, the values being bucket
+/// values of a histogram of `SIGFIG` significant digits (so slices of different workers add
+/// bucket by bucket).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Slice(pub Vec<(u64, u64)>);
 
 impl Slice {
-    /// What `now` holds beyond `before` (both cumulative, the same configuration).
+    /// What `now` holds beyond `before` (both cumulative, the same configuration), at
+    /// `SIGFIG` significant digits.
     pub fn between(before: Option<&Hist>, now: &Hist) -> Slice {
         let mut diff = now.clone();
         if let Some(b) = before {
@@ -33,7 +38,21 @@ impl Slice {
                 diff = now.clone();
             }
         }
-        Slice::of(&diff)
+        Slice::of(&diff).coarse()
+    }
+
+    /// The same counts in the buckets of `SIGFIG` significant digits.
+    fn coarse(self) -> Slice {
+        let grid = hist::with_sigfig(SIGFIG);
+        let mut out: Vec<(u64, u64)> = Vec::with_capacity(self.0.len() / 4 + 1);
+        for (v, n) in self.0 {
+            let b = grid.highest_equivalent(v);
+            match out.last_mut() {
+                Some(last) if last.0 == b => last.1 += n,
+                _ => out.push((b, n)),
+            }
+        }
+        Slice(out)
     }
 
     pub fn of(h: &Hist) -> Slice {

@@ -49,6 +49,7 @@ pub const KEYS: &[&str] = &[
     "baseline",
     "seed",
     "interval",
+    "until_steady",
     "fsbench_version",
     "scale",
     "claim",
@@ -87,6 +88,10 @@ pub struct StudyFile {
     /// The interval of the latency-over-time histograms (`--interval`), e.g. "1s".
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub interval: Option<String>,
+    /// `compare --until-steady`'s criterion, window, ramp and maximum, e.g.
+    /// "iops_slope:0.5%,dur=10s,ramp=5s,max=120s".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub until_steady: Option<String>,
     /// The fsbench that wrote the file (`study.toml` of a study directory); informational.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fsbench_version: Option<String>,
@@ -352,6 +357,7 @@ pub fn from_plan(plan: &super::Plan) -> StudyFile {
             .overrides
             .interval
             .map(|d| format!("{}s", d.as_secs_f64())),
+        until_steady: plan.overrides.until_steady.map(|u| u.to_string()),
         fsbench_version: Some(env!("CARGO_PKG_VERSION").to_string()),
         scale: BTreeMap::new(),
         claims: meta.claims,

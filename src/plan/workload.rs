@@ -117,6 +117,20 @@ pub struct UntilSteady {
 /// What `--until-steady` alone means.
 pub const UNTIL_STEADY_DEFAULT: &str = "iops_slope:0.5%,dur=10s,ramp=5s,max=120s";
 
+impl std::fmt::Display for UntilSteady {
+    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        let s = &self.steady;
+        write!(
+            f,
+            "{},dur={}s,ramp={}s,max={}s",
+            s.criterion(),
+            s.dur.as_secs_f64(),
+            s.ramp.as_secs_f64(),
+            self.max.as_secs_f64()
+        )
+    }
+}
+
 impl std::str::FromStr for UntilSteady {
     type Err = PlanError;
 
@@ -174,3 +188,29 @@ impl Overrides {
 
 /// The interval of the latency-over-time histograms when `--interval` is not given.
 pub const DEFAULT_INTERVAL: std::time::Duration = std::time::Duration::from_secs(1);
+
+#[cfg(test)]
+mod until_steady_tests {
+    use super::*;
+
+    #[test]
+    fn until_steady_reads_its_criterion_and_keys_and_says_them_back() {
+        let u: UntilSteady = UNTIL_STEADY_DEFAULT.parse().unwrap();
+        assert_eq!(u.steady.criterion(), "iops_slope:0.5%");
+        assert_eq!(u.max, std::time::Duration::from_secs(120));
+        assert!(u.steady.headline);
+        assert_eq!(u.to_string().parse::<UntilSteady>().unwrap(), u);
+        let u: UntilSteady = "bw:50m,dur=20s,max=5m".parse().unwrap();
+        assert_eq!((u.steady.limit, u.steady.pct), (52428800.0, false));
+        assert_eq!(u.steady.dur, std::time::Duration::from_secs(20));
+        for (bad, says) in [
+            ("lat:1%", "unknown criterion 'lat'"),
+            ("iops:1%,len=3s", "unknown key 'len'"),
+            ("iops:1%,max=5s", "shorter than ramp + dur"),
+            ("iops:1%,dur=0", "1s or more"),
+        ] {
+            let e = bad.parse::<UntilSteady>().unwrap_err().to_string();
+            assert!(e.contains(says), "{bad}: {e}");
+        }
+    }
+}
