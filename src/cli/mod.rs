@@ -69,6 +69,19 @@ fn duration_arg(s: &str) -> Result<std::time::Duration, PlanError> {
     Ok(d)
 }
 
+/// `--interval`: the interval of the latency-over-time histograms, 100 ms to 1 h.
+pub fn interval_arg(s: &str) -> Result<std::time::Duration, PlanError> {
+    let d = crate::plan::fio::values::parse_duration(s)?;
+    let (min, max) = (crate::metrics::timeline::MIN, crate::metrics::timeline::MAX);
+    if d < min || d > max {
+        return Err(format!(
+            "--interval {s}: give an interval from 100ms to 1h, e.g. 1s (the default) or 500ms"
+        )
+        .into());
+    }
+    Ok(d)
+}
+
 /// Under an MPI launcher (mpirun, srun): how the ranks share the target, and how long one waits
 /// for the others.
 #[derive(Args, Debug, Clone)]
@@ -110,6 +123,17 @@ pub struct BlockArgs {
     /// one, recorded in the study's study.toml)
     #[arg(long)]
     pub seed: Option<u64>,
+    /// One latency histogram per interval of every phase, beside the whole-run one (the HTML's
+    /// latency over time, `report --format hlog`), e.g. 1s (the default), 500ms, 10s
+    #[arg(long, value_name = "DURATION", value_parser = interval_arg)]
+    pub interval: Option<std::time::Duration>,
+    /// Run every job of the presets until its steady state (fio's steadystate), at most `max`;
+    /// the records report the steady window's figures and say so. Alone:
+    /// iops_slope:0.5%,dur=10s,ramp=5s,max=120s
+    #[arg(long, value_name = "CRITERION", require_equals = true, num_args = 0..=1,
+          default_missing_value = crate::plan::workload::UNTIL_STEADY_DEFAULT,
+          conflicts_with = "runtime")]
+    pub until_steady: Option<crate::plan::workload::UntilSteady>,
 }
 
 impl BlockArgs {
@@ -118,6 +142,8 @@ impl BlockArgs {
             runtime: self.runtime,
             file_size: self.file_size,
             seed: self.seed,
+            interval: self.interval,
+            until_steady: self.until_steady,
         }
     }
 }
@@ -358,6 +384,10 @@ pub struct StudyArgs {
     /// Keep the loop image files after teardown
     #[arg(long)]
     pub keep: bool,
+    /// One latency histogram per interval of every phase (overrides the file's `interval`),
+    /// e.g. 1s (the default), 500ms
+    #[arg(long, value_name = "DURATION", value_parser = interval_arg)]
+    pub interval: Option<std::time::Duration>,
     #[command(flatten)]
     pub common: Common,
 }

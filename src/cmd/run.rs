@@ -112,6 +112,11 @@ fn describe(path: &Path, f: &JobFile, o: &crate::plan::Overrides) -> String {
 }
 
 pub fn run(a: RunArgs) -> anyhow::Result<Exit> {
+    if a.block.until_steady.is_some() {
+        anyhow::bail!(
+            "--until-steady applies to compare's presets; in a job file write fio's options instead: steadystate=iops_slope:0.5%, ss_dur=10s, ss_ramp=5s, time_based and runtime= (the longest it may run)"
+        );
+    }
     if a.check {
         return check(&a);
     }

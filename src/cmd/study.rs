@@ -52,10 +52,20 @@ fn plan_of(f: &StudyFile, name: &str, scale: Option<String>) -> anyhow::Result<P
         device: None,
         wipe: false,
     };
+    let interval = match &f.interval {
+        Some(i) => Some(crate::cli::interval_arg(i).map_err(|e| bad("interval", &e))?),
+        None => None,
+    };
+    let until_steady = match &f.until_steady {
+        Some(u) => Some(u.parse().map_err(|e| bad("until_steady", &e))?),
+        None => None,
+    };
     let block = BlockArgs {
         runtime,
         file_size,
         seed: f.seed,
+        interval,
+        until_steady,
     };
     let plan = crate::cli::build_plan(
         &f.targets,
@@ -215,7 +225,10 @@ pub fn run(a: StudyArgs) -> anyhow::Result<Exit> {
                 .map(|s| study::parse_set(s))
                 .collect::<Result<Vec<_>, _>>()?;
             let (f, scale) = study::parse(&text, &name, a.scale.as_deref(), &sets)?;
-            let plan = plan_of(&f, &name, scale)?;
+            let mut plan = plan_of(&f, &name, scale)?;
+            if a.interval.is_some() {
+                plan.overrides.interval = a.interval;
+            }
             if a.check {
                 let place = crate::runner::Where::Provision {
                     workdir: a.common.workdir.clone(),

@@ -25,6 +25,7 @@ use std::time::Duration;
 
 use crate::metrics::hist::Hist;
 use crate::metrics::progress::Progress;
+use crate::metrics::timeline::Timeline;
 use crate::stop::StopReason;
 
 pub use cluster::{Cluster, Local, Rank};
@@ -72,6 +73,9 @@ pub struct PhaseSpec {
     /// Run `Session::beside` on its own thread for the length of the phase (snapshots under
     /// load).
     pub beside: bool,
+    /// The interval of the latency-over-time histograms: the frame sets it from the target's
+    /// context (`TargetCtx::interval`, the plan's `--interval`); workloads leave it.
+    pub interval: Duration,
 }
 
 /// Where a workload runs.
@@ -106,6 +110,8 @@ pub struct TargetCtx {
     pub quiet: bool,
     /// Where this process stands among the ranks of a run (one process: rank 0 of 1).
     pub ranks: RankCtx,
+    /// The interval of the latency-over-time histograms (`--interval`, 1 s by default).
+    pub interval: Duration,
 }
 
 /// This process among the ranks of a run, and how they share the target.
@@ -135,6 +141,8 @@ pub struct WorkerCtx<'a> {
     pub index: usize,
     /// Publish finished operations here (live progress, first-done figures).
     pub progress: &'a Progress,
+    /// The interval of the latency-over-time histograms (`metrics::timeline::Slicer`).
+    pub interval: Duration,
     start: &'a pool::StartLine,
 }
 
@@ -155,6 +163,9 @@ pub struct WorkerOut {
     pub hists: BTreeMap<&'static str, Hist>,
     pub counters: BTreeMap<&'static str, f64>,
     pub series: BTreeMap<&'static str, Vec<f64>>,
+    /// Its latencies over time: every operation the phase times, one histogram per interval
+    /// (`metrics::timeline`); the frame puts the part's on its record.
+    pub timeline: Option<Timeline>,
     /// The worker's measured window (after any ramp).
     pub window: Duration,
     /// Lines about how it ran (engine, direct or buffered); kept once each.
@@ -188,6 +199,9 @@ impl WorkerOut {
             for (a, b) in mine.iter_mut().zip(v) {
                 *a += b;
             }
+        }
+        if let Some(t) = &o.timeline {
+            self.timeline.get_or_insert_with(Timeline::default).merge(t);
         }
         self.window = self.window.max(o.window);
         for h in &o.how {
@@ -306,10 +320,10 @@ pub trait Session: Sync {
     /// The phase's records from the merged figures (block: one per job of the group).
     fn finish(&mut self, phase: usize, m: &Merged) -> Result<Vec<Phase>, RunError>;
     /// Work beside the workers for the whole phase when its spec sets `beside` (snapshots taken
-    /// under load): it starts when they cross the start line and should return soon after
-    /// `done` turns true (the last worker has ended). What it measures, the session keeps for
-    /// `finish`.
-    fn beside(&self, _phase: usize, _done: &std::sync::atomic::AtomicBool) {}
+    /// under load, a steady-state monitor): it starts when they cross the start line, sees
+    /// every worker's progress (by index), and should return soon after `done` turns true (the
+    /// last worker has ended). What it measures, the session keeps for `finish`.
+    fn beside(&self, _phase: usize, _done: &std::sync::atomic::AtomicBool, _workers: &[Progress]) {}
     /// The directory whose filesystem the frame samples, when not the target's own (a files tree
     /// given by path=).
     fn stat_dir(&self) -> Option<&Path> {

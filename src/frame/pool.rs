@@ -65,7 +65,8 @@ pub struct PoolRun {
 
 /// Work beside the workers (`Session::beside`): it starts when they cross the start line and is
 /// told to end (the flag turns true) when the last of them has ended.
-pub type Beside<'a> = &'a (dyn Fn(&AtomicBool) + Sync);
+/// It sees every worker's progress (in the order of their index).
+pub type Beside<'a> = &'a (dyn Fn(&AtomicBool, &[Progress]) + Sync);
 
 /// How often the coordinator's thread looks at the cluster's stonewall signal while the
 /// workers of a multi-rank phase run.
@@ -85,8 +86,9 @@ where
     F: Fn(&WorkerCtx) -> WorkerOut + Sync,
 {
     let n = spec.workers.max(1);
+    let interval = spec.interval;
     if n == 1 && spec.single_thread && beside.is_none() {
-        return run_inline(work);
+        return run_inline(work, interval);
     }
     let many = cluster.rank().many();
     let mut across: Option<Vec<(u64, u64)>> = None;
@@ -100,10 +102,10 @@ where
     let all_done = AtomicBool::new(false);
     let outs: Vec<WorkerOut> = std::thread::scope(|s| {
         let side = beside.map(|b| {
-            let (start, all_done) = (&start, &all_done);
+            let (start, all_done, progress) = (&start, &all_done, &progress);
             s.spawn(move || {
                 start.wait_all();
-                b(all_done)
+                b(all_done, progress)
             })
         });
         let handles: Vec<_> = (0..n)
@@ -114,6 +116,7 @@ where
                     let ctx = WorkerCtx {
                         index,
                         progress: &progress[index],
+                        interval,
                         start,
                     };
                     let out = work(&ctx);
@@ -188,7 +191,7 @@ where
 }
 
 /// One worker on the calling thread, no other thread started (see `PhaseSpec::single_thread`).
-fn run_inline<F>(work: F) -> PoolRun
+fn run_inline<F>(work: F, interval: std::time::Duration) -> PoolRun
 where
     F: Fn(&WorkerCtx) -> WorkerOut,
 {
@@ -198,6 +201,7 @@ where
     let ctx = WorkerCtx {
         index: 0,
         progress: &progress,
+        interval,
         start: &start,
     };
     let out = work(&ctx);

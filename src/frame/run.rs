@@ -39,7 +39,8 @@ pub fn run_phase(
     label: &str,
     cluster: &dyn Cluster,
 ) -> Result<PhaseOutcome, RunError> {
-    let spec = s.phases()[i].clone();
+    let mut spec = s.phases()[i].clone();
+    spec.interval = t.interval;
     s.prepare(i)?;
     if let Some(why) = crate::stop::requested() {
         return Err(RunError::Stopped(why));
@@ -62,7 +63,10 @@ pub fn run_phase(
     let cpu0 = cpu::start();
     let run = {
         let shared: &dyn Session = s;
-        let beside = |done: &std::sync::atomic::AtomicBool| shared.beside(i, done);
+        let beside = |done: &std::sync::atomic::AtomicBool,
+                      p: &[crate::metrics::progress::Progress]| {
+            shared.beside(i, done, p)
+        };
         let beside: Option<pool::Beside> = spec.beside.then_some(&beside);
         pool::run_workers(
             &spec,
@@ -205,6 +209,9 @@ fn decorate(
 ) {
     let f = &m.frame;
     failure(p, k, m);
+    if p.latency.is_none() && p.skipped.is_none() {
+        p.latency = m.parts.get(k).and_then(|x| x.timeline.clone());
+    }
     if p.started_at.is_empty() {
         p.started_at = f.started_at.clone();
     }

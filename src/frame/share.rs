@@ -31,6 +31,9 @@ pub struct PartShare {
     pub hists: BTreeMap<String, String>,
     pub counters: BTreeMap<String, f64>,
     pub series: BTreeMap<String, Vec<f64>>,
+    /// Latency over time (sparse slices, as the workers' merge keeps them).
+    #[serde(default)]
+    pub timeline: Option<crate::metrics::timeline::Timeline>,
     pub window_s: f64,
     pub how: Vec<String>,
     pub error: Option<String>,
@@ -83,6 +86,7 @@ impl Share {
                     .iter()
                     .map(|(n, v)| (n.to_string(), v.clone()))
                     .collect(),
+                timeline: p.timeline.clone(),
                 window_s: p.window.as_secs_f64(),
                 how: p.how.clone(),
                 error: p.error.clone(),
@@ -127,6 +131,7 @@ fn worker_out(k: usize, p: &PartShare) -> Result<WorkerOut, String> {
     let mut out = WorkerOut {
         part: k,
         window: Duration::from_secs_f64(p.window_s.max(0.0)),
+        timeline: p.timeline.clone(),
         how: p.how.clone(),
         error: p.error.clone(),
         failure: p.failure.clone(),

@@ -33,6 +33,10 @@ impl Session for Fake {
         out.counters.insert("reads", 0.0);
         let mut h = crate::metrics::hist::new();
         h.record(1000 * (ctx.index as u64 + 1)).unwrap();
+        // Latency over time: one op in the first interval of each worker.
+        let origin = std::time::Instant::now();
+        let slicer = crate::metrics::timeline::Slicer::new(ctx.interval, origin);
+        out.timeline = Some(slicer.finish_hist(origin + Duration::from_millis(5), &h));
         out.hists.insert("lat", h);
         out.series.insert("iops", vec![1.0, 2.0]);
         out
@@ -107,6 +111,7 @@ fn every_phase_goes_through_the_same_steps_and_merges_per_part() {
         target: None,
         quiet: true,
         ranks: Default::default(),
+        interval: std::time::Duration::from_secs(1),
     };
     let cluster = CountingCluster::default();
     let mut saved = Vec::new();
@@ -130,6 +135,19 @@ fn every_phase_goes_through_the_same_steps_and_merges_per_part() {
     assert_eq!(a0["write_bytes"], 8192.0);
     assert_eq!(a0["n"], 2.0);
     assert_eq!(a0["s1"], 4.0);
+    // Latency over time merges per part like the whole-run histograms: the frame puts the
+    // part's on its record.
+    let lt = saved[0]
+        .latency
+        .as_ref()
+        .expect("the part's latency over time");
+    assert_eq!((lt.width_s, lt.slices.len()), (1.0, 1));
+    assert_eq!(lt.total().count(), 2, "2 workers, one op each");
+    let max = lt.total().to_hist(3).max();
+    assert!(
+        (3000..3031).contains(&max),
+        "workers 0 and 2 in part 0 (2 digits): {max}"
+    );
     // The frame's own figures: CPU on every record, first-done with more than one worker.
     for p in &saved {
         assert!(p.metrics.contains_key("cpu_user_pct"), "{:?}", p.metrics);

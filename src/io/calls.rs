@@ -5,9 +5,10 @@
 
 use std::fs::File;
 use std::io::{self, Read, Seek, Write};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use crate::metrics::hist::Hist;
+use crate::metrics::timeline::{Slice, Slicer, Timeline};
 use crate::stop::StopReason;
 
 /// What the IO tests need of a file.
@@ -61,10 +62,13 @@ pub struct Done {
 
 /// Latencies of cheap calls (one-byte writes take half a microsecond): 16 buckets per power of
 /// two (about 6% wide) and the exact maximum, a few nanoseconds per call; turned into a
-/// histogram at the end.
+/// histogram at the end. `Lat::over` also cuts them into intervals (latency over time) at the
+/// clock readings the calls take anyway.
 pub struct Lat {
     counts: Vec<u64>,
     max: u64,
+    /// The intervals so far, and the counts at the last cut.
+    slicer: Option<(Slicer, Vec<u64>)>,
 }
 
 impl Default for Lat {
@@ -72,6 +76,7 @@ impl Default for Lat {
         Lat {
             counts: vec![0; 64 * 16],
             max: 0,
+            slicer: None,
         }
     }
 }
@@ -96,10 +101,65 @@ fn middle(idx: usize) -> u64 {
 }
 
 impl Lat {
+    /// Latencies with their intervals of `interval` from now.
+    pub fn over(interval: Duration) -> Lat {
+        Lat {
+            slicer: Some((Slicer::new(interval, Instant::now()), vec![0; 64 * 16])),
+            ..Lat::default()
+        }
+    }
+
+    /// Starts the intervals at `at` (the start line), when nothing was recorded yet.
+    pub fn begin(&mut self, at: Instant) {
+        if let Some((s, _)) = self.slicer.as_mut() {
+            *s = Slicer::new(s.width(), at);
+        }
+    }
+
     #[inline]
     pub fn record(&mut self, ns: u64) {
         self.counts[bucket(ns)] += 1;
         self.max = self.max.max(ns);
+    }
+
+    /// Records the call that started at `t0` and ends now.
+    #[inline]
+    pub fn since(&mut self, t0: Instant) {
+        let now = Instant::now();
+        self.record(now.duration_since(t0).as_nanos() as u64);
+        self.tick(now);
+    }
+
+    /// Closes the interval open when an interval boundary has passed.
+    #[inline]
+    pub fn tick(&mut self, now: Instant) {
+        if self.slicer.as_ref().is_some_and(|s| s.0.due(now)) {
+            let gained = self.gained();
+            if let Some((s, _)) = self.slicer.as_mut() {
+                s.cut(now, gained);
+            }
+        }
+    }
+
+    /// What the buckets gained since the last cut (each at its bucket's middle).
+    fn gained(&mut self) -> Slice {
+        let Some((_, prev)) = self.slicer.as_mut() else {
+            return Slice::default();
+        };
+        let mut out = Vec::new();
+        for (i, (now, before)) in self.counts.iter().zip(prev.iter_mut()).enumerate() {
+            if *now > *before {
+                out.push((middle(i).max(1), *now - *before));
+                *before = *now;
+            }
+        }
+        Slice(out)
+    }
+
+    /// The latency over time up to `end` (None unless made by `over`).
+    pub fn timeline(&mut self, end: Instant) -> Option<Timeline> {
+        let gained = self.gained();
+        self.slicer.take().map(|(s, _)| s.finish(end, gained))
     }
 
     /// Adds everything to `h`, the maximum exactly.
@@ -132,6 +192,7 @@ impl Clock {
     fn lap(&mut self, lat: &mut Lat) {
         let now = Instant::now();
         lat.record(now.duration_since(self.last).as_nanos() as u64);
+        lat.tick(now);
         self.last = now;
     }
 }

@@ -8,6 +8,7 @@ use super::verify::Verifier;
 use super::{DataGen, Pattern, Stats, WriteData};
 use crate::engine::{Io, IoEngine};
 use crate::metrics::progress::Progress;
+use crate::metrics::timeline::Slicer;
 use crate::plan::job::{BlockSize, Rw};
 
 fn pick_bs(bs: &BlockSize, rng: &mut DataGen) -> u64 {
@@ -40,11 +41,37 @@ enum Hold {
     Think(Duration, Duration),
 }
 
+/// What a worker's loop reports to and listens to while it runs.
+#[derive(Clone, Copy)]
+pub struct Live<'a> {
+    /// Finished I/Os and bytes (the live progress line, first-done figures).
+    pub progress: &'a Progress,
+    /// The interval of the latency-over-time histograms.
+    pub interval: Duration,
+    /// Turns true when the job is to end now (its steady state was reached).
+    pub halt: Option<&'a std::sync::atomic::AtomicBool>,
+}
+
+impl<'a> Live<'a> {
+    /// Progress only, 1 s intervals, no halt (the tests').
+    #[cfg(test)]
+    pub fn of(progress: &'a Progress) -> Live<'a> {
+        Live {
+            progress,
+            interval: crate::metrics::timeline::DEFAULT,
+            halt: None,
+        }
+    }
+}
+
 /// The state of one worker's loop: what is in flight, where the next I/O goes, what was measured.
 struct Driver<'a> {
     p: &'a Pattern,
     data: &'a WriteData,
     progress: &'a Progress,
+    halt: Option<&'a std::sync::atomic::AtomicBool>,
+    /// Cuts the latencies into intervals (from the measured start).
+    slicer: Slicer,
     st: Stats,
     rng: DataGen,
     free: Vec<usize>,
@@ -80,7 +107,7 @@ struct Driver<'a> {
 }
 
 impl<'a> Driver<'a> {
-    fn new(p: &'a Pattern, data: &'a WriteData, progress: &'a Progress) -> Driver<'a> {
+    fn new(p: &'a Pattern, data: &'a WriteData, live: Live<'a>) -> Driver<'a> {
         let mut rng = DataGen::new(p.seed);
         let depth = p.depth.max(1);
         let start = Instant::now();
@@ -94,7 +121,9 @@ impl<'a> Driver<'a> {
         Driver {
             p,
             data,
-            progress,
+            progress: live.progress,
+            halt: live.halt,
+            slicer: Slicer::new(live.interval, measure_from),
             st: Stats::new(),
             rng,
             free: (0..depth).rev().collect(),
@@ -272,6 +301,9 @@ impl<'a> Driver<'a> {
             return;
         }
         let ns = (now.duration_since(self.stamp[slot]).as_nanos() as u64).max(1);
+        if self.slicer.due(now) {
+            self.slicer.cut_hist(now, &self.st.lat);
+        }
         let st = &mut self.st;
         st.lat.saturating_record(ns);
         let bytes = res as u64;
@@ -325,6 +357,12 @@ impl<'a> Driver<'a> {
             return;
         }
         if self.deadline.is_some_and(|d| Instant::now() >= d) {
+            self.issuing = false;
+        }
+        if self
+            .halt
+            .is_some_and(|h| h.load(std::sync::atomic::Ordering::Relaxed))
+        {
             self.issuing = false;
         }
         if let Some(why) = crate::stop::requested() {
@@ -392,6 +430,11 @@ impl<'a> Driver<'a> {
         }
         let st = &mut self.st;
         st.measured = self.last_done.saturating_duration_since(self.measure_from);
+        let slicer = std::mem::replace(
+            &mut self.slicer,
+            Slicer::new(Duration::ZERO, self.last_done),
+        );
+        st.timeline = Some(slicer.finish_hist(self.last_done.max(self.measure_from), &st.lat));
         // A last partial second would read as a dip in the series: drop it when it is short.
         if let Some(frac) = st
             .measured
@@ -408,16 +451,11 @@ impl<'a> Driver<'a> {
 /// Drives one worker until its byte limit, its runtime, an error, or a stop request, publishing
 /// its totals to `progress` as it goes. `data` may be shared by the workers of a job. A start
 /// delay (fio startdelay) is waited out first.
-pub fn drive(
-    engine: &mut dyn IoEngine,
-    p: &Pattern,
-    data: &WriteData,
-    progress: &Progress,
-) -> Stats {
+pub fn drive(engine: &mut dyn IoEngine, p: &Pattern, data: &WriteData, live: Live) -> Stats {
     if !p.pace.startdelay.is_zero() {
         pace::wait_until(Instant::now() + p.pace.startdelay);
     }
-    let mut d = Driver::new(p, data, progress);
+    let mut d = Driver::new(p, data, live);
     d.run(engine);
     d.finish(engine)
 }
@@ -447,8 +485,18 @@ mod tests {
     fn null_engine_drives_the_runner_deterministically() {
         let p = pattern(Rw::RandRw, BlockSize::Fixed(4096), 40 << 20);
         let data = WriteData::new(1, 4096, 0);
-        let a = drive(null_engine(&p).as_mut(), &p, &data, &Progress::new());
-        let b = drive(null_engine(&p).as_mut(), &p, &data, &Progress::new());
+        let a = drive(
+            null_engine(&p).as_mut(),
+            &p,
+            &data,
+            Live::of(&Progress::new()),
+        );
+        let b = drive(
+            null_engine(&p).as_mut(),
+            &p,
+            &data,
+            Live::of(&Progress::new()),
+        );
         assert!(a.error.is_none());
         assert_eq!(a.reads + a.writes, 10240, "40 MiB in 4 KiB I/Os");
         assert_eq!(
@@ -469,7 +517,7 @@ mod tests {
             null_engine(&p).as_mut(),
             &p,
             &WriteData::new(1, 65536, 0),
-            &Progress::new(),
+            Live::of(&Progress::new()),
         );
         assert_eq!((s.reads, s.read_bytes), (16, 1 << 20));
         let mut rng = DataGen::new(3);
@@ -494,7 +542,7 @@ mod tests {
             null_engine(&p).as_mut(),
             &p,
             &WriteData::new(1, 4096, 0),
-            &Progress::new(),
+            Live::of(&Progress::new()),
         );
         let took = t.elapsed();
         assert!(took >= Duration::from_millis(300) && took < Duration::from_secs(3));

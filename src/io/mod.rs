@@ -15,13 +15,14 @@ pub mod perm;
 pub mod verify;
 
 pub use data::{DataGen, WriteData};
-pub use drive::drive;
+pub use drive::{drive, Live};
 pub use failure::Failure;
 pub use perm::Permutation;
 
 use std::time::Duration;
 
 use crate::metrics::hist::{self, Hist};
+use crate::metrics::timeline::Timeline;
 use crate::plan::job::{BlockSize, Distribution, Rw, Verify};
 
 /// What one worker does, resolved from a job: sizes in bytes, times as durations.
@@ -183,6 +184,8 @@ pub struct Stats {
     pub verify_errors: u64,
     /// The first bad block a reading job's verify found (the session words it with the path).
     pub mismatch: Option<verify::Mismatch>,
+    /// Latency over time: every I/O's latency, one histogram per interval.
+    pub timeline: Option<Timeline>,
 }
 
 impl Stats {
@@ -212,6 +215,7 @@ impl Stats {
             verified: 0,
             verify_errors: 0,
             mismatch: None,
+            timeline: None,
         }
     }
 }

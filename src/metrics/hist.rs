@@ -13,7 +13,12 @@ pub type Hist = Histogram<u64>;
 const HIGHEST_NS: u64 = 3_600_000_000_000;
 
 pub fn new() -> Hist {
-    Histogram::new_with_bounds(1, HIGHEST_NS, 3).expect("valid histogram bounds")
+    with_sigfig(3)
+}
+
+/// A histogram over the same range with `sigfig` significant digits (1 to 3).
+pub fn with_sigfig(sigfig: u8) -> Hist {
+    Histogram::new_with_bounds(1, HIGHEST_NS, sigfig.clamp(1, 3)).expect("valid histogram bounds")
 }
 
 pub fn encode(h: &Hist) -> String {

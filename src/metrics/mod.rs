@@ -7,3 +7,5 @@ pub mod diskstats;
 pub mod hist;
 pub mod layout;
 pub mod progress;
+pub mod steady;
+pub mod timeline;

@@ -235,6 +235,94 @@ pub struct Job {
     pub directory: Option<String>,
     pub stonewall: bool,
     pub group_reporting: bool,
+    /// fio's steadystate, ss_dur and ss_ramp: the job ends once its IOPS or bandwidth hold
+    /// steady (judged only when `dur` is above 0, as in fio).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub steadystate: Option<Steady>,
+}
+
+/// What fio's steadystate judges: the spread of the samples around their mean, or their
+/// least-squares slope, of IOPS or of bandwidth.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SteadyKind {
+    Iops,
+    IopsSlope,
+    Bw,
+    BwSlope,
+}
+
+impl SteadyKind {
+    pub const ALL: [(SteadyKind, &'static str); 4] = [
+        (SteadyKind::Iops, "iops"),
+        (SteadyKind::IopsSlope, "iops_slope"),
+        (SteadyKind::Bw, "bw"),
+        (SteadyKind::BwSlope, "bw_slope"),
+    ];
+
+    pub fn name(self) -> &'static str {
+        SteadyKind::ALL
+            .iter()
+            .find(|k| k.0 == self)
+            .map_or("iops", |k| k.1)
+    }
+
+    /// Judges IOPS (else bandwidth).
+    pub fn iops(self) -> bool {
+        matches!(self, SteadyKind::Iops | SteadyKind::IopsSlope)
+    }
+
+    pub fn slope(self) -> bool {
+        matches!(self, SteadyKind::IopsSlope | SteadyKind::BwSlope)
+    }
+}
+
+/// fio's steadystate=KIND:LIMIT[%] with ss_dur and ss_ramp; `headline` (compare --until-steady)
+/// makes the steady window's figures the record's own.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Steady {
+    pub kind: SteadyKind,
+    /// The limit: IOPS, bytes per second (per second, for a slope), or a percentage of the
+    /// window's mean when `pct`.
+    pub limit: f64,
+    pub pct: bool,
+    /// The rolling window (ss_dur), one sample a second; zero: not judged (fio's default).
+    pub dur: Duration,
+    /// How long after the job's ramp_time the first sample is taken (ss_ramp).
+    pub ramp: Duration,
+    #[serde(default)]
+    pub headline: bool,
+}
+
+impl Default for Steady {
+    /// fio's default criterion, iops_slope:0.01%, not judged until ss_dur is given.
+    fn default() -> Steady {
+        Steady {
+            kind: SteadyKind::IopsSlope,
+            limit: 0.01,
+            pct: true,
+            dur: Duration::ZERO,
+            ramp: Duration::ZERO,
+            headline: false,
+        }
+    }
+}
+
+impl Steady {
+    /// The criterion as fio spells it: `iops_slope:0.3%`.
+    pub fn criterion(&self) -> String {
+        format!(
+            "{}:{}{}",
+            self.kind.name(),
+            self.limit,
+            if self.pct { "%" } else { "" }
+        )
+    }
+
+    /// Whole seconds of the window (at least 1 when judged).
+    pub fn window(&self) -> usize {
+        self.dur.as_secs_f64().round() as usize
+    }
 }
 
 impl Default for Job {
@@ -292,6 +380,7 @@ impl Default for Job {
             directory: None,
             stonewall: false,
             group_reporting: false,
+            steadystate: None,
         }
     }
 }

@@ -48,6 +48,8 @@ pub const KEYS: &[&str] = &[
     "file_size",
     "baseline",
     "seed",
+    "interval",
+    "until_steady",
     "fsbench_version",
     "scale",
     "claim",
@@ -83,6 +85,13 @@ pub struct StudyFile {
     /// The seed every workload without a seed of its own derives its data from.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub seed: Option<u64>,
+    /// The interval of the latency-over-time histograms (`--interval`), e.g. "1s".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interval: Option<String>,
+    /// `compare --until-steady`'s criterion, window, ramp and maximum, e.g.
+    /// "iops_slope:0.5%,dur=10s,ramp=5s,max=120s".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub until_steady: Option<String>,
     /// The fsbench that wrote the file (`study.toml` of a study directory); informational.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fsbench_version: Option<String>,
@@ -344,6 +353,11 @@ pub fn from_plan(plan: &super::Plan) -> StudyFile {
         file_size: plan.overrides.file_size.map(|b| b.to_string()),
         baseline: plan.baseline.clone(),
         seed: plan.overrides.seed,
+        interval: plan
+            .overrides
+            .interval
+            .map(|d| format!("{}s", d.as_secs_f64())),
+        until_steady: plan.overrides.until_steady.map(|u| u.to_string()),
         fsbench_version: Some(env!("CARGO_PKG_VERSION").to_string()),
         scale: BTreeMap::new(),
         claims: meta.claims,

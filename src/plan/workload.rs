@@ -98,4 +98,119 @@ pub struct Overrides {
     /// that the study re-runs alike (`study.toml`); None draws a fresh one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub seed: Option<u64>,
+    /// The interval of the latency-over-time histograms of every phase (`--interval`); None: 1 s.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interval: Option<std::time::Duration>,
+    /// `compare --until-steady`: every preset job runs until its steady state, or its maximum.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub until_steady: Option<UntilSteady>,
+}
+
+/// `--until-steady[=CRITERION[,dur=D][,ramp=D][,max=D]]`: fio's steadystate criterion, its window
+/// and ramp, and the longest a job may run waiting for it.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct UntilSteady {
+    pub steady: crate::plan::job::Steady,
+    pub max: std::time::Duration,
+}
+
+/// What `--until-steady` alone means.
+pub const UNTIL_STEADY_DEFAULT: &str = "iops_slope:0.5%,dur=10s,ramp=5s,max=120s";
+
+impl std::fmt::Display for UntilSteady {
+    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        let s = &self.steady;
+        write!(
+            f,
+            "{},dur={}s,ramp={}s,max={}s",
+            s.criterion(),
+            s.dur.as_secs_f64(),
+            s.ramp.as_secs_f64(),
+            self.max.as_secs_f64()
+        )
+    }
+}
+
+impl std::str::FromStr for UntilSteady {
+    type Err = PlanError;
+
+    fn from_str(s: &str) -> Result<UntilSteady, PlanError> {
+        use crate::plan::fio::values::{parse_duration, parse_steady};
+        let fix = format!("e.g. --until-steady={UNTIL_STEADY_DEFAULT} (the default)");
+        let mut parts = s.split(',').map(str::trim);
+        let (kind, limit, pct) = parse_steady(parts.next().unwrap_or(""))
+            .map_err(|e| PlanError(format!("--until-steady: {e}")))?;
+        let mut u = UntilSteady {
+            steady: crate::plan::job::Steady {
+                kind,
+                limit,
+                pct,
+                dur: std::time::Duration::from_secs(10),
+                ramp: std::time::Duration::from_secs(5),
+                headline: true,
+            },
+            max: std::time::Duration::from_secs(120),
+        };
+        for p in parts {
+            let (k, v) = p.split_once('=').unwrap_or((p, ""));
+            let d = parse_duration(v).map_err(|e| format!("--until-steady {p}: {e}; {fix}"))?;
+            match k.trim() {
+                "dur" | "ss_dur" => u.steady.dur = d,
+                "ramp" | "ss_ramp" => u.steady.ramp = d,
+                "max" => u.max = d,
+                other => {
+                    return Err(format!(
+                    "--until-steady: unknown key '{other}': the keys are dur, ramp and max; {fix}"
+                )
+                    .into())
+                }
+            }
+        }
+        if u.steady.dur < std::time::Duration::from_secs(1) {
+            return Err(format!(
+                "--until-steady: dur is the window of one sample a second: give 1s or more; {fix}"
+            )
+            .into());
+        }
+        if u.max < u.steady.ramp + u.steady.dur {
+            return Err(format!("--until-steady: max ({:?}) is shorter than ramp + dur, so the state could never be judged: give a longer max; {fix}", u.max).into());
+        }
+        Ok(u)
+    }
+}
+
+impl Overrides {
+    /// The interval of the latency-over-time histograms.
+    pub fn interval(&self) -> std::time::Duration {
+        self.interval.unwrap_or(DEFAULT_INTERVAL)
+    }
+}
+
+/// The interval of the latency-over-time histograms when `--interval` is not given.
+pub const DEFAULT_INTERVAL: std::time::Duration = std::time::Duration::from_secs(1);
+
+#[cfg(test)]
+mod until_steady_tests {
+    use super::*;
+
+    #[test]
+    fn until_steady_reads_its_criterion_and_keys_and_says_them_back() {
+        let u: UntilSteady = UNTIL_STEADY_DEFAULT.parse().unwrap();
+        assert_eq!(u.steady.criterion(), "iops_slope:0.5%");
+        assert_eq!(u.max, std::time::Duration::from_secs(120));
+        assert!(u.steady.headline);
+        assert_eq!(u.to_string().parse::<UntilSteady>().unwrap(), u);
+        let u: UntilSteady = "bw:50m,dur=20s,max=5m".parse().unwrap();
+        assert_eq!((u.steady.limit, u.steady.pct), (52428800.0, false));
+        assert_eq!(u.steady.dur, std::time::Duration::from_secs(20));
+        for (bad, says) in [
+            ("lat:1%", "unknown criterion 'lat'"),
+            ("iops:1%,len=3s", "unknown key 'len'"),
+            ("iops:1%,max=5s", "shorter than ramp + dur"),
+            ("iops:1%,dur=0", "1s or more"),
+        ] {
+            let e = bad.parse::<UntilSteady>().unwrap_err().to_string();
+            assert!(e.contains(says), "{bad}: {e}");
+        }
+    }
 }

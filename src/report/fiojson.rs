@@ -74,6 +74,40 @@ fn direction(r: &Record, dir: &str, h: Option<&Hist>) -> Value {
     v
 }
 
+/// fio's `steadystate` object of a job that judged steady state: the criterion as fio prints it,
+/// the window in seconds, whether it was attained, the last value compared with the limit, the
+/// window's largest deviation and slope, and its samples (IOPS, and bandwidth in bytes/s).
+fn steadystate(r: &Record) -> Option<Value> {
+    let m = |k: &str| r.metrics.get(k).copied();
+    let reached = m("steady_reached")?;
+    let spec: crate::plan::job::Steady = r
+        .config
+        .as_ref()
+        .and_then(|c| c.get("steadystate"))
+        .and_then(|s| serde_json::from_value(s.clone()).ok())?;
+    let pct = if spec.pct { "%" } else { "" };
+    let ints = |k: &str| -> Vec<u64> {
+        r.series
+            .get(k)
+            .map(|v| v.iter().map(|x| x.round() as u64).collect())
+            .unwrap_or_default()
+    };
+    Some(json!({
+        "ss": format!("{}:{:.6}{pct}", spec.kind.name(), spec.limit),
+        "duration": spec.window(),
+        "attained": u8::from(reached > 0.0),
+        "criterion": format!("{:.6}{pct}", m("steady_criterion").unwrap_or(0.0)),
+        "max_deviation": m("steady_max_deviation").unwrap_or(0.0),
+        "slope": m("steady_slope").unwrap_or(0.0),
+        "data": {
+            "bw_mean": m("steady_bytes_per_sec").unwrap_or(0.0).round() as u64,
+            "iops_mean": m("steady_iops").unwrap_or(0.0).round() as u64,
+            "iops": ints("steady_iops"),
+            "bw": ints("steady_bytes_per_sec"),
+        },
+    }))
+}
+
 fn decode(r: &Record, name: &str) -> Option<Hist> {
     r.histograms.get(name).and_then(|t| hist::decode(t).ok())
 }
@@ -113,7 +147,7 @@ fn job(r: &Record, groupid: usize) -> Value {
                 .collect()
         })
         .unwrap_or_default();
-    json!({
+    let mut v = json!({
         "jobname": r.test,
         "groupid": groupid,
         "error": if r.outcome == Outcome::Failed { 5 } else { 0 },
@@ -133,7 +167,11 @@ fn job(r: &Record, groupid: usize) -> Value {
         "fsbench": {"target": r.target, "fs": r.fs, "workload": r.workload, "repeat": r.repeat,
                      "notes": r.notes, "error": r.error,
                      "latency": "fsbench times each I/O from queue to completion: clat_ns and lat_ns carry that one figure, slat_ns is not measured"},
-    })
+    });
+    if let Some(ss) = steadystate(r) {
+        v["steadystate"] = ss;
+    }
+    v
 }
 
 /// The block records of a study in fio's JSON shape (one job per record; a group per target
@@ -285,6 +323,13 @@ fn import_job(
     }
     metrics.insert("cpu_user_pct".into(), num(j, "usr_cpu"));
     metrics.insert("cpu_sys_pct".into(), num(j, "sys_cpu"));
+    if let Some(ss) = j.get("steadystate") {
+        let data = ss.get("data").cloned().unwrap_or(json!({}));
+        metrics.insert("steady_reached".into(), num(ss, "attained"));
+        metrics.insert("steady_window_s".into(), num(ss, "duration"));
+        metrics.insert("steady_iops".into(), num(&data, "iops_mean"));
+        metrics.insert("steady_bytes_per_sec".into(), num(&data, "bw_mean"));
+    }
     let error = num(j, "error");
     let options = j.get("job options").cloned().unwrap_or(json!({}));
     let config = json!({"imported_from": version, "job options": options});
@@ -304,6 +349,7 @@ fn import_job(
         notes: vec![format!("imported from {version} JSON: latency percentiles are fio's clat (fio's bins), not fsbench's histogram")],
         histograms: BTreeMap::new(),
         series: BTreeMap::new(),
+        latency_log: None,
         config: Some(config),
         failure: None,
         ranks: Vec::new(),

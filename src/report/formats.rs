@@ -20,6 +20,19 @@ struct Html;
 struct BonnieCsv;
 struct IozoneR;
 struct FioJson;
+struct Hlog;
+
+impl Renderer for Hlog {
+    fn name(&self) -> &'static str {
+        "hlog"
+    }
+    fn help(&self) -> &'static str {
+        "latency over time: every record's per-interval histograms as one HdrHistogram interval log (.hlog), tagged target/workload/test/repeat, for HdrHistogram's log tools and plotters"
+    }
+    fn render(&self, rep: &StudyReport, _title: &str) -> String {
+        super::overtime::hlog_text(&rep.records)
+    }
+}
 
 impl Renderer for FioJson {
     fn name(&self) -> &'static str {
@@ -121,7 +134,7 @@ impl Renderer for Html {
 }
 
 pub(crate) static FORMATS: &[&dyn Renderer] = &[
-    &Term, &Markdown, &Csv, &Json, &Html, &BonnieCsv, &IozoneR, &FioJson,
+    &Term, &Markdown, &Csv, &Json, &Html, &BonnieCsv, &IozoneR, &FioJson, &Hlog,
 ];
 
 pub(crate) fn names() -> Vec<&'static str> {

@@ -13,6 +13,7 @@ mod html;
 mod markdown;
 mod markup;
 pub(crate) mod merge;
+pub(crate) mod overtime;
 mod records;
 mod stats;
 mod summary;

@@ -224,6 +224,78 @@ pub(crate) fn heatmap(title: &str, cols: &[String], rows: &[(String, Vec<HeatCel
     s
 }
 
+/// Latency over time as a heat-map: a column per interval (starting at `at`, in seconds), a row
+/// per percentile, the colour the latency on a log scale from light (the fastest) to dark red
+/// (the slowest); hovering a cell says its interval and value.
+pub(crate) fn time_heatmap(title: &str, at: &[f64], rows: &[(String, Vec<Option<f64>>)]) -> String {
+    let (lw, pw, ch, top) = (56.0, 660.0, 18.0, 28.0);
+    let n = at.len().max(1);
+    let cw = pw / n as f64;
+    let vals = rows.iter().flat_map(|r| r.1.iter().flatten().copied());
+    let (lo, hi) = vals.fold((f64::MAX, 0.0f64), |(a, b), v| (a.min(v), b.max(v)));
+    let (a, b) = (
+        lo.max(1.0).log10(),
+        hi.max(1.0).log10().max(lo.max(1.0).log10() + 0.1),
+    );
+    let bottom = top + ch * rows.len() as f64;
+    let mut s = open(lw + pw + 20.0, bottom + 62.0, title);
+    for (i, (name, cells)) in rows.iter().enumerate() {
+        let y = top + ch * i as f64;
+        let _ = write!(
+            s,
+            r#"<text x="{:.1}" y="{:.1}" class="axis" text-anchor="end">{}</text>"#,
+            lw - 6.0,
+            y + 13.0,
+            esc(name)
+        );
+        for (j, c) in cells.iter().enumerate() {
+            let Some(v) = c else { continue };
+            let k = ((v.max(1.0).log10() - a) / (b - a)).clamp(0.0, 1.0);
+            let rgb = |from: f64, to: f64| from + (to - from) * k;
+            let _ = write!(
+                s,
+                r#"<rect x="{:.2}" y="{y:.1}" width="{:.2}" height="{:.1}" fill="rgb({:.0},{:.0},{:.0})"><title>{}: {} at {:.0} s</title></rect>"#,
+                lw + cw * j as f64,
+                cw.max(0.5),
+                ch - 1.0,
+                rgb(255.0, 127.0),
+                rgb(245.0, 0.0),
+                rgb(235.0, 0.0),
+                esc(name),
+                esc(&short_ns(*v)),
+                at.get(j).copied().unwrap_or(0.0),
+            );
+        }
+    }
+    // Seconds along the bottom, in round steps.
+    let end = at.last().copied().unwrap_or(0.0) + at.get(1).map_or(1.0, |x| x - at[0]);
+    let mut last_end = f64::MIN;
+    for t in ticks(end, 6).into_iter().filter(|t| *t <= end) {
+        let x = lw + t / end.max(1e-9) * pw;
+        let label = short(t);
+        if x - text_w(&label) / 2.0 > last_end + 4.0 {
+            let _ = write!(
+                s,
+                r#"<text x="{x:.1}" y="{:.1}" class="axis tick" text-anchor="middle">{}</text>"#,
+                bottom + 13.0,
+                esc(&label)
+            );
+            last_end = x + text_w(&label) / 2.0;
+        }
+    }
+    let _ = write!(
+        s,
+        r#"<text x="{:.1}" y="{:.1}" class="axis axis-label" text-anchor="middle">second</text><text x="{lw:.1}" y="{:.1}" class="axis">light {} .. dark {} (log scale)</text>"#,
+        lw + pw / 2.0,
+        bottom + 29.0,
+        bottom + 48.0,
+        esc(&short_ns(lo.min(hi))),
+        esc(&short_ns(hi)),
+    );
+    s.push_str("</svg>");
+    s
+}
+
 /// A named line of (x, y) points.
 pub(crate) type Series = (String, Vec<(f64, f64)>);
 
@@ -267,6 +339,26 @@ fn log_ticks(lo: f64, hi: f64) -> Vec<f64> {
     t
 }
 
+/// A tick's label on an axis.
+fn axis_label(ax: &Axis, v: f64) -> String {
+    match ax {
+        Axis::Linear(_) => short(v),
+        Axis::LogNs(_) => short_ns(v),
+        Axis::Nines => {
+            let p = format!("{:.2}", v * 100.0);
+            format!("{}%", p.trim_end_matches('0').trim_end_matches('.'))
+        }
+    }
+}
+
+/// An axis's title.
+fn axis_title(ax: &Axis) -> String {
+    match ax {
+        Axis::Linear(u) | Axis::LogNs(u) => u.to_string(),
+        Axis::Nines => "share of I/Os at or below".into(),
+    }
+}
+
 /// Lines over shared axes with a legend; `x` and `y` say how each axis maps its values.
 pub(crate) fn lines(title: &str, x: Axis, y: Axis, series: &[Series]) -> String {
     let (w, ph) = (760.0, 202.0);
@@ -279,7 +371,7 @@ pub(crate) fn lines(title: &str, x: Axis, y: Axis, series: &[Series]) -> String 
     let xs = pts().map(|p| p.0).filter(|v| v.is_finite());
     let ys = pts().map(|p| p.1).filter(|v| v.is_finite());
     let (x_lo, x_hi) = xs.fold((f64::MAX, f64::MIN), |(a, b), v| (a.min(v), b.max(v)));
-    let y_hi = ys.fold(0.0, f64::max);
+    let (y_lo, y_hi) = ys.fold((f64::MAX, 0.0f64), |(a, b), v| (a.min(v), b.max(v)));
     // Each axis: ticks and a map to [0, 1].
     let frame = |ax: &Axis, lo: f64, hi: f64| -> (Vec<f64>, Box<dyn Fn(f64) -> f64>) {
         match ax {
@@ -301,21 +393,16 @@ pub(crate) fn lines(title: &str, x: Axis, y: Axis, series: &[Series]) -> String 
         }
     };
     let (xt, fx) = frame(&x, x_lo.max(0.0), x_hi);
-    let (yt, fy) = frame(&y, 0.0, y_hi);
+    // A latency axis starts at the smallest latency; the others at 0.
+    let y_lo = if matches!(y, Axis::LogNs(_)) {
+        y_lo
+    } else {
+        0.0
+    };
+    let (yt, fy) = frame(&y, y_lo, y_hi);
     let px = |v: f64| left + fx(v).clamp(0.0, 1.0) * pw;
     let py = |v: f64| top + ph - fy(v).clamp(0.0, 1.0) * ph;
-    let label = |ax: &Axis, v: f64| match ax {
-        Axis::Linear(_) => short(v),
-        Axis::LogNs(_) => short_ns(v),
-        Axis::Nines => {
-            let p = format!("{:.2}", v * 100.0);
-            format!("{}%", p.trim_end_matches('0').trim_end_matches('.'))
-        }
-    };
-    let title_of = |ax: &Axis| match ax {
-        Axis::Linear(u) | Axis::LogNs(u) => u.to_string(),
-        Axis::Nines => "share of I/Os at or below".into(),
-    };
+    let (label, title_of) = (axis_label, axis_title);
     let mut s = open(w, h, title);
     for v in &yt {
         let _ = write!(

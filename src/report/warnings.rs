@@ -87,6 +87,9 @@ pub(crate) fn build(records: &[Record], rows: &[Row], manifest: &[String]) -> Ve
             details: cached,
         });
     }
+    if let Some((text, details)) = super::overtime::warning(records) {
+        out.push(Warning { text, details });
+    }
     let max_n = rows.iter().map(|r| r.summary.n).max().unwrap_or(0);
     if max_n > 0 && max_n < 3 {
         out.push(Warning::line(format!(

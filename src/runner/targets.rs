@@ -55,6 +55,7 @@ pub fn here_ctx(place: &Where, quiet: bool, ranks: RankCtx) -> Option<TargetCtx>
             target: None,
             quiet,
             ranks,
+            interval: crate::metrics::timeline::DEFAULT,
         }),
         Where::Provision { .. } => None,
     }
@@ -66,7 +67,8 @@ impl Getter<'_> {
         let (workdir, keep) = match self.place {
             Where::Provision { workdir, keep } => (workdir, *keep),
             Where::Here { .. } => {
-                let ctx = here_ctx(self.place, self.quiet, self.ranks).expect("a here target");
+                let mut ctx = here_ctx(self.place, self.quiet, self.ranks).expect("a here target");
+                ctx.interval = self.plan.overrides.interval();
                 return Ok(Got {
                     label: spec.label.clone(),
                     fs: ctx.fs.clone(),
@@ -130,6 +132,7 @@ impl Getter<'_> {
                 target: Some(std::sync::Arc::new(m.handle(spec))),
                 quiet: self.quiet,
                 ranks: self.ranks,
+                interval: self.plan.overrides.interval(),
             },
             mounted: Some(m),
         }
@@ -197,6 +200,7 @@ impl Getter<'_> {
                     target: None,
                     quiet: self.quiet,
                     ranks: self.ranks,
+                    interval: self.plan.overrides.interval(),
                 },
                 mounted: None,
             }),

@@ -10,8 +10,10 @@ use serde::{Deserialize, Serialize};
 use crate::plan::Plan;
 use crate::plan::TargetInfo;
 
+pub mod hlog;
 pub mod note;
 mod study;
+pub use hlog::LatencyLog;
 pub use study::{lock_state, LockState, Study};
 
 /// The workload name of the record of a target that could not be provisioned.
@@ -113,6 +115,10 @@ pub struct Record {
     /// Per-second series by name (`iops`, `bytes_per_sec`).
     #[serde(skip_serializing_if = "BTreeMap::is_empty", default)]
     pub series: BTreeMap<String, Vec<f64>>,
+    /// Latency over time: where its interval histograms are (`latency.hlog`, under a tag); the
+    /// intervals themselves are read with the records.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub latency_log: Option<LatencyLog>,
     /// The job as run (block workloads): every option that changes results.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub config: Option<serde_json::Value>,
@@ -162,6 +168,8 @@ pub struct Phase {
     pub histograms: BTreeMap<String, String>,
     /// Per-second series, by name (e.g. iops, bytes_per_sec).
     pub series: BTreeMap<String, Vec<f64>>,
+    /// Latency over time (one histogram per interval); the frame sets the part's.
+    pub latency: Option<crate::metrics::timeline::Timeline>,
     /// The job as run, with every option that changes results.
     pub config: Option<serde_json::Value>,
     /// Some(reason) when the phase could not run on this target.
@@ -226,6 +234,11 @@ impl Record {
             notes: p.notes,
             histograms: p.histograms,
             series: p.series,
+            latency_log: p
+                .latency
+                .as_ref()
+                .filter(|t| !t.slices.is_empty())
+                .map(LatencyLog::of),
             config: p.config,
             failure: p.failure,
             ranks: p.ranks,
@@ -302,7 +315,7 @@ pub fn load_results(dir: &Path) -> Result<Vec<Record>, StoreError> {
 pub fn load_results_torn(dir: &Path) -> Result<(Vec<Record>, Option<String>), StoreError> {
     let path = dir.join("results.jsonl");
     let text = std::fs::read_to_string(&path).map_err(io_at(&path))?;
-    let mut out = Vec::new();
+    let mut out: Vec<Record> = Vec::new();
     let mut torn = None;
     let lines: Vec<&str> = text.lines().collect();
     for (i, line) in lines.iter().enumerate() {
@@ -322,7 +335,26 @@ pub fn load_results_torn(dir: &Path) -> Result<(Vec<Record>, Option<String>), St
             }
         }
     }
+    attach_latency_logs(dir, &mut out);
     Ok((out, torn))
+}
+
+/// The intervals of the records that have a latency log, read from the study's `latency.hlog`
+/// (a study without one, or a line that does not read, leaves them empty: the report then draws
+/// no latency over time for them).
+fn attach_latency_logs(dir: &Path, records: &mut [Record]) {
+    if !records.iter().any(|r| r.latency_log.is_some()) {
+        return;
+    }
+    let Ok(text) = std::fs::read_to_string(dir.join(hlog::FILE)) else {
+        return;
+    };
+    let mut by_tag = hlog::parse(&text);
+    for r in records.iter_mut() {
+        if let Some(l) = r.latency_log.as_mut() {
+            l.lines = by_tag.remove(&l.tag).unwrap_or_default();
+        }
+    }
 }
 
 /// The target and repeat a torn record names, as far as its bytes go (the key fields come first

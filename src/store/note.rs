@@ -18,6 +18,8 @@ pub enum Kind {
     TooFast,
     /// Fragmentation could not be measured here.
     Fragmentation,
+    /// Whether and when a job reached its steady state (fio's steadystate).
+    Steady,
     /// Anything else: a remark with no kind.
     Plain,
 }
@@ -30,6 +32,7 @@ const KINDS: &[Kind] = &[
     Kind::Short,
     Kind::TooFast,
     Kind::Fragmentation,
+    Kind::Steady,
 ];
 
 impl Kind {
@@ -42,6 +45,7 @@ impl Kind {
             Kind::Short => "short",
             Kind::TooFast => "too_fast",
             Kind::Fragmentation => "fragmentation",
+            Kind::Steady => "steady",
             Kind::Plain => "",
         }
     }

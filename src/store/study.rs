@@ -4,10 +4,10 @@
 //! `compare --resume` of a study that is still running is refused with the writer's pid).
 
 use std::fs::File;
-use std::io::Write;
+use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
-use super::{io_at, read_manifest, Manifest, Record, StoreError};
+use super::{hlog, io_at, read_manifest, LatencyLog, Manifest, Record, StoreError};
 use crate::sys::dirfd::Dir;
 
 const RESULTS: &str = "results.jsonl";
@@ -19,6 +19,8 @@ pub struct Study {
     /// The directory, open (its descriptor holds the lock).
     fd: Dir,
     results: File,
+    /// latency.hlog, opened at the first record with latency over time, and the next tag.
+    hlog: Option<(File, u64)>,
 }
 
 /// Whether someone is writing a study now.
@@ -154,6 +156,7 @@ impl Study {
             dir: dir.to_path_buf(),
             results: open_in(&fd, dir, RESULTS)?,
             fd,
+            hlog: None,
         };
         study.save_manifest(manifest)?;
         Ok(study)
@@ -168,6 +171,7 @@ impl Study {
             dir: dir.to_path_buf(),
             results: open_in(&fd, dir, RESULTS)?,
             fd,
+            hlog: None,
         };
         Ok((study, manifest))
     }
@@ -189,6 +193,7 @@ impl Study {
             dir: dir.to_path_buf(),
             results: open_in(&fd, dir, RESULTS)?,
             fd,
+            hlog: None,
         })
     }
 
@@ -220,8 +225,22 @@ impl Study {
         Ok(())
     }
 
-    /// Appends one record and makes it durable before returning.
+    /// Appends one record and makes it durable before returning. Its latency over time goes to
+    /// latency.hlog first (flushed and synced), under a tag the record then names.
     pub fn append(&mut self, rec: &Record) -> Result<(), StoreError> {
+        let tagged;
+        let rec = match &rec.latency_log {
+            Some(l) if !l.lines.is_empty() => {
+                let mut r = rec.clone();
+                let tag = self.append_latency(l, &r.started_at)?;
+                if let Some(l) = r.latency_log.as_mut() {
+                    l.tag = tag;
+                }
+                tagged = r;
+                &tagged
+            }
+            _ => rec,
+        };
         let path = self.dir.join(RESULTS);
         let mut line = serde_json::to_vec(rec)
             .map_err(std::io::Error::other)
@@ -229,6 +248,51 @@ impl Study {
         line.push(b'\n');
         self.results.write_all(&line).map_err(io_at(&path))?;
         self.results.sync_data().map_err(io_at(&path))
+    }
+
+    /// A record's intervals appended to latency.hlog (made with its header when missing; a torn
+    /// last line left by a crash is ended first, so it stays a line of its own): the tag given.
+    fn append_latency(&mut self, l: &LatencyLog, started_at: &str) -> Result<String, StoreError> {
+        let path = self.dir.join(hlog::FILE);
+        if self.hlog.is_none() {
+            let old = match self.fd.kind_of(hlog::FILE).map_err(io_at(&path))? {
+                Some((libc::S_IFLNK, _)) => {
+                    return Err(StoreError::Link {
+                        path: path.display().to_string(),
+                    })
+                }
+                Some((_, len)) if len > 0 => {
+                    let mut text = String::new();
+                    self.fd
+                        .open_read_nofollow(hlog::FILE)
+                        .and_then(|mut f| f.read_to_string(&mut text))
+                        .map_err(io_at(&path))?;
+                    text
+                }
+                _ => String::new(),
+            };
+            let mut f = open_in(&self.fd, &self.dir, hlog::FILE)?;
+            let start = l.lines.first().map_or(0.0, |i| i.start_s);
+            let lead = if old.is_empty() {
+                hlog::header(
+                    start,
+                    &format!("fsbench latency over time, from {started_at}"),
+                )
+            } else if !old.ends_with('\n') {
+                "\n".to_string()
+            } else {
+                String::new()
+            };
+            f.write_all(lead.as_bytes()).map_err(io_at(&path))?;
+            self.hlog = Some((f, hlog::next_tag(&old)));
+        }
+        let (f, next) = self.hlog.as_mut().expect("opened above");
+        let tag = format!("r{next}");
+        *next += 1;
+        f.write_all(l.text(&tag).as_bytes())
+            .and_then(|_| f.sync_data())
+            .map_err(io_at(&path))?;
+        Ok(tag)
     }
 
     pub fn save_manifest(&self, m: &Manifest) -> Result<(), StoreError> {
@@ -312,6 +376,63 @@ mod tests {
         assert_eq!(std::fs::read_to_string(&target).unwrap(), "keep me");
         assert!(!is_link(&dir.join(MANIFEST)));
         assert!(!dir.join("manifest.json.tmp").exists());
+    }
+
+    #[test]
+    fn latency_over_time_goes_to_latency_hlog_and_comes_back_with_the_records() {
+        use crate::metrics::timeline::{Slice, Timeline};
+        let t = tempfile::tempdir().unwrap();
+        let dir = t.path().join("s");
+        let mut s = Study::create(&dir, &manifest()).unwrap();
+        let mut h = crate::metrics::hist::new();
+        h.record_n(20_000, 500).unwrap();
+        let phase = |test: &str| crate::store::Phase {
+            test: test.into(),
+            latency: Some(Timeline {
+                width_s: 1.0,
+                start_epoch_s: 1_761_300_000.0,
+                end_s: 2.0,
+                slices: vec![Slice::of(&h), Slice::of(&h)],
+            }),
+            ..Default::default()
+        };
+        let key = crate::store::RecordKey {
+            target: "tmpfs",
+            fs: "tmpfs",
+            workload: "cdm",
+            repeat: 0,
+        };
+        s.append(&Record::from_phase(&key, phase("a"))).unwrap();
+        s.append(&Record::from_phase(&key, phase("b"))).unwrap();
+        // The record's line names its tag; the intervals are in the log, not in results.jsonl.
+        let jsonl = std::fs::read_to_string(dir.join(RESULTS)).unwrap();
+        assert!(jsonl.contains(r#""tag":"r2""#), "{jsonl}");
+        assert!(!jsonl.contains("HISTF"));
+        drop(s);
+        // A crash tore the log's last line: the next writer ends it and counts tags on.
+        let f = dir.join(hlog::FILE);
+        std::fs::OpenOptions::new()
+            .append(true)
+            .open(&f)
+            .unwrap()
+            .write_all(b"Tag=r3,1.0")
+            .unwrap();
+        let (mut s, _) = Study::open(&dir).unwrap();
+        s.append(&Record::from_phase(&key, phase("c"))).unwrap();
+        let recs = crate::store::load_results(&dir).unwrap();
+        let tags: Vec<&str> = recs
+            .iter()
+            .map(|r| r.latency_log.as_ref().unwrap().tag.as_str())
+            .collect();
+        assert_eq!(tags, ["r1", "r2", "r4"]);
+        for r in &recs {
+            let l = r.latency_log.as_ref().unwrap();
+            assert_eq!(l.lines.len(), 2);
+            assert_eq!(l.lines[1].decode().unwrap().len(), 500);
+        }
+        assert!(std::fs::read_to_string(&f)
+            .unwrap()
+            .starts_with("#[fsbench latency over time"));
     }
 
     #[test]

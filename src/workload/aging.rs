@@ -192,8 +192,13 @@ impl Session for AgingSession {
         self.inner.work(phase, ctx)
     }
 
-    fn beside(&self, phase: usize, done: &std::sync::atomic::AtomicBool) {
-        self.inner.beside(phase, done)
+    fn beside(
+        &self,
+        phase: usize,
+        done: &std::sync::atomic::AtomicBool,
+        workers: &[crate::metrics::progress::Progress],
+    ) {
+        self.inner.beside(phase, done, workers)
     }
 
     fn finish(&mut self, phase: usize, m: &Merged) -> Result<Vec<Phase>, RunError> {

@@ -280,7 +280,7 @@ mod tests {
         let o = Overrides {
             runtime: Some(Duration::from_secs(2)),
             file_size: Some(256 << 20),
-            seed: None,
+            ..Default::default()
         };
         for j in &mut jobs {
             apply_overrides(j, &o);

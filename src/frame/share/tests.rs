@@ -123,3 +123,36 @@ fn a_histogram_that_does_not_decode_names_the_rank() {
     let e = combine(mine(), vec![s]).unwrap_err();
     assert!(e.contains("rank 2") && e.contains("lat"), "{e}");
 }
+
+#[test]
+fn latency_over_time_adds_interval_by_interval_across_ranks() {
+    use crate::metrics::timeline::{Slice, Timeline};
+    let timeline = |lats: &[&[u64]]| Timeline {
+        width_s: 1.0,
+        start_epoch_s: 1000.0,
+        end_s: lats.len() as f64,
+        slices: lats
+            .iter()
+            .map(|l| {
+                let mut h = hist::new();
+                l.iter().for_each(|v| h.record(*v).unwrap());
+                Slice::of(&h)
+            })
+            .collect(),
+    };
+    let mut a = share(0, "a", 0.0, 2.0, 3, 3, 1000);
+    a.parts[0].timeline = Some(timeline(&[&[1000, 1000], &[1000]]));
+    let mut b = share(1, "b", 0.0, 3.0, 4, 4, 1000);
+    b.parts[0].timeline = Some(timeline(&[&[500], &[2000], &[9_000_000, 8_000]]));
+    // As the transport carries them: JSON.
+    let wire =
+        |s: &Share| serde_json::from_str::<Share>(&serde_json::to_string(s).unwrap()).unwrap();
+    let m = combine(mine(), vec![wire(&a), wire(&b)]).unwrap();
+    let t = m.parts[0].timeline.as_ref().expect("a merged timeline");
+    let counts: Vec<u64> = t.slices.iter().map(Slice::count).collect();
+    assert_eq!(counts, vec![3, 2, 2]);
+    assert_eq!(t.end_s, 3.0);
+    assert!(t.slices[2].to_hist(3).max() >= 9_000_000);
+    // The sum of the intervals is what every rank recorded.
+    assert_eq!(t.total().count(), 7);
+}

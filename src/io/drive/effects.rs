@@ -64,7 +64,7 @@ fn run_on(p: &Pattern, disk: Vec<u8>) -> (Rec, Stats) {
         &mut e,
         p,
         &WriteData::new(1, p.max_bs(), 0),
-        &Progress::new(),
+        crate::io::Live::of(&Progress::new()),
     );
     (e, st)
 }

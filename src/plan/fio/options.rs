@@ -40,6 +40,10 @@ pub const GROUPS: &[(&str, &str)] = &[
         "verify do_verify verify_only verify_pattern verify_interval verify_offset verify_fatal verify_dump verify_backlog",
     ),
     (
+        "steady state",
+        "steadystate ss steadystate_duration ss_dur steadystate_ramp_time ss_ramp",
+    ),
+    (
         "engines and reporting",
         "ioengine fixedbufs registerfiles percentile_list clat_percentiles lat_percentiles disk_util gtod_reduce disable_lat disable_clat disable_slat clocksource kb_base unit_base",
     ),
@@ -70,6 +74,7 @@ impl Job {
             Job::apply_pace,
             Job::apply_data,
             Job::apply_verify,
+            Job::apply_steady,
             Job::apply_report,
         ] {
             match group(self, key, value)? {
@@ -112,6 +117,37 @@ impl Job {
             "time_based" => self.time_based = parse_bool(key, v)?,
             "stonewall" | "wait_for_previous" => self.stonewall = parse_bool(key, v)?,
             _ => return Ok(NotMine),
+        }
+        Ok(Done)
+    }
+
+    /// fio's steadystate: the criterion, the window and its ramp, in any order.
+    fn apply_steady(&mut self, key: &str, v: Option<&str>) -> R<Got> {
+        let ours = [
+            "steadystate",
+            "ss",
+            "steadystate_duration",
+            "ss_dur",
+            "steadystate_ramp_time",
+            "ss_ramp",
+        ];
+        if !ours.contains(&key) {
+            return Ok(NotMine);
+        }
+        let ss = self.steadystate.get_or_insert_with(Default::default);
+        match key {
+            "steadystate" | "ss" => {
+                let (kind, limit, pct) = parse_steady(need(key, v)?)?;
+                (ss.kind, ss.limit, ss.pct) = (kind, limit, pct);
+            }
+            "steadystate_duration" | "ss_dur" => {
+                let d = duration(key, v)?;
+                if !d.is_zero() && d < std::time::Duration::from_secs(1) {
+                    return Err(format!("{key}={}: the window holds one sample a second: give 1s or more (0 turns steady state off)", need(key, v)?).into());
+                }
+                ss.dur = d;
+            }
+            _ => ss.ramp = duration(key, v)?,
         }
         Ok(Done)
     }

@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use crate::plan::job::{BlockSize, Distribution, EngineKind, Rw, SizeSpec};
+use crate::plan::job::{BlockSize, Distribution, EngineKind, Rw, SizeSpec, SteadyKind};
 use crate::plan::units::parse_size;
 use crate::plan::PlanError;
 
@@ -111,6 +111,9 @@ pub(super) fn example(key: &str) -> &'static str {
         "verify" => "crc32c",
         "random_distribution" => "zipf:1.2",
         "rate" => "10m",
+        "steadystate" | "ss" => "iops_slope:0.3%",
+        "ss_dur" | "steadystate_duration" => "30s",
+        "ss_ramp" | "steadystate_ramp_time" => "10s",
         _ => "1",
     }
 }
@@ -139,6 +142,44 @@ pub(super) fn per_dir<T: Clone>(v: &str, f: impl Fn(&str) -> R<T>) -> R<[Option<
         one(parts[2])?;
     }
     Ok([read, write])
+}
+
+/// fio's steadystate value, `KIND:LIMIT[%]`: the kind, the limit, and whether it is a
+/// percentage of the mean. A bandwidth limit takes a size (`bw:10m`, bytes per second).
+pub fn parse_steady(v: &str) -> R<(SteadyKind, f64, bool)> {
+    let fix =
+        "write steadystate=iops|iops_slope|bw|bw_slope:LIMIT[%], e.g. steadystate=iops_slope:0.3%";
+    let Some((kind, limit)) = v.split_once(':') else {
+        return Err(format!("steadystate={v}: no limit after the criterion: {fix}").into());
+    };
+    let kind = SteadyKind::ALL
+        .iter()
+        .find(|k| k.1 == kind.trim().to_ascii_lowercase())
+        .map(|k| k.0)
+        .ok_or_else(|| {
+            format!(
+                "steadystate={v}: unknown criterion '{}': {fix}",
+                kind.trim()
+            )
+        })?;
+    let limit = limit.trim();
+    let (num, pct) = match limit.strip_suffix('%') {
+        Some(n) => (n.trim(), true),
+        None => (limit, false),
+    };
+    let bad = || format!("steadystate={v}: '{limit}' is not a limit: {fix}");
+    let value = if pct || kind.iops() {
+        num.parse::<f64>().map_err(|_| bad())?
+    } else {
+        parse_fio_size(num).map_err(|_| bad())? as f64
+    };
+    if !value.is_finite() || value <= 0.0 {
+        return Err(format!(
+            "steadystate={v}: the limit must be above 0 (a criterion below 0 is never met): {fix}"
+        )
+        .into());
+    }
+    Ok((kind, value, pct))
 }
 
 pub(super) fn duration(key: &str, v: Option<&str>) -> R<Duration> {

@@ -141,6 +141,7 @@ fn sections(records: &[&Record]) -> Vec<Section> {
             if note::has(&r.notes, note::Kind::PageCache) {
                 row.note = "page cache".into();
             }
+            add_note(&mut row.note, steady_note(r));
             if r.less_work().is_some() {
                 row.note = format!("{} less work than asked", super::less::MARK);
             }
@@ -186,4 +187,24 @@ fn sections(records: &[&Record]) -> Vec<Section> {
         });
     }
     out
+}
+
+/// Whether a job that judged steady state reached it (fio's steadystate, --until-steady).
+fn steady_note(r: &Record) -> Option<String> {
+    let reached = *r.metrics.get("steady_reached")?;
+    Some(match r.metrics.get("steady_at_s") {
+        Some(at) if reached > 0.0 => format!("steady at {at:.0} s"),
+        _ => "not steady".to_string(),
+    })
+}
+
+/// Adds a remark to a row's note once.
+fn add_note(note: &mut String, more: Option<String>) {
+    let Some(more) = more.filter(|m| !note.contains(m.as_str())) else {
+        return;
+    };
+    if !note.is_empty() {
+        note.push_str("; ");
+    }
+    note.push_str(&more);
 }

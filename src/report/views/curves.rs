@@ -1,8 +1,11 @@
 //! The HTML page's curves: latency CDFs from the stored HdrHistograms (latency on a log axis,
-//! the share of I/Os on the nines scale), per-second throughput lines and the files workload's
-//! degradation trend (files/s as the tree grows); the first repeat of each target. Claims no
-//! records: it draws every measured record that has a histogram or a series. Pure.
+//! the share of I/Os on the nines scale), per-second throughput lines, each followed by its
+//! latency over time per target (p50, p99 and p99.9 per interval, and a heat-map of every
+//! percentile per interval, from `latency.hlog`), and the files workload's degradation trend
+//! (files/s as the tree grows); the first repeat of each target. Claims no records: it draws
+//! every measured record that has a histogram, a series or a latency log. Pure.
 
+use crate::report::overtime;
 use crate::report::records::test_name;
 use crate::report::svg;
 use crate::report::view::{Body, Charts, Section, Shown, Study, WorkloadView};
@@ -96,7 +99,48 @@ fn series_points(r: &Record) -> Option<(&'static str, Vec<(f64, f64)>)> {
     Some((key, pts))
 }
 
-/// 4. Per-second throughput and 5. the files trend (first repeat of each target).
+/// A test's latency over time on each target (first repeat): p50, p99 and p99.9 per interval as
+/// lines on a log axis, and every percentile per interval as a heat-map.
+fn over_time_charts(records: &[Record], name: &str, body: &mut Vec<String>) {
+    let mut seen: Vec<&str> = Vec::new();
+    for r in records.iter().filter(|r| r.outcome == Outcome::Ok) {
+        if test_name(&r.workload, &r.test) != name || seen.contains(&r.target.as_str()) {
+            continue;
+        }
+        let Some((_, pts)) = overtime::points(r) else {
+            continue;
+        };
+        seen.push(&r.target);
+        let at: Vec<f64> = pts.iter().map(|p| p.at_s).collect();
+        let line = |k: usize| -> svg::Series {
+            let xy = pts
+                .iter()
+                .filter_map(|p| p.ns[k].map(|v| (p.at_s, v)))
+                .collect();
+            (overtime::QUANTILES[k].1.to_string(), xy)
+        };
+        body.push(svg::lines(
+            &format!("{name} on {}: latency over time", r.target),
+            svg::Axis::Linear("second"),
+            svg::Axis::LogNs("latency per interval (log scale)"),
+            &[line(0), line(2), line(3)],
+        ));
+        let rows: Vec<(String, Vec<Option<f64>>)> = overtime::QUANTILES
+            .iter()
+            .enumerate()
+            .rev()
+            .map(|(k, (_, q))| (q.to_string(), pts.iter().map(|p| p.ns[k]).collect()))
+            .collect();
+        body.push(svg::time_heatmap(
+            &format!("{name} on {}: latency percentiles per interval", r.target),
+            &at,
+            &rows,
+        ));
+    }
+}
+
+/// Per-second throughput, each followed by its latency over time, and the files trend (first
+/// repeat of each target); then the latency over time of tests without a series.
 fn series_charts(records: &[Record], body: &mut Vec<String>) {
     let mut per_sec: Vec<(String, String, Vec<svg::Series>)> = Vec::new();
     for r in records.iter().filter(|r| r.outcome == Outcome::Ok) {
@@ -132,6 +176,17 @@ fn series_charts(records: &[Record], body: &mut Vec<String>) {
             svg::Axis::Linear(if files { "files/s" } else { "MB/s" }),
             series,
         ));
+        over_time_charts(records, name, body);
+    }
+    let mut rest: Vec<String> = Vec::new();
+    for r in records.iter().filter(|r| r.latency_log.is_some()) {
+        let name = test_name(&r.workload, &r.test);
+        if !per_sec.iter().any(|c| c.0 == name) && !rest.contains(&name) {
+            rest.push(name);
+        }
+    }
+    for name in &rest {
+        over_time_charts(records, name, body);
     }
 }
 

@@ -277,7 +277,7 @@ fn line(g: &Group) -> String {
     let by = match (g.ratio, g.ci_lo, g.ci_hi) {
         (Some(r), Some(lo), Some(hi)) => {
             format!(
-                "{}x the next, {next} (95% CI {}-{})",
+                "{}x the next, {next} (95% interval {}-{})",
                 fmt(r),
                 fmt(lo),
                 fmt(hi)
@@ -363,7 +363,7 @@ mod tests {
         assert!(!g.not_significant.iter().any(|(t, _)| t == "a"));
         let l = line(g);
         assert!(l.starts_with("cdm (iops over 2 tests): best b, 1.0"), "{l}");
-        assert!(l.contains("x the next, c (95% CI "), "{l}");
+        assert!(l.contains("x the next, c (95% interval "), "{l}");
         assert!(l.contains("not significantly different from c"), "{l}");
     }
 

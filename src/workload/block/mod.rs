@@ -8,6 +8,7 @@ mod resolve;
 mod session;
 pub use session::BlockSession;
 pub mod snap;
+mod steady;
 
 use std::path::Path;
 
@@ -75,6 +76,17 @@ pub static METRICS: &[MetricDef] = &[
     m("snapshots_deleted", Count, Neither),
     m("snapshot_delete_lat_*_ns", Nanoseconds, Lower),
     m("snapshot_space_bytes", Bytes, Lower),
+    // steadystate / compare --until-steady (steady.rs, metrics::steady)
+    m("steady_reached", Ratio, Neither),
+    m("steady_at_s", Seconds, Lower),
+    m("steady_window_s", Seconds, Neither),
+    m("steady_criterion", Ratio, Neither),
+    m("steady_slope", Ratio, Neither),
+    m("steady_max_deviation", Ratio, Neither),
+    m("steady_iops", OpsPerSec, Higher),
+    m("steady_bytes_per_sec", BytesPerSec, Higher),
+    m("run_iops", OpsPerSec, Higher),
+    m("run_bytes_per_sec", BytesPerSec, Higher),
 ];
 
 /// Metrics every block record carries (docs/results-schema.md); device figures come on top when
@@ -141,8 +153,15 @@ pub fn build_preset(
     o: &Overrides,
 ) -> Result<Box<dyn Workload>, SpecError> {
     let (extra, snap) = split_options(spec)?;
-    let jobs = presets::expand(p, &extra)
+    let mut jobs = presets::expand(p, &extra)
         .map_err(|e| SpecError(format!("workload '{}': {e}", spec.spec)))?;
+    if let Some(u) = o.until_steady {
+        for j in &mut jobs {
+            j.time_based = true;
+            j.runtime = Some(u.max);
+            j.steadystate = Some(u.steady);
+        }
+    }
     Ok(Box::new(Block {
         jobs: finish_jobs(jobs, o),
         notes: Vec::new(),

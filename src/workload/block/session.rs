@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 
 use super::resolve::{Resolved, Worker};
 use super::snap::{self, SnapOpts, SnapRun};
+use super::steady::{self, SteadyRun};
 use super::{fmt, writes, Block};
 use crate::engine;
 use crate::frame::{
@@ -16,6 +17,7 @@ use crate::frame::{
 };
 use crate::io::{self, Stats, WriteData};
 use crate::metrics::hist;
+use crate::metrics::progress::Progress;
 use crate::plan::job::{EngineKind, Job, OpenSync, Rw};
 use crate::provision::snapshot::Snapper;
 use std::sync::atomic::AtomicBool;
@@ -37,6 +39,8 @@ pub struct BlockSession {
     laid: HashSet<PathBuf>,
     mem_total: u64,
     snap: Option<Snapping>,
+    /// Per job: its steady-state monitor's state, when the job judges steady state.
+    steady: Vec<Option<SteadyRun>>,
 }
 
 /// Snapshots under load: the target's snapper and what the phase's side thread measured.
@@ -99,7 +103,8 @@ impl BlockSession {
                             _ => None,
                         })
                         .try_fold(0.0f64, |a, x| x.map(|x| a.max(x))),
-                    beside: snapper.is_some() && jobs.iter().any(|j| block.snaps(&j.name)),
+                    beside: (snapper.is_some() && jobs.iter().any(|j| block.snaps(&j.name)))
+                        || jobs.iter().any(|j| judged(j).is_some()),
                     ..Default::default()
                 }
             })
@@ -115,7 +120,13 @@ impl BlockSession {
             .iter()
             .map(|w| WriteData::new(w.pattern.seed, w.pattern.max_bs(), w.pattern.compress_pct))
             .collect();
+        let steady = block
+            .jobs
+            .iter()
+            .map(|j| judged(j).map(SteadyRun::new))
+            .collect();
         BlockSession {
+            steady,
             block,
             r,
             fs: t.fs.clone(),
@@ -168,7 +179,12 @@ impl Session for BlockSession {
             Err(e) => return crate::workload::failed(part, e),
         };
         ctx.start_line();
-        let mut st = io::drive(eng.as_mut(), &w.pattern, &self.datas[wi], ctx.progress);
+        let live = io::Live {
+            progress: ctx.progress,
+            interval: ctx.interval,
+            halt: self.steady[w.job].as_ref().map(|s| &s.halt),
+        };
+        let mut st = io::drive(eng.as_mut(), &w.pattern, &self.datas[wi], live);
         drop(eng);
         if let (Some(m), Some(f)) = (st.mismatch.take(), st.failure.as_mut()) {
             f.message = m.describe(&w.path.display().to_string());
@@ -192,11 +208,17 @@ impl Session for BlockSession {
         out
     }
 
-    fn beside(&self, phase: usize, done: &AtomicBool) {
-        if let Some(s) = &self.snap {
-            let r = snap::run(&s.snapper, s.opts, &format!("p{phase}"), done);
-            *s.run.lock().unwrap_or_else(|e| e.into_inner()) = Some(r);
-        }
+    fn beside(&self, phase: usize, done: &AtomicBool, workers: &[Progress]) {
+        let judged = self.judged(phase);
+        std::thread::scope(|scope| {
+            if !judged.is_empty() {
+                scope.spawn(|| steady::monitor(&judged, workers, done));
+            }
+            if let Some(s) = &self.snap {
+                let r = snap::run(&s.snapper, s.opts, &format!("p{phase}"), done);
+                *s.run.lock().unwrap_or_else(|e| e.into_inner()) = Some(r);
+            }
+        });
     }
 
     fn finish(&mut self, phase: usize, m: &Merged) -> Result<Vec<Phase>, RunError> {
@@ -219,19 +241,26 @@ impl Session for BlockSession {
                 .error
                 .clone()
                 .or_else(|| rate_min_missed(&self.block.jobs[ji], &metrics));
+            let mut series: BTreeMap<String, Vec<f64>> = part
+                .series
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.clone()))
+                .collect();
+            let mut notes = self.notes(ji, part);
+            if let Some(s) = &self.steady[ji] {
+                let w = s.watch.lock().unwrap_or_else(|e| e.into_inner());
+                steady::decorate(&w, &mut metrics, &mut series, &mut notes);
+            }
             out.push(Phase {
                 test: self.block.jobs[ji].name.clone(),
                 started_at: m.frame.started_at.clone(),
                 duration_s: m.frame.wall.as_secs_f64(),
                 error,
                 metrics,
-                notes: self.notes(ji, part),
+                notes,
                 histograms: histograms(part),
-                series: part
-                    .series
-                    .iter()
-                    .map(|(k, v)| (k.to_string(), v.clone()))
-                    .collect(),
+                series,
+                latency: None,
                 config: Some(self.config(ji, part)),
                 skipped: None,
                 failure: part.failure.clone(),
@@ -286,6 +315,26 @@ impl BlockSession {
         }
     }
 
+    /// The jobs of a phase that judge steady state, for the monitor.
+    fn judged(&self, phase: usize) -> Vec<steady::Judged<'_>> {
+        let members = &self.members[phase];
+        self.groups[phase]
+            .iter()
+            .filter_map(|&ji| {
+                let run = self.steady[ji].as_ref()?;
+                let workers: Vec<usize> = (0..members.len())
+                    .filter(|&k| self.r.workers[members[k]].job == ji)
+                    .collect();
+                let first = &self.r.workers[members[*workers.first()?]].pattern;
+                Some(steady::Judged {
+                    run,
+                    workers,
+                    offset: first.pace.startdelay + first.ramp,
+                })
+            })
+            .collect()
+    }
+
     fn region_total(&self, ji: usize) -> u64 {
         self.r
             .workers
@@ -306,6 +355,12 @@ impl BlockSession {
                 fmt(region_total),
                 fmt(self.mem_total)
             )));
+        }
+        if self.block.jobs[ji]
+            .steadystate
+            .is_some_and(|s| s.dur.is_zero())
+        {
+            notes.push("steadystate without ss_dur (0): not judged, as in fio".to_string());
         }
         if part.how.iter().any(|h| h.contains("O_DIRECT refused")) {
             notes.push(format!("direct=1 refused by {}: ran buffered", self.fs));
@@ -337,10 +392,16 @@ impl BlockSession {
     }
 }
 
+/// A job's steady-state criterion when it is judged (ss_dur above 0, as in fio).
+fn judged(j: &Job) -> Option<crate::plan::job::Steady> {
+    j.steadystate.filter(|s| !s.dur.is_zero())
+}
+
 /// A worker's loop statistics as the frame merges them.
 fn worker_out(part: usize, st: Stats, how: Vec<String>) -> WorkerOut {
     let mut o = WorkerOut {
         part,
+        timeline: st.timeline,
         window: st.measured,
         how,
         error: st.error,

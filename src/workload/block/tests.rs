@@ -14,6 +14,7 @@ fn target(dir: &Path) -> TargetCtx {
         target: None,
         quiet: true,
         ranks: Default::default(),
+        interval: std::time::Duration::from_secs(1),
     }
 }
 

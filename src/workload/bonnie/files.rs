@@ -121,7 +121,7 @@ fn each<T>(
         }
         let t = Instant::now();
         d.bytes += op(item)?;
-        lat.record(t.elapsed().as_nanos() as u64);
+        lat.since(t);
         d.files += 1;
     }
     Ok(d)

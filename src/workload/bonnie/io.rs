@@ -99,7 +99,7 @@ pub fn seeks<F: Fd>(
             f.write_all(buf)?;
             d.rewrites += 1;
         }
-        lat.record(t0.elapsed().as_nanos() as u64);
+        lat.since(t0);
         d.ops += 1;
     }
 }

@@ -240,6 +240,7 @@ impl BonnieSession {
                     Ok(u32::from_le_bytes(b))
                 };
                 ctx.start_line();
+                lat.begin(Instant::now());
                 let chunks = self.b.size / self.b.chunk;
                 let d = bio::seeks(&mut f, &mut next, chunks, &mut buf, &mut rng, lat)?;
                 let end = Instant::now();
@@ -349,7 +350,7 @@ impl Session for BonnieSession {
         if t.is_io() && t != Test::Putc && t != Test::PutBlock && self.broken.is_some() {
             return out;
         }
-        let mut lat = Lat::default();
+        let mut lat = Lat::over(ctx.interval);
         let t0 = Instant::now();
         let r = if t.is_io() {
             self.io_test(t, ctx, &mut lat)
@@ -372,6 +373,7 @@ impl Session for BonnieSession {
                 out.failure = Some(crate::io::Failure::io(t.call(), &e));
             }
         }
+        out.timeline = lat.timeline(Instant::now());
         let mut h = hist::new();
         lat.into_hist(&mut h);
         out.hists.insert("lat", h);

@@ -23,6 +23,7 @@ use super::{Opened, Workload, WorkloadDef};
 use crate::frame::{RunError, TargetCtx};
 use crate::metrics::catalog::{key, m, Better::*, MetricDef, Unit::*};
 use crate::metrics::hist::{self, Hist};
+use crate::metrics::timeline::{Slicer, Timeline};
 
 pub use crate::io::content::{content, verify, Checksum, Dist, Fsync, Tree, Verdict, TRAILER};
 
@@ -159,21 +160,51 @@ impl Op {
     }
 }
 
-/// A worker's per-operation latency histograms.
+/// A worker's per-operation latency histograms, and every operation's latency over time.
 pub struct Ops {
     hists: Vec<Hist>,
+    slicer: Option<Slicer>,
 }
 
 impl Ops {
-    fn new() -> Ops {
+    /// With intervals of `interval` from `origin` (the phase's start).
+    fn over(interval: Duration, origin: std::time::Instant) -> Ops {
         Ops {
             hists: (0..Op::ALL).map(|_| hist::new()).collect(),
+            slicer: Some(Slicer::new(interval, origin)),
         }
     }
 
     #[inline]
     fn rec(&mut self, op: Op, d: Duration) {
         self.hists[op as usize].saturating_record((d.as_nanos() as u64).max(1));
+    }
+
+    /// Every operation's latencies added (the cumulative figure the intervals cut).
+    fn all(&self) -> Hist {
+        let mut sum = hist::new();
+        for h in self.hists.iter().filter(|h| !h.is_empty()) {
+            let _ = sum.add(h);
+        }
+        sum
+    }
+
+    /// At a clock reading a file's operations take anyway: closes the interval open when its
+    /// end has passed.
+    #[inline]
+    fn tick(&mut self, now: std::time::Instant) {
+        if self.slicer.as_ref().is_some_and(|s| s.due(now)) {
+            let all = self.all();
+            if let Some(s) = self.slicer.as_mut() {
+                s.cut_hist(now, &all);
+            }
+        }
+    }
+
+    /// The latency over time, up to `end`.
+    fn timeline(&mut self, end: std::time::Instant) -> Option<Timeline> {
+        let all = self.all();
+        self.slicer.take().map(|s| s.finish_hist(end, &all))
     }
 }
 

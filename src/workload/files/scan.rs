@@ -35,6 +35,7 @@ impl Unit<'_> {
     /// Reads one file whole; Err(None) when it was counted as damaged, Err(Some) on failure.
     fn read_file(&mut self, want: usize) -> Result<usize, Option<String>> {
         let t0 = Instant::now();
+        self.ops.tick(t0);
         let f = File::open(&*self.path);
         let t1 = Instant::now();
         let mut f = match f {
@@ -116,6 +117,7 @@ impl Unit<'_> {
             }
             let n = u * self.s.tree.per_sub + i;
             let t0 = Instant::now();
+            self.ops.tick(t0);
             let m = std::fs::metadata(&*self.path);
             self.ops.rec(Op::Stat, t0.elapsed());
             match m {
@@ -137,6 +139,7 @@ impl Unit<'_> {
                 return;
             }
             let t0 = Instant::now();
+            self.ops.tick(t0);
             let r = std::fs::remove_file(&*self.path);
             self.ops.rec(Op::Unlink, t0.elapsed());
             match r {

@@ -205,7 +205,7 @@ impl Session for FilesSession {
         let kind = self.kinds[phase];
         let st = self.state();
         let started = *st.started.get_or_init(Instant::now);
-        let mut ops = Ops::new();
+        let mut ops = Ops::over(ctx.interval, started);
         let mut c = Counts::default();
         let mut buf = vec![0u8; self.site.tree.max as usize + super::TRAILER + 1];
         let mut path = String::new();
@@ -243,6 +243,7 @@ impl Session for FilesSession {
             self.end_fsync(&mut out);
         }
         out.window = started.elapsed();
+        out.timeline = ops.timeline(Instant::now());
         for op in kind.ops() {
             out.hists.insert(op.name(), ops.hists[*op as usize].clone());
         }

@@ -40,6 +40,7 @@ fn write_file(w: &mut Unit, size: usize, fsync: Fsync) -> Result<(), bool> {
     let path: &str = w.path;
     let data = &w.buf[..size];
     let t0 = Instant::now();
+    w.ops.tick(t0);
     let f = OpenOptions::new()
         .write(true)
         .create(true)

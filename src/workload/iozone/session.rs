@@ -200,6 +200,7 @@ impl IozoneSession {
         let buf = &mut whole[..cell.record as usize];
         ctx.start_line();
         let t0 = Instant::now();
+        lat.begin(t0);
         let done = if d.stream {
             battery::run_stream(&mut f, d, n, buf, &self.pool, lat)?
         } else {
@@ -294,7 +295,7 @@ impl Session for IozoneSession {
         if self.broken.is_some() {
             return out;
         }
-        let mut lat = Lat::default();
+        let mut lat = Lat::over(ctx.interval);
         match self.one(step, ctx, &mut lat) {
             Ok((ops, bytes)) => {
                 out.counters.insert("ops", ops as f64);
@@ -309,6 +310,7 @@ impl Session for IozoneSession {
                 out.failure = Some(crate::io::Failure::io(op, &e).path(&self.file(ctx.index)));
             }
         }
+        out.timeline = lat.timeline(Instant::now());
         let mut h = hist::new();
         lat.into_hist(&mut h);
         out.hists.insert("lat", h);

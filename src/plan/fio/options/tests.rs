@@ -203,3 +203,44 @@ fn engines_each_error_names_its_cause_once() {
         .unwrap()
         .contains("no effect"));
 }
+
+#[test]
+fn steadystate_takes_fios_criteria_window_and_ramp_in_any_order() {
+    use crate::plan::job::{Steady, SteadyKind};
+    let j = job(&[
+        ("ss_dur", Some("30")),
+        ("steadystate", Some("iops_slope:0.3%")),
+        ("ss_ramp", Some("5s")),
+    ]);
+    let ss = j.steadystate.unwrap();
+    assert_eq!(
+        (ss.kind, ss.limit, ss.pct),
+        (SteadyKind::IopsSlope, 0.3, true)
+    );
+    assert_eq!(
+        (ss.dur, ss.ramp),
+        (Duration::from_secs(30), Duration::from_secs(5))
+    );
+    assert_eq!(ss.criterion(), "iops_slope:0.3%");
+    // A bandwidth limit is a size in bytes per second (fio's bw:10m).
+    let ss = job(&[("ss", Some("bw:10m")), ("ss_dur", Some("10s"))])
+        .steadystate
+        .unwrap();
+    assert_eq!(
+        (ss.kind, ss.limit, ss.pct),
+        (SteadyKind::Bw, 10485760.0, false)
+    );
+    // Only ss_dur: fio's default criterion, iops_slope:0.01%.
+    let ss = job(&[("ss_dur", Some("10"))]).steadystate.unwrap();
+    assert_eq!(ss.criterion(), Steady::default().criterion());
+    assert!(job(&[("rw", Some("read"))]).steadystate.is_none());
+    let e = err("steadystate", Some("lat:2%"));
+    assert!(
+        e.contains("unknown criterion 'lat'") && e.contains("iops|iops_slope|bw|bw_slope"),
+        "{e}"
+    );
+    assert!(err("steadystate", Some("iops")).contains("no limit"));
+    assert!(err("steadystate", Some("iops:abc")).contains("not a limit"));
+    assert!(err("steadystate", Some("iops_slope:-1")).contains("above 0"));
+    assert!(err("ss_dur", Some("500ms")).contains("1s or more"));
+}
