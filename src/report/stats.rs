@@ -145,6 +145,31 @@ pub(crate) fn welch(a: &Summary, b: &Summary) -> Option<(f64, f64, f64)> {
     Some((t, df, p))
 }
 
+/// Student's t-test of two samples' log means with the variance pooled over a group of samples
+/// on the log scale (the pair among them): (t, degrees of freedom, two-sided p-value). A race
+/// compares survivors that all ran the same number of trials, where the pooled test is robust
+/// to unequal variances and has the degrees of freedom of the whole group (Welch's, with two
+/// trials a side, has about one). None when the group has no degrees of freedom or no spread,
+/// or a sample is not on the log scale.
+pub(crate) fn pooled_t(a: &Summary, b: &Summary, group: &[Summary]) -> Option<(f64, f64, f64)> {
+    if !(a.log_scale && b.log_scale) || group.iter().any(|s| !s.log_scale) {
+        return None;
+    }
+    let df: f64 = group.iter().map(|s| s.n.saturating_sub(1) as f64).sum();
+    let ss: f64 = group
+        .iter()
+        .filter(|s| s.n >= 2)
+        .map(|s| s.log_sd.powi(2) * (s.n - 1) as f64)
+        .sum();
+    if df < 1.0 || ss <= 0.0 || a.n == 0 || b.n == 0 {
+        return None;
+    }
+    let se = (ss / df * (1.0 / a.n as f64 + 1.0 / b.n as f64)).sqrt();
+    let t = (a.log_mean - b.log_mean) / se;
+    let dist = StudentsT::new(0.0, 1.0, df).ok()?;
+    Some((t, df, 2.0 * (1.0 - dist.cdf(t.abs()))))
+}
+
 /// The ratio of two centres (a / b) with its 95% interval: the Welch interval of the difference
 /// of the mean logs, mapped back. The interval is None when n < 2 on either side or either is
 /// not on the log scale (a ratio of figures that can be 0 has no interval here).
@@ -248,6 +273,31 @@ mod tests {
         assert!(close(df, 24.98, 0.05), "df {df}");
         assert!(close(p, 0.021, 0.001), "p {p}");
         assert!(welch(&a, &summarize(&[1.0])).is_none());
+    }
+
+    #[test]
+    fn the_pooled_test_has_the_group_s_degrees_of_freedom() {
+        // Six samples of two, one clearly lower: Welch has about one degree of freedom and cannot
+        // tell; pooled over the six it has six and can.
+        let group: Vec<Summary> = [
+            [100.0, 110.0],
+            [98.0, 108.0],
+            [105.0, 95.0],
+            [101.0, 97.0],
+            [102.0, 92.0],
+            [30.0, 36.0],
+        ]
+        .iter()
+        .map(|x| summarize(x))
+        .collect();
+        let (_, df, p) = pooled_t(&group[0], &group[5], &group).unwrap();
+        assert_eq!(df, 6.0);
+        assert!(p < 0.001, "{p}");
+        let (_, wdf, wp) = welch(&group[0], &group[5]).unwrap();
+        assert!(wdf < 2.0 && wp > p, "{wdf} {wp}");
+        let (_, _, p_same) = pooled_t(&group[0], &group[1], &group).unwrap();
+        assert!(p_same > 0.5, "{p_same}");
+        assert!(pooled_t(&group[0], &group[1], &[summarize(&[1.0])]).is_none());
     }
 
     #[test]

@@ -1,15 +1,19 @@
 //! `fsbench tune`'s race, decided from the records alone (so a resumed tune, and `fsbench report`
 //! of one, decide exactly as the run did). Round r is repeat r: every surviving candidate ran
 //! once more. After each round, the candidate with the best geometric mean is the leader; each
-//! other survivor is compared with it by Welch's test on the logs of its trials, with Holm's
-//! correction over the comparisons of that round, and dropped when significantly worse. A
+//! other survivor is compared with it by a t-test on the logs of their trials with the variance
+//! pooled over the round's survivors (all ran the same number of trials, where the pooled test is
+//! robust to unequal variances and has the degrees of freedom of the whole round: Welch's, with two
+//! trials a side, has about one and could drop nothing before the fourth round on a noisy host),
+//! with Holm's correction over the comparisons of that round, and dropped when significantly
+//! worse. A
 //! candidate whose interval shows it misses an SLO is dropped too. The race ends when one
 //! candidate stands, when the survivors are tied (every ratio to the leader within the tie
 //! margin), or when the rounds or the budget run out.
 
 use serde::Serialize;
 
-use super::stats::{ratio, summarize, welch, Summary};
+use super::stats::{pooled_t, ratio, summarize, welch, Summary};
 
 pub use crate::plan::tune::{Slo, TuneMeta};
 use crate::store::{Outcome, Record};
@@ -264,12 +268,13 @@ fn drop_round(meta: &TuneMeta, recs: &[&Record], stand: &mut [Standing], round: 
         return;
     };
     let ls = summarize(&stand[lead].trials);
+    let group: Vec<Summary> = alive.iter().map(|&i| summarize(&stand[i].trials)).collect();
     let ps: Vec<(usize, f64)> = alive
         .iter()
         .filter(|&&i| i != lead)
         .filter_map(|&i| {
             let s = summarize(&stand[i].trials);
-            let (_, _, p) = welch(&ls, &s)?;
+            let (_, _, p) = pooled_t(&ls, &s, &group)?;
             better(meta, ls.mean, s.mean).then_some((i, p))
         })
         .collect();

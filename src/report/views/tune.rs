@@ -160,7 +160,7 @@ fn ranking(meta: &TuneMeta, r: &Race) -> Grid {
         header,
         rows,
         note: Some(format!(
-            "Each round every surviving candidate runs once on a fresh target; after it the significantly worse (Welch's test on the logs, Holm's correction over the round, alpha {}) and those whose interval misses an SLO are dropped. The race ended: {}.",
+            "Each round every surviving candidate runs once on a fresh target; after it the significantly worse (a t-test on the logs with the variance pooled over the round's survivors, Holm's correction over the round, alpha {}) and those whose interval misses an SLO are dropped. The race ended: {}.",
             meta.alpha,
             ended(r)
         )),
