@@ -93,7 +93,9 @@ pub fn prepare(mut r: Run, team: &dyn Team) -> anyhow::Result<runner::Options> {
     });
     // Said before anything runs (a tune would otherwise announce its first round): the study
     // directory opens again only to resume. (Opening it checks again, under its lock.)
-    let holds = std::fs::symlink_metadata(out.join("results.jsonl")).is_ok_and(|m| m.len() > 0);
+    // A symbolic link there is not a study: opening refuses it with its own reason.
+    let holds = std::fs::symlink_metadata(out.join("results.jsonl"))
+        .is_ok_and(|m| m.file_type().is_file() && m.len() > 0);
     if !r.resume && !dry_run && holds {
         return Err(crate::store::StoreError::Exists(out.display().to_string()).into());
     }
