@@ -11,6 +11,7 @@
 //! candidate stands, when the survivors are tied (every ratio to the leader within the tie
 //! margin), or when the rounds or the budget run out.
 
+use crate::metrics::name as metric;
 use serde::Serialize;
 
 use super::stats::{pooled_t, ratio, summarize, welch, Summary};
@@ -329,8 +330,8 @@ fn finish(
             let xs = metric_samples(recs, &s.label, m, rounds);
             (!xs.is_empty()).then(|| summarize(&xs).mean)
         };
-        s.lat_p99_ns = mean("lat_p99_ns");
-        s.space_overhead_pct = mean("space_overhead_pct");
+        s.lat_p99_ns = mean(metric::LAT_P99_NS);
+        s.space_overhead_pct = mean(metric::SPACE_OVERHEAD_PCT);
     }
     let alive: Vec<usize> = (0..stand.len())
         .filter(|&i| stand[i].dropped_round.is_none() && stand[i].mean.is_some())

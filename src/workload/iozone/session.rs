@@ -1,6 +1,7 @@
 //! iozone on one target: one frame phase per test and cell, in iozone's order; or, in throughput
 //! mode, one phase per test with N workers on their own files.
 
+use crate::metrics::name as metric;
 use std::fs::{File, OpenOptions};
 use std::io::{IsTerminal, Read};
 use std::os::unix::fs::OpenOptionsExt;
@@ -301,7 +302,7 @@ impl Session for IozoneSession {
                 out.counters.insert("ops", ops as f64);
                 out.counters.insert("bytes", bytes as f64);
                 if step.test.writes() {
-                    out.counters.insert("write_bytes", bytes as f64);
+                    out.counters.insert(metric::WRITE_BYTES, bytes as f64);
                 }
             }
             Err(e) => {
@@ -377,25 +378,28 @@ impl IozoneSession {
             .collect();
         if self.z.throughput_mode() {
             let children: f64 = rates.iter().sum();
-            mx.insert("children_kib_per_sec".into(), children);
-            mx.insert("parent_kib_per_sec".into(), bytes / 1024.0 / s);
-            mx.insert("kib_per_sec".into(), children);
+            mx.insert(metric::CHILDREN_KIB_PER_SEC.into(), children);
+            mx.insert(metric::PARENT_KIB_PER_SEC.into(), bytes / 1024.0 / s);
+            mx.insert(metric::KIB_PER_SEC.into(), children);
             if !rates.is_empty() {
                 mx.insert(
-                    "min_kib_per_sec".into(),
+                    metric::MIN_KIB_PER_SEC.into(),
                     rates.iter().copied().fold(f64::MAX, f64::min),
                 );
                 mx.insert(
-                    "max_kib_per_sec".into(),
+                    metric::MAX_KIB_PER_SEC.into(),
                     rates.iter().copied().fold(0.0, f64::max),
                 );
-                mx.insert("avg_kib_per_sec".into(), children / rates.len() as f64);
+                mx.insert(
+                    metric::AVG_KIB_PER_SEC.into(),
+                    children / rates.len() as f64,
+                );
             }
         } else {
-            mx.insert("kib_per_sec".into(), bytes / 1024.0 / s);
+            mx.insert(metric::KIB_PER_SEC.into(), bytes / 1024.0 / s);
         }
-        mx.insert("bytes_per_sec".into(), bytes / s);
-        mx.insert("ops_per_sec".into(), ops / s);
+        mx.insert(metric::BYTES_PER_SEC.into(), bytes / s);
+        mx.insert(metric::OPS_PER_SEC.into(), ops / s);
         mx.insert("bytes".into(), bytes);
         mx.insert("records".into(), ops);
         if let Some(h) = p.hists.get("lat") {
