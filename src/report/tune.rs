@@ -235,7 +235,7 @@ fn skip_reason(records: &[Record], label: &str) -> String {
         .unwrap_or_else(|| "no figure: its records do not carry the objective".into())
 }
 
-/// After a round: SLO misses, then the significantly worse (Welch on the logs, Holm over the
+/// After a round: SLO misses, then the significantly worse (pooled t on the logs, Holm over the
 /// comparisons with the leader).
 fn drop_round(meta: &TuneMeta, recs: &[&Record], stand: &mut [Standing], round: u32) {
     let alive: Vec<usize> = (0..stand.len())
