@@ -51,6 +51,10 @@ pub struct Pattern {
     /// stamps a fresh random key into every 512-byte sector of a random buffer (fio's default
     /// scramble_buffers), which keeps every sector of every write unique at 1/64 of the cost.
     pub refill: bool,
+    /// Buffers the worker cycles through, oldest first (at least `depth`): more than `depth`
+    /// puts that many bytes of distinct data between two writes from one buffer (see
+    /// `data::ring_buffers`).
+    pub buffers: usize,
     /// Block size of writes when it differs from `bs` (fio bs=R,W).
     pub wbs: Option<BlockSize>,
     /// Where the region starts in the file (fio offset + offset_increment x clone).
@@ -120,6 +124,7 @@ impl Pattern {
             compress_pct: 0,
             randommap: true,
             refill: true,
+            buffers: depth,
             wbs: None,
             base: 0,
             shape: Shape::default(),

@@ -161,7 +161,7 @@ fn pattern_of(job: &Job, clone: u32, base: u64, region: u64, rank: usize) -> Pat
         .io_size
         .unwrap_or(region)
         .saturating_mul(job.loops.max(1) as u64);
-    Pattern {
+    let mut p = Pattern {
         rw,
         rwmixread: job.rwmixread,
         bs: job.bs.clone(),
@@ -178,7 +178,8 @@ fn pattern_of(job: &Job, clone: u32, base: u64, region: u64, rank: usize) -> Pat
             ^ job.randseed.unwrap_or(0)
             ^ (rank as u64).wrapping_mul(0xA24B_AED4_963E_E407),
         compress_pct: job.compress_pct,
-        refill: job.refill_buffers,
+        refill: job.refill_buffers != Some(false),
+        buffers: job.iodepth.max(1) as usize,
         randommap: !job.norandommap,
         wbs: job.write_bs.clone(),
         base,
@@ -206,7 +207,17 @@ fn pattern_of(job: &Job, clone: u32, base: u64, region: u64, rank: usize) -> Pat
             job.dedupe_pct
         },
         verify: job.verify.clone(),
+    };
+    // Unique, incompressible data for large writes at the cost of a stamp per sector: a ring of
+    // random buffers (io::data::ring_buffers) instead of regenerating each one in full.
+    let only_writes = matches!(p.rw, Rw::Write | Rw::RandWrite);
+    if job.refill_buffers.is_none() && only_writes && p.verify.is_none() && p.dedupe_pct == 0 {
+        if let Some(n) = crate::io::data::ring_buffers(p.max_bs(), p.depth) {
+            p.refill = false;
+            p.buffers = n;
+        }
     }
+    p
 }
 
 /// The notes a job carries whatever it measures.
@@ -224,7 +235,7 @@ fn job_notes(b: &Block, job: &Job, place: &Place) -> Vec<String> {
             job.iodepth
         ));
     }
-    if !job.refill_buffers && writes(job.rw) {
+    if job.refill_buffers == Some(false) && writes(job.rw) {
         jn.push("refill_buffers=0: write buffers are reused with a fresh stamp per sector; a filesystem that compresses across several writes may shrink them".into());
     }
     if let Some(v) = job.verify.as_ref().filter(|v| v.kind != "null") {
