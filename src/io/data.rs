@@ -6,11 +6,12 @@
 //! writes every one of its 16,384 cache lines (about as dear as a `memset` of it, 30-50 us on the
 //! reference VM, whatever the generator), while fio's default touches one line per 512-byte
 //! sector. Large writes therefore cycle through a ring of buffers holding at least `RING_BYTES`
-//! of distinct random data, each filled in full once and then given a fresh random key in every
-//! sector (`WriteData::scramble`) each time it is written again: every sector of every write is
-//! unique (no two 4 KiB blocks are equal) and no byte sequence longer than a sector recurs closer
-//! than `RING_BYTES` apart, beyond the window of any filesystem's compression (btrfs 128 KiB,
-//! ZFS records up to 16 MiB) and of zstd -1 (512 KiB) or lz4 (64 KiB).
+//! of distinct random data, each filled in full once and then given a fresh random stamp every
+//! `RING_STAMP_EVERY` bytes (`WriteData::scramble`) each time it is written again: every 4 KiB of
+//! every write is unique (no two 4 KiB blocks are equal, however aligned) and nothing longer
+//! than the stamps' spacing recurs closer than `RING_BYTES` apart, beyond the window of any
+//! filesystem's compression (btrfs 128 KiB, ZFS records up to 16 MiB) and of zstd -1 (512 KiB)
+//! or lz4 (64 KiB).
 
 pub struct DataGen {
     s: [u64; 4],
@@ -64,6 +65,10 @@ pub const RING_BYTES: u64 = 16 << 20;
 /// Writes at least this large go through a ring; smaller ones are regenerated in full (it costs
 /// little beside the system call, and a ring would need too many buffers).
 pub const RING_MIN_BS: u64 = 64 << 10;
+/// A ring buffer written again gets a fresh stamp every 4 KiB: every 4 KiB stretch of every
+/// write is unique (the unit of filesystem dedupe) for one cache line in 64, an eighth of what
+/// fio's stamp per 512-byte sector touches.
+pub const RING_STAMP_EVERY: usize = 4096;
 
 /// How many buffers a worker writing blocks of up to `max_bs` bytes with `depth` I/Os in flight
 /// cycles through to keep `RING_BYTES` of distinct data; None when its writes are too small for a
@@ -98,12 +103,13 @@ impl WriteData {
     }
 
     /// Makes a buffer that was filled once unique again: a stamp drawn from a fresh random key
-    /// and the sector's index over the first 8 bytes of every 512-byte sector. No two writes
-    /// share a sector, and neighbouring stamps share no bytes an LZ compressor could match (the
-    /// key plus the index alone left 7 equal bytes 512 apart: lz4 gained 0.24% on 1 GiB).
-    pub fn scramble(&self, dst: &mut [u8], rng: &mut DataGen) {
+    /// and the chunk's index over the first 8 bytes of every `every` bytes (512: every sector,
+    /// as fio scrambles). Any `every` bytes in a row hold a stamp of their own, so no two writes
+    /// share such a stretch; neighbouring stamps share no bytes an LZ compressor could match
+    /// (the key plus the index alone left 7 equal bytes 512 apart: lz4 gained 0.24% on 1 GiB).
+    pub fn scramble(&self, dst: &mut [u8], every: usize, rng: &mut DataGen) {
         let key = rng.next_u64();
-        for (i, sector) in dst.chunks_mut(512).enumerate() {
+        for (i, sector) in dst.chunks_mut(every).enumerate() {
             let n = sector.len().min(8);
             // A Weyl step then an xorshift-multiply: a bijection of the index, so every stamp of
             // a write differs, and each differs from the next in about half its bits.
@@ -167,7 +173,7 @@ mod tests {
             let mut a = vec![0u8; 1 << 20];
             data.fill(&mut a, &mut rng);
             let mut b = a.clone();
-            data.scramble(&mut b, &mut rng);
+            data.scramble(&mut b, 512, &mut rng);
             (a, b)
         };
         assert_eq!(run(5), run(5));

@@ -189,7 +189,7 @@ impl<'a> Driver<'a> {
             self.data.fill(buf, &mut self.rng);
             self.filled[slot] = true;
         } else {
-            self.data.scramble(buf, &mut self.rng);
+            self.data.scramble(buf, p.stamp_every, &mut self.rng);
         }
         if let Some(v) = &self.verifier {
             v.stamp(buf, p.base + offset);
@@ -589,7 +589,7 @@ mod tests {
         data.fill(&mut b, &mut rng);
         assert_ne!(a, b);
         let before = b.clone();
-        data.scramble(&mut b, &mut rng);
+        data.scramble(&mut b, 512, &mut rng);
         let changed = b
             .chunks(512)
             .zip(before.chunks(512))

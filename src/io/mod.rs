@@ -55,6 +55,9 @@ pub struct Pattern {
     /// puts that many bytes of distinct data between two writes from one buffer (see
     /// `data::ring_buffers`).
     pub buffers: usize,
+    /// Bytes between the fresh stamps a reused buffer gets (`WriteData::scramble`): 512, fio's
+    /// scramble; 4096 in the ring, where 4 KiB blocks are what must be unique.
+    pub stamp_every: usize,
     /// Block size of writes when it differs from `bs` (fio bs=R,W).
     pub wbs: Option<BlockSize>,
     /// Where the region starts in the file (fio offset + offset_increment x clone).
@@ -125,6 +128,7 @@ impl Pattern {
             randommap: true,
             refill: true,
             buffers: depth,
+            stamp_every: 512,
             wbs: None,
             base: 0,
             shape: Shape::default(),

@@ -55,7 +55,13 @@ pub enum SizeSpec {
 pub enum EngineKind {
     /// pread/pwrite (fio `sync` and `psync`).
     Sync,
+    /// preadv/pwritev (fio `pvsync`).
+    Pvsync,
+    /// preadv2/pwritev2 (fio `pvsync2`).
+    Pvsync2,
     IoUring,
+    /// Linux native AIO (fio `libaio`).
+    Libaio,
     /// No I/O: measures the framework itself.
     Null,
 }

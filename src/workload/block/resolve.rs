@@ -180,6 +180,7 @@ fn pattern_of(job: &Job, clone: u32, base: u64, region: u64, rank: usize) -> Pat
         compress_pct: job.compress_pct,
         refill: job.refill_buffers != Some(false),
         buffers: job.iodepth.max(1) as usize,
+        stamp_every: 512,
         randommap: !job.norandommap,
         wbs: job.write_bs.clone(),
         base,
@@ -215,6 +216,7 @@ fn pattern_of(job: &Job, clone: u32, base: u64, region: u64, rank: usize) -> Pat
         if let Some(n) = crate::io::data::ring_buffers(p.max_bs(), p.depth) {
             p.refill = false;
             p.buffers = n;
+            p.stamp_every = crate::io::data::RING_STAMP_EVERY;
         }
     }
     p
@@ -229,10 +231,12 @@ fn job_notes(b: &Block, job: &Job, place: &Place) -> Vec<String> {
             job.directory.as_deref().unwrap_or("")
         ));
     }
-    if job.engine == EngineKind::Sync && job.iodepth > 1 {
+    let one_at_a_time = [EngineKind::Sync, EngineKind::Pvsync, EngineKind::Pvsync2];
+    if one_at_a_time.contains(&job.engine) && job.iodepth > 1 {
         jn.push(format!(
-            "iodepth={} has no effect with ioengine=sync (one I/O at a time)",
-            job.iodepth
+            "iodepth={} has no effect with ioengine={} (one I/O at a time)",
+            job.iodepth,
+            crate::engine::def(job.engine).name
         ));
     }
     if job.refill_buffers == Some(false) && writes(job.rw) {
