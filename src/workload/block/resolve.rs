@@ -212,7 +212,9 @@ fn pattern_of(job: &Job, clone: u32, base: u64, region: u64, rank: usize) -> Pat
     // Unique, incompressible data for large writes at the cost of a stamp per sector: a ring of
     // random buffers (io::data::ring_buffers) instead of regenerating each one in full.
     let only_writes = matches!(p.rw, Rw::Write | Rw::RandWrite);
-    if job.refill_buffers.is_none() && only_writes && p.verify.is_none() && p.dedupe_pct == 0 {
+    // Not with compressible data: its zeros at the head of each 4 KiB would cover the stamps.
+    let plain = p.verify.is_none() && p.dedupe_pct == 0 && p.compress_pct == 0;
+    if job.refill_buffers.is_none() && only_writes && plain {
         if let Some(n) = crate::io::data::ring_buffers(p.max_bs(), p.depth) {
             p.refill = false;
             p.buffers = n;

@@ -96,6 +96,22 @@ fn large_writes_through_the_ring_stay_unique_and_incompressible() {
     }
 }
 
+/// Compressible data (buffer_compress_percentage) is regenerated for every write, not taken
+/// through the ring: its zeros would cover the ring's stamps, and blocks would repeat.
+#[test]
+fn compressible_large_writes_stay_unique() {
+    let dir = tempfile::tempdir().unwrap();
+    let size = 2 * crate::io::data::RING_BYTES;
+    let phases = run_in(
+        dir.path(),
+        &format!("[w]\nrw=write\nbs=1m\nsize={size}\nfilename=data\nioengine=sync\nbuffer_compress_percentage=50\n"),
+    );
+    assert!(phases[0].error.is_none(), "{:?}", phases[0].error);
+    let data = std::fs::read(dir.path().join("data")).unwrap();
+    let blocks: HashSet<&[u8]> = data.chunks(4096).collect();
+    assert_eq!(blocks.len(), data.len() / 4096);
+}
+
 #[test]
 fn jobs_record_every_metric_and_the_histogram_decodes() {
     let dir = tempfile::tempdir().unwrap();
