@@ -111,6 +111,8 @@ fn list_shows_filesystems_keys_and_workloads() {
         "hpc-battery",
         "web-server",
         "io_uring",
+        "libaio",
+        "pvsync2",
         "null",
     ] {
         assert!(s.contains(w), "list lacks {w}");
@@ -118,7 +120,7 @@ fn list_shows_filesystems_keys_and_workloads() {
     let o = run(&["list", "--json"]);
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(v["filesystems"].as_array().unwrap().len(), 8);
-    assert_eq!(v["engines"].as_array().unwrap().len(), 3);
+    assert_eq!(v["engines"].as_array().unwrap().len(), 6);
     assert!(v["presets"].as_array().unwrap().len() >= 10);
 }
 

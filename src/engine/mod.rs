@@ -2,6 +2,7 @@
 //! one ENGINES table. Engines never read the clock: the I/O loop (`io::drive`) times every I/O the
 //! same way whatever the engine, as fio's `td_io_queue` does.
 
+pub mod libaio;
 pub mod null;
 pub mod sync;
 pub mod uring;
@@ -51,7 +52,14 @@ pub struct EngineDef {
     pub available: fn() -> Result<(), Unavailable>,
 }
 
-pub static ENGINES: &[EngineDef] = &[sync::DEF, uring::DEF, null::DEF];
+pub static ENGINES: &[EngineDef] = &[
+    sync::DEF,
+    sync::PVSYNC,
+    sync::PVSYNC2,
+    uring::DEF,
+    libaio::DEF,
+    null::DEF,
+];
 
 pub fn def(kind: EngineKind) -> &'static EngineDef {
     ENGINES

@@ -1,5 +1,7 @@
-//! `sync`: pread(2)/pwrite(2), one I/O at a time (fio's `sync` and `psync`). Each I/O is done
-//! when queued; `complete` hands it back, so the runner's timing covers the system call.
+//! `sync`: pread(2)/pwrite(2), one I/O at a time (fio's `sync` and `psync`); `pvsync` and
+//! `pvsync2`: the same through preadv(2)/pwritev(2) and preadv2(2)/pwritev2(2) with one buffer.
+//! Each I/O is done when queued; `complete` hands it back, so the runner's timing covers the
+//! system call.
 
 use std::fs::File;
 use std::io;
@@ -17,15 +19,62 @@ pub const DEF: EngineDef = EngineDef {
     available: super::always,
 };
 
+pub const PVSYNC: EngineDef = EngineDef {
+    kind: EngineKind::Pvsync,
+    name: "pvsync",
+    summary: "preadv/pwritev of one buffer, one I/O at a time (fio pvsync)",
+    open: open_pvsync,
+    available: super::always,
+};
+
+pub const PVSYNC2: EngineDef = EngineDef {
+    kind: EngineKind::Pvsync2,
+    name: "pvsync2",
+    summary: "preadv2/pwritev2 of one buffer (no flags), one I/O at a time (fio pvsync2)",
+    open: open_pvsync2,
+    available: super::always,
+};
+
+/// Which system calls an engine of this file makes.
+#[derive(Clone, Copy, PartialEq)]
+enum Calls {
+    Plain,
+    Vectored,
+    Vectored2,
+}
+
 struct Sync {
     file: File,
     bufs: AlignedBuf,
     buf_size: usize,
     done: Vec<(usize, i64)>,
+    calls: Calls,
 }
 
 fn open(file: Option<File>, depth: usize, buf_size: usize) -> io::Result<Box<dyn IoEngine>> {
+    open_with(file, depth, buf_size, Calls::Plain)
+}
+
+fn open_pvsync(file: Option<File>, depth: usize, buf_size: usize) -> io::Result<Box<dyn IoEngine>> {
+    open_with(file, depth, buf_size, Calls::Vectored)
+}
+
+fn open_pvsync2(
+    file: Option<File>,
+    depth: usize,
+    buf_size: usize,
+) -> io::Result<Box<dyn IoEngine>> {
+    open_with(file, depth, buf_size, Calls::Vectored2)
+}
+
+fn open_with(
+    file: Option<File>,
+    depth: usize,
+    buf_size: usize,
+    calls: Calls,
+) -> io::Result<Box<dyn IoEngine>> {
     Ok(Box::new(Sync {
+        calls,
         file: super::need_file(file)?,
         bufs: AlignedBuf::new(depth * buf_size),
         buf_size,
@@ -43,10 +92,12 @@ impl IoEngine for Sync {
         let s = self.buf_size;
         let buf = &mut self.bufs[io.slot * s..io.slot * s + io.len];
         let r = loop {
-            let r = if io.write {
-                self.file.write_at(buf, io.offset)
-            } else {
-                self.file.read_at(buf, io.offset)
+            let v2 = self.calls == Calls::Vectored2;
+            let r = match (self.calls, io.write) {
+                (Calls::Plain, true) => self.file.write_at(buf, io.offset),
+                (Calls::Plain, false) => self.file.read_at(buf, io.offset),
+                (_, true) => crate::sys::aio::pwritev(&self.file, buf, io.offset, v2),
+                (_, false) => crate::sys::aio::preadv(&self.file, buf, io.offset, v2),
             };
             match r {
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
@@ -77,6 +128,11 @@ impl IoEngine for Sync {
     }
 
     fn describe(&self) -> String {
-        "pread/pwrite".into()
+        match self.calls {
+            Calls::Plain => "pread/pwrite",
+            Calls::Vectored => "preadv/pwritev",
+            Calls::Vectored2 => "preadv2/pwritev2",
+        }
+        .into()
     }
 }

@@ -1,5 +1,6 @@
 //! The timed I/O loop of one worker.
 
+use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
 use super::offsets::Offsets;
@@ -74,7 +75,11 @@ struct Driver<'a> {
     slicer: Slicer,
     st: Stats,
     rng: DataGen,
-    free: Vec<usize>,
+    /// Slots not in flight, the longest idle first: with a ring of buffers (more slots than
+    /// `depth`) a buffer is written again only after all the others.
+    free: VecDeque<usize>,
+    /// Slots (buffers) in all: `depth`, or the ring's size.
+    slots: usize,
     stamp: Vec<Instant>,
     /// (write, length, offset) of the I/O in each slot.
     kind: Vec<(bool, usize, u64)>,
@@ -109,7 +114,7 @@ struct Driver<'a> {
 impl<'a> Driver<'a> {
     fn new(p: &'a Pattern, data: &'a WriteData, live: Live<'a>) -> Driver<'a> {
         let mut rng = DataGen::new(p.seed);
-        let depth = p.depth.max(1);
+        let slots = p.buffers.max(p.depth).max(1);
         let start = Instant::now();
         let measure_from = start + p.ramp;
         let offsets = Offsets::new(p, &mut rng);
@@ -126,10 +131,11 @@ impl<'a> Driver<'a> {
             slicer: Slicer::new(live.interval, measure_from),
             st: Stats::new(),
             rng,
-            free: (0..depth).rev().collect(),
-            stamp: vec![start; depth],
-            kind: vec![(false, 0usize, 0u64); depth],
-            filled: vec![false; depth],
+            free: (0..slots).collect(),
+            slots,
+            stamp: vec![start; slots],
+            kind: vec![(false, 0usize, 0u64); slots],
+            filled: vec![false; slots],
             measure_from,
             deadline: p.runtime.map(|r| measure_from + r),
             issued: 0,
@@ -183,7 +189,7 @@ impl<'a> Driver<'a> {
             self.data.fill(buf, &mut self.rng);
             self.filled[slot] = true;
         } else {
-            self.data.scramble(buf, &mut self.rng);
+            self.data.scramble(buf, p.stamp_every, &mut self.rng);
         }
         if let Some(v) = &self.verifier {
             v.stamp(buf, p.base + offset);
@@ -201,16 +207,21 @@ impl<'a> Driver<'a> {
                 Some(Hold::Until(t)) if Instant::now() < t => break,
                 _ => self.hold = None,
             }
-            let Some(slot) = self.free.pop() else { break };
+            if self.slots - self.free.len() >= self.p.depth.max(1) {
+                break;
+            }
+            let Some(slot) = self.free.pop_front() else {
+                break;
+            };
             let (write, len) = self.draw();
             if let Some(t) = self.pacer.admit(write, len, &mut self.rng) {
                 self.pending = Some((write, len));
                 self.hold = Some(Hold::Until(t));
-                self.free.push(slot);
+                self.free.push_front(slot);
                 break;
             }
             let Some(offset) = self.offsets.next(len, &mut self.rng) else {
-                self.free.push(slot);
+                self.free.push_front(slot);
                 self.issuing = false;
                 break;
             };
@@ -236,7 +247,7 @@ impl<'a> Driver<'a> {
                     "queueing a read"
                 };
                 self.st.fail(super::Failure::io(what, &e).at(offset));
-                self.free.push(slot);
+                self.free.push_front(slot);
                 self.issuing = false;
                 break;
             }
@@ -272,7 +283,7 @@ impl<'a> Driver<'a> {
     #[inline]
     fn done(&mut self, slot: usize, res: i64) {
         let now = Instant::now();
-        self.free.push(slot);
+        self.free.push_back(slot);
         let (write, len, offset) = self.kind[slot];
         if res < 0 {
             let what = if write { "write" } else { "read" };
@@ -373,11 +384,10 @@ impl<'a> Driver<'a> {
 
     /// Runs the loop to its end (its limit, its runtime, an error, or a stop request).
     fn run(&mut self, engine: &mut dyn IoEngine) {
-        let depth = self.p.depth.max(1);
         let fatal_verify = self.p.verify.as_ref().is_none_or(|v| v.fatal);
         loop {
             self.fill_queue(engine);
-            let in_flight = depth - self.free.len();
+            let in_flight = self.slots - self.free.len();
             if in_flight == 0 {
                 if let Some(data_only) = self.sync_due.take() {
                     if let Err(e) = engine.sync(data_only) {
@@ -478,7 +488,8 @@ mod tests {
     }
 
     fn null_engine(p: &Pattern) -> Box<dyn IoEngine> {
-        (engine::def(EngineKind::Null).open)(None, p.depth, p.max_bs() as usize).unwrap()
+        (engine::def(EngineKind::Null).open)(None, p.buffers.max(p.depth), p.max_bs() as usize)
+            .unwrap()
     }
 
     #[test]
@@ -578,7 +589,7 @@ mod tests {
         data.fill(&mut b, &mut rng);
         assert_ne!(a, b);
         let before = b.clone();
-        data.scramble(&mut b, &mut rng);
+        data.scramble(&mut b, 512, &mut rng);
         let changed = b
             .chunks(512)
             .zip(before.chunks(512))

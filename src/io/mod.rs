@@ -51,6 +51,13 @@ pub struct Pattern {
     /// stamps a fresh random key into every 512-byte sector of a random buffer (fio's default
     /// scramble_buffers), which keeps every sector of every write unique at 1/64 of the cost.
     pub refill: bool,
+    /// Buffers the worker cycles through, oldest first (at least `depth`): more than `depth`
+    /// puts that many bytes of distinct data between two writes from one buffer (see
+    /// `data::ring_buffers`).
+    pub buffers: usize,
+    /// Bytes between the fresh stamps a reused buffer gets (`WriteData::scramble`): 512, fio's
+    /// scramble; 4096 in the ring, where 4 KiB blocks are what must be unique.
+    pub stamp_every: usize,
     /// Block size of writes when it differs from `bs` (fio bs=R,W).
     pub wbs: Option<BlockSize>,
     /// Where the region starts in the file (fio offset + offset_increment x clone).
@@ -120,6 +127,8 @@ impl Pattern {
             compress_pct: 0,
             randommap: true,
             refill: true,
+            buffers: depth,
+            stamp_every: 512,
             wbs: None,
             base: 0,
             shape: Shape::default(),

@@ -55,7 +55,13 @@ pub enum SizeSpec {
 pub enum EngineKind {
     /// pread/pwrite (fio `sync` and `psync`).
     Sync,
+    /// preadv/pwritev (fio `pvsync`).
+    Pvsync,
+    /// preadv2/pwritev2 (fio `pvsync2`).
+    Pvsync2,
     IoUring,
+    /// Linux native AIO (fio `libaio`).
+    Libaio,
     /// No I/O: measures the framework itself.
     Null,
 }
@@ -174,10 +180,14 @@ pub struct Job {
     pub compress_pct: u32,
     /// Percentage of writes whose buffer repeats an earlier one (fio dedupe_percentage).
     pub dedupe_pct: u32,
-    /// Regenerate every write buffer in full (fio refill_buffers), the default: fio's own default
-    /// (scramble: a new stamp per sector over a reused buffer) is cheaper but compresses when a
-    /// filesystem's compression unit spans several small writes. `refill_buffers=0` chooses it.
-    pub refill_buffers: bool,
+    /// fio refill_buffers. Some(true): regenerate every write buffer in full. Some(false): fio's
+    /// own default, a new stamp per sector over a reused buffer (cheaper, but compresses when a
+    /// filesystem's compression unit spans several small writes). None, fsbench's default:
+    /// data nothing can compress or deduplicate at about fio's cost: writes of 64 KiB and more
+    /// cycle through a 16 MiB ring of random buffers with a fresh stamp per sector, smaller
+    /// ones are regenerated in full (`io::data`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub refill_buffers: Option<bool>,
     /// Draw random offsets independently (fio norandommap); by default every block is visited
     /// once per pass over the file, as fio does.
     pub norandommap: bool,
@@ -327,7 +337,7 @@ impl Steady {
 
 impl Default for Job {
     /// fio's defaults: sequential reads of 4 KiB, queue depth 1, one job, buffered, psync; except
-    /// that write buffers are refilled for every write (incompressible, see refill_buffers).
+    /// that written data is unique and incompressible (see refill_buffers).
     fn default() -> Job {
         Job {
             name: "job".into(),
@@ -353,7 +363,7 @@ impl Default for Job {
             engine: EngineKind::Sync,
             compress_pct: 0,
             dedupe_pct: 0,
-            refill_buffers: true,
+            refill_buffers: None,
             norandommap: false,
             distribution: Distribution::Random,
             dist_center: None,

@@ -157,6 +157,7 @@ pub fn reap(pid: u32) {
     unsafe { libc::waitpid(pid as libc::pid_t, &mut status, libc::WNOHANG) };
 }
 
+pub mod aio;
 pub mod dirfd;
 pub mod fiemap;
 pub mod host;

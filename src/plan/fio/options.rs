@@ -342,7 +342,7 @@ impl Job {
 
     fn apply_data(&mut self, key: &str, v: Option<&str>) -> R<Got> {
         match key {
-            "refill_buffers" => self.refill_buffers = parse_bool(key, v)?,
+            "refill_buffers" => self.refill_buffers = Some(parse_bool(key, v)?),
             "scramble_buffers" => {
                 if !parse_bool(key, v)? {
                     return Err("scramble_buffers=0 would write one repeated buffer; fsbench always scrambles (or refills, with refill_buffers=1)".into());

@@ -469,11 +469,14 @@ pub(super) fn parse_engine(v: &str) -> R<(EngineKind, Option<String>)> {
         "sync" | "psync" => (EngineKind::Sync, None),
         "io_uring" => (EngineKind::IoUring, None),
         "null" => (EngineKind::Null, None),
-        "libaio" | "posixaio" => (
+        "libaio" => (EngineKind::Libaio, None),
+        "pvsync" => (EngineKind::Pvsync, None),
+        "pvsync2" => (EngineKind::Pvsync2, None),
+        "posixaio" => (
             EngineKind::IoUring,
             Some(format!("ioengine={v} runs on io_uring (same queue depth, direct I/O as given)")),
         ),
-        "pvsync" | "pvsync2" | "vsync" => (
+        "vsync" => (
             EngineKind::Sync,
             Some(format!("ioengine={v} runs on sync (pread/pwrite, one I/O at a time, as {v} does with one buffer per I/O)")),
         ),

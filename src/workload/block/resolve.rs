@@ -161,7 +161,7 @@ fn pattern_of(job: &Job, clone: u32, base: u64, region: u64, rank: usize) -> Pat
         .io_size
         .unwrap_or(region)
         .saturating_mul(job.loops.max(1) as u64);
-    Pattern {
+    let mut p = Pattern {
         rw,
         rwmixread: job.rwmixread,
         bs: job.bs.clone(),
@@ -178,7 +178,9 @@ fn pattern_of(job: &Job, clone: u32, base: u64, region: u64, rank: usize) -> Pat
             ^ job.randseed.unwrap_or(0)
             ^ (rank as u64).wrapping_mul(0xA24B_AED4_963E_E407),
         compress_pct: job.compress_pct,
-        refill: job.refill_buffers,
+        refill: job.refill_buffers != Some(false),
+        buffers: job.iodepth.max(1) as usize,
+        stamp_every: 512,
         randommap: !job.norandommap,
         wbs: job.write_bs.clone(),
         base,
@@ -206,7 +208,20 @@ fn pattern_of(job: &Job, clone: u32, base: u64, region: u64, rank: usize) -> Pat
             job.dedupe_pct
         },
         verify: job.verify.clone(),
+    };
+    // Unique, incompressible data for large writes at the cost of a stamp per sector: a ring of
+    // random buffers (io::data::ring_buffers) instead of regenerating each one in full.
+    let only_writes = matches!(p.rw, Rw::Write | Rw::RandWrite);
+    // Not with compressible data: its zeros at the head of each 4 KiB would cover the stamps.
+    let plain = p.verify.is_none() && p.dedupe_pct == 0 && p.compress_pct == 0;
+    if job.refill_buffers.is_none() && only_writes && plain {
+        if let Some(n) = crate::io::data::ring_buffers(p.max_bs(), p.depth) {
+            p.refill = false;
+            p.buffers = n;
+            p.stamp_every = crate::io::data::RING_STAMP_EVERY;
+        }
     }
+    p
 }
 
 /// The notes a job carries whatever it measures.
@@ -218,13 +233,15 @@ fn job_notes(b: &Block, job: &Job, place: &Place) -> Vec<String> {
             job.directory.as_deref().unwrap_or("")
         ));
     }
-    if job.engine == EngineKind::Sync && job.iodepth > 1 {
+    let one_at_a_time = [EngineKind::Sync, EngineKind::Pvsync, EngineKind::Pvsync2];
+    if one_at_a_time.contains(&job.engine) && job.iodepth > 1 {
         jn.push(format!(
-            "iodepth={} has no effect with ioengine=sync (one I/O at a time)",
-            job.iodepth
+            "iodepth={} has no effect with ioengine={} (one I/O at a time)",
+            job.iodepth,
+            crate::engine::def(job.engine).name
         ));
     }
-    if !job.refill_buffers && writes(job.rw) {
+    if job.refill_buffers == Some(false) && writes(job.rw) {
         jn.push("refill_buffers=0: write buffers are reused with a fresh stamp per sector; a filesystem that compresses across several writes may shrink them".into());
     }
     if let Some(v) = job.verify.as_ref().filter(|v| v.kind != "null") {

@@ -559,7 +559,8 @@ type Prepared = (Box<dyn engine::IoEngine>, Vec<String>);
 
 fn open_engine(job: &Job, w: &Worker) -> Result<Prepared, String> {
     let def = engine::def(job.engine);
-    let depth = job.iodepth.max(1) as usize;
+    // One buffer per slot: iodepth of them, or the ring of write buffers (io::data).
+    let depth = w.pattern.buffers.max(job.iodepth.max(1) as usize);
     let bs = w.pattern.max_bs() as usize;
     if job.engine == EngineKind::Null {
         let eng = (def.open)(None, depth, bs).map_err(|e| e.to_string())?;

@@ -176,17 +176,27 @@ fn verification_options() {
 fn engines_each_error_names_its_cause_once() {
     let mut j = Job::default();
     assert!(j
-        .apply("ioengine", Some("libaio"))
+        .apply("ioengine", Some("posixaio"))
         .unwrap()
         .unwrap()
         .contains("io_uring"));
     assert_eq!(j.engine, EngineKind::IoUring);
     assert!(j
-        .apply("ioengine", Some("pvsync2"))
+        .apply("ioengine", Some("vsync"))
         .unwrap()
         .unwrap()
         .contains("sync"));
     assert_eq!(j.engine, EngineKind::Sync);
+    // The engines fsbench has run as themselves, without a note.
+    for (name, kind) in [
+        ("libaio", EngineKind::Libaio),
+        ("pvsync", EngineKind::Pvsync),
+        ("pvsync2", EngineKind::Pvsync2),
+        ("io_uring", EngineKind::IoUring),
+    ] {
+        assert_eq!(j.apply("ioengine", Some(name)).unwrap(), None, "{name}");
+        assert_eq!(j.engine, kind);
+    }
     let e = err("ioengine", Some("rbd"));
     assert!(
         e.contains("engine rbd is not available in fsbench") && e.contains("run this job with fio"),
