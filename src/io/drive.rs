@@ -118,13 +118,25 @@ impl<'a> Driver<'a> {
         let keep_written =
             checks && p.rw.writes() && p.verify.as_ref().is_some_and(|v| v.after_write);
         let check_reads = checks && !p.rw.writes();
+        let mut st = Stats::new();
+        st.logs = p.logs.as_ref().map(|l| {
+            let epoch = if l.unix_epoch {
+                let since = std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .unwrap_or_default();
+                (since + p.ramp).as_millis() as u64
+            } else {
+                0
+            };
+            super::fiolog::LogBook::new(l, p.rw.reads(), p.rw.writes(), epoch)
+        });
         Driver {
             p,
             data,
             progress: live.progress,
             halt: live.halt,
             slicer: Slicer::new(live.interval, measure_from),
-            st: Stats::new(),
+            st,
             rng,
             free: (0..depth).rev().collect(),
             stamp: vec![start; depth],
@@ -322,6 +334,10 @@ impl<'a> Driver<'a> {
         }
         st.per_sec[sec].0 += 1;
         st.per_sec[sec].1 += bytes;
+        if let Some(l) = st.logs.as_mut() {
+            let ms = now.duration_since(self.measure_from).as_millis() as u64;
+            l.io(ms, write, bytes, offset, ns);
+        }
         self.progress.add(1, bytes);
         self.last_done = now;
     }
@@ -435,6 +451,9 @@ impl<'a> Driver<'a> {
             Slicer::new(Duration::ZERO, self.last_done),
         );
         st.timeline = Some(slicer.finish_hist(self.last_done.max(self.measure_from), &st.lat));
+        if let Some(l) = st.logs.as_mut() {
+            l.finish(st.measured.as_millis() as u64);
+        }
         // A last partial second would read as a dip in the series: drop it when it is short.
         if let Some(frac) = st
             .measured

@@ -9,6 +9,7 @@ pub mod data;
 pub mod dist;
 pub mod drive;
 pub mod failure;
+pub mod fiolog;
 pub mod offsets;
 pub mod pace;
 pub mod perm;
@@ -23,7 +24,7 @@ use std::time::Duration;
 
 use crate::metrics::hist::{self, Hist};
 use crate::metrics::timeline::Timeline;
-use crate::plan::job::{BlockSize, Distribution, Rw, Verify};
+use crate::plan::job::{BlockSize, Distribution, FioLogs, Rw, Verify};
 
 /// What one worker does, resolved from a job: sizes in bytes, times as durations.
 #[derive(Debug, Clone)]
@@ -60,6 +61,8 @@ pub struct Pattern {
     /// Share of writes that repeat an earlier buffer (fio dedupe_percentage).
     pub dedupe_pct: u32,
     pub verify: Option<Verify>,
+    /// fio's log files, written by the loop as text (write_bw_log and its companions).
+    pub logs: Option<FioLogs>,
 }
 
 /// Where offsets fall beyond rw: fio's rw=...:N, rw_sequencer, percentage_random,
@@ -126,6 +129,7 @@ impl Pattern {
             pace: Pace::default(),
             dedupe_pct: 0,
             verify: None,
+            logs: None,
         }
     }
 
@@ -186,6 +190,8 @@ pub struct Stats {
     pub mismatch: Option<verify::Mismatch>,
     /// Latency over time: every I/O's latency, one histogram per interval.
     pub timeline: Option<Timeline>,
+    /// fio's log files of the worker, as text (when the job asked for any).
+    pub logs: Option<fiolog::LogBook>,
 }
 
 impl Stats {
@@ -216,6 +222,7 @@ impl Stats {
             verify_errors: 0,
             mismatch: None,
             timeline: None,
+            logs: None,
         }
     }
 }

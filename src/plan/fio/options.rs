@@ -5,7 +5,7 @@
 use std::time::Duration;
 
 use super::values::*;
-use crate::plan::job::{BlockSize, Job, OpenSync, SizeSpec, Verify};
+use crate::plan::job::{BlockSize, FioLogs, Job, LogWindow, OpenSync, SizeSpec, Verify};
 use crate::plan::PlanError;
 
 #[cfg(test)]
@@ -44,6 +44,10 @@ pub const GROUPS: &[(&str, &str)] = &[
         "steadystate ss steadystate_duration ss_dur steadystate_ramp_time ss_ramp",
     ),
     (
+        "log files",
+        "write_bw_log write_lat_log write_iops_log write_hist_log log_avg_msec log_window_value log_max_value log_hist_msec log_hist_coarseness log_offset log_prio per_job_logs log_unix_epoch log_entries log_compression log_store_compressed",
+    ),
+    (
         "engines and reporting",
         "ioengine fixedbufs registerfiles percentile_list clat_percentiles lat_percentiles disk_util gtod_reduce disable_lat disable_clat disable_slat clocksource kb_base unit_base",
     ),
@@ -75,6 +79,7 @@ impl Job {
             Job::apply_data,
             Job::apply_verify,
             Job::apply_steady,
+            Job::apply_logs,
             Job::apply_report,
         ] {
             match group(self, key, value)? {
@@ -148,6 +153,58 @@ impl Job {
                 ss.dur = d;
             }
             _ => ss.ramp = duration(key, v)?,
+        }
+        Ok(Done)
+    }
+
+    /// fio's log files: which, their names, windows and columns.
+    fn apply_logs(&mut self, key: &str, v: Option<&str>) -> R<Got> {
+        let ours = GROUPS
+            .iter()
+            .find(|g| g.0 == "log files")
+            .map_or("", |g| g.1);
+        if !ours.split_whitespace().any(|k| k == key) {
+            return Ok(NotMine);
+        }
+        let prefix = || v.unwrap_or("").to_string();
+        let logs = self.logs.get_or_insert_with(FioLogs::new);
+        match key {
+            "write_bw_log" => logs.bw = Some(prefix()),
+            "write_lat_log" => logs.lat = Some(prefix()),
+            "write_iops_log" => logs.iops = Some(prefix()),
+            "write_hist_log" => logs.hist = Some(prefix()),
+            "log_avg_msec" => logs.avg_msec = parse_u64(key, need(key, v)?)?,
+            "log_hist_msec" => logs.hist_msec = parse_u64(key, need(key, v)?)?,
+            "log_hist_coarseness" => logs.hist_coarseness = parse_u32(key, need(key, v)?, 0, 6)?,
+            "log_max_value" | "log_window_value" => {
+                logs.window = match v.unwrap_or("1") {
+                    "0" | "avg" | "mean" => LogWindow::Avg,
+                    "1" | "max" => LogWindow::Max,
+                    "both" => LogWindow::Both,
+                    o => {
+                        return Err(format!("{key}={o}: expected avg, max or both (or 0, 1)").into())
+                    }
+                }
+            }
+            "log_offset" => logs.offset = parse_bool(key, v)?,
+            "log_prio" => logs.prio = parse_bool(key, v)?,
+            "per_job_logs" => logs.per_job = parse_bool(key, v)?,
+            "log_unix_epoch" => logs.unix_epoch = parse_bool(key, v)?,
+            "log_entries" => {
+                parse_u64(key, need(key, v)?)?;
+                return Ok(Noted("log_entries: fsbench keeps a job's log lines in memory as text and grows it as needed; the option has no effect".into()));
+            }
+            "log_compression" | "log_store_compressed" => {
+                let on = if key == "log_compression" {
+                    parse_fio_size(need(key, v)?).map_err(|e| format!("{key}: {e}"))? > 0
+                } else {
+                    parse_bool(key, v)?
+                };
+                if on {
+                    return Err(format!("{key}={}: fsbench does not compress its log files (fio's compressed chunks and .fz files need fio's --inflate-log to read back); leave {key} out: the logs are written as plain text, with log_avg_msec to keep them small", v.unwrap_or("1")).into());
+                }
+            }
+            _ => return Ok(NotMine),
         }
         Ok(Done)
     }

@@ -4,6 +4,7 @@
 //! record with throughput, IOPS, latency (whole histogram), CPU, a per-second series and what the
 //! device itself wrote.
 
+mod logs;
 mod resolve;
 mod session;
 pub use session::BlockSession;
@@ -343,6 +344,7 @@ impl Workload for Block {
         t: &crate::plan::TargetSpec,
         _size: Option<u64>,
     ) -> Result<(), SpecError> {
+        logs::check(&self.jobs).map_err(|e| SpecError(e.to_string()))?;
         match (&self.snap, crate::provision::snapshot::unsupported(&t.fs)) {
             (Some(_), Some(why)) => Err(SpecError(format!("target '{}': {why}", t.label))),
             _ => Ok(()),

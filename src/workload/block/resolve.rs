@@ -206,6 +206,7 @@ fn pattern_of(job: &Job, clone: u32, base: u64, region: u64, rank: usize) -> Pat
             job.dedupe_pct
         },
         verify: job.verify.clone(),
+        logs: job.logs.clone().filter(|l| l.any()),
     }
 }
 
@@ -251,6 +252,7 @@ fn job_notes(b: &Block, job: &Job, place: &Place) -> Vec<String> {
 
 /// Resolves every worker of every job on target `t`.
 pub fn resolve(b: &Block, t: &TargetCtx) -> Result<Resolved, RunError> {
+    super::logs::check(&b.jobs)?;
     let mut workers = Vec::new();
     let mut layout: Vec<(PathBuf, u64, u64)> = Vec::new();
     let rk = t.ranks;

@@ -41,6 +41,8 @@ pub struct BlockSession {
     snap: Option<Snapping>,
     /// Per job: its steady-state monitor's state, when the job judges steady state.
     steady: Vec<Option<SteadyRun>>,
+    /// fio's log files, written as each worker ends.
+    logs: super::logs::Writer,
 }
 
 /// Snapshots under load: the target's snapper and what the phase's side thread measured.
@@ -127,6 +129,7 @@ impl BlockSession {
             .collect();
         BlockSession {
             steady,
+            logs: Default::default(),
             block,
             r,
             fs: t.fs.clone(),
@@ -196,7 +199,13 @@ impl Session for BlockSession {
         }
         let written = std::mem::take(&mut st.written);
         let (verified, bad) = (st.verified, st.verify_errors);
+        let book = st.logs.take();
         let mut out = worker_out(part, st, how);
+        if let Some(b) = book {
+            if let Err(e) = self.logs.write(job, wi + 1, &b) {
+                out.error.get_or_insert(e);
+            }
+        }
         // A reading verifier (verify_only runs its job as reads).
         if job.verify.is_some() && !w.pattern.rw.writes() {
             out.counters.insert("verify_blocks", verified as f64);

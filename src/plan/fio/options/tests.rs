@@ -33,6 +33,8 @@ fn every_listed_option_is_accepted_with_a_sensible_value() {
             "blockalign" | "ba" | "verify_interval" => "4k",
             "iodepth_batch_complete_min" | "iodepth_low" => "1",
             "thinktime" | "thinktime_spin" => "100",
+            "log_compression" | "log_store_compressed" => "0",
+            "log_window_value" => "both",
             _ => example(key),
         };
         let mut j = Job::default();
@@ -243,4 +245,29 @@ fn steadystate_takes_fios_criteria_window_and_ramp_in_any_order() {
     assert!(err("steadystate", Some("iops:abc")).contains("not a limit"));
     assert!(err("steadystate", Some("iops_slope:-1")).contains("above 0"));
     assert!(err("ss_dur", Some("500ms")).contains("1s or more"));
+}
+
+#[test]
+fn log_options_name_the_files_windows_and_columns() {
+    let j = job(&[
+        ("write_bw_log", None),
+        ("write_lat_log", Some("lat")),
+        ("log_avg_msec", Some("500")),
+        ("log_max_value", Some("1")),
+        ("log_offset", Some("1")),
+        ("per_job_logs", Some("0")),
+        ("log_hist_coarseness", Some("3")),
+    ]);
+    let l = j.logs.unwrap();
+    assert_eq!((l.bw.as_deref(), l.lat.as_deref()), (Some(""), Some("lat")));
+    assert_eq!(
+        (l.avg_msec, l.window, l.offset, l.per_job),
+        (500, LogWindow::Max, true, false)
+    );
+    assert_eq!(l.hist_coarseness, 3);
+    assert!(job(&[("rw", Some("read"))]).logs.is_none());
+    assert!(err("log_hist_coarseness", Some("7")).contains("0 to 6"));
+    assert!(err("log_window_value", Some("min")).contains("avg, max or both"));
+    assert!(err("log_compression", Some("1m")).contains("does not compress"));
+    assert!(job(&[("log_compression", Some("0"))]).logs.is_some());
 }
