@@ -171,3 +171,96 @@ fn a_log_that_cannot_be_written_is_refused_before_the_job_runs() {
         stderr(&o)
     );
 }
+
+/// The (action, offset, length) lines of an iolog, without times and file names.
+fn ops(path: &Path) -> Vec<String> {
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .skip(1)
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            (f.len() == 5).then(|| f[2..].join(" "))
+        })
+        .collect()
+}
+
+#[test]
+fn a_recorded_iolog_replays_on_two_targets_with_the_same_offsets_and_sizes() {
+    let dir = workdir();
+    let d = dir.path();
+    for sub in ["a", "b", "c"] {
+        std::fs::create_dir(d.join(sub)).unwrap();
+    }
+    std::fs::write(
+        d.join("rec.fio"),
+        "[rec]\ndirectory=a\nrw=randrw\nsize=256k\nbssplit=4k/50:16k/50\nnumber_ios=40\nfsync=8\nwrite_iolog=rec.iolog\n",
+    )
+    .unwrap();
+    let o = bin()
+        .current_dir(d)
+        .args(["run", "rec.fio", "--out", "s0"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let recorded = ops(&d.join("rec.iolog"));
+    // 40 I/Os or one pass over the 256 KiB, whichever comes first.
+    assert!(recorded.iter().filter(|l| !l.starts_with("sync")).count() > 10);
+    assert!(recorded.iter().any(|l| l == "sync 0 0"), "{recorded:?}");
+    for (sub, extra) in [
+        ("b", ""),
+        ("c", "replay_no_stall=1\nreplay_time_scale=200\n"),
+    ] {
+        std::fs::write(
+            d.join(format!("{sub}.fio")),
+            format!(
+                "[play]\ndirectory={sub}\nread_iolog=rec.iolog\nwrite_iolog={sub}.iolog\n{extra}"
+            ),
+        )
+        .unwrap();
+        let o = bin()
+            .current_dir(d)
+            .args(["run", &format!("{sub}.fio"), "--out", &format!("s{sub}")])
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", stderr(&o));
+        assert_eq!(ops(&d.join(format!("{sub}.iolog"))), recorded, "{sub}");
+    }
+}
+
+#[test]
+fn a_bad_iolog_or_a_replay_past_the_end_is_refused_before_it_starts() {
+    let dir = workdir();
+    let d = dir.path();
+    std::fs::write(
+        d.join("t.iolog"),
+        "fio version 2 iolog\n/x add\n/x open\n/x write 1048576 4096\n/x close\n",
+    )
+    .unwrap();
+    std::fs::write(
+        d.join("bad.iolog"),
+        "fio version 3 iolog\n0 /x add\n7 /x read 0 zero\n",
+    )
+    .unwrap();
+    std::fs::write(d.join("bt.bin"), [0x07u8, 0x74, 0x61, 0x65, 0, 0, 0, 1]).unwrap();
+    let cases = [
+        ("size=64k\nread_iolog=t.iolog\n", "reaches byte 1052672"),
+        ("read_iolog=bad.iolog\n", "bad.iolog:3: length 'zero'"),
+        ("read_iolog=bt.bin\n", "blktrace"),
+        ("read_iolog=missing.iolog\n", "missing.iolog"),
+    ];
+    for (opts, want) in cases {
+        std::fs::write(d.join("j.fio"), format!("[j]\n{opts}")).unwrap();
+        let o = bin()
+            .current_dir(d)
+            .args(["run", "j.fio", "--out", "s"])
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(2), "{opts}: {}", stderr(&o));
+        assert!(stderr(&o).contains(want), "{opts}: {}", stderr(&o));
+        assert!(
+            !d.join("j.0.0").exists() && !d.join("s").exists(),
+            "{opts}: nothing ran"
+        );
+    }
+}

@@ -2,6 +2,7 @@
 
 use std::time::{Duration, Instant};
 
+use super::iolog::{OpKind, Replay};
 use super::offsets::Offsets;
 use super::pace::{self, Pacer};
 use super::verify::Verifier;
@@ -104,6 +105,18 @@ struct Driver<'a> {
     /// Keep the offsets of writes (to read them back).
     keep_written: bool,
     failed: Option<super::Failure>,
+    /// When the loop began (a replay's times and a recording's are from it).
+    began: Instant,
+    /// The next operation of a replayed trace.
+    rpos: usize,
+}
+
+/// What a replayed trace gives next.
+enum Step {
+    Io(bool, u64, u64),
+    /// Not due yet, or a sync first.
+    Wait,
+    End,
 }
 
 impl<'a> Driver<'a> {
@@ -130,6 +143,7 @@ impl<'a> Driver<'a> {
             };
             super::fiolog::LogBook::new(l, p.rw.reads(), p.rw.writes(), epoch)
         });
+        st.iolog = p.record.as_deref().map(super::iolog::Recorder::new);
         Driver {
             p,
             data,
@@ -160,6 +174,8 @@ impl<'a> Driver<'a> {
             to_check: Vec::new(),
             keep_written,
             failed: None,
+            began: start,
+            rpos: 0,
         }
     }
 
@@ -214,17 +230,33 @@ impl<'a> Driver<'a> {
                 _ => self.hold = None,
             }
             let Some(slot) = self.free.pop() else { break };
-            let (write, len) = self.draw();
-            if let Some(t) = self.pacer.admit(write, len, &mut self.rng) {
-                self.pending = Some((write, len));
-                self.hold = Some(Hold::Until(t));
-                self.free.push(slot);
-                break;
-            }
-            let Some(offset) = self.offsets.next(len, &mut self.rng) else {
-                self.free.push(slot);
-                self.issuing = false;
-                break;
+            let (write, len, offset) = if let Some(r) = self.p.replay.as_deref() {
+                match self.replay_next(r) {
+                    Step::Io(w, l, o) => (w, l, o),
+                    Step::Wait => {
+                        self.free.push(slot);
+                        break;
+                    }
+                    Step::End => {
+                        self.free.push(slot);
+                        self.issuing = false;
+                        break;
+                    }
+                }
+            } else {
+                let (write, len) = self.draw();
+                if let Some(t) = self.pacer.admit(write, len, &mut self.rng) {
+                    self.pending = Some((write, len));
+                    self.hold = Some(Hold::Until(t));
+                    self.free.push(slot);
+                    break;
+                }
+                let Some(offset) = self.offsets.next(len, &mut self.rng) else {
+                    self.free.push(slot);
+                    self.issuing = false;
+                    break;
+                };
+                (write, len, offset)
             };
             if write {
                 self.fill(engine, slot, len as usize, offset);
@@ -252,6 +284,10 @@ impl<'a> Driver<'a> {
                 self.issuing = false;
                 break;
             }
+            if let Some(rec) = self.st.iolog.as_mut() {
+                let kind = if write { OpKind::Write } else { OpKind::Read };
+                rec.op(self.stamp[slot] - self.began, kind, offset, len);
+            }
             self.issued += len;
             self.issued_ios += 1;
             if self.p.limit_bytes.is_some_and(|limit| self.issued >= limit)
@@ -262,6 +298,31 @@ impl<'a> Driver<'a> {
             if let Some((total, spin)) = self.pacer.issued() {
                 self.hold = Some(Hold::Think(total, spin));
             }
+        }
+    }
+
+    /// The next operation of a replayed trace: an I/O, a wait until it is due (or for the
+    /// queue to drain before a sync), or the end.
+    fn replay_next(&mut self, r: &Replay) -> Step {
+        let Some(op) = r.ops.get(self.rpos) else {
+            return Step::End;
+        };
+        if !r.no_stall {
+            let due = self.began + op.at;
+            if Instant::now() < due {
+                self.hold = Some(Hold::Until(due));
+                return Step::Wait;
+            }
+        }
+        self.rpos += 1;
+        match op.kind {
+            OpKind::Read | OpKind::Write => Step::Io(op.kind == OpKind::Write, op.len, op.offset),
+            OpKind::Sync | OpKind::Datasync => {
+                self.sync_due = Some(op.kind == OpKind::Datasync);
+                Step::Wait
+            }
+            // Not replayed (fsbench issues no trims; the parser leaves them out).
+            OpKind::Trim => Step::Wait,
         }
     }
 
@@ -396,6 +457,14 @@ impl<'a> Driver<'a> {
             let in_flight = depth - self.free.len();
             if in_flight == 0 {
                 if let Some(data_only) = self.sync_due.take() {
+                    if let Some(rec) = self.st.iolog.as_mut() {
+                        let kind = if data_only {
+                            OpKind::Datasync
+                        } else {
+                            OpKind::Sync
+                        };
+                        rec.op(self.began.elapsed(), kind, 0, 0);
+                    }
                     if let Err(e) = engine.sync(data_only) {
                         let what = if data_only { "fdatasync" } else { "fsync" };
                         self.st.fail(super::Failure::io(what, &e));
@@ -453,6 +522,9 @@ impl<'a> Driver<'a> {
         st.timeline = Some(slicer.finish_hist(self.last_done.max(self.measure_from), &st.lat));
         if let Some(l) = st.logs.as_mut() {
             l.finish(st.measured.as_millis() as u64);
+        }
+        if let Some(rec) = st.iolog.as_mut() {
+            rec.close(self.last_done.saturating_duration_since(self.began));
         }
         // A last partial second would read as a dip in the series: drop it when it is short.
         if let Some(frac) = st

@@ -10,6 +10,7 @@ pub mod dist;
 pub mod drive;
 pub mod failure;
 pub mod fiolog;
+pub mod iolog;
 pub mod offsets;
 pub mod pace;
 pub mod perm;
@@ -63,6 +64,10 @@ pub struct Pattern {
     pub verify: Option<Verify>,
     /// fio's log files, written by the loop as text (write_bw_log and its companions).
     pub logs: Option<FioLogs>,
+    /// A trace replayed instead of rw's offsets and sizes (fio's read_iolog).
+    pub replay: Option<std::sync::Arc<iolog::Replay>>,
+    /// Record the I/O as a version 3 iolog naming this file (fio's write_iolog).
+    pub record: Option<String>,
 }
 
 /// Where offsets fall beyond rw: fio's rw=...:N, rw_sequencer, percentage_random,
@@ -130,6 +135,8 @@ impl Pattern {
             dedupe_pct: 0,
             verify: None,
             logs: None,
+            replay: None,
+            record: None,
         }
     }
 
@@ -192,6 +199,8 @@ pub struct Stats {
     pub timeline: Option<Timeline>,
     /// fio's log files of the worker, as text (when the job asked for any).
     pub logs: Option<fiolog::LogBook>,
+    /// The I/O as fio's iolog (write_iolog).
+    pub iolog: Option<iolog::Recorder>,
 }
 
 impl Stats {
@@ -223,6 +232,7 @@ impl Stats {
             mismatch: None,
             timeline: None,
             logs: None,
+            iolog: None,
         }
     }
 }

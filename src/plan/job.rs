@@ -243,6 +243,42 @@ pub struct Job {
     /// companions).
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub logs: Option<FioLogs>,
+    /// fio's write_iolog: the job's I/O recorded as a version 3 iolog in this file.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub write_iolog: Option<String>,
+    /// fio's read_iolog and the replay_* options: the job replays a trace instead of its rw.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub replay: Option<ReplaySpec>,
+}
+
+/// A trace to replay (fio's read_iolog) and how.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct ReplaySpec {
+    /// The iolog (empty: replay options without read_iolog, which do nothing, as in fio).
+    pub file: String,
+    pub no_stall: bool,
+    /// Percent of the trace's rate.
+    pub time_scale: u32,
+    /// Offsets divided by this.
+    pub scale: u64,
+    /// Offsets rounded down to a multiple of this (a power of two; 0: none).
+    pub align: u64,
+    /// Kinds not replayed (replay_skip: read, write, trim, sync).
+    pub skip: Vec<String>,
+}
+
+impl Default for ReplaySpec {
+    fn default() -> ReplaySpec {
+        ReplaySpec {
+            file: String::new(),
+            no_stall: false,
+            time_scale: 100,
+            scale: 1,
+            align: 0,
+            skip: Vec::new(),
+        }
+    }
 }
 
 /// What a windowed log (log_avg_msec) writes for each window (fio's log_window_value; the
@@ -447,6 +483,8 @@ impl Default for Job {
             group_reporting: false,
             steadystate: None,
             logs: None,
+            write_iolog: None,
+            replay: None,
         }
     }
 }

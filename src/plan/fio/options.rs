@@ -48,6 +48,10 @@ pub const GROUPS: &[(&str, &str)] = &[
         "write_bw_log write_lat_log write_iops_log write_hist_log log_avg_msec log_window_value log_max_value log_hist_msec log_hist_coarseness log_offset log_prio per_job_logs log_unix_epoch log_entries log_compression log_store_compressed",
     ),
     (
+        "recording and replaying I/O",
+        "write_iolog read_iolog read_iolog_chunked replay_no_stall replay_time_scale replay_redirect replay_align replay_scale replay_skip",
+    ),
+    (
         "engines and reporting",
         "ioengine fixedbufs registerfiles percentile_list clat_percentiles lat_percentiles disk_util gtod_reduce disable_lat disable_clat disable_slat clocksource kb_base unit_base",
     ),
@@ -80,6 +84,7 @@ impl Job {
             Job::apply_verify,
             Job::apply_steady,
             Job::apply_logs,
+            Job::apply_replay,
             Job::apply_report,
         ] {
             match group(self, key, value)? {
@@ -203,6 +208,66 @@ impl Job {
                 if on {
                     return Err(format!("{key}={}: fsbench does not compress its log files (fio's compressed chunks and .fz files need fio's --inflate-log to read back); leave {key} out: the logs are written as plain text, with log_avg_msec to keep them small", v.unwrap_or("1")).into());
                 }
+            }
+            _ => return Ok(NotMine),
+        }
+        Ok(Done)
+    }
+
+    /// fio's write_iolog, read_iolog and the replay options.
+    fn apply_replay(&mut self, key: &str, v: Option<&str>) -> R<Got> {
+        if key == "write_iolog" {
+            self.write_iolog = Some(need(key, v)?.to_string());
+            return Ok(Done);
+        }
+        if !(key.starts_with("replay_") || key.starts_with("read_iolog")) {
+            return Ok(NotMine);
+        }
+        if key == "read_iolog_chunked" {
+            parse_bool(key, v)?;
+            return Ok(Noted("read_iolog_chunked: fsbench reads the whole iolog before the job starts (it checks every line first); the option has no effect".into()));
+        }
+        let r = self.replay.get_or_insert_with(Default::default);
+        match key {
+            "read_iolog" => {
+                let f = need(key, v)?;
+                if f == "-" || (f.contains(':') && !f.contains("\\:")) {
+                    return Err(format!("read_iolog={f}: fsbench replays one iolog file per job (not standard input, nor a : separated list); give one file, a job per trace").into());
+                }
+                r.file = f.replace("\\:", ":");
+            }
+            "replay_no_stall" => r.no_stall = parse_bool(key, v)?,
+            "replay_time_scale" => r.time_scale = parse_u32(key, need(key, v)?, 1, 1_000_000)?,
+            "replay_scale" => r.scale = parse_u64(key, need(key, v)?)?.max(1),
+            "replay_align" => {
+                let a = byte_size(key, need(key, v)?)?;
+                if a != 0 && !a.is_power_of_two() {
+                    return Err(format!(
+                        "replay_align={}: must be a power of 2 (e.g. 4k)",
+                        v.unwrap_or("")
+                    )
+                    .into());
+                }
+                r.align = a;
+            }
+            "replay_redirect" => {
+                // Every I/O of the trace goes to this one file or device (fio's semantics):
+                // the job's file.
+                self.filename = Some(need(key, v)?.to_string());
+            }
+            "replay_skip" => {
+                let mut skip = Vec::new();
+                for k in need(key, v)?.split(',').map(str::trim) {
+                    if !["read", "write", "trim", "sync"].contains(&k) {
+                        return Err(format!(
+                            "replay_skip={}: '{k}' is not read, write, trim or sync",
+                            v.unwrap_or("")
+                        )
+                        .into());
+                    }
+                    skip.push(k.to_string());
+                }
+                r.skip = skip;
             }
             _ => return Ok(NotMine),
         }

@@ -54,13 +54,33 @@ fn text<'a>(book: &'a LogBook, kind: &str) -> &'a str {
     }
 }
 
+/// The iolog worker `clone` of a job records to (fio's write_iolog; a clone after the first
+/// writes NAME.CLONE).
+pub fn record_of(job: &Job, clone: u32) -> Option<PathBuf> {
+    let name = job.write_iolog.as_deref()?;
+    Some(PathBuf::from(if clone == 0 {
+        name.to_string()
+    } else {
+        format!("{name}.{clone}")
+    }))
+}
+
 /// Refuses, before anything runs, a log file whose directory does not exist or cannot be
 /// written. `numjobs` per job gives each worker its number.
 pub fn check(jobs: &[Job]) -> Result<(), RunError> {
     let mut n = 0;
     for job in jobs {
-        for _ in 0..job.numjobs.max(1) {
+        for clone in 0..job.numjobs.max(1) {
             n += 1;
+            if let Some(path) = record_of(job, clone) {
+                writable(&path).map_err(|why| {
+                    RunError::Invalid(format!(
+                        "job '{}': write_iolog: {} cannot be written: {why}; give write_iolog a file in a directory that exists and that you may write to",
+                        job.name,
+                        path.display()
+                    ))
+                })?;
+            }
             let Some(logs) = job.logs.as_ref().filter(|l| l.any()) else {
                 continue;
             };
@@ -100,6 +120,14 @@ fn writable(path: &Path) -> Result<(), String> {
         let _ = std::fs::remove_file(path);
     }
     Ok(())
+}
+
+/// Writes worker `clone`'s recorded I/O (write_iolog).
+pub fn write_iolog(job: &Job, clone: u32, text: &str) -> Result<(), String> {
+    let Some(path) = record_of(job, clone) else {
+        return Ok(());
+    };
+    std::fs::write(&path, text).map_err(|e| format!("write_iolog: writing {}: {e}", path.display()))
 }
 
 /// Writes the workers' logs: a file of its own per worker, or (per_job_logs=0) the first

@@ -5,13 +5,15 @@
 use std::fs::File;
 use std::os::unix::fs::FileTypeExt;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Duration;
 
 use super::{fmt, writes, Block};
 use crate::engine;
 use crate::frame::{Place, RunError, TargetCtx};
+use crate::io::iolog::{self, Adjust, OpKind, Replay};
 use crate::io::{self, Pace, Pattern, Shape};
-use crate::plan::job::{EngineKind, Job, Rw, SizeSpec};
+use crate::plan::job::{BlockSize, EngineKind, Job, Rw, SizeSpec};
 
 /// One worker of a job, resolved: its file, its pattern.
 pub struct Worker {
@@ -207,7 +209,76 @@ fn pattern_of(job: &Job, clone: u32, base: u64, region: u64, rank: usize) -> Pat
         },
         verify: job.verify.clone(),
         logs: job.logs.clone().filter(|l| l.any()),
+        replay: None,
+        record: None,
     }
+}
+
+/// The trace a job replays (fio's read_iolog), read and checked before anything runs: a
+/// malformed line is refused with the file and line.
+fn load_replay(job: &Job) -> Result<Option<Arc<Replay>>, RunError> {
+    let Some(spec) = job.replay.as_ref().filter(|r| !r.file.is_empty()) else {
+        return Ok(None);
+    };
+    let bytes = std::fs::read(&spec.file).map_err(|e| {
+        invalid(format!(
+            "job '{}': read_iolog={}: {e}: give the path of an iolog (fio's write_iolog writes one)",
+            job.name, spec.file
+        ))
+    })?;
+    let adj = Adjust {
+        time_scale: spec.time_scale,
+        scale: spec.scale,
+        align: spec.align,
+    };
+    let mut r = iolog::parse(&bytes, adj)
+        .map_err(|e| invalid(format!("job '{}': read_iolog {}:{e}", job.name, spec.file)))?;
+    r.no_stall = spec.no_stall;
+    let skip = |k: OpKind| {
+        let name = match k {
+            OpKind::Read => "read",
+            OpKind::Write => "write",
+            OpKind::Trim => "trim",
+            OpKind::Sync | OpKind::Datasync => "sync",
+        };
+        spec.skip.iter().any(|s| s == name)
+    };
+    r.ops.retain(|o| !skip(o.kind));
+    if !r
+        .ops
+        .iter()
+        .any(|o| matches!(o.kind, OpKind::Read | OpKind::Write))
+    {
+        return Err(invalid(format!(
+            "job '{}': read_iolog {}: the trace has no reads or writes to replay{}",
+            job.name,
+            spec.file,
+            if spec.skip.is_empty() {
+                ""
+            } else {
+                " (after replay_skip)"
+            }
+        )));
+    }
+    Ok(Some(Arc::new(r)))
+}
+
+/// A replaying worker: the trace's offsets from the file's start, its largest I/O as the
+/// buffer size, nothing but the trace (and the runtime) to end it.
+fn replaying(mut p: Pattern, r: Arc<Replay>) -> Pattern {
+    let largest = r.ops.iter().map(|o| o.len).max().unwrap_or(4096);
+    p.bs = BlockSize::Fixed(largest);
+    p.wbs = None;
+    p.base = 0;
+    p.limit_bytes = None;
+    p.pace = Pace::default();
+    p.rw = if r.ops.iter().any(|o| o.kind == OpKind::Write) {
+        Rw::RandRw
+    } else {
+        Rw::RandRead
+    };
+    p.replay = Some(r);
+    p
 }
 
 /// The notes a job carries whatever it measures.
@@ -260,6 +331,7 @@ pub fn resolve(b: &Block, t: &TargetCtx) -> Result<Resolved, RunError> {
     let mut notes = Vec::new();
     let mut new_bytes = 0u64;
     for (ji, job) in b.jobs.iter().enumerate() {
+        let replay = load_replay(job)?;
         let base: PathBuf = match &t.place {
             Place::Mount(dir) => dir.to_path_buf(),
             Place::Raw(device) => device.to_path_buf(),
@@ -275,7 +347,22 @@ pub fn resolve(b: &Block, t: &TargetCtx) -> Result<Resolved, RunError> {
                 (blockdev, have) = existing(&path, &job.name)?;
             }
             let seg = segment.then_some(rk.rank.index);
-            let (base, region) = region_of(job, clone, &path, (blockdev, have), seg)?;
+            let sized;
+            let sizing = match (&replay, job.size) {
+                // A replay without size= covers the trace (or the file, when larger).
+                (Some(r), None) if !blockdev => {
+                    sized = Job {
+                        size: Some(SizeSpec::Bytes(r.extent().max(have))),
+                        ..job.clone()
+                    };
+                    &sized
+                }
+                _ => job,
+            };
+            let (base, region) = region_of(sizing, clone, &path, (blockdev, have), seg)?;
+            if let Some(r) = &replay {
+                check_replay(job, r, &path, base + region)?;
+            }
             let end = base + region;
             check_file(job, &path, blockdev, have, end)?;
             if let Place::Here { wipe } = t.place {
@@ -306,11 +393,16 @@ pub fn resolve(b: &Block, t: &TargetCtx) -> Result<Resolved, RunError> {
                 l.1 = l.1.min(start);
                 l.2 = l.2.max(end);
             }
+            let mut pattern = pattern_of(job, clone, base, region, rk.rank.index);
+            pattern.record = super::logs::record_of(job, clone).map(|_| path.display().to_string());
+            if let Some(r) = &replay {
+                pattern = replaying(pattern, r.clone());
+            }
             workers.push(Worker {
                 job: ji,
                 path,
                 blockdev,
-                pattern: pattern_of(job, clone, base, region, rk.rank.index),
+                pattern,
             });
         }
         let mut jn = job_notes(b, job, &t.place);
@@ -342,6 +434,23 @@ pub fn resolve(b: &Block, t: &TargetCtx) -> Result<Resolved, RunError> {
         layout,
         notes,
     })
+}
+
+/// A replay that would run past the end of its file's region (or device) is refused before it
+/// starts.
+fn check_replay(job: &Job, r: &Replay, path: &Path, end: u64) -> Result<(), RunError> {
+    let reach = r.extent();
+    if reach > end {
+        return Err(invalid(format!(
+            "job '{}': the trace {} reaches byte {reach} ({}), past the end of {} ({}): give size={reach} or more, a larger file or device (replay_redirect=), or scale the offsets down (replay_scale=)",
+            job.name,
+            job.replay.as_ref().map_or("", |s| s.file.as_str()),
+            fmt(reach),
+            path.display(),
+            fmt(end)
+        )));
+    }
+    Ok(())
 }
 
 /// A job that may not create its file, or only verifies it, needs it there already.

@@ -199,10 +199,19 @@ impl Session for BlockSession {
         }
         let written = std::mem::take(&mut st.written);
         let (verified, bad) = (st.verified, st.verify_errors);
-        let book = st.logs.take();
+        let (book, rec) = (st.logs.take(), st.iolog.take());
         let mut out = worker_out(part, st, how);
         if let Some(b) = book {
             if let Err(e) = self.logs.write(job, wi + 1, &b) {
+                out.error.get_or_insert(e);
+            }
+        }
+        if let Some(r) = rec {
+            let clone = self.r.workers[..wi]
+                .iter()
+                .filter(|x| x.job == w.job)
+                .count();
+            if let Err(e) = super::logs::write_iolog(job, clone as u32, &r.text) {
                 out.error.get_or_insert(e);
             }
         }
@@ -571,7 +580,7 @@ fn open_engine(job: &Job, w: &Worker) -> Result<Prepared, String> {
     let mut how = Vec::new();
     let open = |direct: bool| {
         let mut o = OpenOptions::new();
-        o.read(true).write(writes(job.rw));
+        o.read(true).write(writes(job.rw) || w.pattern.rw.writes());
         let sync = match job.open_sync {
             OpenSync::None => 0,
             OpenSync::Sync => libc::O_SYNC,

@@ -35,6 +35,8 @@ fn every_listed_option_is_accepted_with_a_sensible_value() {
             "thinktime" | "thinktime_spin" => "100",
             "log_compression" | "log_store_compressed" => "0",
             "log_window_value" => "both",
+            "replay_skip" => "trim,sync",
+            "replay_align" => "4k",
             _ => example(key),
         };
         let mut j = Job::default();
@@ -270,4 +272,27 @@ fn log_options_name_the_files_windows_and_columns() {
     assert!(err("log_window_value", Some("min")).contains("avg, max or both"));
     assert!(err("log_compression", Some("1m")).contains("does not compress"));
     assert!(job(&[("log_compression", Some("0"))]).logs.is_some());
+}
+
+#[test]
+fn replay_options_and_their_refusals() {
+    let j = job(&[
+        ("read_iolog", Some("trace.log")),
+        ("replay_no_stall", None),
+        ("replay_time_scale", Some("200")),
+        ("replay_align", Some("4k")),
+        ("replay_scale", Some("2")),
+        ("replay_redirect", Some("/dev/sdz")),
+        ("write_iolog", Some("out.log")),
+    ]);
+    let r = j.replay.unwrap();
+    assert_eq!(
+        (r.file.as_str(), r.no_stall, r.time_scale, r.align, r.scale),
+        ("trace.log", true, 200, 4096, 2)
+    );
+    assert_eq!(j.filename.as_deref(), Some("/dev/sdz"));
+    assert_eq!(j.write_iolog.as_deref(), Some("out.log"));
+    assert!(err("replay_align", Some("3k")).contains("power of 2"));
+    assert!(err("read_iolog", Some("a:b")).contains("one iolog"));
+    assert!(err("replay_skip", Some("reads")).contains("'reads'"));
 }
