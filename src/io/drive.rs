@@ -2,7 +2,7 @@
 
 use std::time::{Duration, Instant};
 
-use super::iolog::{OpKind, Replay};
+use super::iolog::OpKind;
 use super::offsets::Offsets;
 use super::pace::{self, Pacer};
 use super::verify::Verifier;
@@ -11,6 +11,7 @@ use crate::engine::{Io, IoEngine};
 use crate::metrics::progress::Progress;
 use crate::metrics::timeline::Slicer;
 use crate::plan::job::{BlockSize, Rw};
+use replay::Step;
 
 fn pick_bs(bs: &BlockSize, rng: &mut DataGen) -> u64 {
     match bs {
@@ -51,6 +52,8 @@ pub struct Live<'a> {
     pub interval: Duration,
     /// Turns true when the job is to end now (its steady state was reached).
     pub halt: Option<&'a std::sync::atomic::AtomicBool>,
+    /// Turns true when another job of the phase ended and one of them has exitall.
+    pub exit_all: Option<&'a std::sync::atomic::AtomicBool>,
 }
 
 impl<'a> Live<'a> {
@@ -61,6 +64,7 @@ impl<'a> Live<'a> {
             progress,
             interval: crate::metrics::timeline::DEFAULT,
             halt: None,
+            exit_all: None,
         }
     }
 }
@@ -71,6 +75,7 @@ struct Driver<'a> {
     data: &'a WriteData,
     progress: &'a Progress,
     halt: Option<&'a std::sync::atomic::AtomicBool>,
+    exit_all: Option<&'a std::sync::atomic::AtomicBool>,
     /// Cuts the latencies into intervals (from the measured start).
     slicer: Slicer,
     st: Stats,
@@ -111,14 +116,6 @@ struct Driver<'a> {
     rpos: usize,
 }
 
-/// What a replayed trace gives next.
-enum Step {
-    Io(bool, u64, u64),
-    /// Not due yet, or a sync first.
-    Wait,
-    End,
-}
-
 impl<'a> Driver<'a> {
     fn new(p: &'a Pattern, data: &'a WriteData, live: Live<'a>) -> Driver<'a> {
         let mut rng = DataGen::new(p.seed);
@@ -149,6 +146,7 @@ impl<'a> Driver<'a> {
             data,
             progress: live.progress,
             halt: live.halt,
+            exit_all: live.exit_all,
             slicer: Slicer::new(live.interval, measure_from),
             st,
             rng,
@@ -204,7 +202,12 @@ impl<'a> Driver<'a> {
     fn fill(&mut self, engine: &mut dyn IoEngine, slot: usize, len: usize, offset: u64) {
         let p = self.p;
         let buf = &mut engine.buffer(slot)[..len];
-        if p.dedupe_pct > 0 && (self.rng.next_u64() % 100) < p.dedupe_pct as u64 {
+        if !p.buffer_pattern.is_empty() {
+            for (b, x) in buf.iter_mut().zip(p.buffer_pattern.iter().cycle()) {
+                *b = *x;
+            }
+            self.filled[slot] = false;
+        } else if p.dedupe_pct > 0 && (self.rng.next_u64() % 100) < p.dedupe_pct as u64 {
             self.data.fill(buf, &mut DataGen::new(p.seed ^ 0xd0d0));
             self.filled[slot] = false;
         } else if p.refill || !self.filled[slot] {
@@ -301,31 +304,6 @@ impl<'a> Driver<'a> {
         }
     }
 
-    /// The next operation of a replayed trace: an I/O, a wait until it is due (or for the
-    /// queue to drain before a sync), or the end.
-    fn replay_next(&mut self, r: &Replay) -> Step {
-        let Some(op) = r.ops.get(self.rpos) else {
-            return Step::End;
-        };
-        if !r.no_stall {
-            let due = self.began + op.at;
-            if Instant::now() < due {
-                self.hold = Some(Hold::Until(due));
-                return Step::Wait;
-            }
-        }
-        self.rpos += 1;
-        match op.kind {
-            OpKind::Read | OpKind::Write => Step::Io(op.kind == OpKind::Write, op.len, op.offset),
-            OpKind::Sync | OpKind::Datasync => {
-                self.sync_due = Some(op.kind == OpKind::Datasync);
-                Step::Wait
-            }
-            // Not replayed (fsbench issues no trims; the parser leaves them out).
-            OpKind::Trim => Step::Wait,
-        }
-    }
-
     /// Counts a write towards fsync= and fdatasync=, marking a sync as due.
     #[inline]
     fn count_write(&mut self) {
@@ -349,6 +327,18 @@ impl<'a> Driver<'a> {
         let (write, len, offset) = self.kind[slot];
         if res < 0 {
             let what = if write { "write" } else { "read" };
+            let errno = (-res) as i32;
+            if write && self.p.fill_device && [libc::ENOSPC, libc::EDQUOT].contains(&errno) {
+                self.st.filled = true;
+                self.issuing = false;
+                return;
+            }
+            if self.p.continue_on[write as usize] {
+                self.st.io_errors += 1;
+                let f = super::Failure::errno(what, errno).at(offset);
+                self.st.first_ignored.get_or_insert_with(|| f.to_string());
+                return;
+            }
             self.failed
                 .get_or_insert_with(|| super::Failure::errno(what, (-res) as i32).at(offset));
             return;
@@ -436,9 +426,10 @@ impl<'a> Driver<'a> {
         if self.deadline.is_some_and(|d| Instant::now() >= d) {
             self.issuing = false;
         }
-        if self
-            .halt
-            .is_some_and(|h| h.load(std::sync::atomic::Ordering::Relaxed))
+        if [self.halt, self.exit_all]
+            .iter()
+            .flatten()
+            .any(|h| h.load(std::sync::atomic::Ordering::Relaxed))
         {
             self.issuing = false;
         }
@@ -682,6 +673,8 @@ mod tests {
         assert!(a[2048..].iter().filter(|&&x| x == 0).count() < 64);
     }
 }
+
+mod replay;
 
 #[cfg(test)]
 mod effects;

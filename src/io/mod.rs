@@ -68,6 +68,12 @@ pub struct Pattern {
     pub replay: Option<std::sync::Arc<iolog::Replay>>,
     /// Record the I/O as a version 3 iolog naming this file (fio's write_iolog).
     pub record: Option<String>,
+    /// Failed reads, writes counted and gone past (fio continue_on_error).
+    pub continue_on: [bool; 2],
+    /// A write meeting a full filesystem ends the job, not as an error (fio fill_device).
+    pub fill_device: bool,
+    /// The bytes every write buffer repeats (fio buffer_pattern).
+    pub buffer_pattern: Vec<u8>,
 }
 
 /// Where offsets fall beyond rw: fio's rw=...:N, rw_sequencer, percentage_random,
@@ -137,6 +143,9 @@ impl Pattern {
             logs: None,
             replay: None,
             record: None,
+            continue_on: [false; 2],
+            fill_device: false,
+            buffer_pattern: Vec::new(),
         }
     }
 
@@ -201,6 +210,11 @@ pub struct Stats {
     pub logs: Option<fiolog::LogBook>,
     /// The I/O as fio's iolog (write_iolog).
     pub iolog: Option<iolog::Recorder>,
+    /// Failed I/Os gone past (continue_on_error), and the first one.
+    pub io_errors: u64,
+    pub first_ignored: Option<String>,
+    /// The filesystem filled up (fill_device ended the job).
+    pub filled: bool,
 }
 
 impl Stats {
@@ -233,6 +247,9 @@ impl Stats {
             timeline: None,
             logs: None,
             iolog: None,
+            io_errors: 0,
+            first_ignored: None,
+            filled: false,
         }
     }
 }

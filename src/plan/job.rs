@@ -249,6 +249,25 @@ pub struct Job {
     /// fio's read_iolog and the replay_* options: the job replays a trace instead of its rw.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub replay: Option<ReplaySpec>,
+    /// When a worker of this job ends, the others of its phase end too (fio exitall).
+    #[serde(skip_serializing_if = "std::ops::Not::not", default)]
+    pub exitall: bool,
+    /// Errors the job counts and goes on past (fio continue_on_error): read, write, verify.
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub continue_on_error: Vec<String>,
+    /// Write until the filesystem is full (ENOSPC or EDQUOT ends the job, not as an error; fio
+    /// fill_device / fill_fs).
+    #[serde(skip_serializing_if = "std::ops::Not::not", default)]
+    pub fill_device: bool,
+    /// The bytes every write buffer repeats (fio buffer_pattern).
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub buffer_pattern: Vec<u8>,
+    /// The CPUs the job's workers may run on (fio cpus_allowed), each worker one of them in
+    /// turn with `cpus_split` (cpus_allowed_policy=split).
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub cpus_allowed: Vec<usize>,
+    #[serde(skip_serializing_if = "std::ops::Not::not", default)]
+    pub cpus_split: bool,
 }
 
 /// A trace to replay (fio's read_iolog) and how.
@@ -485,6 +504,12 @@ impl Default for Job {
             logs: None,
             write_iolog: None,
             replay: None,
+            exitall: false,
+            continue_on_error: Vec::new(),
+            fill_device: false,
+            buffer_pattern: Vec::new(),
+            cpus_allowed: Vec::new(),
+            cpus_split: false,
         }
     }
 }

@@ -315,3 +315,19 @@ pub fn block_device_size(file: &std::fs::File) -> io::Result<u64> {
     }
     Ok(size)
 }
+
+/// Runs the calling thread on these CPUs only (sched_setaffinity; fio's cpus_allowed).
+pub fn pin_thread(cpus: &[usize]) -> io::Result<()> {
+    // SAFETY: a zeroed cpu_set_t is the empty set; CPU_SET is called only below CPU_SETSIZE;
+    // sched_setaffinity reads the set we own for the calling thread (pid 0).
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        for &c in cpus.iter().filter(|&&c| c < libc::CPU_SETSIZE as usize) {
+            libc::CPU_SET(c, &mut set);
+        }
+        if libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) != 0 {
+            return Err(io::Error::last_os_error());
+        }
+    }
+    Ok(())
+}

@@ -5,7 +5,7 @@
 use std::time::Duration;
 
 use super::values::*;
-use crate::plan::job::{BlockSize, FioLogs, Job, LogWindow, OpenSync, SizeSpec, Verify};
+use crate::plan::job::{BlockSize, Job, OpenSync, SizeSpec, Verify};
 use crate::plan::PlanError;
 
 #[cfg(test)]
@@ -25,7 +25,7 @@ pub const GROUPS: &[(&str, &str)] = &[
     ),
     (
         "shape of the load",
-        "rw readwrite rwmixread rwmixwrite rw_sequencer percentage_random random_distribution norandommap randrepeat randseed bs blocksize bsrange blocksize_range bssplit blockalign ba iodepth iodepth_batch iodepth_batch_submit iodepth_batch_complete iodepth_batch_complete_min iodepth_batch_complete_max iodepth_low rate rate_iops rate_min rate_process thinktime thinktime_blocks thinktime_spin",
+        "rw readwrite rwmixread rwmixwrite rw_sequencer percentage_random random_distribution norandommap randrepeat randseed bs blocksize bsrange blocksize_range bssplit blockalign ba iodepth iodepth_batch iodepth_batch_submit iodepth_batch_complete iodepth_batch_complete_min iodepth_batch_complete_max iodepth_low rate rate_iops rate_min rate_cycle rate_process thinktime thinktime_blocks thinktime_spin",
     ),
     (
         "syncing",
@@ -52,8 +52,12 @@ pub const GROUPS: &[(&str, &str)] = &[
         "write_iolog read_iolog read_iolog_chunked replay_no_stall replay_time_scale replay_redirect replay_align replay_scale replay_skip",
     ),
     (
+        "errors, ends and CPUs",
+        "exitall exit_what continue_on_error fill_device fill_fs buffer_pattern cpus_allowed cpus_allowed_policy io_submit_mode",
+    ),
+    (
         "engines and reporting",
-        "ioengine fixedbufs registerfiles percentile_list clat_percentiles lat_percentiles disk_util gtod_reduce disable_lat disable_clat disable_slat clocksource kb_base unit_base",
+        "ioengine fixedbufs registerfiles percentile_list clat_percentiles lat_percentiles slat_percentiles disk_util gtod_reduce disable_lat disable_clat disable_slat clocksource kb_base unit_base",
     ),
 ];
 
@@ -75,6 +79,7 @@ impl Job {
     /// Applies one `key[=value]` option. Returns a note when the option was translated or has
     /// no effect in fsbench; an error names what is wrong and what would be right.
     pub fn apply(&mut self, key: &str, value: Option<&str>) -> R<Option<String>> {
+        let key = canonical(key);
         for group in [
             Job::apply_run,
             Job::apply_where,
@@ -85,6 +90,7 @@ impl Job {
             Job::apply_steady,
             Job::apply_logs,
             Job::apply_replay,
+            Job::apply_misc,
             Job::apply_report,
         ] {
             match group(self, key, value)? {
@@ -158,118 +164,6 @@ impl Job {
                 ss.dur = d;
             }
             _ => ss.ramp = duration(key, v)?,
-        }
-        Ok(Done)
-    }
-
-    /// fio's log files: which, their names, windows and columns.
-    fn apply_logs(&mut self, key: &str, v: Option<&str>) -> R<Got> {
-        let ours = GROUPS
-            .iter()
-            .find(|g| g.0 == "log files")
-            .map_or("", |g| g.1);
-        if !ours.split_whitespace().any(|k| k == key) {
-            return Ok(NotMine);
-        }
-        let prefix = || v.unwrap_or("").to_string();
-        let logs = self.logs.get_or_insert_with(FioLogs::new);
-        match key {
-            "write_bw_log" => logs.bw = Some(prefix()),
-            "write_lat_log" => logs.lat = Some(prefix()),
-            "write_iops_log" => logs.iops = Some(prefix()),
-            "write_hist_log" => logs.hist = Some(prefix()),
-            "log_avg_msec" => logs.avg_msec = parse_u64(key, need(key, v)?)?,
-            "log_hist_msec" => logs.hist_msec = parse_u64(key, need(key, v)?)?,
-            "log_hist_coarseness" => logs.hist_coarseness = parse_u32(key, need(key, v)?, 0, 6)?,
-            "log_max_value" | "log_window_value" => {
-                logs.window = match v.unwrap_or("1") {
-                    "0" | "avg" | "mean" => LogWindow::Avg,
-                    "1" | "max" => LogWindow::Max,
-                    "both" => LogWindow::Both,
-                    o => {
-                        return Err(format!("{key}={o}: expected avg, max or both (or 0, 1)").into())
-                    }
-                }
-            }
-            "log_offset" => logs.offset = parse_bool(key, v)?,
-            "log_prio" => logs.prio = parse_bool(key, v)?,
-            "per_job_logs" => logs.per_job = parse_bool(key, v)?,
-            "log_unix_epoch" => logs.unix_epoch = parse_bool(key, v)?,
-            "log_entries" => {
-                parse_u64(key, need(key, v)?)?;
-                return Ok(Noted("log_entries: fsbench keeps a job's log lines in memory as text and grows it as needed; the option has no effect".into()));
-            }
-            "log_compression" | "log_store_compressed" => {
-                let on = if key == "log_compression" {
-                    parse_fio_size(need(key, v)?).map_err(|e| format!("{key}: {e}"))? > 0
-                } else {
-                    parse_bool(key, v)?
-                };
-                if on {
-                    return Err(format!("{key}={}: fsbench does not compress its log files (fio's compressed chunks and .fz files need fio's --inflate-log to read back); leave {key} out: the logs are written as plain text, with log_avg_msec to keep them small", v.unwrap_or("1")).into());
-                }
-            }
-            _ => return Ok(NotMine),
-        }
-        Ok(Done)
-    }
-
-    /// fio's write_iolog, read_iolog and the replay options.
-    fn apply_replay(&mut self, key: &str, v: Option<&str>) -> R<Got> {
-        if key == "write_iolog" {
-            self.write_iolog = Some(need(key, v)?.to_string());
-            return Ok(Done);
-        }
-        if !(key.starts_with("replay_") || key.starts_with("read_iolog")) {
-            return Ok(NotMine);
-        }
-        if key == "read_iolog_chunked" {
-            parse_bool(key, v)?;
-            return Ok(Noted("read_iolog_chunked: fsbench reads the whole iolog before the job starts (it checks every line first); the option has no effect".into()));
-        }
-        let r = self.replay.get_or_insert_with(Default::default);
-        match key {
-            "read_iolog" => {
-                let f = need(key, v)?;
-                if f == "-" || (f.contains(':') && !f.contains("\\:")) {
-                    return Err(format!("read_iolog={f}: fsbench replays one iolog file per job (not standard input, nor a : separated list); give one file, a job per trace").into());
-                }
-                r.file = f.replace("\\:", ":");
-            }
-            "replay_no_stall" => r.no_stall = parse_bool(key, v)?,
-            "replay_time_scale" => r.time_scale = parse_u32(key, need(key, v)?, 1, 1_000_000)?,
-            "replay_scale" => r.scale = parse_u64(key, need(key, v)?)?.max(1),
-            "replay_align" => {
-                let a = byte_size(key, need(key, v)?)?;
-                if a != 0 && !a.is_power_of_two() {
-                    return Err(format!(
-                        "replay_align={}: must be a power of 2 (e.g. 4k)",
-                        v.unwrap_or("")
-                    )
-                    .into());
-                }
-                r.align = a;
-            }
-            "replay_redirect" => {
-                // Every I/O of the trace goes to this one file or device (fio's semantics):
-                // the job's file.
-                self.filename = Some(need(key, v)?.to_string());
-            }
-            "replay_skip" => {
-                let mut skip = Vec::new();
-                for k in need(key, v)?.split(',').map(str::trim) {
-                    if !["read", "write", "trim", "sync"].contains(&k) {
-                        return Err(format!(
-                            "replay_skip={}: '{k}' is not read, write, trim or sync",
-                            v.unwrap_or("")
-                        )
-                        .into());
-                    }
-                    skip.push(k.to_string());
-                }
-                r.skip = skip;
-            }
-            _ => return Ok(NotMine),
         }
         Ok(Done)
     }
@@ -422,6 +316,13 @@ impl Job {
             "rate" => self.rate = per_dir(need(key, v)?, |s| parse_u64(key, s))?,
             "rate_iops" => self.rate_iops = per_dir(need(key, v)?, |s| parse_u64(key, s))?,
             "rate_min" => self.rate_min = per_dir(need(key, v)?, |s| parse_u64(key, s))?,
+            "rate_cycle" => {
+                parse_u64(key, need(key, v)?)?;
+                return Ok(Noted(
+                    "rate_cycle: fsbench judges rate_min over the job's whole run, not per cycle"
+                        .into(),
+                ));
+            }
             "rate_process" => {
                 self.rate_poisson = match need(key, v)? {
                     "linear" => false,
@@ -550,6 +451,11 @@ impl Job {
                     })
                     .collect::<R<Vec<f64>>>()?
             }
+            "slat_percentiles" => {
+                if parse_bool(key, v)? {
+                    return Ok(Noted("slat_percentiles: fsbench times each I/O from its queueing to its completion (no submission latency of its own): its percentiles are the completion latency's".into()));
+                }
+            }
             "clat_percentiles" | "lat_percentiles" | "disk_util" | "gtod_reduce"
             | "disable_lat" | "disable_clat" | "disable_slat" => {
                 parse_bool(key, v)?;
@@ -587,6 +493,9 @@ fn fixed_note(key: &str, v: Option<&str>) -> Option<String> {
         _ => return None,
     })
 }
+
+mod families;
+use families::canonical;
 
 #[cfg(test)]
 mod tests;

@@ -211,6 +211,12 @@ fn pattern_of(job: &Job, clone: u32, base: u64, region: u64, rank: usize) -> Pat
         logs: job.logs.clone().filter(|l| l.any()),
         replay: None,
         record: None,
+        continue_on: [
+            job.continue_on_error.iter().any(|k| k == "read"),
+            job.continue_on_error.iter().any(|k| k == "write"),
+        ],
+        fill_device: job.fill_device,
+        buffer_pattern: job.buffer_pattern.clone(),
     }
 }
 
@@ -385,7 +391,8 @@ pub fn resolve(b: &Block, t: &TargetCtx) -> Result<Resolved, RunError> {
                 };
             let start = if segment { base } else { 0 };
             if lay && !layout.iter().any(|(p, _, _)| p == &path) {
-                if !blockdev {
+                // A job filling the filesystem writes until it is full: no room to check.
+                if !(blockdev || job.fill_device && writes(job.rw)) {
                     new_bytes += end.saturating_sub(have.max(start));
                 }
                 layout.push((path.clone(), start, end));

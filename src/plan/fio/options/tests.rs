@@ -1,4 +1,5 @@
 use super::*;
+use crate::plan::job::LogWindow;
 
 fn job(opts: &[(&str, Option<&str>)]) -> Job {
     let mut j = Job::default();
@@ -36,6 +37,10 @@ fn every_listed_option_is_accepted_with_a_sensible_value() {
             "log_compression" | "log_store_compressed" => "0",
             "log_window_value" => "both",
             "replay_skip" => "trim,sync",
+            "exit_what" => "group",
+            "cpus_allowed_policy" => "split",
+            "continue_on_error" => "io",
+            "io_submit_mode" => "offload",
             "replay_align" => "4k",
             _ => example(key),
         };
@@ -196,9 +201,9 @@ fn engines_each_error_names_its_cause_once() {
         e.contains("engine rbd is not available in fsbench") && e.contains("run this job with fio"),
         "{e}"
     );
-    let e = err("cpus_allowed", Some("1"));
+    let e = err("zonemode", Some("zbd"));
     assert!(
-        e.contains("'cpus_allowed' is not supported") && !e.contains("rwmixread"),
+        e.contains("'zonemode' is not supported") && !e.contains("rwmixread"),
         "{e}"
     );
     assert!(j
