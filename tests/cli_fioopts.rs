@@ -46,5 +46,6 @@ fn exitall_buffer_pattern_cpus_and_aliases_take_effect() {
     assert!(bad("continue_on_error=some").contains("expected none, read"));
     assert!(bad("exit_what=all").contains("exit_what=all"));
     assert!(bad("buffer_pattern='file'").contains("from a file"));
-    assert!(bad("zonemode=zbd").contains("'zonemode' is not supported"));
+    assert!(bad("zonemode=zbd").contains("zoned block devices"));
+    assert!(bad("flow=1").contains("'flow' is not supported"));
 }

@@ -386,6 +386,16 @@ pub(super) fn parse_zones(v: &str, name: &str, rest: &[&str]) -> R<Distribution>
         .into());
     }
     if name == "zoned" {
+        // fio's last zone may leave its size out: the rest of the region.
+        let known: f64 = zones
+            .iter()
+            .filter_map(|(_, s)| s.parse::<f64>().ok())
+            .sum();
+        let last = zones.len() - 1;
+        let rest_pct = format!("{}", 100.0 - known);
+        if zones[last].1.is_empty() {
+            zones[last].1 = &rest_pct;
+        }
         let z: Vec<(f64, f64)> = zones
             .iter()
             .map(|(a, s)| {

@@ -66,7 +66,8 @@ impl Job {
         match key {
             "exitall" => self.exitall = parse_bool(key, v)?,
             "exit_what" => {
-                if need(key, v)? != "group" {
+                // One group runs at a time here: stonewall is the same as group.
+                if !["group", "stonewall"].contains(&need(key, v)?) {
                     return Err(format!("exit_what={}: fsbench's exitall ends the jobs of the finished job's group (fio's exit_what=group); 'all' and 'stonewall' are not supported: leave exit_what out", v.unwrap_or("")).into());
                 }
             }
@@ -96,6 +97,23 @@ impl Job {
                     .map_err(|e| PlanError(e.0.replacen("verify_pattern", "buffer_pattern", 1)))?;
             }
             "cpus_allowed" => self.cpus_allowed = parse_cpus(need(key, v)?)?,
+            "zonemode" => match need(key, v)? {
+                "none" => {}
+                "zbd" => return Err("zonemode=zbd: zoned block devices (SMR disks, ZNS SSDs) cannot be a target here: fsbench runs on files and conventional block devices, whose writes need no zone write pointer; run this job with fio on the zoned device".into()),
+                o => return Err(format!("zonemode={o}: fio's strided zones (zonesize, zonerange, zoneskip) are not supported by fsbench; give offset= and size= per job instead").into()),
+            },
+            "random_generator" => match need(key, v)? {
+                "tausworthe" | "lfsr" | "tausworthe64" => return Ok(Noted(format!("random_generator={}: fsbench draws offsets with its own generator (every block once per pass with the random map, as fio's); the sequence differs from fio's", v.unwrap_or("")))),
+                o => return Err(format!("random_generator={o}: expected tausworthe, lfsr or tausworthe64").into()),
+            },
+            "numa_cpu_nodes" | "numa_mem_policy" => {
+                need(key, v)?;
+                return Ok(Noted(format!("{key}: fsbench places neither CPUs nor memory by NUMA node (use cpus_allowed); on a one-node host this changes nothing")));
+            }
+            "create_serialize" => {
+                parse_bool(key, v)?;
+                return Ok(Noted("create_serialize: fsbench lays out every job's file one after another before the phase starts, whatever this says".into()));
+            }
             "cpus_allowed_policy" => {
                 self.cpus_split = match need(key, v)? {
                     "shared" => false,

@@ -38,6 +38,8 @@ fn every_listed_option_is_accepted_with_a_sensible_value() {
             "log_window_value" => "both",
             "replay_skip" => "trim,sync",
             "exit_what" => "group",
+            "zonemode" => "none",
+            "random_generator" => "lfsr",
             "cpus_allowed_policy" => "split",
             "continue_on_error" => "io",
             "io_submit_mode" => "offload",
@@ -201,9 +203,9 @@ fn engines_each_error_names_its_cause_once() {
         e.contains("engine rbd is not available in fsbench") && e.contains("run this job with fio"),
         "{e}"
     );
-    let e = err("zonemode", Some("zbd"));
+    let e = err("flow", Some("1"));
     assert!(
-        e.contains("'zonemode' is not supported") && !e.contains("rwmixread"),
+        e.contains("'flow' is not supported") && !e.contains("rwmixread"),
         "{e}"
     );
     assert!(j
