@@ -47,5 +47,6 @@ fn exitall_buffer_pattern_cpus_and_aliases_take_effect() {
     assert!(bad("exit_what=all").contains("exit_what=all"));
     assert!(bad("buffer_pattern='file'").contains("from a file"));
     assert!(bad("zonemode=zbd").contains("zoned block devices"));
-    assert!(bad("flow=1").contains("'flow' is not supported"));
+    assert!(bad("flow=-1").contains("positive weights"));
+    assert!(bad("cpuload=1").contains("'cpuload' is not supported"));
 }

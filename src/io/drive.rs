@@ -232,6 +232,13 @@ impl<'a> Driver<'a> {
                 Some(Hold::Until(t)) if Instant::now() < t => break,
                 _ => self.hold = None,
             }
+            if let Some((f, i, sleep)) = &self.p.flow {
+                if f.ahead(*i) {
+                    let wait = (*sleep).max(Duration::from_micros(50));
+                    self.hold = Some(Hold::Until(Instant::now() + wait));
+                    break;
+                }
+            }
             let Some(slot) = self.free.pop() else { break };
             let (write, len, offset) = if let Some(r) = self.p.replay.as_deref() {
                 match self.replay_next(r) {
@@ -290,6 +297,9 @@ impl<'a> Driver<'a> {
             if let Some(rec) = self.st.iolog.as_mut() {
                 let kind = if write { OpKind::Write } else { OpKind::Read };
                 rec.op(self.stamp[slot] - self.began, kind, offset, len);
+            }
+            if let Some((f, i, _)) = &self.p.flow {
+                f.count(*i);
             }
             self.issued += len;
             self.issued_ios += 1;
@@ -538,7 +548,13 @@ pub fn drive(engine: &mut dyn IoEngine, p: &Pattern, data: &WriteData, live: Liv
         pace::wait_until(Instant::now() + p.pace.startdelay);
     }
     let mut d = Driver::new(p, data, live);
+    if let Some((f, i, _)) = &p.flow {
+        f.join(*i);
+    }
     d.run(engine);
+    if let Some((f, i, _)) = &p.flow {
+        f.leave(*i);
+    }
     d.finish(engine)
 }
 

@@ -10,6 +10,7 @@ pub mod dist;
 pub mod drive;
 pub mod failure;
 pub mod fiolog;
+pub mod flow;
 pub mod iolog;
 pub mod offsets;
 pub mod pace;
@@ -74,6 +75,9 @@ pub struct Pattern {
     pub fill_device: bool,
     /// The bytes every write buffer repeats (fio buffer_pattern).
     pub buffer_pattern: Vec<u8>,
+    /// fio's flow control: the flow shared with other jobs, this worker's place in it, and how
+    /// long to wait when ahead (flow, flow_id, flow_sleep).
+    pub flow: Option<(std::sync::Arc<flow::Flow>, usize, Duration)>,
 }
 
 /// Where offsets fall beyond rw: fio's rw=...:N, rw_sequencer, percentage_random,
@@ -146,6 +150,7 @@ impl Pattern {
             continue_on: [false; 2],
             fill_device: false,
             buffer_pattern: Vec::new(),
+            flow: None,
         }
     }
 

@@ -268,6 +268,17 @@ pub struct Job {
     pub cpus_allowed: Vec<usize>,
     #[serde(skip_serializing_if = "std::ops::Not::not", default)]
     pub cpus_split: bool,
+    /// fio's flow control: this job's weight (0: none), its flow's id, the wait when ahead.
+    #[serde(skip_serializing_if = "is_zero", default)]
+    pub flow: u64,
+    #[serde(skip_serializing_if = "is_zero", default)]
+    pub flow_id: u64,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub flow_sleep: Option<Duration>,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// A trace to replay (fio's read_iolog) and how.
@@ -510,6 +521,9 @@ impl Default for Job {
             buffer_pattern: Vec::new(),
             cpus_allowed: Vec::new(),
             cpus_split: false,
+            flow: 0,
+            flow_id: 0,
+            flow_sleep: None,
         }
     }
 }

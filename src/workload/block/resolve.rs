@@ -217,6 +217,36 @@ fn pattern_of(job: &Job, clone: u32, base: u64, region: u64, rank: usize) -> Pat
         ],
         fill_device: job.fill_device,
         buffer_pattern: job.buffer_pattern.clone(),
+        flow: None,
+    }
+}
+
+/// fio's flow control: the workers of jobs with a weight, one shared flow per flow id.
+fn join_flows(b: &Block, workers: &mut [Worker]) {
+    let mut ids: Vec<u64> = b
+        .jobs
+        .iter()
+        .filter(|j| j.flow > 0)
+        .map(|j| j.flow_id)
+        .collect();
+    ids.sort_unstable();
+    ids.dedup();
+    for id in ids {
+        let members: Vec<usize> = (0..workers.len())
+            .filter(|&w| {
+                let j = &b.jobs[workers[w].job];
+                j.flow > 0 && j.flow_id == id
+            })
+            .collect();
+        let weights = members
+            .iter()
+            .map(|&w| b.jobs[workers[w].job].flow)
+            .collect();
+        let flow = Arc::new(io::flow::Flow::new(weights));
+        for (k, &w) in members.iter().enumerate() {
+            let sleep = b.jobs[workers[w].job].flow_sleep.unwrap_or_default();
+            workers[w].pattern.flow = Some((flow.clone(), k, sleep));
+        }
     }
 }
 
@@ -425,6 +455,7 @@ pub fn resolve(b: &Block, t: &TargetCtx) -> Result<Resolved, RunError> {
         }
         notes.push(jn);
     }
+    join_flows(b, &mut workers);
     check_space(&workers, new_bytes)?;
     check_buffers(&workers)?;
     for job in &b.jobs {

@@ -97,6 +97,15 @@ impl Job {
                     .map_err(|e| PlanError(e.0.replacen("verify_pattern", "buffer_pattern", 1)))?;
             }
             "cpus_allowed" => self.cpus_allowed = parse_cpus(need(key, v)?)?,
+            "flow" => {
+                let w: i64 = need(key, v)?.parse().map_err(|_| format!("flow={}: expected a whole number (the job's weight)", v.unwrap_or("")))?;
+                if w < 0 {
+                    return Err(format!("flow={w}: fsbench takes fio's positive weights only (the share of the flow's I/Os this job gets)").into());
+                }
+                self.flow = w as u64;
+            }
+            "flow_id" => self.flow_id = parse_u64(key, need(key, v)?)?,
+            "flow_sleep" => self.flow_sleep = Some(std::time::Duration::from_micros(parse_u64(key, need(key, v)?)?)),
             "zonemode" => match need(key, v)? {
                 "none" => {}
                 "zbd" => return Err("zonemode=zbd: zoned block devices (SMR disks, ZNS SSDs) cannot be a target here: fsbench runs on files and conventional block devices, whose writes need no zone write pointer; run this job with fio on the zoned device".into()),

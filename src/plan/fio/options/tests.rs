@@ -203,9 +203,9 @@ fn engines_each_error_names_its_cause_once() {
         e.contains("engine rbd is not available in fsbench") && e.contains("run this job with fio"),
         "{e}"
     );
-    let e = err("flow", Some("1"));
+    let e = err("cpuload", Some("1"));
     assert!(
-        e.contains("'flow' is not supported") && !e.contains("rwmixread"),
+        e.contains("'cpuload' is not supported") && !e.contains("rwmixread"),
         "{e}"
     );
     assert!(j
