@@ -38,6 +38,7 @@ fn every_listed_option_is_accepted_with_a_sensible_value() {
             "log_window_value" => "both",
             "replay_skip" => "trim,sync",
             "exit_what" => "group",
+            "verify_state_load" => "0",
             "zonemode" => "none",
             "random_generator" => "lfsr",
             "cpus_allowed_policy" => "split",
@@ -302,4 +303,22 @@ fn replay_options_and_their_refusals() {
     assert!(err("replay_align", Some("3k")).contains("power of 2"));
     assert!(err("read_iolog", Some("a:b")).contains("one iolog"));
     assert!(err("replay_skip", Some("reads")).contains("'reads'"));
+}
+
+#[test]
+fn verify_state_is_noted_or_refused_and_makes_no_verify() {
+    let mut j = Job::default();
+    let note = j.apply("verify_state_save", Some("1")).unwrap().unwrap();
+    assert!(note.contains("no verify state file"), "{note}");
+    assert!(j.verify.is_none());
+    assert!(err("verify_state_load", Some("1")).contains("keeps no verify state"));
+    let j = job(&[
+        ("flow", Some("8")),
+        ("flow_id", Some("2")),
+        ("flow_sleep", Some("100")),
+    ]);
+    assert_eq!(
+        (j.flow, j.flow_id, j.flow_sleep),
+        (8, 2, Some(Duration::from_micros(100)))
+    );
 }
