@@ -85,6 +85,8 @@ pub struct Pattern {
 #[derive(Debug, Clone)]
 pub struct Shape {
     pub rw_mod: Option<u64>,
+    /// rw_mod is a negative hole (rw=read:-8k).
+    pub backwards: bool,
     pub rw_identical: bool,
     pub random_pct: u32,
     pub dist: Distribution,
@@ -96,6 +98,7 @@ impl Default for Shape {
     fn default() -> Shape {
         Shape {
             rw_mod: None,
+            backwards: false,
             rw_identical: false,
             random_pct: 100,
             dist: Distribution::Random,

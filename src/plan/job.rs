@@ -194,6 +194,9 @@ pub struct Job {
     /// 8 I/Os, the ones between as `rw_sequencer` says).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rw_mod: Option<u64>,
+    /// rw=read:-8k: the hole is negative; sequential I/O steps back by it less the block.
+    #[serde(skip_serializing_if = "std::ops::Not::not", default)]
+    pub rw_backwards: bool,
     /// rw_sequencer=identical: the I/Os between random offsets repeat the offset.
     pub rw_identical: bool,
     /// The seed of the job's random streams (fio randseed; randrepeat=0 picks a fresh one).
@@ -490,6 +493,7 @@ impl Default for Job {
             dist_center: None,
             random_pct: 100,
             rw_mod: None,
+            rw_backwards: false,
             rw_identical: false,
             randseed: None,
             offset: None,

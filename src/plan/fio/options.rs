@@ -229,9 +229,17 @@ impl Job {
     fn apply_shape(&mut self, key: &str, v: Option<&str>) -> R<Got> {
         match key {
             "rw" | "readwrite" => {
-                let (rw, m) = parse_rw(need(key, v)?)?;
+                let written = need(key, v)?;
+                let (rw, m) = parse_rw(written)?;
+                let back = written
+                    .split_once(':')
+                    .is_some_and(|(_, m)| m.trim().starts_with('-'));
+                if back && rw.random() {
+                    return Err(format!("rw={written}: a negative modifier (backwards) applies to sequential I/O: rw=read:-8k").into());
+                }
                 self.rw = rw;
                 self.rw_mod = m;
+                self.rw_backwards = back;
             }
             "rw_sequencer" => {
                 self.rw_identical = match need(key, v)? {

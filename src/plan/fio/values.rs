@@ -218,7 +218,8 @@ pub(super) fn parse_rw(v: &str) -> R<(Rw, Option<u64>)> {
             )
         }
     };
-    let m = match m {
+    // rw=read:-8k: a negative hole, sequential I/O going backwards (the caller marks it).
+    let m = match m.map(|s| s.strip_prefix('-').unwrap_or(s)) {
         None => None,
         Some(s) => Some(
             parse_fio_size(s)

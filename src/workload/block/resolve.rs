@@ -186,6 +186,7 @@ fn pattern_of(job: &Job, clone: u32, base: u64, region: u64, rank: usize) -> Pat
         base,
         shape: Shape {
             rw_mod: job.rw_mod,
+            backwards: job.rw_backwards,
             rw_identical: job.rw_identical,
             random_pct: job.random_pct,
             dist: job.distribution.clone(),

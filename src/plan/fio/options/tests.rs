@@ -322,3 +322,14 @@ fn verify_state_is_noted_or_refused_and_makes_no_verify() {
         (8, 2, Some(Duration::from_micros(100)))
     );
 }
+
+#[test]
+fn a_negative_hole_reads_backwards_and_only_sequentially() {
+    let j = job(&[("rw", Some("read:-8k"))]);
+    assert_eq!(
+        (j.rw, j.rw_mod, j.rw_backwards),
+        (Rw::Read, Some(8192), true)
+    );
+    assert!(!job(&[("rw", Some("read:8k"))]).rw_backwards);
+    assert!(err("rw", Some("randread:-8")).contains("sequential"));
+}
