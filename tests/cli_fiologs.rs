@@ -243,10 +243,15 @@ fn a_bad_iolog_or_a_replay_past_the_end_is_refused_before_it_starts() {
     )
     .unwrap();
     std::fs::write(d.join("bt.bin"), [0x07u8, 0x74, 0x61, 0x65, 0, 0, 0, 1]).unwrap();
+    std::fs::write(d.join("junk.bin"), [0xffu8, 0xfe, 0, 1, 2, 3]).unwrap();
     let cases = [
         ("size=64k\nread_iolog=t.iolog\n", "reaches byte 1052672"),
         ("read_iolog=bad.iolog\n", "bad.iolog:3: length 'zero'"),
-        ("read_iolog=bt.bin\n", "blktrace"),
+        (
+            "read_iolog=bt.bin\n",
+            "byte 0 of a blktrace: a truncated event",
+        ),
+        ("read_iolog=junk.bin\n", "bad magic"),
         ("read_iolog=missing.iolog\n", "missing.iolog"),
     ];
     for (opts, want) in cases {

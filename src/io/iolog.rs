@@ -4,7 +4,7 @@
 //! version 3 (`fio version 3 iolog`, every line led by its time in microseconds from the start,
 //! no `wait`). `parse` reads one into the operations a worker replays (`Replay`); `Recorder`
 //! writes a worker's I/O as version 3 (fio's `write_iolog`). A blktrace binary trace is told
-//! apart by its magic and refused by name.
+//! apart by its magic and read by `blktrace.rs`; other binary files are refused (bad magic).
 
 use std::fmt::Write;
 use std::time::Duration;
@@ -78,6 +78,9 @@ const BLKTRACE_MAGIC: u32 = 0x6561_7400;
 
 /// Reads an iolog's bytes; errors name the line (`LINE: what; fix`), the caller names the file.
 pub fn parse(bytes: &[u8], adj: Adjust) -> Result<Replay, String> {
+    if is_blktrace(bytes) {
+        return blktrace::parse(bytes, adj);
+    }
     let text = match std::str::from_utf8(bytes) {
         Ok(t) if !t.starts_with("fio version") && (t.contains('\0') || is_blktrace(bytes)) => {
             return Err(binary(bytes))
@@ -200,12 +203,9 @@ fn is_blktrace(bytes: &[u8]) -> bool {
     })
 }
 
-/// Why a binary file is not an iolog: a blktrace (not replayed here) or a bad magic.
-fn binary(bytes: &[u8]) -> String {
-    match is_blktrace(bytes) {
-        true => "a blktrace binary trace: fsbench replays fio's text iologs (version 2 and 3), not blktrace yet; replay it with fio, or record the application's I/O with write_iolog".into(),
-        false => "not text and not a blktrace (bad magic): give an iolog fio's write_iolog wrote (its first line 'fio version 3 iolog')".into(),
-    }
+/// Why a binary file is not an iolog (nor a blktrace: bad magic).
+fn binary(_bytes: &[u8]) -> String {
+    "not text and not a blktrace (bad magic): give an iolog fio's write_iolog wrote (its first line 'fio version 3 iolog') or a blktrace (blkparse -d)".into()
 }
 
 /// A worker's I/O written as fio's version 3 iolog (write_iolog).
@@ -248,6 +248,8 @@ impl Recorder {
         let _ = writeln!(self.text, "{} {} close", at.as_micros(), self.file);
     }
 }
+
+mod blktrace;
 
 #[cfg(test)]
 mod tests;
