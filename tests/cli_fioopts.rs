@@ -43,6 +43,7 @@ fn exitall_buffer_pattern_cpus_and_aliases_take_effect() {
         stderr(&o)
     };
     assert!(bad("cpus_allowed=3-1").contains("cpus_allowed=3-1"));
+    assert!(bad("cpus_allowed=0,1000").contains("names CPU 1000"));
     assert!(bad("continue_on_error=some").contains("expected none, read"));
     assert!(bad("exit_what=all").contains("exit_what=all"));
     assert!(bad("buffer_pattern='file'").contains("from a file"));

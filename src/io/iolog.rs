@@ -46,7 +46,7 @@ impl Replay {
         self.ops
             .iter()
             .filter(|o| matches!(o.kind, OpKind::Read | OpKind::Write))
-            .map(|o| o.offset + o.len)
+            .map(|o| o.offset.saturating_add(o.len))
             .max()
             .unwrap_or(0)
     }

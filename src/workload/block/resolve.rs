@@ -361,6 +361,7 @@ fn job_notes(b: &Block, job: &Job, place: &Place) -> Vec<String> {
 /// Resolves every worker of every job on target `t`.
 pub fn resolve(b: &Block, t: &TargetCtx) -> Result<Resolved, RunError> {
     super::logs::check(&b.jobs)?;
+    super::cpus::check(&b.jobs)?;
     let mut workers = Vec::new();
     let mut layout: Vec<(PathBuf, u64, u64)> = Vec::new();
     let rk = t.ranks;
