@@ -72,6 +72,11 @@ pub fn help_text() -> String {
         let keys: Vec<&str> = keys.split_whitespace().collect();
         s.push_str(&format!("  {group}: {}\n", keys.join(", ")));
     }
+    let aliases: Vec<String> = families::ALIASES
+        .iter()
+        .map(|(a, k)| format!("{a} ({k})"))
+        .collect();
+    s.push_str(&format!("  fio's aliases: {}\n", aliases.join(", ")));
     s
 }
 

@@ -211,19 +211,19 @@ impl Job {
     }
 }
 
-/// fio's other names of options (its option table's aliases) as the name fsbench reads.
+/// fio's other names of options (its option table's aliases) and the name fsbench reads.
+pub(super) const ALIASES: &[(&str, &str)] = &[
+    ("ratemin", "rate_min"),
+    ("ratecycle", "rate_cycle"),
+    ("fileoffset", "offset"),
+    ("allrandrepeat", "randrepeat"),
+    ("nr_files", "nrfiles"),
+    ("fill_fs", "fill_device"),
+];
+
+/// An option by the name fsbench reads.
 pub(super) fn canonical(key: &str) -> &str {
-    match key {
-        "ratemin" => "rate_min",
-        "ratecycle" => "rate_cycle",
-        "fileoffset" => "offset",
-        "allrandrepeat" => "randrepeat",
-        "nr_files" => "nrfiles",
-        "fill_fs" => "fill_device",
-        "disable_bw" => "disable_bw_measurement",
-        "ss_interval" => "steadystate_check_interval",
-        k => k,
-    }
+    ALIASES.iter().find(|a| a.0 == key).map_or(key, |a| a.1)
 }
 
 /// fio's CPU list: `0,5,8-15`.
