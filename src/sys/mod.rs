@@ -331,3 +331,16 @@ pub fn pin_thread(cpus: &[usize]) -> io::Result<()> {
     }
     Ok(())
 }
+
+/// Whether this process may write `path` (a file, or a directory to create files in), by
+/// access(2): nothing is opened or created.
+pub fn may_write(path: &Path) -> io::Result<()> {
+    use std::os::unix::ffi::OsStrExt;
+    let c = std::ffi::CString::new(path.as_os_str().as_bytes())
+        .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "a NUL byte in the path"))?;
+    // SAFETY: `c` is a NUL-terminated string that outlives the call.
+    if unsafe { libc::access(c.as_ptr(), libc::W_OK) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}

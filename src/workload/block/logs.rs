@@ -99,7 +99,8 @@ pub fn check(jobs: &[Job]) -> Result<(), RunError> {
     Ok(())
 }
 
-/// Opens the file for appending (creating it, then removing it again, when it did not exist).
+/// Whether the file can be written: its directory exists, and the file (or, when it does not
+/// exist yet, its directory) is writable. Nothing is opened or created.
 fn writable(path: &Path) -> Result<(), String> {
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d,
@@ -110,16 +111,13 @@ fn writable(path: &Path) -> Result<(), String> {
         Ok(_) => return Err(format!("{} is not a directory", dir.display())),
         Err(e) => return Err(format!("its directory {}: {e}", dir.display())),
     }
-    let existed = path.symlink_metadata().is_ok();
-    std::fs::OpenOptions::new()
-        .append(true)
-        .create(true)
-        .open(path)
-        .map_err(|e| e.to_string())?;
-    if !existed {
-        let _ = std::fs::remove_file(path);
+    match path.symlink_metadata() {
+        Ok(m) if m.is_dir() => Err(format!("{} is a directory", path.display())),
+        Ok(_) => crate::sys::may_write(path).map_err(|e| e.to_string()),
+        Err(_) => {
+            crate::sys::may_write(dir).map_err(|e| format!("its directory {}: {e}", dir.display()))
+        }
     }
-    Ok(())
 }
 
 /// Writes worker `clone`'s recorded I/O (write_iolog).
