@@ -445,16 +445,7 @@ pub fn resolve(b: &Block, t: &TargetCtx) -> Result<Resolved, RunError> {
             });
         }
         let mut jn = job_notes(b, job, &t.place);
-        if let Some(r) = &replay {
-            jn.push(format!(
-                "read_iolog: replays {} ({} operations{}{}, up to byte {}); the job's rw, bs and rates are not used",
-                job.replay.as_ref().map_or("", |s| s.file.as_str()),
-                r.ops.len(),
-                if r.no_stall { ", as fast as it can" } else { ", at the trace's times" },
-                if r.trims > 0 { format!(", {} trims left out", r.trims) } else { String::new() },
-                r.extent()
-            ));
-        }
+        jn.extend(replay.as_deref().map(|r| replay_note(job, r)));
         if many {
             jn.push(if rk.plan.shared_file || matches!(t.place, Place::Raw(_)) {
                 format!(
@@ -484,6 +475,18 @@ pub fn resolve(b: &Block, t: &TargetCtx) -> Result<Resolved, RunError> {
         layout,
         notes,
     })
+}
+
+/// What a replaying job's record says about its trace.
+fn replay_note(job: &Job, r: &Replay) -> String {
+    format!(
+        "read_iolog: replays {} ({} operations{}{}, up to byte {}); the job's rw, bs and rates are not used",
+        job.replay.as_ref().map_or("", |s| s.file.as_str()),
+        r.ops.len(),
+        if r.no_stall { ", as fast as it can" } else { ", at the trace's times" },
+        if r.trims > 0 { format!(", {} trims left out", r.trims) } else { String::new() },
+        r.extent()
+    )
 }
 
 /// A replay that would run past the end of its file's region (or device) is refused before it
