@@ -100,17 +100,13 @@ fn errors_name_their_cause_once_and_exit_2() {
     let job = write(
         dir.path(),
         "bad.fio",
-        "[a]\ncpus_allowed=0\n[b]\ncpus_allowed=1\nioengine=rbd\nsize=$pagesizes\n[c]\ncpus_allowed=2\n",
+        "[a]\ncpuload=10\n[b]\ncpuload=10\nioengine=rbd\nsize=$pagesizes\n[c]\ncpuload=10\n",
     );
     let o = run(&["run", "--check", &job]);
     assert_eq!(o.status.code(), Some(2));
     let e = stderr(&o);
-    assert_eq!(
-        e.matches("'cpus_allowed' is not supported").count(),
-        1,
-        "{e}"
-    );
-    assert!(e.contains("bad.fio:2, 4, 8: option 'cpus_allowed'"), "{e}");
+    assert_eq!(e.matches("'cpuload' is not supported").count(), 1, "{e}");
+    assert!(e.contains("bad.fio:2, 4, 8: option 'cpuload'"), "{e}");
     assert!(e.contains("engine rbd is not available in fsbench"), "{e}");
     assert!(e.contains("'$pagesizes' is not a substitution"), "{e}");
     assert!(

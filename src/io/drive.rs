@@ -3,6 +3,7 @@
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
+use super::iolog::OpKind;
 use super::offsets::Offsets;
 use super::pace::{self, Pacer};
 use super::verify::Verifier;
@@ -11,6 +12,7 @@ use crate::engine::{Io, IoEngine};
 use crate::metrics::progress::Progress;
 use crate::metrics::timeline::Slicer;
 use crate::plan::job::{BlockSize, Rw};
+use replay::Step;
 
 fn pick_bs(bs: &BlockSize, rng: &mut DataGen) -> u64 {
     match bs {
@@ -51,6 +53,8 @@ pub struct Live<'a> {
     pub interval: Duration,
     /// Turns true when the job is to end now (its steady state was reached).
     pub halt: Option<&'a std::sync::atomic::AtomicBool>,
+    /// Turns true when another job of the phase ended and one of them has exitall.
+    pub exit_all: Option<&'a std::sync::atomic::AtomicBool>,
 }
 
 impl<'a> Live<'a> {
@@ -61,6 +65,7 @@ impl<'a> Live<'a> {
             progress,
             interval: crate::metrics::timeline::DEFAULT,
             halt: None,
+            exit_all: None,
         }
     }
 }
@@ -71,6 +76,7 @@ struct Driver<'a> {
     data: &'a WriteData,
     progress: &'a Progress,
     halt: Option<&'a std::sync::atomic::AtomicBool>,
+    exit_all: Option<&'a std::sync::atomic::AtomicBool>,
     /// Cuts the latencies into intervals (from the measured start).
     slicer: Slicer,
     st: Stats,
@@ -109,6 +115,10 @@ struct Driver<'a> {
     /// Keep the offsets of writes (to read them back).
     keep_written: bool,
     failed: Option<super::Failure>,
+    /// When the loop began (a replay's times and a recording's are from it).
+    began: Instant,
+    /// The next operation of a replayed trace.
+    rpos: usize,
 }
 
 impl<'a> Driver<'a> {
@@ -123,13 +133,27 @@ impl<'a> Driver<'a> {
         let keep_written =
             checks && p.rw.writes() && p.verify.as_ref().is_some_and(|v| v.after_write);
         let check_reads = checks && !p.rw.writes();
+        let mut st = Stats::new();
+        st.logs = p.logs.as_ref().map(|l| {
+            let epoch = if l.unix_epoch {
+                let since = std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .unwrap_or_default();
+                (since + p.ramp).as_millis() as u64
+            } else {
+                0
+            };
+            super::fiolog::LogBook::new(l, p.rw.reads(), p.rw.writes(), epoch)
+        });
+        st.iolog = p.record.as_deref().map(super::iolog::Recorder::new);
         Driver {
             p,
             data,
             progress: live.progress,
             halt: live.halt,
+            exit_all: live.exit_all,
             slicer: Slicer::new(live.interval, measure_from),
-            st: Stats::new(),
+            st,
             rng,
             free: (0..slots).collect(),
             slots,
@@ -154,6 +178,8 @@ impl<'a> Driver<'a> {
             to_check: Vec::new(),
             keep_written,
             failed: None,
+            began: start,
+            rpos: 0,
         }
     }
 
@@ -182,7 +208,12 @@ impl<'a> Driver<'a> {
     fn fill(&mut self, engine: &mut dyn IoEngine, slot: usize, len: usize, offset: u64) {
         let p = self.p;
         let buf = &mut engine.buffer(slot)[..len];
-        if p.dedupe_pct > 0 && (self.rng.next_u64() % 100) < p.dedupe_pct as u64 {
+        if !p.buffer_pattern.is_empty() {
+            for (b, x) in buf.iter_mut().zip(p.buffer_pattern.iter().cycle()) {
+                *b = *x;
+            }
+            self.filled[slot] = false;
+        } else if p.dedupe_pct > 0 && (self.rng.next_u64() % 100) < p.dedupe_pct as u64 {
             self.data.fill(buf, &mut DataGen::new(p.seed ^ 0xd0d0));
             self.filled[slot] = false;
         } else if p.refill || !self.filled[slot] {
@@ -207,23 +238,46 @@ impl<'a> Driver<'a> {
                 Some(Hold::Until(t)) if Instant::now() < t => break,
                 _ => self.hold = None,
             }
+            if let Some((f, i, sleep)) = &self.p.flow {
+                if f.ahead(*i) {
+                    let wait = (*sleep).max(Duration::from_micros(50));
+                    self.hold = Some(Hold::Until(Instant::now() + wait));
+                    break;
+                }
+            }
             if self.slots - self.free.len() >= self.p.depth.max(1) {
                 break;
             }
             let Some(slot) = self.free.pop_front() else {
                 break;
             };
-            let (write, len) = self.draw();
-            if let Some(t) = self.pacer.admit(write, len, &mut self.rng) {
-                self.pending = Some((write, len));
-                self.hold = Some(Hold::Until(t));
-                self.free.push_front(slot);
-                break;
-            }
-            let Some(offset) = self.offsets.next(len, &mut self.rng) else {
-                self.free.push_front(slot);
-                self.issuing = false;
-                break;
+            let (write, len, offset) = if let Some(r) = self.p.replay.as_deref() {
+                match self.replay_next(r) {
+                    Step::Io(w, l, o) => (w, l, o),
+                    Step::Wait => {
+                        self.free.push_front(slot);
+                        break;
+                    }
+                    Step::End => {
+                        self.free.push_front(slot);
+                        self.issuing = false;
+                        break;
+                    }
+                }
+            } else {
+                let (write, len) = self.draw();
+                if let Some(t) = self.pacer.admit(write, len, &mut self.rng) {
+                    self.pending = Some((write, len));
+                    self.hold = Some(Hold::Until(t));
+                    self.free.push_front(slot);
+                    break;
+                }
+                let Some(offset) = self.offsets.next(len, &mut self.rng) else {
+                    self.free.push_front(slot);
+                    self.issuing = false;
+                    break;
+                };
+                (write, len, offset)
             };
             if write {
                 self.fill(engine, slot, len as usize, offset);
@@ -250,6 +304,13 @@ impl<'a> Driver<'a> {
                 self.free.push_front(slot);
                 self.issuing = false;
                 break;
+            }
+            if let Some(rec) = self.st.iolog.as_mut() {
+                let kind = if write { OpKind::Write } else { OpKind::Read };
+                rec.op(self.stamp[slot] - self.began, kind, offset, len);
+            }
+            if let Some((f, i, _)) = &self.p.flow {
+                f.count(*i);
             }
             self.issued += len;
             self.issued_ios += 1;
@@ -287,6 +348,18 @@ impl<'a> Driver<'a> {
         let (write, len, offset) = self.kind[slot];
         if res < 0 {
             let what = if write { "write" } else { "read" };
+            let errno = (-res) as i32;
+            if write && self.p.fill_device && [libc::ENOSPC, libc::EDQUOT].contains(&errno) {
+                self.st.filled = true;
+                self.issuing = false;
+                return;
+            }
+            if self.p.continue_on[write as usize] {
+                self.st.io_errors += 1;
+                let f = super::Failure::errno(what, errno).at(offset);
+                self.st.first_ignored.get_or_insert_with(|| f.to_string());
+                return;
+            }
             self.failed
                 .get_or_insert_with(|| super::Failure::errno(what, (-res) as i32).at(offset));
             return;
@@ -333,6 +406,10 @@ impl<'a> Driver<'a> {
         }
         st.per_sec[sec].0 += 1;
         st.per_sec[sec].1 += bytes;
+        if let Some(l) = st.logs.as_mut() {
+            let ms = now.duration_since(self.measure_from).as_millis() as u64;
+            l.io(ms, write, bytes, offset, ns);
+        }
         self.progress.add(1, bytes);
         self.last_done = now;
     }
@@ -370,9 +447,10 @@ impl<'a> Driver<'a> {
         if self.deadline.is_some_and(|d| Instant::now() >= d) {
             self.issuing = false;
         }
-        if self
-            .halt
-            .is_some_and(|h| h.load(std::sync::atomic::Ordering::Relaxed))
+        if [self.halt, self.exit_all]
+            .iter()
+            .flatten()
+            .any(|h| h.load(std::sync::atomic::Ordering::Relaxed))
         {
             self.issuing = false;
         }
@@ -390,6 +468,14 @@ impl<'a> Driver<'a> {
             let in_flight = self.slots - self.free.len();
             if in_flight == 0 {
                 if let Some(data_only) = self.sync_due.take() {
+                    if let Some(rec) = self.st.iolog.as_mut() {
+                        let kind = if data_only {
+                            OpKind::Datasync
+                        } else {
+                            OpKind::Sync
+                        };
+                        rec.op(self.began.elapsed(), kind, 0, 0);
+                    }
                     if let Err(e) = engine.sync(data_only) {
                         let what = if data_only { "fdatasync" } else { "fsync" };
                         self.st.fail(super::Failure::io(what, &e));
@@ -445,6 +531,12 @@ impl<'a> Driver<'a> {
             Slicer::new(Duration::ZERO, self.last_done),
         );
         st.timeline = Some(slicer.finish_hist(self.last_done.max(self.measure_from), &st.lat));
+        if let Some(l) = st.logs.as_mut() {
+            l.finish(st.measured.as_millis() as u64);
+        }
+        if let Some(rec) = st.iolog.as_mut() {
+            rec.close(self.last_done.saturating_duration_since(self.began));
+        }
         // A last partial second would read as a dip in the series: drop it when it is short.
         if let Some(frac) = st
             .measured
@@ -466,142 +558,20 @@ pub fn drive(engine: &mut dyn IoEngine, p: &Pattern, data: &WriteData, live: Liv
         pace::wait_until(Instant::now() + p.pace.startdelay);
     }
     let mut d = Driver::new(p, data, live);
+    if let Some((f, i, _)) = &p.flow {
+        f.join(*i);
+    }
     d.run(engine);
+    if let Some((f, i, _)) = &p.flow {
+        f.leave(*i);
+    }
     d.finish(engine)
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::engine;
-    use crate::io::Permutation;
-    use crate::plan::job::EngineKind;
-    use std::time::Duration;
+mod tests;
 
-    fn pattern(rw: Rw, bs: BlockSize, limit: u64) -> Pattern {
-        let mut p = Pattern::basic(rw, bs, 8, 1 << 20);
-        p.rwmixread = 70;
-        p.limit_bytes = Some(limit);
-        p.seed = 42;
-        p.refill = false;
-        p
-    }
-
-    fn null_engine(p: &Pattern) -> Box<dyn IoEngine> {
-        (engine::def(EngineKind::Null).open)(None, p.buffers.max(p.depth), p.max_bs() as usize)
-            .unwrap()
-    }
-
-    #[test]
-    fn null_engine_drives_the_runner_deterministically() {
-        let p = pattern(Rw::RandRw, BlockSize::Fixed(4096), 40 << 20);
-        let data = WriteData::new(1, 4096, 0);
-        let a = drive(
-            null_engine(&p).as_mut(),
-            &p,
-            &data,
-            Live::of(&Progress::new()),
-        );
-        let b = drive(
-            null_engine(&p).as_mut(),
-            &p,
-            &data,
-            Live::of(&Progress::new()),
-        );
-        assert!(a.error.is_none());
-        assert_eq!(a.reads + a.writes, 10240, "40 MiB in 4 KiB I/Os");
-        assert_eq!(
-            (a.reads, a.writes),
-            (b.reads, b.writes),
-            "same seed, same mix"
-        );
-        let share = a.reads as f64 / (a.reads + a.writes) as f64;
-        assert!((0.67..0.73).contains(&share), "rwmixread=70 gave {share}");
-        assert_eq!(a.read_bytes + a.write_bytes, 40 << 20);
-        assert_eq!(a.lat.len(), 10240);
-    }
-
-    #[test]
-    fn sequential_jobs_stop_at_their_size_and_ranges_stay_in_bounds() {
-        let p = pattern(Rw::Read, BlockSize::Fixed(65536), 1 << 20);
-        let s = drive(
-            null_engine(&p).as_mut(),
-            &p,
-            &WriteData::new(1, 65536, 0),
-            Live::of(&Progress::new()),
-        );
-        assert_eq!((s.reads, s.read_bytes), (16, 1 << 20));
-        let mut rng = DataGen::new(3);
-        for _ in 0..1000 {
-            let b = pick_bs(&BlockSize::Range(8192, 65536), &mut rng);
-            assert!(b % 8192 == 0 && (8192..=65536).contains(&b));
-        }
-        let split = BlockSize::Split(vec![(4096, 75), (65536, 25)]);
-        let small = (0..4000)
-            .filter(|_| pick_bs(&split, &mut rng) == 4096)
-            .count();
-        assert!((2800..3200).contains(&small), "{small}");
-    }
-
-    #[test]
-    fn time_based_jobs_run_for_their_runtime() {
-        let mut p = pattern(Rw::RandRead, BlockSize::Fixed(4096), 1 << 20);
-        p.limit_bytes = None;
-        p.runtime = Some(Duration::from_millis(300));
-        let t = Instant::now();
-        let s = drive(
-            null_engine(&p).as_mut(),
-            &p,
-            &WriteData::new(1, 4096, 0),
-            Live::of(&Progress::new()),
-        );
-        let took = t.elapsed();
-        assert!(took >= Duration::from_millis(300) && took < Duration::from_secs(3));
-        assert!(s.reads > 1000);
-    }
-
-    #[test]
-    fn the_random_map_visits_every_block_once_per_pass() {
-        let mut rng = DataGen::new(5);
-        for n in [1u64, 2, 3, 1000, 4097] {
-            let mut p = Permutation::new(n, &mut rng);
-            for _pass in 0..2 {
-                let mut seen = vec![false; n as usize];
-                for _ in 0..n {
-                    let v = p.next(&mut rng) as usize;
-                    assert!(!seen[v], "n={n}: {v} twice in one pass");
-                    seen[v] = true;
-                }
-            }
-        }
-        // Not the identity: the order is shuffled.
-        let mut p = Permutation::new(1000, &mut rng);
-        let first: Vec<u64> = (0..10).map(|_| p.next(&mut rng)).collect();
-        assert_ne!(first, (0..10).collect::<Vec<u64>>());
-    }
-
-    #[test]
-    fn every_write_gets_fresh_data() {
-        let data = WriteData::new(9, 4096, 0);
-        let mut rng = DataGen::new(1);
-        let (mut a, mut b) = (vec![0u8; 4096], vec![0u8; 4096]);
-        data.fill(&mut a, &mut rng);
-        data.fill(&mut b, &mut rng);
-        assert_ne!(a, b);
-        let before = b.clone();
-        data.scramble(&mut b, 512, &mut rng);
-        let changed = b
-            .chunks(512)
-            .zip(before.chunks(512))
-            .filter(|(x, y)| x != y)
-            .count();
-        assert_eq!(changed, 8, "every sector gets a fresh stamp");
-        let half = WriteData::new(9, 4096, 50);
-        half.fill(&mut a, &mut rng);
-        assert!(a[..2048].iter().all(|&x| x == 0));
-        assert!(a[2048..].iter().filter(|&&x| x == 0).count() < 64);
-    }
-}
+mod replay;
 
 #[cfg(test)]
 mod effects;

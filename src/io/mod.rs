@@ -9,6 +9,9 @@ pub mod data;
 pub mod dist;
 pub mod drive;
 pub mod failure;
+pub mod fiolog;
+pub mod flow;
+pub mod iolog;
 pub mod offsets;
 pub mod pace;
 pub mod perm;
@@ -23,7 +26,7 @@ use std::time::Duration;
 
 use crate::metrics::hist::{self, Hist};
 use crate::metrics::timeline::Timeline;
-use crate::plan::job::{BlockSize, Distribution, Rw, Verify};
+use crate::plan::job::{BlockSize, Distribution, FioLogs, Rw, Verify};
 
 /// What one worker does, resolved from a job: sizes in bytes, times as durations.
 #[derive(Debug, Clone)]
@@ -67,6 +70,21 @@ pub struct Pattern {
     /// Share of writes that repeat an earlier buffer (fio dedupe_percentage).
     pub dedupe_pct: u32,
     pub verify: Option<Verify>,
+    /// fio's log files, written by the loop as text (write_bw_log and its companions).
+    pub logs: Option<FioLogs>,
+    /// A trace replayed instead of rw's offsets and sizes (fio's read_iolog).
+    pub replay: Option<std::sync::Arc<iolog::Replay>>,
+    /// Record the I/O as a version 3 iolog naming this file (fio's write_iolog).
+    pub record: Option<String>,
+    /// Failed reads, writes counted and gone past (fio continue_on_error).
+    pub continue_on: [bool; 2],
+    /// A write meeting a full filesystem ends the job, not as an error (fio fill_device).
+    pub fill_device: bool,
+    /// The bytes every write buffer repeats (fio buffer_pattern).
+    pub buffer_pattern: Vec<u8>,
+    /// fio's flow control: the flow shared with other jobs, this worker's place in it, and how
+    /// long to wait when ahead (flow, flow_id, flow_sleep).
+    pub flow: Option<(std::sync::Arc<flow::Flow>, usize, Duration)>,
 }
 
 /// Where offsets fall beyond rw: fio's rw=...:N, rw_sequencer, percentage_random,
@@ -74,6 +92,8 @@ pub struct Pattern {
 #[derive(Debug, Clone)]
 pub struct Shape {
     pub rw_mod: Option<u64>,
+    /// rw_mod is a negative hole (rw=read:-8k).
+    pub backwards: bool,
     pub rw_identical: bool,
     pub random_pct: u32,
     pub dist: Distribution,
@@ -85,6 +105,7 @@ impl Default for Shape {
     fn default() -> Shape {
         Shape {
             rw_mod: None,
+            backwards: false,
             rw_identical: false,
             random_pct: 100,
             dist: Distribution::Random,
@@ -135,6 +156,13 @@ impl Pattern {
             pace: Pace::default(),
             dedupe_pct: 0,
             verify: None,
+            logs: None,
+            replay: None,
+            record: None,
+            continue_on: [false; 2],
+            fill_device: false,
+            buffer_pattern: Vec::new(),
+            flow: None,
         }
     }
 
@@ -195,6 +223,15 @@ pub struct Stats {
     pub mismatch: Option<verify::Mismatch>,
     /// Latency over time: every I/O's latency, one histogram per interval.
     pub timeline: Option<Timeline>,
+    /// fio's log files of the worker, as text (when the job asked for any).
+    pub logs: Option<fiolog::LogBook>,
+    /// The I/O as fio's iolog (write_iolog).
+    pub iolog: Option<iolog::Recorder>,
+    /// Failed I/Os gone past (continue_on_error), and the first one.
+    pub io_errors: u64,
+    pub first_ignored: Option<String>,
+    /// The filesystem filled up (fill_device ended the job).
+    pub filled: bool,
 }
 
 impl Stats {
@@ -225,6 +262,11 @@ impl Stats {
             verify_errors: 0,
             mismatch: None,
             timeline: None,
+            logs: None,
+            iolog: None,
+            io_errors: 0,
+            first_ignored: None,
+            filled: false,
         }
     }
 }

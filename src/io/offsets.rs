@@ -18,8 +18,9 @@ pub struct Offsets {
     run: u64,
     identical: bool,
     run_left: u64,
-    /// Bytes skipped after each sequential I/O (rw=read:N).
+    /// Bytes skipped after each sequential I/O (rw=read:N), or stepped back (rw=read:-N).
     skip: u64,
+    back: bool,
     /// Sequential I/O wraps at the end of the region (time based, or more than one pass).
     wrap: bool,
     next_seq: u64,
@@ -52,6 +53,7 @@ impl Offsets {
             } else {
                 p.shape.rw_mod.unwrap_or(0)
             },
+            back: p.shape.backwards && !random,
             wrap: p.runtime.is_some() || p.limit_bytes.is_none_or(|l| l > p.region),
             next_seq: 0,
             last: 0,
@@ -98,6 +100,9 @@ impl Offsets {
     }
 
     fn sequential(&mut self, len: u64) -> Option<u64> {
+        if self.back {
+            return self.backwards(len);
+        }
         if self.next_seq + len > self.region {
             if !self.wrap {
                 return None;
@@ -107,5 +112,46 @@ impl Offsets {
         let o = self.next_seq;
         self.next_seq += len + self.skip;
         Some(o)
+    }
+
+    /// rw=read:-N: each I/O steps N less its own size back from the last; below the region's
+    /// start it wraps towards the end (the job's size or runtime ends it, as fio's).
+    fn backwards(&mut self, len: u64) -> Option<u64> {
+        let o = self.next_seq;
+        if o + len > self.region {
+            return None;
+        }
+        let step = self.skip as i128 - len as i128;
+        let next = o as i128 - step;
+        self.next_seq = if next < 0 || next as u64 + len > self.region {
+            // Below the start: as far from the region's last block as it went below (fio's
+            // wrap: from 0 with 4 KiB blocks and -8k, the next is 24 KiB of 32).
+            let wrapped = self.region as i128 + next - len as i128;
+            let last = (self.region - len) as i128;
+            (wrapped.clamp(0, last) as u64) / self.align * self.align
+        } else {
+            next as u64
+        };
+        Some(o)
+    }
+}
+
+#[cfg(test)]
+mod backwards_tests {
+    use super::*;
+    use crate::plan::job::{BlockSize, Rw};
+
+    #[test]
+    fn a_negative_hole_reads_backwards_wrapping_as_fio_does() {
+        let mut p = Pattern::basic(Rw::Read, BlockSize::Fixed(4096), 1, 32768);
+        p.shape.rw_mod = Some(8192);
+        p.shape.backwards = true;
+        let mut rng = DataGen::new(1);
+        let mut o = Offsets::new(&p, &mut rng);
+        let got: Vec<u64> = (0..9)
+            .map(|_| o.next(4096, &mut rng).unwrap() / 1024)
+            .collect();
+        // fio 3.33, rw=read:-8k bs=4k size=32k: 0 24576 20480 ... 4096 0 (its write_iolog).
+        assert_eq!(got, [0, 24, 20, 16, 12, 8, 4, 0, 24]);
     }
 }

@@ -204,6 +204,9 @@ pub struct Job {
     /// 8 I/Os, the ones between as `rw_sequencer` says).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rw_mod: Option<u64>,
+    /// rw=read:-8k: the hole is negative; sequential I/O steps back by it less the block.
+    #[serde(skip_serializing_if = "std::ops::Not::not", default)]
+    pub rw_backwards: bool,
     /// rw_sequencer=identical: the I/Os between random offsets repeat the offset.
     pub rw_identical: bool,
     /// The seed of the job's random streams (fio randseed; randrepeat=0 picks a fresh one).
@@ -249,6 +252,137 @@ pub struct Job {
     /// steady (judged only when `dur` is above 0, as in fio).
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub steadystate: Option<Steady>,
+    /// fio's log files (write_bw_log, write_lat_log, write_iops_log, write_hist_log and their
+    /// companions).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub logs: Option<FioLogs>,
+    /// fio's write_iolog: the job's I/O recorded as a version 3 iolog in this file.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub write_iolog: Option<String>,
+    /// fio's read_iolog and the replay_* options: the job replays a trace instead of its rw.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub replay: Option<ReplaySpec>,
+    /// When a worker of this job ends, the others of its phase end too (fio exitall).
+    #[serde(skip_serializing_if = "std::ops::Not::not", default)]
+    pub exitall: bool,
+    /// Errors the job counts and goes on past (fio continue_on_error): read, write, verify.
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub continue_on_error: Vec<String>,
+    /// Write until the filesystem is full (ENOSPC or EDQUOT ends the job, not as an error; fio
+    /// fill_device / fill_fs).
+    #[serde(skip_serializing_if = "std::ops::Not::not", default)]
+    pub fill_device: bool,
+    /// The bytes every write buffer repeats (fio buffer_pattern).
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub buffer_pattern: Vec<u8>,
+    /// The CPUs the job's workers may run on (fio cpus_allowed), each worker one of them in
+    /// turn with `cpus_split` (cpus_allowed_policy=split).
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub cpus_allowed: Vec<usize>,
+    #[serde(skip_serializing_if = "std::ops::Not::not", default)]
+    pub cpus_split: bool,
+    /// fio's flow control: this job's weight (0: none), its flow's id, the wait when ahead.
+    #[serde(skip_serializing_if = "is_zero", default)]
+    pub flow: u64,
+    #[serde(skip_serializing_if = "is_zero", default)]
+    pub flow_id: u64,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub flow_sleep: Option<Duration>,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
+/// A trace to replay (fio's read_iolog) and how.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct ReplaySpec {
+    /// The iolog (empty: replay options without read_iolog, which do nothing, as in fio).
+    pub file: String,
+    pub no_stall: bool,
+    /// Percent of the trace's rate.
+    pub time_scale: u32,
+    /// Offsets divided by this.
+    pub scale: u64,
+    /// Offsets rounded down to a multiple of this (a power of two; 0: none).
+    pub align: u64,
+    /// Kinds not replayed (replay_skip: read, write, trim, sync).
+    pub skip: Vec<String>,
+}
+
+impl Default for ReplaySpec {
+    fn default() -> ReplaySpec {
+        ReplaySpec {
+            file: String::new(),
+            no_stall: false,
+            time_scale: 100,
+            scale: 1,
+            align: 0,
+            skip: Vec::new(),
+        }
+    }
+}
+
+/// What a windowed log (log_avg_msec) writes for each window (fio's log_window_value; the
+/// older log_max_value=1 is `Max`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum LogWindow {
+    #[default]
+    Avg,
+    Max,
+    /// The average and the maximum, in two columns.
+    Both,
+}
+
+/// fio's log files of a job: each `Some(prefix)` writes `PREFIX_TYPE.N.log` (an empty prefix:
+/// the job's name), as fio does.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(default)]
+pub struct FioLogs {
+    /// `_bw` (KiB/s).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bw: Option<String>,
+    /// `_lat`, `_clat` and `_slat` (ns).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lat: Option<String>,
+    /// `_iops`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub iops: Option<String>,
+    /// `_clat_hist` (fio's latency bins, every `hist_msec`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hist: Option<String>,
+    /// Average (or take the maximum of) each window of this many ms; 0: a line per I/O.
+    pub avg_msec: u64,
+    pub window: LogWindow,
+    /// The histogram log's window (0: no histogram lines, as in fio).
+    pub hist_msec: u64,
+    /// Each step halves the histogram's bins (0 to 6).
+    pub hist_coarseness: u32,
+    /// The offset column (log_offset).
+    pub offset: bool,
+    /// The priority column as fio's hexadecimal class and level (log_prio).
+    pub prio: bool,
+    /// A file per worker, `.N` (per_job_logs, default 1); else one file per prefix.
+    pub per_job: bool,
+    /// Time stamps in ms since the Unix epoch (log_unix_epoch) rather than since the job's start.
+    pub unix_epoch: bool,
+}
+
+impl FioLogs {
+    /// fio's defaults: no log, a line per I/O, a file per job.
+    pub fn new() -> FioLogs {
+        FioLogs {
+            per_job: true,
+            ..FioLogs::default()
+        }
+    }
+
+    /// Whether any log file is asked for.
+    pub fn any(&self) -> bool {
+        self.bw.is_some() || self.lat.is_some() || self.iops.is_some() || self.hist.is_some()
+    }
 }
 
 /// What fio's steadystate judges: the spread of the samples around their mean, or their
@@ -369,6 +503,7 @@ impl Default for Job {
             dist_center: None,
             random_pct: 100,
             rw_mod: None,
+            rw_backwards: false,
             rw_identical: false,
             randseed: None,
             offset: None,
@@ -391,6 +526,18 @@ impl Default for Job {
             stonewall: false,
             group_reporting: false,
             steadystate: None,
+            logs: None,
+            write_iolog: None,
+            replay: None,
+            exitall: false,
+            continue_on_error: Vec::new(),
+            fill_device: false,
+            buffer_pattern: Vec::new(),
+            cpus_allowed: Vec::new(),
+            cpus_split: false,
+            flow: 0,
+            flow_id: 0,
+            flow_sleep: None,
         }
     }
 }

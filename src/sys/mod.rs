@@ -341,3 +341,32 @@ pub fn block_device_size(file: &std::fs::File) -> io::Result<u64> {
     }
     Ok(size)
 }
+
+/// Runs the calling thread on these CPUs only (sched_setaffinity; fio's cpus_allowed).
+pub fn pin_thread(cpus: &[usize]) -> io::Result<()> {
+    // SAFETY: a zeroed cpu_set_t is the empty set; CPU_SET is called only below CPU_SETSIZE;
+    // sched_setaffinity reads the set we own for the calling thread (pid 0).
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        for &c in cpus.iter().filter(|&&c| c < libc::CPU_SETSIZE as usize) {
+            libc::CPU_SET(c, &mut set);
+        }
+        if libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) != 0 {
+            return Err(io::Error::last_os_error());
+        }
+    }
+    Ok(())
+}
+
+/// Whether this process may write `path` (a file, or a directory to create files in), by
+/// access(2): nothing is opened or created.
+pub fn may_write(path: &Path) -> io::Result<()> {
+    use std::os::unix::ffi::OsStrExt;
+    let c = std::ffi::CString::new(path.as_os_str().as_bytes())
+        .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "a NUL byte in the path"))?;
+    // SAFETY: `c` is a NUL-terminated string that outlives the call.
+    if unsafe { libc::access(c.as_ptr(), libc::W_OK) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}

@@ -25,7 +25,7 @@ pub const GROUPS: &[(&str, &str)] = &[
     ),
     (
         "shape of the load",
-        "rw readwrite rwmixread rwmixwrite rw_sequencer percentage_random random_distribution norandommap randrepeat randseed bs blocksize bsrange blocksize_range bssplit blockalign ba iodepth iodepth_batch iodepth_batch_submit iodepth_batch_complete iodepth_batch_complete_min iodepth_batch_complete_max iodepth_low rate rate_iops rate_min rate_process thinktime thinktime_blocks thinktime_spin",
+        "rw readwrite rwmixread rwmixwrite rw_sequencer percentage_random random_distribution norandommap randrepeat randseed bs blocksize bsrange blocksize_range bssplit blockalign ba iodepth iodepth_batch iodepth_batch_submit iodepth_batch_complete iodepth_batch_complete_min iodepth_batch_complete_max iodepth_low rate rate_iops rate_min rate_cycle rate_process thinktime thinktime_blocks thinktime_spin",
     ),
     (
         "syncing",
@@ -44,8 +44,20 @@ pub const GROUPS: &[(&str, &str)] = &[
         "steadystate ss steadystate_duration ss_dur steadystate_ramp_time ss_ramp",
     ),
     (
+        "log files",
+        "write_bw_log write_lat_log write_iops_log write_hist_log log_avg_msec log_window_value log_max_value log_hist_msec log_hist_coarseness log_offset log_prio per_job_logs log_unix_epoch log_entries log_compression log_store_compressed",
+    ),
+    (
+        "recording and replaying I/O",
+        "write_iolog read_iolog read_iolog_chunked replay_no_stall replay_time_scale replay_redirect replay_align replay_scale replay_skip",
+    ),
+    (
+        "errors, ends and CPUs",
+        "exitall exit_what flow flow_id flow_sleep verify_state_save verify_state_load continue_on_error fill_device fill_fs buffer_pattern cpus_allowed cpus_allowed_policy numa_cpu_nodes numa_mem_policy io_submit_mode zonemode random_generator create_serialize",
+    ),
+    (
         "engines and reporting",
-        "ioengine fixedbufs registerfiles percentile_list clat_percentiles lat_percentiles disk_util gtod_reduce disable_lat disable_clat disable_slat clocksource kb_base unit_base",
+        "ioengine fixedbufs registerfiles percentile_list clat_percentiles lat_percentiles slat_percentiles disk_util gtod_reduce disable_lat disable_clat disable_slat clocksource kb_base unit_base",
     ),
 ];
 
@@ -60,6 +72,11 @@ pub fn help_text() -> String {
         let keys: Vec<&str> = keys.split_whitespace().collect();
         s.push_str(&format!("  {group}: {}\n", keys.join(", ")));
     }
+    let aliases: Vec<String> = families::ALIASES
+        .iter()
+        .map(|(a, k)| format!("{a} ({k})"))
+        .collect();
+    s.push_str(&format!("  fio's aliases: {}\n", aliases.join(", ")));
     s
 }
 
@@ -67,6 +84,7 @@ impl Job {
     /// Applies one `key[=value]` option. Returns a note when the option was translated or has
     /// no effect in fsbench; an error names what is wrong and what would be right.
     pub fn apply(&mut self, key: &str, value: Option<&str>) -> R<Option<String>> {
+        let key = canonical(key);
         for group in [
             Job::apply_run,
             Job::apply_where,
@@ -75,6 +93,9 @@ impl Job {
             Job::apply_data,
             Job::apply_verify,
             Job::apply_steady,
+            Job::apply_logs,
+            Job::apply_replay,
+            Job::apply_misc,
             Job::apply_report,
         ] {
             match group(self, key, value)? {
@@ -213,9 +234,17 @@ impl Job {
     fn apply_shape(&mut self, key: &str, v: Option<&str>) -> R<Got> {
         match key {
             "rw" | "readwrite" => {
-                let (rw, m) = parse_rw(need(key, v)?)?;
+                let written = need(key, v)?;
+                let (rw, m) = parse_rw(written)?;
+                let back = written
+                    .split_once(':')
+                    .is_some_and(|(_, m)| m.trim().starts_with('-'));
+                if back && rw.random() {
+                    return Err(format!("rw={written}: a negative modifier (backwards) applies to sequential I/O: rw=read:-8k").into());
+                }
                 self.rw = rw;
                 self.rw_mod = m;
+                self.rw_backwards = back;
             }
             "rw_sequencer" => {
                 self.rw_identical = match need(key, v)? {
@@ -300,6 +329,13 @@ impl Job {
             "rate" => self.rate = per_dir(need(key, v)?, |s| parse_u64(key, s))?,
             "rate_iops" => self.rate_iops = per_dir(need(key, v)?, |s| parse_u64(key, s))?,
             "rate_min" => self.rate_min = per_dir(need(key, v)?, |s| parse_u64(key, s))?,
+            "rate_cycle" => {
+                parse_u64(key, need(key, v)?)?;
+                return Ok(Noted(
+                    "rate_cycle: fsbench judges rate_min over the job's whole run, not per cycle"
+                        .into(),
+                ));
+            }
             "rate_process" => {
                 self.rate_poisson = match need(key, v)? {
                     "linear" => false,
@@ -366,7 +402,7 @@ impl Job {
     }
 
     fn apply_verify(&mut self, key: &str, v: Option<&str>) -> R<Got> {
-        if !key.starts_with("verify") && key != "do_verify" {
+        if (!key.starts_with("verify") && key != "do_verify") || key.starts_with("verify_state") {
             return Ok(NotMine);
         }
         if key == "verify" {
@@ -428,6 +464,11 @@ impl Job {
                     })
                     .collect::<R<Vec<f64>>>()?
             }
+            "slat_percentiles" => {
+                if parse_bool(key, v)? {
+                    return Ok(Noted("slat_percentiles: fsbench times each I/O from its queueing to its completion (no submission latency of its own): its percentiles are the completion latency's".into()));
+                }
+            }
             "clat_percentiles" | "lat_percentiles" | "disk_util" | "gtod_reduce"
             | "disable_lat" | "disable_clat" | "disable_slat" => {
                 parse_bool(key, v)?;
@@ -465,6 +506,9 @@ fn fixed_note(key: &str, v: Option<&str>) -> Option<String> {
         _ => return None,
     })
 }
+
+mod families;
+use families::canonical;
 
 #[cfg(test)]
 mod tests;

@@ -218,7 +218,8 @@ pub(super) fn parse_rw(v: &str) -> R<(Rw, Option<u64>)> {
             )
         }
     };
-    let m = match m {
+    // rw=read:-8k: a negative hole, sequential I/O going backwards (the caller marks it).
+    let m = match m.map(|s| s.strip_prefix('-').unwrap_or(s)) {
         None => None,
         Some(s) => Some(
             parse_fio_size(s)
@@ -386,6 +387,16 @@ pub(super) fn parse_zones(v: &str, name: &str, rest: &[&str]) -> R<Distribution>
         .into());
     }
     if name == "zoned" {
+        // fio's last zone may leave its size out: the rest of the region.
+        let known: f64 = zones
+            .iter()
+            .filter_map(|(_, s)| s.parse::<f64>().ok())
+            .sum();
+        let last = zones.len() - 1;
+        let rest_pct = format!("{}", 100.0 - known);
+        if zones[last].1.is_empty() {
+            zones[last].1 = &rest_pct;
+        }
         let z: Vec<(f64, f64)> = zones
             .iter()
             .map(|(a, s)| {

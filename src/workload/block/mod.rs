@@ -4,6 +4,8 @@
 //! record with throughput, IOPS, latency (whole histogram), CPU, a per-second series and what the
 //! device itself wrote.
 
+mod cpus;
+mod logs;
 mod resolve;
 mod session;
 use crate::metrics::name as metric;
@@ -344,6 +346,7 @@ impl Workload for Block {
         t: &crate::plan::TargetSpec,
         _size: Option<u64>,
     ) -> Result<(), SpecError> {
+        logs::check(&self.jobs).map_err(|e| SpecError(e.to_string()))?;
         match (&self.snap, crate::provision::snapshot::unsupported(&t.fs)) {
             (Some(_), Some(why)) => Err(SpecError(format!("target '{}': {why}", t.label))),
             _ => Ok(()),

@@ -5,13 +5,15 @@
 use std::fs::File;
 use std::os::unix::fs::FileTypeExt;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Duration;
 
 use super::{fmt, writes, Block};
 use crate::engine;
 use crate::frame::{Place, RunError, TargetCtx};
+use crate::io::iolog::{self, Adjust, OpKind, Replay};
 use crate::io::{self, Pace, Pattern, Shape};
-use crate::plan::job::{EngineKind, Job, Rw, SizeSpec};
+use crate::plan::job::{BlockSize, EngineKind, Job, Rw, SizeSpec};
 
 /// One worker of a job, resolved: its file, its pattern.
 pub struct Worker {
@@ -186,6 +188,7 @@ fn pattern_of(job: &Job, clone: u32, base: u64, region: u64, rank: usize) -> Pat
         base,
         shape: Shape {
             rw_mod: job.rw_mod,
+            backwards: job.rw_backwards,
             rw_identical: job.rw_identical,
             random_pct: job.random_pct,
             dist: job.distribution.clone(),
@@ -208,12 +211,26 @@ fn pattern_of(job: &Job, clone: u32, base: u64, region: u64, rank: usize) -> Pat
             job.dedupe_pct
         },
         verify: job.verify.clone(),
+        logs: job.logs.clone().filter(|l| l.any()),
+        replay: None,
+        record: None,
+        continue_on: [
+            job.continue_on_error.iter().any(|k| k == "read"),
+            job.continue_on_error.iter().any(|k| k == "write"),
+        ],
+        fill_device: job.fill_device,
+        buffer_pattern: job.buffer_pattern.clone(),
+        flow: None,
     };
     // Unique, incompressible data for large writes at the cost of a stamp per sector: a ring of
     // random buffers (io::data::ring_buffers) instead of regenerating each one in full.
     let only_writes = matches!(p.rw, Rw::Write | Rw::RandWrite);
-    // Not with compressible data: its zeros at the head of each 4 KiB would cover the stamps.
-    let plain = p.verify.is_none() && p.dedupe_pct == 0 && p.compress_pct == 0;
+    // Not with compressible data (its zeros at the head of each 4 KiB would cover the stamps),
+    // nor with a buffer_pattern (the job asked for those bytes).
+    let plain = p.verify.is_none()
+        && p.dedupe_pct == 0
+        && p.compress_pct == 0
+        && p.buffer_pattern.is_empty();
     if job.refill_buffers.is_none() && only_writes && plain {
         if let Some(n) = crate::io::data::ring_buffers(p.max_bs(), p.depth) {
             p.refill = false;
@@ -221,6 +238,102 @@ fn pattern_of(job: &Job, clone: u32, base: u64, region: u64, rank: usize) -> Pat
             p.stamp_every = crate::io::data::RING_STAMP_EVERY;
         }
     }
+    p
+}
+
+/// fio's flow control: the workers of jobs with a weight, one shared flow per flow id.
+fn join_flows(b: &Block, workers: &mut [Worker]) {
+    let mut ids: Vec<u64> = b
+        .jobs
+        .iter()
+        .filter(|j| j.flow > 0)
+        .map(|j| j.flow_id)
+        .collect();
+    ids.sort_unstable();
+    ids.dedup();
+    for id in ids {
+        let members: Vec<usize> = (0..workers.len())
+            .filter(|&w| {
+                let j = &b.jobs[workers[w].job];
+                j.flow > 0 && j.flow_id == id
+            })
+            .collect();
+        let weights = members
+            .iter()
+            .map(|&w| b.jobs[workers[w].job].flow)
+            .collect();
+        let flow = Arc::new(io::flow::Flow::new(weights));
+        for (k, &w) in members.iter().enumerate() {
+            let sleep = b.jobs[workers[w].job].flow_sleep.unwrap_or_default();
+            workers[w].pattern.flow = Some((flow.clone(), k, sleep));
+        }
+    }
+}
+
+/// The trace a job replays (fio's read_iolog), read and checked before anything runs: a
+/// malformed line is refused with the file and line.
+fn load_replay(job: &Job) -> Result<Option<Arc<Replay>>, RunError> {
+    let Some(spec) = job.replay.as_ref().filter(|r| !r.file.is_empty()) else {
+        return Ok(None);
+    };
+    let bytes = std::fs::read(&spec.file).map_err(|e| {
+        invalid(format!(
+            "job '{}': read_iolog={}: {e}: give the path of an iolog (fio's write_iolog writes one)",
+            job.name, spec.file
+        ))
+    })?;
+    let adj = Adjust {
+        time_scale: spec.time_scale,
+        scale: spec.scale,
+        align: spec.align,
+    };
+    let mut r = iolog::parse(&bytes, adj)
+        .map_err(|e| invalid(format!("job '{}': read_iolog {}:{e}", job.name, spec.file)))?;
+    r.no_stall = spec.no_stall;
+    let skip = |k: OpKind| {
+        let name = match k {
+            OpKind::Read => "read",
+            OpKind::Write => "write",
+            OpKind::Trim => "trim",
+            OpKind::Sync | OpKind::Datasync => "sync",
+        };
+        spec.skip.iter().any(|s| s == name)
+    };
+    r.ops.retain(|o| !skip(o.kind));
+    if !r
+        .ops
+        .iter()
+        .any(|o| matches!(o.kind, OpKind::Read | OpKind::Write))
+    {
+        return Err(invalid(format!(
+            "job '{}': read_iolog {}: the trace has no reads or writes to replay{}",
+            job.name,
+            spec.file,
+            if spec.skip.is_empty() {
+                ""
+            } else {
+                " (after replay_skip)"
+            }
+        )));
+    }
+    Ok(Some(Arc::new(r)))
+}
+
+/// A replaying worker: the trace's offsets from the file's start, its largest I/O as the
+/// buffer size, nothing but the trace (and the runtime) to end it.
+fn replaying(mut p: Pattern, r: Arc<Replay>) -> Pattern {
+    let largest = r.ops.iter().map(|o| o.len).max().unwrap_or(4096);
+    p.bs = BlockSize::Fixed(largest);
+    p.wbs = None;
+    p.base = 0;
+    p.limit_bytes = None;
+    p.pace = Pace::default();
+    p.rw = if r.ops.iter().any(|o| o.kind == OpKind::Write) {
+        Rw::RandRw
+    } else {
+        Rw::RandRead
+    };
+    p.replay = Some(r);
     p
 }
 
@@ -268,6 +381,8 @@ fn job_notes(b: &Block, job: &Job, place: &Place) -> Vec<String> {
 
 /// Resolves every worker of every job on target `t`.
 pub fn resolve(b: &Block, t: &TargetCtx) -> Result<Resolved, RunError> {
+    super::logs::check(&b.jobs)?;
+    super::cpus::check(&b.jobs)?;
     let mut workers = Vec::new();
     let mut layout: Vec<(PathBuf, u64, u64)> = Vec::new();
     let rk = t.ranks;
@@ -275,6 +390,7 @@ pub fn resolve(b: &Block, t: &TargetCtx) -> Result<Resolved, RunError> {
     let mut notes = Vec::new();
     let mut new_bytes = 0u64;
     for (ji, job) in b.jobs.iter().enumerate() {
+        let replay = load_replay(job)?;
         let base: PathBuf = match &t.place {
             Place::Mount(dir) => dir.to_path_buf(),
             Place::Raw(device) => device.to_path_buf(),
@@ -290,7 +406,22 @@ pub fn resolve(b: &Block, t: &TargetCtx) -> Result<Resolved, RunError> {
                 (blockdev, have) = existing(&path, &job.name)?;
             }
             let seg = segment.then_some(rk.rank.index);
-            let (base, region) = region_of(job, clone, &path, (blockdev, have), seg)?;
+            let sized;
+            let sizing = match (&replay, job.size) {
+                // A replay without size= covers the trace (or the file, when larger).
+                (Some(r), None) if !blockdev => {
+                    sized = Job {
+                        size: Some(SizeSpec::Bytes(r.extent().max(have))),
+                        ..job.clone()
+                    };
+                    &sized
+                }
+                _ => job,
+            };
+            let (base, region) = region_of(sizing, clone, &path, (blockdev, have), seg)?;
+            if let Some(r) = &replay {
+                check_replay(job, r, &path, base + region)?;
+            }
             let end = base + region;
             check_file(job, &path, blockdev, have, end)?;
             if let Place::Here { wipe } = t.place {
@@ -313,7 +444,8 @@ pub fn resolve(b: &Block, t: &TargetCtx) -> Result<Resolved, RunError> {
                 };
             let start = if segment { base } else { 0 };
             if lay && !layout.iter().any(|(p, _, _)| p == &path) {
-                if !blockdev {
+                // A job filling the filesystem writes until it is full: no room to check.
+                if !(blockdev || job.fill_device && writes(job.rw)) {
                     new_bytes += end.saturating_sub(have.max(start));
                 }
                 layout.push((path.clone(), start, end));
@@ -321,14 +453,20 @@ pub fn resolve(b: &Block, t: &TargetCtx) -> Result<Resolved, RunError> {
                 l.1 = l.1.min(start);
                 l.2 = l.2.max(end);
             }
+            let mut pattern = pattern_of(job, clone, base, region, rk.rank.index);
+            pattern.record = super::logs::record_of(job, clone).map(|_| path.display().to_string());
+            if let Some(r) = &replay {
+                pattern = replaying(pattern, r.clone());
+            }
             workers.push(Worker {
                 job: ji,
                 path,
                 blockdev,
-                pattern: pattern_of(job, clone, base, region, rk.rank.index),
+                pattern,
             });
         }
         let mut jn = job_notes(b, job, &t.place);
+        jn.extend(replay.as_deref().map(|r| replay_note(job, r)));
         if many {
             jn.push(if rk.plan.shared_file || matches!(t.place, Place::Raw(_)) {
                 format!(
@@ -341,6 +479,7 @@ pub fn resolve(b: &Block, t: &TargetCtx) -> Result<Resolved, RunError> {
         }
         notes.push(jn);
     }
+    join_flows(b, &mut workers);
     check_space(&workers, new_bytes)?;
     check_buffers(&workers)?;
     for job in &b.jobs {
@@ -357,6 +496,35 @@ pub fn resolve(b: &Block, t: &TargetCtx) -> Result<Resolved, RunError> {
         layout,
         notes,
     })
+}
+
+/// What a replaying job's record says about its trace.
+fn replay_note(job: &Job, r: &Replay) -> String {
+    format!(
+        "read_iolog: replays {} ({} operations{}{}, up to byte {}); the job's rw, bs and rates are not used",
+        job.replay.as_ref().map_or("", |s| s.file.as_str()),
+        r.ops.len(),
+        if r.no_stall { ", as fast as it can" } else { ", at the trace's times" },
+        if r.trims > 0 { format!(", {} trims left out", r.trims) } else { String::new() },
+        r.extent()
+    )
+}
+
+/// A replay that would run past the end of its file's region (or device) is refused before it
+/// starts.
+fn check_replay(job: &Job, r: &Replay, path: &Path, end: u64) -> Result<(), RunError> {
+    let reach = r.extent();
+    if reach > end {
+        return Err(invalid(format!(
+            "job '{}': the trace {} reaches byte {reach} ({}), past the end of {} ({}): give size={reach} or more, a larger file or device (replay_redirect=), or scale the offsets down (replay_scale=)",
+            job.name,
+            job.replay.as_ref().map_or("", |s| s.file.as_str()),
+            fmt(reach),
+            path.display(),
+            fmt(end)
+        )));
+    }
+    Ok(())
 }
 
 /// A job that may not create its file, or only verifies it, needs it there already.

@@ -42,6 +42,10 @@ pub struct BlockSession {
     snap: Option<Snapping>,
     /// Per job: its steady-state monitor's state, when the job judges steady state.
     steady: Vec<Option<SteadyRun>>,
+    /// fio's log files, written as each worker ends.
+    logs: super::logs::Writer,
+    /// Raised when a worker of a job with exitall ends: its phase's workers end too.
+    exit_all: AtomicBool,
 }
 
 /// Snapshots under load: the target's snapper and what the phase's side thread measured.
@@ -128,6 +132,8 @@ impl BlockSession {
             .collect();
         BlockSession {
             steady,
+            logs: Default::default(),
+            exit_all: AtomicBool::new(false),
             block,
             r,
             fs: t.fs.clone(),
@@ -156,7 +162,10 @@ impl Session for BlockSession {
                 if !self.laid.insert(path.clone()) {
                     continue;
                 }
-                if self.block.fresh && !w.blockdev {
+                let job = &self.block.jobs[w.job];
+                // A job filling the filesystem writes it from empty (not laid out first).
+                let fill = job.fill_device && writes(job.rw);
+                if (self.block.fresh || fill) && !w.blockdev {
                     std::fs::File::create(path)
                         .map_err(RunError::io(format!("creating {}", path.display())))?;
                 } else {
@@ -175,17 +184,32 @@ impl Session for BlockSession {
             .position(|&j| j == w.job)
             .unwrap_or(0);
         let job = &self.block.jobs[w.job];
+        let clone = self.r.workers[..wi]
+            .iter()
+            .filter(|x| x.job == w.job)
+            .count();
+        if let Err(e) = super::cpus::pin(job, clone) {
+            return crate::workload::failed(part, e);
+        }
         let (mut eng, how) = match open_engine(job, w) {
             Ok(x) => x,
             Err(e) => return crate::workload::failed(part, e),
         };
         ctx.start_line();
+        let exitall = self.groups[phase]
+            .iter()
+            .any(|&j| self.block.jobs[j].exitall);
         let live = io::Live {
             progress: ctx.progress,
             interval: ctx.interval,
             halt: self.steady[w.job].as_ref().map(|s| &s.halt),
+            exit_all: exitall.then_some(&self.exit_all),
         };
         let mut st = io::drive(eng.as_mut(), &w.pattern, &self.datas[wi], live);
+        if job.exitall {
+            self.exit_all
+                .store(true, std::sync::atomic::Ordering::Relaxed);
+        }
         drop(eng);
         if let (Some(m), Some(f)) = (st.mismatch.take(), st.failure.as_mut()) {
             f.message = m.describe(&w.path.display().to_string());
@@ -197,7 +221,22 @@ impl Session for BlockSession {
         }
         let written = std::mem::take(&mut st.written);
         let (verified, bad) = (st.verified, st.verify_errors);
+        let (book, rec) = (st.logs.take(), st.iolog.take());
         let mut out = worker_out(part, st, how);
+        if let Some(b) = book {
+            if let Err(e) = self.logs.write(job, wi + 1, &b) {
+                out.error.get_or_insert(e);
+            }
+        }
+        if let Some(r) = rec {
+            let clone = self.r.workers[..wi]
+                .iter()
+                .filter(|x| x.job == w.job)
+                .count();
+            if let Err(e) = super::logs::write_iolog(job, clone as u32, &r.text) {
+                out.error.get_or_insert(e);
+            }
+        }
         // A reading verifier (verify_only runs its job as reads).
         if job.verify.is_some() && !w.pattern.rw.writes() {
             out.counters.insert(metric::VERIFY_BLOCKS, verified as f64);
@@ -347,6 +386,13 @@ impl BlockSession {
 
     fn notes(&self, ji: usize, part: &WorkerOut) -> Vec<String> {
         let mut notes = self.r.notes[ji].clone();
+        let ignored = part.counter("io_errors");
+        if ignored > 0.0 {
+            notes.push(format!("continue_on_error: {ignored} failed I/Os counted and gone past (fio's total_err), the first: {}", part.how.iter().find_map(|h| h.strip_prefix("first error: ")).unwrap_or("?")));
+        }
+        if part.counter("filled") > 0.0 {
+            notes.push("fill_device: the job wrote until the filesystem was full (ENOSPC ended it, as in fio)".into());
+        }
         let buffered = part.how.iter().any(|h| h.starts_with("buffered"));
         let region_total = self.region_total(ji);
         if part.counter("reads") > 0.0 && !self.memory && buffered && region_total < self.mem_total
@@ -410,6 +456,14 @@ fn worker_out(part: usize, st: Stats, how: Vec<String>) -> WorkerOut {
         stopped: st.stopped,
         ..Default::default()
     };
+    if st.io_errors > 0 {
+        o.counters.insert("io_errors", st.io_errors as f64);
+        o.how
+            .extend(st.first_ignored.map(|f| format!("first error: {f}")));
+    }
+    if st.filled {
+        o.counters.insert("filled", 1.0);
+    }
     o.counters.insert("reads", st.reads as f64);
     o.counters.insert("writes", st.writes as f64);
     o.counters.insert(metric::READ_BYTES, st.read_bytes as f64);
@@ -569,7 +623,7 @@ fn open_engine(job: &Job, w: &Worker) -> Result<Prepared, String> {
     let mut how = Vec::new();
     let open = |direct: bool| {
         let mut o = OpenOptions::new();
-        o.read(true).write(writes(job.rw));
+        o.read(true).write(writes(job.rw) || w.pattern.rw.writes());
         let sync = match job.open_sync {
             OpenSync::None => 0,
             OpenSync::Sync => libc::O_SYNC,

@@ -1,4 +1,5 @@
 use super::*;
+use crate::plan::job::LogWindow;
 
 fn job(opts: &[(&str, Option<&str>)]) -> Job {
     let mut j = Job::default();
@@ -33,6 +34,17 @@ fn every_listed_option_is_accepted_with_a_sensible_value() {
             "blockalign" | "ba" | "verify_interval" => "4k",
             "iodepth_batch_complete_min" | "iodepth_low" => "1",
             "thinktime" | "thinktime_spin" => "100",
+            "log_compression" | "log_store_compressed" => "0",
+            "log_window_value" => "both",
+            "replay_skip" => "trim,sync",
+            "exit_what" => "group",
+            "verify_state_load" => "0",
+            "zonemode" => "none",
+            "random_generator" => "lfsr",
+            "cpus_allowed_policy" => "split",
+            "continue_on_error" => "io",
+            "io_submit_mode" => "offload",
+            "replay_align" => "4k",
             _ => example(key),
         };
         let mut j = Job::default();
@@ -202,9 +214,9 @@ fn engines_each_error_names_its_cause_once() {
         e.contains("engine rbd is not available in fsbench") && e.contains("run this job with fio"),
         "{e}"
     );
-    let e = err("cpus_allowed", Some("1"));
+    let e = err("cpuload", Some("1"));
     assert!(
-        e.contains("'cpus_allowed' is not supported") && !e.contains("rwmixread"),
+        e.contains("'cpuload' is not supported") && !e.contains("rwmixread"),
         "{e}"
     );
     assert!(j
@@ -253,4 +265,81 @@ fn steadystate_takes_fios_criteria_window_and_ramp_in_any_order() {
     assert!(err("steadystate", Some("iops:abc")).contains("not a limit"));
     assert!(err("steadystate", Some("iops_slope:-1")).contains("above 0"));
     assert!(err("ss_dur", Some("500ms")).contains("1s or more"));
+}
+
+#[test]
+fn log_options_name_the_files_windows_and_columns() {
+    let j = job(&[
+        ("write_bw_log", None),
+        ("write_lat_log", Some("lat")),
+        ("log_avg_msec", Some("500")),
+        ("log_max_value", Some("1")),
+        ("log_offset", Some("1")),
+        ("per_job_logs", Some("0")),
+        ("log_hist_coarseness", Some("3")),
+    ]);
+    let l = j.logs.unwrap();
+    assert_eq!((l.bw.as_deref(), l.lat.as_deref()), (Some(""), Some("lat")));
+    assert_eq!(
+        (l.avg_msec, l.window, l.offset, l.per_job),
+        (500, LogWindow::Max, true, false)
+    );
+    assert_eq!(l.hist_coarseness, 3);
+    assert!(job(&[("rw", Some("read"))]).logs.is_none());
+    assert!(err("log_hist_coarseness", Some("7")).contains("0 to 6"));
+    assert!(err("log_window_value", Some("min")).contains("avg, max or both"));
+    assert!(err("log_compression", Some("1m")).contains("does not compress"));
+    assert!(job(&[("log_compression", Some("0"))]).logs.is_some());
+}
+
+#[test]
+fn replay_options_and_their_refusals() {
+    let j = job(&[
+        ("read_iolog", Some("trace.log")),
+        ("replay_no_stall", None),
+        ("replay_time_scale", Some("200")),
+        ("replay_align", Some("4k")),
+        ("replay_scale", Some("2")),
+        ("replay_redirect", Some("/dev/sdz")),
+        ("write_iolog", Some("out.log")),
+    ]);
+    let r = j.replay.unwrap();
+    assert_eq!(
+        (r.file.as_str(), r.no_stall, r.time_scale, r.align, r.scale),
+        ("trace.log", true, 200, 4096, 2)
+    );
+    assert_eq!(j.filename.as_deref(), Some("/dev/sdz"));
+    assert_eq!(j.write_iolog.as_deref(), Some("out.log"));
+    assert!(err("replay_align", Some("3k")).contains("power of 2"));
+    assert!(err("read_iolog", Some("a:b")).contains("one iolog"));
+    assert!(err("replay_skip", Some("reads")).contains("'reads'"));
+}
+
+#[test]
+fn verify_state_is_noted_or_refused_and_makes_no_verify() {
+    let mut j = Job::default();
+    let note = j.apply("verify_state_save", Some("1")).unwrap().unwrap();
+    assert!(note.contains("no verify state file"), "{note}");
+    assert!(j.verify.is_none());
+    assert!(err("verify_state_load", Some("1")).contains("keeps no verify state"));
+    let j = job(&[
+        ("flow", Some("8")),
+        ("flow_id", Some("2")),
+        ("flow_sleep", Some("100")),
+    ]);
+    assert_eq!(
+        (j.flow, j.flow_id, j.flow_sleep),
+        (8, 2, Some(Duration::from_micros(100)))
+    );
+}
+
+#[test]
+fn a_negative_hole_reads_backwards_and_only_sequentially() {
+    let j = job(&[("rw", Some("read:-8k"))]);
+    assert_eq!(
+        (j.rw, j.rw_mod, j.rw_backwards),
+        (Rw::Read, Some(8192), true)
+    );
+    assert!(!job(&[("rw", Some("read:8k"))]).rw_backwards);
+    assert!(err("rw", Some("randread:-8")).contains("sequential"));
 }

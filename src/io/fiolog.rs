@@ -1,0 +1,200 @@
+//! fio's log files as one worker's loop writes them (fio 3.3x's text formats, re-implemented from
+//! fio's documentation and from logs fio wrote): the bandwidth, IOPS and latency logs
+//! (`time, value, ddir, bs[, offset], prio`: ms since the job's measured start, KiB/s, IOPS or
+//! ns), a line per I/O or, with `log_avg_msec`, a line per direction per window (the average, the
+//! maximum or both; block size and offset 0), and the completion-latency histogram log
+//! (`time, ddir, bs, bins...`: fio's 1856 latency bins, 64 per power of two of ns, summed in
+//! groups of 2^coarseness, counting the window's I/Os). The session writes the texts to files.
+
+use std::fmt::Write;
+
+use crate::plan::job::{FioLogs, LogWindow};
+
+/// fio's latency bins: 2^6 bins per power of two, 29 groups (values in ns).
+const PLAT_BITS: u32 = 6;
+const PLAT_VAL: u64 = 1 << PLAT_BITS;
+pub const PLAT_NR: usize = 29 * PLAT_VAL as usize;
+
+/// The bin of a latency in ns: exact below 128 ns, then 64 bins per power of two (each bin
+/// ~1.6% wide), the last bin holding everything above.
+pub fn plat_index(ns: u64) -> usize {
+    if ns < 2 * PLAT_VAL {
+        return ns as usize;
+    }
+    let msb = 63 - ns.leading_zeros();
+    let shift = msb - PLAT_BITS;
+    let base = ((shift + 1) as u64) << PLAT_BITS;
+    let offset = (ns >> shift) & (PLAT_VAL - 1);
+    ((base + offset) as usize).min(PLAT_NR - 1)
+}
+
+/// One direction's I/Os in the current window.
+#[derive(Debug, Clone, Copy, Default)]
+struct Acc {
+    ios: u64,
+    bytes: u64,
+    lat_sum: u128,
+    lat_max: u64,
+}
+
+/// The lines of one worker's logs, as fio writes them.
+#[derive(Debug, Clone, Default)]
+pub struct LogBook {
+    spec: FioLogs,
+    /// The directions the job does (windowed bandwidth and IOPS lines are written for each, 0
+    /// when it did none in the window, as fio does).
+    dirs: [bool; 2],
+    /// Added to every time stamp (ms since the Unix epoch at the start, with log_unix_epoch).
+    epoch_ms: u64,
+    pub bw: String,
+    pub iops: String,
+    pub lat: String,
+    pub hist: String,
+    acc: [Acc; 2],
+    win_end: u64,
+    bins: [Vec<u64>; 2],
+    hist_bs: [u64; 2],
+    hist_end: u64,
+}
+
+impl LogBook {
+    pub fn new(spec: &FioLogs, reads: bool, writes: bool, epoch_ms: u64) -> LogBook {
+        LogBook {
+            spec: spec.clone(),
+            dirs: [reads, writes],
+            epoch_ms,
+            win_end: spec.avg_msec,
+            bins: [vec![0; PLAT_NR], vec![0; PLAT_NR]],
+            hist_end: spec.hist_msec,
+            ..LogBook::default()
+        }
+    }
+
+    /// The priority column: fio's "not the highest RT class" (0), or with log_prio the class
+    /// and level in hexadecimal (fsbench submits at the default: 0).
+    fn prio(&self) -> &'static str {
+        if self.spec.prio {
+            "0x0000"
+        } else {
+            "0"
+        }
+    }
+
+    /// One completed I/O, `ms` after the job's measured start.
+    pub fn io(&mut self, ms: u64, write: bool, len: u64, offset: u64, lat_ns: u64) {
+        let d = write as usize;
+        let lat_ns = lat_ns.max(1);
+        if self.spec.avg_msec == 0 {
+            let t = ms + self.epoch_ms;
+            let tail = if self.spec.offset {
+                format!("{d}, {len}, {offset}, {}", self.prio())
+            } else {
+                format!("{d}, {len}, {}", self.prio())
+            };
+            if self.spec.bw.is_some() {
+                // Bytes per ms of this I/O's completion latency, as fio logs it.
+                let v = len as u128 * 1_000_000 / lat_ns as u128;
+                let _ = writeln!(self.bw, "{t}, {v}, {tail}");
+            }
+            if self.spec.iops.is_some() {
+                let _ = writeln!(self.iops, "{t}, 1, {tail}");
+            }
+            if self.spec.lat.is_some() {
+                let _ = writeln!(self.lat, "{t}, {lat_ns}, {tail}");
+            }
+        } else {
+            while ms >= self.win_end {
+                self.flush(self.win_end, self.spec.avg_msec);
+                self.win_end += self.spec.avg_msec;
+            }
+            let a = &mut self.acc[d];
+            a.ios += 1;
+            a.bytes += len;
+            a.lat_sum += lat_ns as u128;
+            a.lat_max = a.lat_max.max(lat_ns);
+        }
+        if self.spec.hist.is_some() && self.spec.hist_msec > 0 {
+            while ms >= self.hist_end {
+                self.flush_hist(self.hist_end);
+                self.hist_end += self.spec.hist_msec;
+            }
+            self.bins[d][plat_index(lat_ns)] += 1;
+            self.hist_bs[d] = len;
+        }
+    }
+
+    /// The windowed lines of the window ending at `t` ms, `len` ms long (the rates only when
+    /// `rates`).
+    fn flush(&mut self, t: u64, len: u64) {
+        self.flush_some(t, len, true)
+    }
+
+    fn flush_some(&mut self, t: u64, len: u64, rates: bool) {
+        let len = len.max(1) as u128;
+        let at = t + self.epoch_ms;
+        let both = |v: u128| match self.spec.window {
+            LogWindow::Both => format!("{v}, {v}"),
+            _ => v.to_string(),
+        };
+        for d in 0..2 {
+            let a = self.acc[d];
+            let tail = if self.spec.offset {
+                format!("{d}, 0, 0, {}", self.prio())
+            } else {
+                format!("{d}, 0, {}", self.prio())
+            };
+            if rates && (self.dirs[d] || a.ios > 0) {
+                if self.spec.bw.is_some() {
+                    let kib_s = a.bytes as u128 * 1000 / 1024 / len;
+                    let _ = writeln!(self.bw, "{at}, {}, {tail}", both(kib_s));
+                }
+                if self.spec.iops.is_some() {
+                    let iops = a.ios as u128 * 1000 / len;
+                    let _ = writeln!(self.iops, "{at}, {}, {tail}", both(iops));
+                }
+            }
+            if self.spec.lat.is_some() && a.ios > 0 {
+                let avg = a.lat_sum / a.ios as u128;
+                let v = match self.spec.window {
+                    LogWindow::Avg => avg.to_string(),
+                    LogWindow::Max => a.lat_max.to_string(),
+                    LogWindow::Both => format!("{avg}, {}", a.lat_max),
+                };
+                let _ = writeln!(self.lat, "{at}, {v}, {tail}");
+            }
+        }
+        self.acc = [Acc::default(); 2];
+    }
+
+    /// The histogram lines of the window ending at `t` ms: each direction the job does.
+    fn flush_hist(&mut self, t: u64) {
+        let group = 1usize << self.spec.hist_coarseness.min(6);
+        for d in 0..2 {
+            if !self.dirs[d] && self.bins[d].iter().all(|&c| c == 0) {
+                continue;
+            }
+            let _ = write!(self.hist, "{}, {d}, {}", t + self.epoch_ms, self.hist_bs[d]);
+            for chunk in self.bins[d].chunks(group) {
+                let _ = write!(self.hist, ", {}", chunk.iter().sum::<u64>());
+            }
+            self.hist.push('\n');
+            self.bins[d].iter_mut().for_each(|c| *c = 0);
+        }
+    }
+
+    /// The job ended `ms` after its measured start: a last partial window is written when it
+    /// holds I/Os (fio's latency logs do; its histogram log keeps only whole windows), its
+    /// bandwidth and IOPS only when it lasted half a window or more (a rate over a sliver of a
+    /// window is noise).
+    pub fn finish(&mut self, ms: u64) {
+        if self.spec.avg_msec > 0 && self.acc.iter().any(|a| a.ios > 0) {
+            let start = self.win_end - self.spec.avg_msec;
+            let len = ms.saturating_sub(start);
+            let rates = len * 2 >= self.spec.avg_msec;
+            self.flush_some(ms.max(start + 1), len.max(1), rates);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

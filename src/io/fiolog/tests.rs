@@ -1,0 +1,141 @@
+//! The log formats against logs that fio 3.33 wrote (tests/fixtures/fio-3.33-logs/, from
+//! fix.fio there).
+
+use super::*;
+
+const FIX: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/fio-3.33-logs/");
+
+fn fixture(name: &str) -> String {
+    std::fs::read_to_string(format!("{FIX}{name}")).unwrap()
+}
+
+fn rows(text: &str) -> Vec<Vec<String>> {
+    text.lines()
+        .map(|l| l.split(", ").map(str::to_string).collect())
+        .collect()
+}
+
+fn num(s: &str) -> u64 {
+    s.parse().unwrap()
+}
+
+#[test]
+fn a_line_per_io_matches_fios_columns_and_values() {
+    // fio's clat log gives each I/O's time, latency, direction, size and offset; fed the same
+    // I/Os, fsbench writes fio's bandwidth, IOPS and latency lines byte for byte.
+    let clat = fixture("each_clat.1.log");
+    let spec = FioLogs {
+        bw: Some(String::new()),
+        lat: Some(String::new()),
+        iops: Some(String::new()),
+        offset: true,
+        ..FioLogs::new()
+    };
+    let mut book = LogBook::new(&spec, true, true, 0);
+    for r in rows(&clat) {
+        book.io(num(&r[0]), r[2] == "1", num(&r[3]), num(&r[4]), num(&r[1]));
+    }
+    book.finish(10);
+    assert_eq!(book.lat, clat);
+    assert_eq!(book.bw, fixture("each_bw.1.log"));
+    assert_eq!(book.iops, fixture("each_iops.1.log"));
+    assert!(fixture("each_slat.1.log").is_empty(), "psync has no slat");
+}
+
+#[test]
+fn windows_have_fios_columns_units_and_directions() {
+    let spec = FioLogs {
+        bw: Some(String::new()),
+        lat: Some(String::new()),
+        iops: Some(String::new()),
+        hist: Some(String::new()),
+        avg_msec: 250,
+        hist_msec: 500,
+        hist_coarseness: 4,
+        ..FioLogs::new()
+    };
+    let mut book = LogBook::new(&spec, true, true, 0);
+    // 1 s of 4 KiB I/Os, alternately read (50 us) and written (4 us), every 50 us.
+    for i in 0..20_000u64 {
+        let write = i % 2 == 1;
+        book.io(i / 20, write, 4096, 0, if write { 4_000 } else { 50_000 });
+    }
+    book.finish(1000);
+    for (ours, theirs) in [
+        (&book.bw, "window_bw.2.log"),
+        (&book.iops, "window_iops.2.log"),
+        (&book.lat, "window_lat.2.log"),
+        (&book.hist, "window_clat_hist.2.log"),
+    ] {
+        let (o, t) = (rows(ours), rows(&fixture(theirs)));
+        assert!(!o.is_empty(), "{theirs}");
+        assert_eq!(o[0].len(), t[0].len(), "{theirs}: the same columns");
+        // Each window has a line per direction, reads first, as fio's.
+        assert_eq!(
+            (&o[0][1..].get(1), &o[1][1..].get(1)),
+            (&t[0][1..].get(1), &t[1][1..].get(1)),
+            "{theirs}"
+        );
+    }
+    // Units: KiB/s, IOPS and ns, as fio's (10,000 reads a second of 4 KiB at 50 us).
+    let bw = rows(&book.bw);
+    assert_eq!(bw[0], ["250", "40000", "0", "0", "0"]);
+    assert_eq!(rows(&book.iops)[1], ["250", "10000", "1", "0", "0"]);
+    assert_eq!(rows(&book.lat)[0], ["250", "50000", "0", "0", "0"]);
+    // fio's window (its bandwidth and IOPS near 40 MB/s and 10,000/s): the same scale.
+    let theirs = rows(&fixture("window_iops.2.log"));
+    assert!((5_000..20_000).contains(&num(&theirs[0][1])));
+    // Histogram: 1856 bins / 2^4, the window's I/Os counted once.
+    let h = rows(&book.hist);
+    assert_eq!(h[0].len(), 3 + PLAT_NR / 16);
+    let total: u64 = h.iter().flat_map(|r| r[3..].iter().map(|c| num(c))).sum();
+    // Whole windows only, as fio's (the one at 500 ms; the job ended before the next closed).
+    assert_eq!(total, 10_000);
+    assert_eq!((h.len(), num(&h[0][0]), num(&h[1][1])), (2, 500, 1));
+}
+
+#[test]
+fn max_both_prio_and_epoch_columns() {
+    let spec = FioLogs {
+        lat: Some(String::new()),
+        avg_msec: 100,
+        window: LogWindow::Both,
+        prio: true,
+        offset: true,
+        ..FioLogs::new()
+    };
+    let mut book = LogBook::new(&spec, true, false, 1_000_000);
+    book.io(10, false, 4096, 8192, 100);
+    book.io(20, false, 4096, 0, 300);
+    book.finish(150);
+    assert_eq!(book.lat, "1000150, 200, 300, 0, 0, 0, 0x0000\n");
+    let spec = FioLogs {
+        lat: Some(String::new()),
+        avg_msec: 100,
+        window: LogWindow::Max,
+        ..FioLogs::new()
+    };
+    let mut book = LogBook::new(&spec, false, true, 0);
+    book.io(10, true, 4096, 0, 100);
+    book.io(20, true, 4096, 0, 300);
+    book.io(120, true, 4096, 0, 7);
+    book.finish(130);
+    assert_eq!(book.lat, "100, 300, 1, 0, 0\n130, 7, 1, 0, 0\n");
+}
+
+#[test]
+fn fios_bins_are_exact_below_128_ns_then_64_per_power_of_two() {
+    assert_eq!(plat_index(0), 0);
+    assert_eq!(plat_index(127), 127);
+    assert_eq!(plat_index(128), 128);
+    assert_eq!(plat_index(129), 128);
+    assert_eq!(plat_index(130), 129);
+    assert_eq!(plat_index(256), 192);
+    assert_eq!(plat_index(u64::MAX), PLAT_NR - 1);
+    let mut last = 0;
+    for ns in (0..10_000_000u64).step_by(997) {
+        let i = plat_index(ns);
+        assert!(i >= last);
+        last = i;
+    }
+}

@@ -1,0 +1,159 @@
+//! fio's log files of a block job (`write_bw_log` and its companions), named and placed as fio
+//! does: `PREFIX_bw.N.log` (N: the worker's number in the job file, from 1; no `.N` with
+//! `per_job_logs=0`, every worker appending to one file), relative paths from the current
+//! directory. The lines are the loop's (`io::fiolog`); this writes them and checks, before
+//! anything runs, that every file can be written.
+
+use std::collections::HashSet;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use crate::frame::RunError;
+use crate::io::fiolog::LogBook;
+use crate::plan::job::{FioLogs, Job};
+
+/// A log's option, its file's kind and the text it holds.
+type Kind = (&'static str, &'static str);
+
+/// Every file a job's worker number `n` writes: (the option, the path, which text).
+fn files(job: &Job, logs: &FioLogs, n: usize) -> Vec<(Kind, PathBuf)> {
+    let mut out = Vec::new();
+    let name = |prefix: &str, kind: &str| {
+        let prefix = if prefix.is_empty() { &job.name } else { prefix };
+        PathBuf::from(if logs.per_job {
+            format!("{prefix}_{kind}.{n}.log")
+        } else {
+            format!("{prefix}_{kind}.log")
+        })
+    };
+    let mut add = |opt: &'static str, prefix: &Option<String>, kinds: &[&'static str]| {
+        if let Some(p) = prefix {
+            for k in kinds {
+                out.push(((opt, *k), name(p, k)));
+            }
+        }
+    };
+    add("write_bw_log", &logs.bw, &["bw"]);
+    add("write_iops_log", &logs.iops, &["iops"]);
+    add("write_lat_log", &logs.lat, &["lat", "clat", "slat"]);
+    add("write_hist_log", &logs.hist, &["clat_hist"]);
+    out
+}
+
+/// The text of one kind of log.
+fn text<'a>(book: &'a LogBook, kind: &str) -> &'a str {
+    match kind {
+        "bw" => &book.bw,
+        "iops" => &book.iops,
+        "lat" | "clat" => &book.lat,
+        "clat_hist" => &book.hist,
+        // fsbench times an I/O from its queueing to its completion: no submission latency of
+        // its own (fio's sync engines leave slat empty too).
+        _ => "",
+    }
+}
+
+/// The iolog worker `clone` of a job records to (fio's write_iolog; a clone after the first
+/// writes NAME.CLONE).
+pub fn record_of(job: &Job, clone: u32) -> Option<PathBuf> {
+    let name = job.write_iolog.as_deref()?;
+    Some(PathBuf::from(if clone == 0 {
+        name.to_string()
+    } else {
+        format!("{name}.{clone}")
+    }))
+}
+
+/// Refuses, before anything runs, a log file whose directory does not exist or cannot be
+/// written. `numjobs` per job gives each worker its number.
+pub fn check(jobs: &[Job]) -> Result<(), RunError> {
+    let mut n = 0;
+    for job in jobs {
+        for clone in 0..job.numjobs.max(1) {
+            n += 1;
+            if let Some(path) = record_of(job, clone) {
+                writable(&path).map_err(|why| {
+                    RunError::Invalid(format!(
+                        "job '{}': write_iolog: {} cannot be written: {why}; give write_iolog a file in a directory that exists and that you may write to",
+                        job.name,
+                        path.display()
+                    ))
+                })?;
+            }
+            let Some(logs) = job.logs.as_ref().filter(|l| l.any()) else {
+                continue;
+            };
+            for ((opt, _), path) in files(job, logs, n) {
+                writable(&path).map_err(|why| {
+                    RunError::Invalid(format!(
+                        "job '{}': {opt}: the log file {} cannot be written: {why}; give {opt} a prefix in a directory that exists and that you may write to (e.g. {opt}=/tmp/{})",
+                        job.name,
+                        path.display(),
+                        path.file_name().map_or(String::new(), |f| f.to_string_lossy().split('_').next().unwrap_or("").to_string())
+                    ))
+                })?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Whether the file can be written: its directory exists, and the file (or, when it does not
+/// exist yet, its directory) is writable. Nothing is opened or created.
+fn writable(path: &Path) -> Result<(), String> {
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    match std::fs::metadata(dir) {
+        Ok(m) if m.is_dir() => {}
+        Ok(_) => return Err(format!("{} is not a directory", dir.display())),
+        Err(e) => return Err(format!("its directory {}: {e}", dir.display())),
+    }
+    match path.symlink_metadata() {
+        Ok(m) if m.is_dir() => Err(format!("{} is a directory", path.display())),
+        Ok(_) => crate::sys::may_write(path).map_err(|e| e.to_string()),
+        Err(_) => {
+            crate::sys::may_write(dir).map_err(|e| format!("its directory {}: {e}", dir.display()))
+        }
+    }
+}
+
+/// Writes worker `clone`'s recorded I/O (write_iolog).
+pub fn write_iolog(job: &Job, clone: u32, text: &str) -> Result<(), String> {
+    let Some(path) = record_of(job, clone) else {
+        return Ok(());
+    };
+    std::fs::write(&path, text).map_err(|e| format!("write_iolog: writing {}: {e}", path.display()))
+}
+
+/// Writes the workers' logs: a file of its own per worker, or (per_job_logs=0) the first
+/// worker to write a name truncates it and the others append.
+#[derive(Default)]
+pub struct Writer {
+    started: Mutex<HashSet<PathBuf>>,
+}
+
+impl Writer {
+    /// Worker `n`'s (from 1) logs.
+    pub fn write(&self, job: &Job, n: usize, book: &LogBook) -> Result<(), String> {
+        let Some(logs) = job.logs.as_ref() else {
+            return Ok(());
+        };
+        let mut started = self.started.lock().unwrap_or_else(|e| e.into_inner());
+        for ((opt, kind), path) in files(job, logs, n) {
+            let fresh = started.insert(path.clone());
+            let mut f = std::fs::OpenOptions::new()
+                .write(true)
+                .create(true)
+                .append(!fresh)
+                .truncate(fresh)
+                .open(&path)
+                .map_err(|e| format!("{opt}: writing {}: {e}", path.display()))?;
+            f.write_all(text(book, kind).as_bytes())
+                .map_err(|e| format!("{opt}: writing {}: {e}", path.display()))?;
+        }
+        Ok(())
+    }
+}

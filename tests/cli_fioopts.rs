@@ -1,0 +1,53 @@
+//! fio's other option families through the binary: exitall ends the rest of a phase,
+//! buffer_pattern is what the file holds, cpus_allowed pins (split: a CPU each), fio's aliases
+//! (ratemin, fill_fs, ...) read as their options, and what cannot be done is refused by name.
+
+mod common;
+use common::*;
+
+#[test]
+fn exitall_buffer_pattern_cpus_and_aliases_take_effect() {
+    let dir = workdir();
+    let d = dir.path();
+    std::fs::write(
+        d.join("e.fio"),
+        "[global]\nsize=256k\n[short]\nrw=write\nbuffer_pattern=\"abc\"\nexitall\ncpus_allowed=0\ncpus_allowed_policy=split\n\
+         [long]\nrw=randread\ntime_based\nruntime=60\nratemin=1\nratecycle=1000\nio_submit_mode=offload\ncontinue_on_error=read\nfill_fs=0\nfileoffset=0\nslat_percentiles=1\n",
+    )
+    .unwrap();
+    let t = std::time::Instant::now();
+    let o = bin()
+        .current_dir(d)
+        .args(["run", "e.fio", "--out", "s"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    // The 60 s job ended with the short one (exitall).
+    assert!(t.elapsed() < std::time::Duration::from_secs(30));
+    let data = std::fs::read(d.join("short.0.0")).unwrap();
+    assert_eq!(data.len(), 256 << 10);
+    // Every 4 KiB write buffer holds the pattern from its start, as fio fills it.
+    let block: Vec<u8> = b"abc".iter().copied().cycle().take(4096).collect();
+    assert!(
+        data.chunks(4096).all(|c| c == block),
+        "the pattern, repeated"
+    );
+    let bad = |opts: &str| {
+        std::fs::write(d.join("b.fio"), format!("[b]\nsize=1m\n{opts}\n")).unwrap();
+        let o = bin()
+            .current_dir(d)
+            .args(["run", "--check", "b.fio"])
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(2), "{opts}");
+        stderr(&o)
+    };
+    assert!(bad("cpus_allowed=3-1").contains("cpus_allowed=3-1"));
+    assert!(bad("cpus_allowed=0,1000").contains("names CPU 1000"));
+    assert!(bad("continue_on_error=some").contains("expected none, read"));
+    assert!(bad("exit_what=all").contains("exit_what=all"));
+    assert!(bad("buffer_pattern='file'").contains("from a file"));
+    assert!(bad("zonemode=zbd").contains("zoned block devices"));
+    assert!(bad("flow=-1").contains("positive weights"));
+    assert!(bad("cpuload=1").contains("'cpuload' is not supported"));
+}
