@@ -181,6 +181,12 @@ impl Recorder {
         }
     }
 
+    /// Whether the database could not be written (the warning was said).
+    #[cfg(test)]
+    pub fn failed(&self) -> bool {
+        self.state.lock().unwrap_or_else(|p| p.into_inner()).failed
+    }
+
     fn warn(&self, st: &mut State, e: &HistoryError) {
         if !st.failed {
             eprintln!("fsbench: warning: the study is not in the history: {e} (the study itself is complete in its directory; add it later with `fsbench history rebuild DIR`)");
