@@ -90,19 +90,16 @@ fn studies_are_indexed_listed_trended_and_rebuilt() {
     assert!(stdout(&o).contains("0 studies"), "{}", stdout(&o));
     // The trend: text with intervals, and the page.
     let page = t.path().join("trend.html");
-    let o = fsb(
-        &db,
-        &[
-            "history",
-            "trend",
-            "iops",
-            "--target",
-            &spec,
-            "--workload",
-            "block",
-        ],
-    );
+    // Without --html the page goes to the working directory.
+    let o = bin()
+        .env("FSBENCH_HISTORY", &db)
+        .current_dir(t.path())
+        .args(["history", "trend", "iops", "--target", &spec])
+        .args(["--workload", "block"])
+        .output()
+        .unwrap();
     assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert!(t.path().join("fsbench-trend-iops.html").exists());
     let o = bin()
         .env("FSBENCH_HISTORY", &db)
         .args(["history", "trend", "iops", "--target", &spec])
