@@ -1,7 +1,8 @@
 //! The environment fingerprint of a target in a study: what, besides the code under test, can
-//! change its figures: the host (kernel, CPU, memory, fsbench's build) and the target as
-//! provisioned (its spec, backing and size, the device, the mkfs tool's version, the mount
-//! options in effect and ZFS properties). All of it comes from the study's manifest.
+//! change its figures: the host (kernel, CPU, memory, fsbench's build, each disk's model, size,
+//! rotational and scheduler) and the target as provisioned (its spec, backing and size, the
+//! device of `--device`, the mkfs tool's version, the mount options in effect and ZFS
+//! properties). All of it comes from the study's manifest.
 
 use std::collections::BTreeMap;
 
@@ -28,6 +29,22 @@ pub fn fingerprint(m: &Manifest, label: &str) -> BTreeMap<String, String> {
             e.fsbench_build.clone()
         },
     );
+    for d in &e.disks {
+        put(
+            &format!("disk.{}", d.name),
+            format!(
+                "{} {} bytes, {}, scheduler {}",
+                if d.model.is_empty() { "-" } else { &d.model },
+                d.size_bytes,
+                if d.rotational {
+                    "rotational"
+                } else {
+                    "non-rotational"
+                },
+                d.scheduler
+            ),
+        );
+    }
     if let Some(spec) = m.plan.targets.iter().find(|t| t.label == label) {
         put("spec", spec.spec.clone());
     }
