@@ -34,7 +34,7 @@ fn code(o: &Output) -> i32 {
     o.status.code().unwrap_or(-1)
 }
 
-/// A copy of `from` as another study: its run id `id`, its records' iops set to `iops` (one per
+/// A copy of `from` as another study: its run id `id`, a start after the last variant's, its records' iops set to `iops` (one per
 /// repeat, in order; a record of a repeat past the list is dropped).
 fn variant(from: &Path, to: &Path, id: &str, iops: &[f64]) -> PathBuf {
     std::fs::create_dir_all(to).unwrap();
@@ -42,6 +42,10 @@ fn variant(from: &Path, to: &Path, id: &str, iops: &[f64]) -> PathBuf {
         serde_json::from_str(&std::fs::read_to_string(from.join("manifest.json")).unwrap())
             .unwrap();
     m["run_id"] = id.into();
+    // Each variant starts after the one made before it.
+    static MADE: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = MADE.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    m["created_at"] = format!("2026-01-01T{:02}:{:02}:00Z", n / 60, n % 60).into();
     m["plan"]["repeat"] = (iops.len() as u64).into();
     std::fs::write(to.join("manifest.json"), m.to_string()).unwrap();
     let mut lines = String::new();

@@ -112,7 +112,12 @@ pub fn run(a: CheckArgs) -> anyhow::Result<Exit> {
         let past = past.as_mut().expect("opened for --against-history");
         let mut last_fp: BTreeMap<String, BTreeMap<String, String>> = BTreeMap::new();
         for (k, new) in &new_figs {
-            let pts = past.points(k)?;
+            // The studies before NEW (checking an older study takes the ones before it).
+            let pts: Vec<Point> = past
+                .points(k)?
+                .into_iter()
+                .filter(|p| p.started < new_m.created_at)
+                .collect();
             let take = &pts[pts.len().saturating_sub(n as usize)..];
             let old: Vec<f64> = take.iter().flat_map(|p| p.values.clone()).collect();
             if old.is_empty() {
