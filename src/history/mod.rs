@@ -107,11 +107,9 @@ impl Db {
         let c = &self.conn;
         c.busy_timeout(Duration::from_secs(30))
             .map_err(|e| self.err(e))?;
-        // A file that is not a database fails on its first read: say it is corrupt.
-        let mode: String = c
-            .query_row("PRAGMA journal_mode=WAL", [], |r| r.get(0))
+        // A file that is not a database fails on its first read: said as corrupt.
+        c.query_row("PRAGMA journal_mode=WAL", [], |r| r.get::<_, String>(0))
             .map_err(|e| classify(&self.path, e))?;
-        let _ = mode;
         c.execute_batch("PRAGMA foreign_keys=ON; PRAGMA synchronous=NORMAL;")
             .map_err(|e| self.err(e))?;
         schema::migrate(&mut self.conn, &self.path)
