@@ -72,79 +72,14 @@ pub fn run(a: CheckArgs) -> anyhow::Result<Exit> {
         new_run: new_m.run_id.clone(),
         cache: BTreeMap::new(),
     });
-    let mut pairs = Vec::new();
-    let mut diffs = Vec::new();
-    let old_name;
-    if let Some(old) = &a.against {
-        let (old_m, old_r) = study(old, "OLD")?;
-        let old_figs = gate::figures(&old_r);
-        for (k, new) in &new_figs {
-            if let Some(o) = old_figs.get(k) {
-                pairs.push(Pair {
-                    key: k.clone(),
-                    new: new.clone(),
-                    old: o.clone(),
-                    history_spread: None,
-                });
-            }
-        }
-        if pairs.is_empty() {
-            anyhow::bail!(
-                "NEW {} and OLD {} have no figure in common (NEW: {}; OLD: {}): check two studies of the same targets, workloads and tests",
-                a.new.display(),
-                old.display(),
-                names(&new_figs),
-                names(&old_figs)
-            );
-        }
-        let targets: std::collections::BTreeSet<&str> =
-            pairs.iter().map(|p| p.key.target.as_str()).collect();
-        for t in targets {
-            for (f, o, n) in history::differences(
-                &history::fingerprint(&old_m, t),
-                &history::fingerprint(&new_m, t),
-            ) {
-                diffs.push((t.to_string(), f, o, n));
-            }
-        }
-        old_name = old.display().to_string();
+    let (mut pairs, diffs, old_name) = if let Some(old) = &a.against {
+        against_study(&a.new, &new_m, &new_figs, old)?
     } else if let Some(n) = a.against_history {
         let past = past.as_mut().expect("opened for --against-history");
-        let mut last_fp: BTreeMap<String, BTreeMap<String, String>> = BTreeMap::new();
-        for (k, new) in &new_figs {
-            // The studies before NEW (checking an older study takes the ones before it).
-            let pts: Vec<Point> = past
-                .points(k)?
-                .into_iter()
-                .filter(|p| p.started < new_m.created_at)
-                .collect();
-            let take = &pts[pts.len().saturating_sub(n as usize)..];
-            let old: Vec<f64> = take.iter().flat_map(|p| p.values.clone()).collect();
-            if old.is_empty() {
-                continue;
-            }
-            if let Some(p) = take.last() {
-                last_fp.insert(k.target.clone(), p.fingerprint.clone());
-            }
-            pairs.push(Pair {
-                key: k.clone(),
-                new: new.clone(),
-                old,
-                history_spread: None,
-            });
-        }
-        if pairs.is_empty() {
-            anyhow::bail!("NEW {}: the history holds no earlier study with any of its figures ({}): run the same targets and workloads before, or check --against OLD", a.new.display(), names(&new_figs));
-        }
-        for (t, fp) in &last_fp {
-            for (f, o, n) in history::differences(fp, &history::fingerprint(&new_m, t)) {
-                diffs.push((t.clone(), f, o, n));
-            }
-        }
-        old_name = format!("the last {n} studies in the history");
+        against_history(&a.new, &new_m, &new_figs, past, n)?
     } else {
         anyhow::bail!("fsbench check {}: give --against OLD (a study directory) or --against-history N (the last N studies in the history)", a.new.display());
-    }
+    };
     // One repeat on a side: the history's spread of the figure on NEW's fingerprint.
     if let Some(past) = past.as_mut() {
         for p in pairs
@@ -169,6 +104,96 @@ pub fn run(a: CheckArgs) -> anyhow::Result<Exit> {
     } else {
         Exit::Ok
     })
+}
+
+/// Fingerprint fields that differ: (target, field, old, new).
+type Diffs = Vec<(String, String, String, String)>;
+
+/// NEW's figures paired with OLD's, the fingerprint fields that differ, and OLD's name.
+fn against_study(
+    new_dir: &Path,
+    new_m: &Manifest,
+    new_figs: &BTreeMap<Key, Vec<f64>>,
+    old: &Path,
+) -> anyhow::Result<(Vec<Pair>, Diffs, String)> {
+    let (old_m, old_r) = study(old, "OLD")?;
+    let old_figs = gate::figures(&old_r);
+    let pairs: Vec<Pair> = new_figs
+        .iter()
+        .filter_map(|(k, new)| {
+            old_figs.get(k).map(|o| Pair {
+                key: k.clone(),
+                new: new.clone(),
+                old: o.clone(),
+                history_spread: None,
+            })
+        })
+        .collect();
+    if pairs.is_empty() {
+        anyhow::bail!(
+            "NEW {} and OLD {} have no figure in common (NEW: {}; OLD: {}): check two studies of the same targets, workloads and tests",
+            new_dir.display(),
+            old.display(),
+            names(new_figs),
+            names(&old_figs)
+        );
+    }
+    let targets: std::collections::BTreeSet<&str> =
+        pairs.iter().map(|p| p.key.target.as_str()).collect();
+    let mut diffs = Vec::new();
+    for t in targets {
+        for (f, o, n) in history::differences(
+            &history::fingerprint(&old_m, t),
+            &history::fingerprint(new_m, t),
+        ) {
+            diffs.push((t.to_string(), f, o, n));
+        }
+    }
+    Ok((pairs, diffs, old.display().to_string()))
+}
+
+/// NEW's figures paired with the last `n` studies before it in the history that have them.
+fn against_history(
+    new_dir: &Path,
+    new_m: &Manifest,
+    new_figs: &BTreeMap<Key, Vec<f64>>,
+    past: &mut Past,
+    n: u32,
+) -> anyhow::Result<(Vec<Pair>, Diffs, String)> {
+    let mut pairs = Vec::new();
+    let mut last_fp: BTreeMap<String, BTreeMap<String, String>> = BTreeMap::new();
+    for (k, new) in new_figs {
+        // The studies before NEW (checking an older study takes the ones before it).
+        let pts: Vec<Point> = past
+            .points(k)?
+            .into_iter()
+            .filter(|p| p.started < new_m.created_at)
+            .collect();
+        let take = &pts[pts.len().saturating_sub(n as usize)..];
+        let old: Vec<f64> = take.iter().flat_map(|p| p.values.clone()).collect();
+        if old.is_empty() {
+            continue;
+        }
+        if let Some(p) = take.last() {
+            last_fp.insert(k.target.clone(), p.fingerprint.clone());
+        }
+        pairs.push(Pair {
+            key: k.clone(),
+            new: new.clone(),
+            old,
+            history_spread: None,
+        });
+    }
+    if pairs.is_empty() {
+        anyhow::bail!("NEW {}: the history holds no earlier study with any of its figures ({}): run the same targets and workloads before, or check --against OLD", new_dir.display(), names(new_figs));
+    }
+    let mut diffs = Vec::new();
+    for (t, fp) in &last_fp {
+        for (f, o, n) in history::differences(fp, &history::fingerprint(new_m, t)) {
+            diffs.push((t.clone(), f, o, n));
+        }
+    }
+    Ok((pairs, diffs, format!("the last {n} studies in the history")))
 }
 
 /// The figures' names, for a message (at most 6).
