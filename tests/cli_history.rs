@@ -170,9 +170,22 @@ fn the_gate_says_regressed_improved_unchanged_and_when_it_cannot_tell() {
         "slow",
         &[850.0, 860.0, 845.0],
     );
+    // The kernel changed too: the check says so beside the regression.
+    let mpath = slow.join("manifest.json");
+    let mut m: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&mpath).unwrap()).unwrap();
+    m["environment"]["kernel"] = "9.9-test".into();
+    std::fs::write(&mpath, m.to_string()).unwrap();
     let o = check(&slow, &[]);
     assert_eq!(code(&o), 1, "{}", stdout(&o));
     assert!(stdout(&o).contains("REGRESSED"), "{}", stdout(&o));
+    assert!(
+        stdout(&o).contains("the environment differs")
+            && stdout(&o).contains("kernel")
+            && stdout(&o).contains("-> 9.9-test"),
+        "{}",
+        stdout(&o)
+    );
     let o = check(&slow, &["--format", "junit"]);
     assert_eq!(code(&o), 1);
     assert!(stdout(&o).contains("<failure message=\"regressed"));
