@@ -43,7 +43,7 @@ pub struct ListArgs {
     #[arg(long)]
     pub host: Option<String>,
     /// Studies started on or after this date (2026-11-01, or an RFC 3339 time)
-    #[arg(long, value_name = "DATE")]
+    #[arg(long, value_name = "DATE", value_parser = since_arg)]
     pub since: Option<String>,
 }
 
@@ -100,6 +100,25 @@ pub struct CheckArgs {
     pub where_: HistoryArgs,
 }
 
+/// `--since`: a date (YYYY-MM-DD), optionally with a time as RFC 3339 writes it.
+fn since_arg(s: &str) -> Result<String, String> {
+    let b = s.as_bytes();
+    let digits =
+        |r: std::ops::Range<usize>| r.clone().all(|i| b.get(i).is_some_and(u8::is_ascii_digit));
+    if digits(0..4)
+        && b.get(4) == Some(&b'-')
+        && digits(5..7)
+        && b.get(7) == Some(&b'-')
+        && digits(8..10)
+    {
+        Ok(s.to_string())
+    } else {
+        Err(format!(
+            "--since {s}: give a date as 2026-11-01 (or a time as 2026-11-01T12:00:00Z)"
+        ))
+    }
+}
+
 /// `--tolerance`: 5% or 0.05, from 0 up to 100%.
 fn tolerance_arg(s: &str) -> Result<f64, String> {
     let t = s.trim();
@@ -128,5 +147,8 @@ mod tests {
         assert_eq!(super::tolerance_arg("0.1").unwrap(), 0.1);
         assert!(super::tolerance_arg("150%").is_err());
         assert!(super::tolerance_arg("x").is_err());
+        assert!(super::since_arg("2026-11-01").is_ok());
+        assert!(super::since_arg("2026-11-01T10:00:00Z").is_ok());
+        assert!(super::since_arg("yesterday").is_err());
     }
 }
