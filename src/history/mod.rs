@@ -29,6 +29,9 @@ pub enum HistoryError {
     /// The path cannot hold a database (a directory, an unwritable place).
     #[error("{path}: {why}: give --history a file path fsbench can write (or FSBENCH_HISTORY), or --no-history")]
     Path { path: String, why: String },
+    /// No database there yet (a reading command).
+    #[error("{path}: no history there yet (studies are indexed there as compare, study, audit, tune and run end): give --history the database you mean, or index existing studies with `fsbench history rebuild --history {path} DIR...`")]
+    Missing { path: String },
     /// Not an SQLite database, or damaged.
     #[error("{path} is not a readable fsbench history ({why}): move it aside and rebuild it from the study directories with `fsbench history rebuild --history {path} DIR...`")]
     Corrupt { path: String, why: String },
@@ -95,9 +98,8 @@ impl Db {
     /// Opens an existing database without creating it (the readers: list, trend, check).
     pub fn open_existing(path: &Path) -> Result<Db, HistoryError> {
         if !path.exists() {
-            return Err(HistoryError::Path {
+            return Err(HistoryError::Missing {
                 path: path.display().to_string(),
-                why: "no history there yet (studies are indexed as they run)".into(),
             });
         }
         Db::open(path)
