@@ -333,6 +333,50 @@ mod tests {
     }
 
     #[test]
+    fn figures_are_the_headline_per_repeat_without_failed_or_short_records() {
+        let rec = |repeat: u32, iops: f64, outcome: Outcome, notes: Vec<String>| Record {
+            schema: 1,
+            target: "t".into(),
+            fs: "dir".into(),
+            workload: "w".into(),
+            test: "x".into(),
+            repeat,
+            started_at: String::new(),
+            duration_s: 1.0,
+            outcome,
+            reason: None,
+            error: None,
+            metrics: BTreeMap::from([
+                ("iops".to_string(), iops),
+                ("bytes_per_sec".to_string(), iops * 4096.0),
+            ]),
+            notes,
+            histograms: BTreeMap::new(),
+            series: BTreeMap::new(),
+            latency_log: None,
+            config: None,
+            failure: None,
+            ranks: vec![],
+        };
+        let short = vec![crate::store::note::make(
+            crate::store::note::Kind::Interrupted,
+            "stopped early",
+        )];
+        let recs = vec![
+            rec(0, 100.0, Outcome::Ok, vec![]),
+            rec(0, 200.0, Outcome::Ok, vec![]),
+            rec(1, 120.0, Outcome::Ok, vec![]),
+            rec(2, 1.0, Outcome::Failed, vec![]),
+            rec(3, 1.0, Outcome::Ok, short),
+        ];
+        let f = figures(&recs);
+        assert_eq!(f.len(), 1);
+        let (k, v) = f.iter().next().unwrap();
+        assert_eq!(k.metric, "iops");
+        assert_eq!(v, &vec![150.0, 120.0]);
+    }
+
+    #[test]
     fn junit_and_json_name_the_regression() {
         let old = [1000.0, 1010.0, 990.0];
         let g = Gate::new("n", "o", &[pair(&[850.0, 855.0, 845.0], &old, None)], 0.05);
