@@ -170,6 +170,9 @@ pub struct Recorder {
 struct State {
     db: Option<Db>,
     study: Option<i64>,
+    /// The target and repeat of the last record: a new one reads the manifest again (it holds the
+    /// targets torn down since, with their options, for the fingerprints).
+    last: Option<(String, u32)>,
     failed: bool,
 }
 
@@ -219,7 +222,8 @@ impl store::Observer for Recorder {
         if st.failed {
             return;
         }
-        let known = st.study;
+        let here = (rec.target.clone(), rec.repeat);
+        let known = st.study.filter(|_| st.last.as_ref() == Some(&here));
         let r = (|| {
             if st.db.is_none() {
                 st.db = Some(Db::open(&self.path)?);
@@ -236,7 +240,10 @@ impl store::Observer for Recorder {
             Ok(study)
         })();
         match r {
-            Ok(id) => st.study = Some(id),
+            Ok(id) => {
+                st.study = Some(id);
+                st.last = Some(here);
+            }
             Err(e) => self.warn(&mut st, &e),
         }
     }
