@@ -478,19 +478,61 @@ fn the_file_graph_reads_paths_and_finds_circles() {
     );
 }
 
-/// The code of a file without its test module (a `#[cfg(test)]` item runs to the file's end by
-/// this crate's convention) and without comments; empty for a `tests.rs`.
+/// The code of a file without its `#[cfg(test)]` items and without comments; empty for a
+/// `tests.rs`.
 fn code_of(file: &Path) -> String {
     if file.file_name().is_some_and(|n| n == "tests.rs") {
         return String::new();
     }
-    let text = std::fs::read_to_string(file).unwrap();
-    let end = text.find("#[cfg(test)]").unwrap_or(text.len());
-    text[..end]
+    without_tests(&std::fs::read_to_string(file).unwrap())
         .lines()
         .map(|l| l.split("//").next().unwrap_or(""))
         .collect::<Vec<_>>()
         .join("\n")
+}
+
+/// `text` without each `#[cfg(test)]` item: from the attribute to the `;` or the `}` that closes
+/// the item's first brace (braces in string and character literals and comments do not count).
+fn without_tests(text: &str) -> String {
+    const ATTR: &str = "#[cfg(test)]";
+    let mut out = String::new();
+    let mut rest = text;
+    while let Some(i) = rest.find(ATTR) {
+        out.push_str(&rest[..i]);
+        let b = rest.as_bytes();
+        let (mut k, mut depth) = (i + ATTR.len(), 0usize);
+        let end = loop {
+            let Some(&c) = b.get(k) else { break b.len() };
+            match c {
+                b'"' => {
+                    k += 1;
+                    while k < b.len() && b[k] != b'"' {
+                        k += if b[k] == b'\\' { 2 } else { 1 };
+                    }
+                }
+                b'/' if b.get(k + 1) == Some(&b'/') => {
+                    while k < b.len() && b[k] != b'\n' {
+                        k += 1;
+                    }
+                }
+                b'\'' if b.get(k + 2) == Some(&b'\'') => k += 2,
+                b'\'' if b.get(k + 1) == Some(&b'\\') && b.get(k + 3) == Some(&b'\'') => k += 3,
+                b'{' => depth += 1,
+                b'}' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        break k + 1;
+                    }
+                }
+                b';' if depth == 0 => break k + 1,
+                _ => {}
+            }
+            k += 1;
+        };
+        rest = &rest[end..];
+    }
+    out.push_str(rest);
+    out
 }
 
 /// Where `lit` (a quoted literal) stands as a comparison: beside `==` or `!=`, or as a match arm.
@@ -537,4 +579,56 @@ fn filesystems_are_asked_by_capability_not_compared_by_name() {
     assert!(compared("if fs == \"tmpfs\" {", "\"tmpfs\""));
     assert!(compared("match x { \"zfs\" => 1 }", "\"zfs\""));
     assert!(!compared("let p = dir.join(\"dir\");", "\"dir\""));
+}
+
+#[test]
+fn test_items_are_left_out_wherever_they_stand() {
+    let text = "a();\n#[cfg(test)]\nmod t {\n    fn f() { let s = \"}\"; let c = '{'; }\n}\nb();\n#[cfg(test)]\nmod more;\nc();\n";
+    assert_eq!(without_tests(text), "a();\n\nb();\n\nc();\n");
+}
+
+/// Where a string literal equal to `name` stands in `code`, outside attributes (`#[serde(...)]`).
+fn literal_lines(code: &str, name: &str) -> Vec<usize> {
+    let lit = format!("\"{name}\"");
+    code.lines()
+        .enumerate()
+        .filter(|(_, l)| l.contains(&lit) && !l.trim_start().starts_with("#["))
+        .map(|(i, _)| i + 1)
+        .collect()
+}
+
+/// A metric is named through its constant (`metrics::name`), so renaming one is a compile error
+/// and not a silently empty column. The catalogue's one-word names (iops, files, threads, bytes,
+/// ...) are also parameter names, fio option values and JSON keys, and are left out; so are
+/// fio's own JSON keys (report/fiojson.rs) and the note kinds (store/note.rs), which are texts
+/// of their own that happen to match.
+#[test]
+fn metrics_are_named_by_their_constants_not_by_string_literals() {
+    let src = root().join("src");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    let exempt = ["metrics/name.rs", "report/fiojson.rs", "store/note.rs"];
+    let mut bad = Vec::new();
+    for f in files {
+        let rel = f.strip_prefix(&src).unwrap().display().to_string();
+        if exempt.contains(&rel.as_str()) {
+            continue;
+        }
+        let code = code_of(&f);
+        for name in fsbench::metrics::name::ALL {
+            for line in literal_lines(&code, name) {
+                bad.push(format!("{rel}: \"{name}\" (code line {line})"));
+            }
+        }
+    }
+    assert!(
+        bad.is_empty(),
+        "name these metrics with crate::metrics::name's constants:\n{}",
+        bad.join("\n")
+    );
+    assert_eq!(
+        literal_lines("m.get(\"bytes_per_sec\")", "bytes_per_sec"),
+        [1]
+    );
+    assert!(literal_lines("#[serde(rename = \"bytes_per_sec\")]", "bytes_per_sec").is_empty());
 }

@@ -53,6 +53,27 @@ fn iozone_on_ext4_gives_every_cell_and_its_r_text() {
         let name = format!("{t}/4M/4K");
         assert!(recs.iter().any(|r| r["test"] == name.as_str()), "{name}");
     }
+    // A cell's tests run back to back in one phase, as iozone runs them: one record each, in
+    // iozone's order, each timed on its own and saying so.
+    let cell: Vec<_> = recs
+        .iter()
+        .filter(|r| r["test"].as_str().unwrap().ends_with("/4M/4K"))
+        .collect();
+    let order: Vec<&str> = cell
+        .iter()
+        .map(|r| r["test"].as_str().unwrap().split('/').next().unwrap())
+        .collect();
+    assert_eq!(order, TESTS);
+    for w in cell.windows(2) {
+        assert!(w[0]["started_at"].as_str() <= w[1]["started_at"].as_str());
+        assert_ne!(
+            w[0]["duration_s"], w[1]["duration_s"],
+            "each test's own clock"
+        );
+    }
+    assert!(cell
+        .iter()
+        .all(|r| r["notes"].to_string().contains("ran back to back")));
     // Smaller than RAM and buffered: the records say they measured the page cache.
     let read = recs.iter().find(|r| r["test"] == "read/4M/64K").unwrap();
     assert!(read["notes"].to_string().contains("page_cache"), "{read}");
@@ -120,6 +141,11 @@ fn iozone_direct_and_throughput_mode_on_ext4() {
     let read = direct.iter().find(|r| r["test"] == "read/8M/64K").unwrap();
     assert_eq!(read["config"]["direct"], true);
     assert!(!read["notes"].to_string().contains("page_cache"), "{read}");
+    // purge=1 drops the caches before every test: each test is a phase of its own.
+    assert!(
+        !read["notes"].to_string().contains("back to back"),
+        "{read}"
+    );
     // O_DIRECT reads come from the device.
     assert!(
         read["metrics"]["device_read_bytes"].as_f64().unwrap() >= (8u64 << 20) as f64,

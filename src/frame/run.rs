@@ -1,5 +1,6 @@
 //! One phase through the frame: the same steps for every phase of every workload.
 
+use crate::metrics::name as metric;
 use std::collections::BTreeMap;
 use std::fs::File;
 use std::path::Path;
@@ -223,25 +224,30 @@ fn decorate(
     }
     if let Some(d) = f.device {
         p.metrics
-            .insert("device_write_bytes".into(), d.write_bytes as f64);
+            .insert(metric::DEVICE_WRITE_BYTES.into(), d.write_bytes as f64);
         p.metrics
-            .insert("device_read_bytes".into(), d.read_bytes as f64);
-        let written: f64 = m.parts.iter().map(|x| x.counter("write_bytes")).sum();
+            .insert(metric::DEVICE_READ_BYTES.into(), d.read_bytes as f64);
+        let written: f64 = m.parts.iter().map(|x| x.counter(metric::WRITE_BYTES)).sum();
         if written > 0.0 {
-            p.metrics
-                .insert("write_amplification".into(), d.write_bytes as f64 / written);
+            p.metrics.insert(
+                metric::WRITE_AMPLIFICATION.into(),
+                d.write_bytes as f64 / written,
+            );
         }
     }
     if f.workers > 1 {
         if let Some(fd) = f.first_done.get(k) {
             let secs = fd.secs.max(1e-9);
-            p.metrics.insert("first_done_s".into(), fd.secs);
-            p.metrics.insert("first_done_ops".into(), fd.ops as f64);
+            p.metrics.insert(metric::FIRST_DONE_S.into(), fd.secs);
             p.metrics
-                .insert("first_done_ops_per_sec".into(), fd.ops as f64 / secs);
+                .insert(metric::FIRST_DONE_OPS.into(), fd.ops as f64);
             p.metrics
-                .insert("first_done_bytes_per_sec".into(), fd.bytes as f64 / secs);
-            p.metrics.insert("last_done_s".into(), f.last_done_s);
+                .insert(metric::FIRST_DONE_OPS_PER_SEC.into(), fd.ops as f64 / secs);
+            p.metrics.insert(
+                metric::FIRST_DONE_BYTES_PER_SEC.into(),
+                fd.bytes as f64 / secs,
+            );
+            p.metrics.insert(metric::LAST_DONE_S.into(), f.last_done_s);
         }
     }
     if let Some(ranks) = m.ranks.get(k).filter(|r| !r.is_empty()) {

@@ -12,6 +12,7 @@
 //!
 //! Nothing here talks to other processes: the transport (`crate::ranks`) hands shares in.
 
+use crate::metrics::name as metric;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Mutex;
 use std::time::Duration;
@@ -268,12 +269,20 @@ pub fn rank_metrics(ranks: &[RankFigures], out: &mut BTreeMap<String, f64>) {
         return;
     }
     out.insert("ranks".into(), ranks.len() as f64);
-    let mut spread = spread_of("ops_per_sec", ranks.iter().map(|r| r.ops_per_sec), out);
+    let mut spread = spread_of(
+        metric::OPS_PER_SEC,
+        ranks.iter().map(|r| r.ops_per_sec),
+        out,
+    );
     if ranks.iter().any(|r| r.bytes > 0) {
-        spread = spread_of("bytes_per_sec", ranks.iter().map(|r| r.bytes_per_sec), out);
+        spread = spread_of(
+            metric::BYTES_PER_SEC,
+            ranks.iter().map(|r| r.bytes_per_sec),
+            out,
+        );
     }
     if let Some(s) = spread {
-        out.insert("rank_spread_pct".into(), s);
+        out.insert(metric::RANK_SPREAD_PCT.into(), s);
     }
 }
 

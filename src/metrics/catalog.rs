@@ -76,36 +76,46 @@ pub const fn key(name: &'static str, unit: Unit, better: Better) -> MetricDef {
     }
 }
 
+use crate::metrics::name as metric;
 use Better::{Lower, Neither};
 use Unit::*;
 
 /// The headline metric of a test, in this order: IOPS for block jobs, files/s for files, else
 /// bytes/s.
-pub const HEADLINES: &[&str] = &["iops", "files_per_sec", "seeks_per_sec", "bytes_per_sec"];
+pub const HEADLINES: &[&str] = &[
+    "iops",
+    metric::FILES_PER_SEC,
+    metric::SEEKS_PER_SEC,
+    metric::BYTES_PER_SEC,
+];
 
 /// What the phase frame adds to every record (CPU, device, first done / last done).
 pub static FRAME: &[MetricDef] = &[
-    m("cpu_user_pct", Percent, Lower),
-    m("cpu_sys_pct", Percent, Lower),
-    m("system_cpu_user_pct", Percent, Lower),
-    m("system_cpu_sys_pct", Percent, Lower),
-    m("system_cpu_iowait_pct", Percent, Neither),
-    m("device_write_bytes", Bytes, Lower),
-    m("device_read_bytes", Bytes, Neither),
-    m("write_amplification", Ratio, Lower),
-    m("first_done_s", Seconds, Neither),
-    m("first_done_ops", Count, Neither),
-    m("first_done_ops_per_sec", OpsPerSec, Better::Higher),
-    m("first_done_bytes_per_sec", BytesPerSec, Better::Higher),
-    m("last_done_s", Seconds, Neither),
+    m(metric::CPU_USER_PCT, Percent, Lower),
+    m(metric::CPU_SYS_PCT, Percent, Lower),
+    m(metric::SYSTEM_CPU_USER_PCT, Percent, Lower),
+    m(metric::SYSTEM_CPU_SYS_PCT, Percent, Lower),
+    m(metric::SYSTEM_CPU_IOWAIT_PCT, Percent, Neither),
+    m(metric::DEVICE_WRITE_BYTES, Bytes, Lower),
+    m(metric::DEVICE_READ_BYTES, Bytes, Neither),
+    m(metric::WRITE_AMPLIFICATION, Ratio, Lower),
+    m(metric::FIRST_DONE_S, Seconds, Neither),
+    m(metric::FIRST_DONE_OPS, Count, Neither),
+    m(metric::FIRST_DONE_OPS_PER_SEC, OpsPerSec, Better::Higher),
+    m(
+        metric::FIRST_DONE_BYTES_PER_SEC,
+        BytesPerSec,
+        Better::Higher,
+    ),
+    m(metric::LAST_DONE_S, Seconds, Neither),
     m("ranks", Count, Neither),
-    m("rank_ops_per_sec_min", OpsPerSec, Better::Higher),
-    m("rank_ops_per_sec_max", OpsPerSec, Neither),
-    m("rank_ops_per_sec_mean", OpsPerSec, Better::Higher),
-    m("rank_bytes_per_sec_min", BytesPerSec, Better::Higher),
-    m("rank_bytes_per_sec_max", BytesPerSec, Neither),
-    m("rank_bytes_per_sec_mean", BytesPerSec, Better::Higher),
-    m("rank_spread_pct", Percent, Lower),
+    m(metric::RANK_OPS_PER_SEC_MIN, OpsPerSec, Better::Higher),
+    m(metric::RANK_OPS_PER_SEC_MAX, OpsPerSec, Neither),
+    m(metric::RANK_OPS_PER_SEC_MEAN, OpsPerSec, Better::Higher),
+    m(metric::RANK_BYTES_PER_SEC_MIN, BytesPerSec, Better::Higher),
+    m(metric::RANK_BYTES_PER_SEC_MAX, BytesPerSec, Neither),
+    m(metric::RANK_BYTES_PER_SEC_MEAN, BytesPerSec, Better::Higher),
+    m(metric::RANK_SPREAD_PCT, Percent, Lower),
 ];
 
 /// What `*` stands for in a latency family.

@@ -1,5 +1,6 @@
 //! CPU time: this process (getrusage) and the whole system (/proc/stat), as shares of wall time.
 
+use crate::metrics::name as metric;
 use std::collections::BTreeMap;
 use std::time::Instant;
 
@@ -59,20 +60,20 @@ impl CpuSample {
         let wall = self.at.elapsed().as_nanos().max(1) as f64;
         let (u, s) = crate::sys::process_cpu_ns();
         let (du, ds) = (u.saturating_sub(self.own.0), s.saturating_sub(self.own.1));
-        out.insert("cpu_user_pct".into(), du as f64 / wall * 100.0);
-        out.insert("cpu_sys_pct".into(), ds as f64 / wall * 100.0);
+        out.insert(metric::CPU_USER_PCT.into(), du as f64 / wall * 100.0);
+        out.insert(metric::CPU_SYS_PCT.into(), ds as f64 / wall * 100.0);
         if let (Some(a), Some(b)) = (self.sys, system_ticks()) {
             let total = b.total.saturating_sub(a.total).max(1) as f64;
             out.insert(
-                "system_cpu_user_pct".into(),
+                metric::SYSTEM_CPU_USER_PCT.into(),
                 b.user.saturating_sub(a.user) as f64 / total * 100.0,
             );
             out.insert(
-                "system_cpu_sys_pct".into(),
+                metric::SYSTEM_CPU_SYS_PCT.into(),
                 b.system.saturating_sub(a.system) as f64 / total * 100.0,
             );
             out.insert(
-                "system_cpu_iowait_pct".into(),
+                metric::SYSTEM_CPU_IOWAIT_PCT.into(),
                 b.iowait.saturating_sub(a.iowait) as f64 / total * 100.0,
             );
         }

@@ -6,6 +6,7 @@ pub mod cpu;
 pub mod diskstats;
 pub mod hist;
 pub mod layout;
+pub mod name;
 pub mod progress;
 pub mod steady;
 pub mod timeline;

@@ -6,6 +6,7 @@
 //! a percentage of the window's mean. The job ends the moment the criterion holds. Pure: samples
 //! in, verdicts out (the block workload's monitor feeds it).
 
+use crate::metrics::name as metric;
 use std::collections::BTreeMap;
 
 use crate::plan::job::Steady;
@@ -123,21 +124,24 @@ impl Watch {
     /// The record's steady-state figures: whether it was reached and when, the criterion's last
     /// value, the window's slope, largest deviation and means.
     pub fn metrics(&self, out: &mut BTreeMap<String, f64>) {
-        out.insert("steady_reached".into(), self.at_s.map_or(0.0, |_| 1.0));
+        out.insert(
+            metric::STEADY_REACHED.into(),
+            self.at_s.map_or(0.0, |_| 1.0),
+        );
         if let Some(t) = self.at_s {
-            out.insert("steady_at_s".into(), t);
+            out.insert(metric::STEADY_AT_S.into(), t);
         }
-        out.insert("steady_window_s".into(), self.spec.window() as f64);
+        out.insert(metric::STEADY_WINDOW_S.into(), self.spec.window() as f64);
         if let Some(v) = self.last {
-            out.insert("steady_criterion".into(), v.criterion);
-            out.insert("steady_slope".into(), v.slope);
-            out.insert("steady_max_deviation".into(), v.max_deviation);
+            out.insert(metric::STEADY_CRITERION.into(), v.criterion);
+            out.insert(metric::STEADY_SLOPE.into(), v.slope);
+            out.insert(metric::STEADY_MAX_DEVIATION.into(), v.max_deviation);
         }
         let (iops, bw) = self.window();
         if !iops.is_empty() {
             let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
-            out.insert("steady_iops".into(), mean(&iops));
-            out.insert("steady_bytes_per_sec".into(), mean(&bw));
+            out.insert(metric::STEADY_IOPS.into(), mean(&iops));
+            out.insert(metric::STEADY_BYTES_PER_SEC.into(), mean(&bw));
         }
     }
 }

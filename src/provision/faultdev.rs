@@ -11,6 +11,7 @@
 //! Reads and writes reach this process uncached (FOPEN_DIRECT_IO), so what the loop device asks for
 //! is what the image gives; a flush the filesystem issues is an fdatasync of the image.
 
+use crate::metrics::name as metric;
 use std::ffi::OsStr;
 use std::fs::File;
 use std::os::unix::fs::FileExt;
@@ -104,11 +105,11 @@ impl Faults {
     pub fn counts(&self) -> [(&'static str, u64); 5] {
         let g = |a: &AtomicU64| a.load(Ordering::SeqCst);
         [
-            ("device_writes", g(&self.writes)),
-            ("device_written_bytes", g(&self.written_bytes)),
-            ("device_failed_writes", g(&self.failed_writes)),
-            ("device_failed_reads", g(&self.failed_reads)),
-            ("device_flushes", g(&self.flushes)),
+            (metric::DEVICE_WRITES, g(&self.writes)),
+            (metric::DEVICE_WRITTEN_BYTES, g(&self.written_bytes)),
+            (metric::DEVICE_FAILED_WRITES, g(&self.failed_writes)),
+            (metric::DEVICE_FAILED_READS, g(&self.failed_reads)),
+            (metric::DEVICE_FLUSHES, g(&self.flushes)),
         ]
     }
 }

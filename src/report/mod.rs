@@ -26,6 +26,7 @@ mod view;
 pub(crate) mod views;
 mod warnings;
 
+use crate::metrics::name as metric;
 use comfy_table::Table;
 
 pub(crate) use summary::ReportError;
@@ -45,10 +46,10 @@ fn record_row(r: &Record) -> Vec<String> {
     };
     let mut throughput = r
         .metrics
-        .get("bytes_per_sec")
+        .get(metric::BYTES_PER_SEC)
         .map(|b| format_mb_per_sec(*b))
         .unwrap_or_default();
-    if let Some(f) = r.metrics.get("files_per_sec") {
+    if let Some(f) = r.metrics.get(metric::FILES_PER_SEC) {
         let files = format!("{} files/s", format_count(*f));
         throughput = if throughput.is_empty() {
             files

@@ -3,6 +3,7 @@
 //! Welch's t-test against the baseline (`*` when p < 0.05), and flags (noisy: CV above 10%;
 //! few: fewer than 3 repeats). Pure: reads records, renders text.
 
+use crate::metrics::name as metric;
 use std::collections::BTreeMap;
 
 use comfy_table::{presets::UTF8_FULL_CONDENSED, Cell, CellAlignment, Table};
@@ -172,9 +173,9 @@ pub(crate) fn fmt_value_as(metric: &str, v: f64, like: f64) -> String {
     }
     if metric.ends_with("_ns") {
         format_ns_as(v, like)
-    } else if metric.ends_with("bytes_per_sec") {
+    } else if metric.ends_with(metric::BYTES_PER_SEC) {
         format!("{:.1} MB/s", v / 1e6)
-    } else if metric.ends_with("iops") || metric.ends_with("files_per_sec") {
+    } else if metric.ends_with("iops") || metric.ends_with(metric::FILES_PER_SEC) {
         format_count(v)
     } else if metric.ends_with("_pct") {
         format!("{v:.1}%")

@@ -11,6 +11,7 @@
 //! candidate stands, when the survivors are tied (every ratio to the leader within the tie
 //! margin), or when the rounds or the budget run out.
 
+use crate::metrics::name as metric;
 use serde::Serialize;
 
 use super::stats::{pooled_t, ratio, summarize, welch, Summary};
@@ -234,7 +235,7 @@ fn skip_reason(records: &[Record], label: &str) -> String {
         .unwrap_or_else(|| "no figure: its records do not carry the objective".into())
 }
 
-/// After a round: SLO misses, then the significantly worse (Welch on the logs, Holm over the
+/// After a round: SLO misses, then the significantly worse (pooled t on the logs, Holm over the
 /// comparisons with the leader).
 fn drop_round(meta: &TuneMeta, recs: &[&Record], stand: &mut [Standing], round: u32) {
     let alive: Vec<usize> = (0..stand.len())
@@ -329,8 +330,8 @@ fn finish(
             let xs = metric_samples(recs, &s.label, m, rounds);
             (!xs.is_empty()).then(|| summarize(&xs).mean)
         };
-        s.lat_p99_ns = mean("lat_p99_ns");
-        s.space_overhead_pct = mean("space_overhead_pct");
+        s.lat_p99_ns = mean(metric::LAT_P99_NS);
+        s.space_overhead_pct = mean(metric::SPACE_OVERHEAD_PCT);
     }
     let alive: Vec<usize> = (0..stand.len())
         .filter(|&i| stand[i].dropped_round.is_none() && stand[i].mean.is_some())

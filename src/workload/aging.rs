@@ -6,6 +6,7 @@
 //! the file's layout is measured with FIEMAP, not guessed: its extents, its physically separate
 //! runs and the layout score (FAST'17); where FIEMAP is not supported (ZFS) the record says so.
 
+use crate::metrics::name as metric;
 use crate::store::note;
 use std::path::Path;
 
@@ -36,12 +37,12 @@ pub const DEF: WorkloadDef = WorkloadDef {
 const FILE: &str = "fsbench-aging.dat";
 
 static METRICS: &[MetricDef] = &[
-    key("post_pre_ratio", Ratio, Higher),
-    m("layout_score", Ratio, Higher),
+    key(metric::POST_PRE_RATIO, Ratio, Higher),
+    m(metric::LAYOUT_SCORE, Ratio, Higher),
     m("extents", Count, Lower),
     m("fragments", Count, Lower),
-    m("extents_encoded", Count, Neither),
-    m("overwrite_share", Ratio, Neither),
+    m(metric::EXTENTS_ENCODED, Count, Neither),
+    m(metric::OVERWRITE_SHARE, Ratio, Neither),
 ];
 
 struct Aging {
@@ -157,9 +158,10 @@ fn layout(path: &Path, fs: &str, p: &mut Phase) {
             let l = crate::metrics::layout::of(&ext);
             p.metrics.insert("extents".into(), l.extents as f64);
             p.metrics.insert("fragments".into(), l.fragments as f64);
-            p.metrics.insert("layout_score".into(), l.score);
+            p.metrics.insert(metric::LAYOUT_SCORE.into(), l.score);
             if l.encoded > 0 {
-                p.metrics.insert("extents_encoded".into(), l.encoded as f64);
+                p.metrics
+                    .insert(metric::EXTENTS_ENCODED.into(), l.encoded as f64);
                 p.notes.push(note::make(note::Kind::Fragmentation, format!(
                     "{} of {} extents are compressed; {fs} caps a compressed extent at 128 KiB, so the extent count overstates fragmentation (the layout score does not)",
                     l.encoded, l.extents
@@ -208,20 +210,20 @@ impl Session for AgingSession {
             if let Some(path) = &path {
                 layout(path, &self.fs, p);
             }
-            let bps = p.metrics.get("bytes_per_sec").copied();
+            let bps = p.metrics.get(metric::BYTES_PER_SEC).copied();
             match p.test.as_str() {
                 "read-pre" => self.pre = bps,
                 "read-post" => {
                     if let (Some(pre), Some(post)) = (self.pre, bps) {
                         if pre > 0.0 {
-                            p.metrics.insert("post_pre_ratio".into(), post / pre);
+                            p.metrics.insert(metric::POST_PRE_RATIO.into(), post / pre);
                         }
                     }
                 }
                 "overwrite" => {
-                    let wrote = p.metrics.get("write_bytes").copied().unwrap_or(0.0);
+                    let wrote = p.metrics.get(metric::WRITE_BYTES).copied().unwrap_or(0.0);
                     p.metrics
-                        .insert("overwrite_share".into(), wrote / self.size);
+                        .insert(metric::OVERWRITE_SHARE.into(), wrote / self.size);
                 }
                 _ => {}
             }

@@ -70,6 +70,28 @@ mod tests {
     use crate::metrics::catalog::Unit;
 
     #[test]
+    fn every_compound_name_has_its_constant_and_every_constant_is_in_the_catalogue() {
+        let compound: Vec<&str> = all()
+            .iter()
+            .map(|e| e.def.name)
+            .filter(|n| n.contains('_') && !n.contains('*'))
+            .collect();
+        for n in &compound {
+            assert!(
+                crate::metrics::name::ALL.contains(n),
+                "{n}: add `pub const {}: &str = \"{n}\";` to src/metrics/name.rs",
+                n.to_uppercase()
+            );
+        }
+        for n in crate::metrics::name::ALL {
+            assert!(
+                compound.contains(n),
+                "{n} is in metrics/name.rs but no catalogue lists it"
+            );
+        }
+    }
+
+    #[test]
     fn names_and_families_are_found() {
         assert_eq!(find("iops").unwrap().unit, Unit::OpsPerSec);
         assert_eq!(find("lat_p99_ns").unwrap().name, "lat_p99_ns");

@@ -1,6 +1,7 @@
 //! `smoke`: write a file of random data, fsync, drop caches, read it back from the device and
 //! verify every byte. It proves a target works end to end; the real workloads measure it.
 
+use crate::metrics::name as metric;
 use std::fs::File;
 use std::io::{Read, Write};
 use std::path::PathBuf;
@@ -25,10 +26,10 @@ pub const DEF: WorkloadDef = WorkloadDef {
     fio_params: false,
     metrics: &[
         m("bytes", Bytes, Neither),
-        key("bytes_per_sec", BytesPerSec, Higher),
-        m("fsync_ns", Nanoseconds, Lower),
-        m("space_used_bytes", Bytes, Lower),
-        m("verified_bytes", Bytes, Neither),
+        key(metric::BYTES_PER_SEC, BytesPerSec, Higher),
+        m(metric::FSYNC_NS, Nanoseconds, Lower),
+        m(metric::SPACE_USED_BYTES, Bytes, Lower),
+        m(metric::VERIFIED_BYTES, Bytes, Neither),
     ],
     build,
     ranks: true,
@@ -132,7 +133,7 @@ impl SmokeSession {
         let t = Instant::now();
         f.sync_all()?;
         out.counters
-            .insert("fsync_ns", t.elapsed().as_nanos() as f64);
+            .insert(metric::FSYNC_NS, t.elapsed().as_nanos() as f64);
         out.counters.insert("bytes", self.size as f64);
         Ok(())
     }
@@ -194,19 +195,19 @@ impl Session for SmokeSession {
             ..Default::default()
         };
         p.metrics.insert("bytes".into(), bytes);
-        p.metrics.insert("bytes_per_sec".into(), bytes / secs);
+        p.metrics.insert(metric::BYTES_PER_SEC.into(), bytes / secs);
         if phase == 0 {
             p.metrics
-                .insert("fsync_ns".into(), part.counter("fsync_ns"));
+                .insert(metric::FSYNC_NS.into(), part.counter(metric::FSYNC_NS));
             if let (Some(b), Some(a)) = (&m.frame.statvfs_before, &m.frame.statvfs_after) {
                 let used = |s: &crate::sys::FsStat| (s.blocks - s.blocks_free) * s.block_size;
                 p.metrics.insert(
-                    "space_used_bytes".into(),
+                    metric::SPACE_USED_BYTES.into(),
                     used(a).saturating_sub(used(b)) as f64,
                 );
             }
         } else {
-            p.metrics.insert("verified_bytes".into(), bytes);
+            p.metrics.insert(metric::VERIFIED_BYTES.into(), bytes);
         }
         Ok(vec![p])
     }

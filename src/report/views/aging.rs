@@ -2,6 +2,7 @@
 //! columns are the targets; a target that also ran the workload with snapshots gets a second
 //! column beside it. Means over repeats. Pure.
 
+use crate::metrics::name as metric;
 use crate::plan::units::format_count;
 use crate::report::records::mean_of;
 use crate::report::view::{Body, Grid, Section, Shown, Study, WorkloadView};
@@ -107,14 +108,14 @@ fn view(records: &[&Record]) -> Option<Section> {
         (
             "SEQ1M Q8T1 write, MB/s",
             "write",
-            "bytes_per_sec",
+            metric::BYTES_PER_SEC,
             mbps,
             false,
         ),
         (
             "SEQ1M Q8T1 read before, MB/s",
             "read-pre",
-            "bytes_per_sec",
+            metric::BYTES_PER_SEC,
             mbps,
             false,
         ),
@@ -128,28 +129,28 @@ fn view(records: &[&Record]) -> Option<Section> {
         (
             "SEQ1M Q8T1 read after, MB/s",
             "read-post",
-            "bytes_per_sec",
+            metric::BYTES_PER_SEC,
             mbps,
             false,
         ),
         (
             "read after / before",
             "read-post",
-            "post_pre_ratio",
+            metric::POST_PRE_RATIO,
             |v| format!("{v:.2}"),
             false,
         ),
         (
             "layout score after write",
             "write",
-            "layout_score",
+            metric::LAYOUT_SCORE,
             |v| format!("{v:.3}"),
             true,
         ),
         (
             "layout score after overwrite",
             "overwrite",
-            "layout_score",
+            metric::LAYOUT_SCORE,
             |v| format!("{v:.3}"),
             true,
         ),
@@ -163,14 +164,14 @@ fn view(records: &[&Record]) -> Option<Section> {
         (
             "overwrite write amplification",
             "overwrite",
-            "write_amplification",
+            metric::WRITE_AMPLIFICATION,
             |v| format!("{v:.2}"),
             false,
         ),
         (
             "snapshots taken",
             "overwrite",
-            "snapshots_taken",
+            metric::SNAPSHOTS_TAKEN,
             format_count,
             false,
         ),

@@ -2,6 +2,7 @@
 //! to the damaged files (data case), to the files of the damaged directory, and what the
 //! filesystem's checker said. Pure.
 
+use crate::metrics::name as metric;
 use crate::report::records::targets;
 use crate::report::view::{Body, Grid, Section, Shown, Statistics, Study, WorkloadView};
 use crate::store::{Outcome, Record};
@@ -91,12 +92,12 @@ fn view(records: &[&Record]) -> Option<Section> {
             vec![
                 t.to_string(),
                 n(d, "damaged"),
-                n(d, "detected_by_fs"),
+                n(d, metric::DETECTED_BY_FS),
                 n(d, "silent"),
                 n(d, "repaired"),
                 n(d, "unnoticed"),
                 n(d, "lost"),
-                n(m, "detected_by_fs"),
+                n(m, metric::DETECTED_BY_FS),
                 n(m, "silent"),
                 n(m, "lost"),
                 n(m, "intact"),
@@ -158,23 +159,23 @@ fn fsync_view(records: &[&Record]) -> Option<Section> {
         .filter(|r| r.test == "fsync")
         .map(|r| match r.outcome {
             Outcome::Ok => {
-                let blocked = r.metrics.get("first_fsync_blocked") == Some(&1.0);
+                let blocked = r.metrics.get(metric::FIRST_FSYNC_BLOCKED) == Some(&1.0);
                 vec![
                     r.target.clone(),
                     if blocked {
                         format!(
                             "blocked until healed, then {}",
-                            said(r, "first_fsync_errno")
+                            said(r, metric::FIRST_FSYNC_ERRNO)
                         )
                     } else {
-                        said(r, "first_fsync_errno")
+                        said(r, metric::FIRST_FSYNC_ERRNO)
                     },
-                    said(r, "retry_fsync_errno"),
+                    said(r, metric::RETRY_FSYNC_ERRNO),
                     seen(r, "cached"),
                     seen(r, "device"),
                     match (
-                        r.metrics.get("read_only_after") == Some(&1.0),
-                        r.metrics.get("mounts_again") == Some(&1.0),
+                        r.metrics.get(metric::READ_ONLY_AFTER) == Some(&1.0),
+                        r.metrics.get(metric::MOUNTS_AGAIN) == Some(&1.0),
                     ) {
                         (_, false) => "does not mount".into(),
                         (true, true) => "went read-only; mounts".into(),

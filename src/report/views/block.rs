@@ -3,6 +3,7 @@
 //! MB/s, IOPS and p99 completion latency; means over repeats. In the terminal only (report.md and
 //! the HTML page have the ratio matrix and a chart per test). Pure.
 
+use crate::metrics::name as metric;
 use crate::plan::units::{format_count, format_ns};
 use crate::report::markup::term_table;
 use crate::report::records::targets;
@@ -107,34 +108,34 @@ fn sections(records: &[&Record]) -> Vec<Section> {
                 continue;
             }
             let m = |k: &str| r.metrics.get(k).copied().unwrap_or(0.0);
-            let mixed = m("read_ios") > 0.0 && m("write_ios") > 0.0;
-            if m("read_ios") > 0.0 {
+            let mixed = m(metric::READ_IOS) > 0.0 && m(metric::WRITE_IOS) > 0.0;
+            if m(metric::READ_IOS) > 0.0 {
                 let p99 = r
                     .metrics
                     .get(if mixed {
                         "read_lat_p99_ns"
                     } else {
-                        "lat_p99_ns"
+                        metric::LAT_P99_NS
                     })
                     .copied();
                 add(
                     &mut row.read,
-                    (m("read_bytes_per_sec"), m("read_iops"), p99),
+                    (m(metric::READ_BYTES_PER_SEC), m(metric::READ_IOPS), p99),
                 );
                 row.reads += 1;
             }
-            if m("write_ios") > 0.0 {
+            if m(metric::WRITE_IOS) > 0.0 {
                 let p99 = r
                     .metrics
                     .get(if mixed {
                         "write_lat_p99_ns"
                     } else {
-                        "lat_p99_ns"
+                        metric::LAT_P99_NS
                     })
                     .copied();
                 add(
                     &mut row.write,
-                    (m("write_bytes_per_sec"), m("write_iops"), p99),
+                    (m(metric::WRITE_BYTES_PER_SEC), m(metric::WRITE_IOPS), p99),
                 );
                 row.writes += 1;
             }
@@ -191,8 +192,8 @@ fn sections(records: &[&Record]) -> Vec<Section> {
 
 /// Whether a job that judged steady state reached it (fio's steadystate, --until-steady).
 fn steady_note(r: &Record) -> Option<String> {
-    let reached = *r.metrics.get("steady_reached")?;
-    Some(match r.metrics.get("steady_at_s") {
+    let reached = *r.metrics.get(metric::STEADY_REACHED)?;
+    Some(match r.metrics.get(metric::STEADY_AT_S) {
         Some(at) if reached > 0.0 => format!("steady at {at:.0} s"),
         _ => "not steady".to_string(),
     })

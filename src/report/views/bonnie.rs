@@ -6,6 +6,7 @@
 //! bonnie++ does, although the record keeps the figure; latencies carry their unit (`us`, `ms`).
 //! The version field says `fsbench-VERSION`, not bonnie++'s.
 
+use crate::metrics::name as metric;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
@@ -110,11 +111,11 @@ fn figure(r: Option<&&Record>, key: &str, decimals: usize) -> (String, String) {
     let Some(r) = r else {
         return (String::new(), String::new());
     };
-    if r.metrics.get("too_fast").copied().unwrap_or(0.0) > 0.0 {
+    if r.metrics.get(metric::TOO_FAST).copied().unwrap_or(0.0) > 0.0 {
         return ("+++++".into(), "+++".into());
     }
     let v = r.metrics.get(key).copied().unwrap_or(0.0);
-    let cpu = r.metrics.get("cpu_pct").copied().unwrap_or(0.0);
+    let cpu = r.metrics.get(metric::CPU_PCT).copied().unwrap_or(0.0);
     (format!("{v:.decimals$}"), format!("{cpu:.0}"))
 }
 
@@ -147,8 +148,8 @@ pub(crate) fn csv(records: &[&Record]) -> String {
         ];
         for t in &TESTS[..6] {
             let (key, dec) = match *t {
-                "seeks" => ("seeks_per_sec", 1),
-                _ => ("kib_per_sec", 0),
+                "seeks" => (metric::SEEKS_PER_SEC, 1),
+                _ => (metric::KIB_PER_SEC, 0),
             };
             let (v, cpu) = figure(run.tests.get(t), key, dec);
             f.push(v);
@@ -161,7 +162,7 @@ pub(crate) fn csv(records: &[&Record]) -> String {
         f.push((cfg_u64(&c, "files") / 1024).to_string());
         f.extend([opt("max"), opt("min"), opt("dirs"), String::new()]);
         for t in &TESTS[6..] {
-            let (v, cpu) = figure(run.tests.get(t), "files_per_sec", 0);
+            let (v, cpu) = figure(run.tests.get(t), metric::FILES_PER_SEC, 0);
             f.push(v);
             f.push(cpu);
         }

@@ -5,6 +5,7 @@
 //! (files/s as the tree grows); the first repeat of each target. Claims no records: it draws
 //! every measured record that has a histogram, a series or a latency log. Pure.
 
+use crate::metrics::name as metric;
 use crate::report::overtime;
 use crate::report::records::test_name;
 use crate::report::svg;
@@ -74,9 +75,9 @@ fn cdf_charts(records: &[Record], body: &mut Vec<String>) {
 /// The (x, y) points of a record's per-second series, or its files trend; with the metric.
 fn series_points(r: &Record) -> Option<(&'static str, Vec<(f64, f64)>)> {
     let (key, xk) = if r.series.contains_key("files_done") {
-        ("files_per_sec", Some("files_done"))
-    } else if r.series.contains_key("bytes_per_sec") {
-        ("bytes_per_sec", None)
+        (metric::FILES_PER_SEC, Some("files_done"))
+    } else if r.series.contains_key(metric::BYTES_PER_SEC) {
+        (metric::BYTES_PER_SEC, None)
     } else {
         return None;
     };
@@ -160,7 +161,7 @@ fn series_charts(records: &[Record], body: &mut Vec<String>) {
         }
     }
     for (name, key, series) in &mut per_sec {
-        let files = key == "files_per_sec";
+        let files = key == metric::FILES_PER_SEC;
         if !files {
             for (_, p) in series.iter_mut() {
                 p.iter_mut().for_each(|xy| xy.1 /= 1e6);

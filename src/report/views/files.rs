@@ -2,6 +2,7 @@
 //! with per-file operation times, files/s, bytes, blocks, space used, overhead and inodes), and a
 //! shorter one for the short terminal report. Means over repeats. Pure.
 
+use crate::metrics::name as metric;
 use crate::plan::units::{format_bytes, format_count, format_ns};
 use crate::report::records::mean_of;
 use crate::report::view::{Body, Grid, Section, Shown, Study, WorkloadView};
@@ -41,9 +42,9 @@ fn opt(v: Option<f64>, f: &dyn Fn(f64) -> String) -> String {
 /// Inodes the write phase used; "n/a (dynamic)" where the filesystem has no fixed inode count
 /// (btrfs: statvfs reports 0 inodes), never 0.
 fn inodes(w: &[&Record]) -> String {
-    match mean_of(w, "inodes_used") {
+    match mean_of(w, metric::INODES_USED) {
         Some(n) => format_count(n),
-        None if mean_of(w, "inodes_dynamic").is_some() => "n/a (dynamic)".into(),
+        None if mean_of(w, metric::INODES_DYNAMIC).is_some() => "n/a (dynamic)".into(),
         None => "-".into(),
     }
 }
@@ -100,12 +101,16 @@ fn brief(records: &[&Record]) -> Option<Section> {
         .map(|(t, w, rd)| {
             vec![
                 name(t, w, rd),
-                opt(mean_of(w, "files_per_sec"), &format_count),
-                opt(mean_of(rd, "files_per_sec"), &format_count),
+                opt(mean_of(w, metric::FILES_PER_SEC), &format_count),
+                opt(mean_of(rd, metric::FILES_PER_SEC), &format_count),
                 opt(mean_of(w, "create_mean_ns"), &format_ns),
                 opt(mean_of(rd, "read_mean_ns"), &format_ns),
-                opt(mean_of(w, "space_used_bytes"), &|b| format_bytes(b as u64)),
-                opt(mean_of(w, "space_overhead_pct"), &|p| format!("{p:.1}%")),
+                opt(mean_of(w, metric::SPACE_USED_BYTES), &|b| {
+                    format_bytes(b as u64)
+                }),
+                opt(mean_of(w, metric::SPACE_OVERHEAD_PCT), &|p| {
+                    format!("{p:.1}%")
+                }),
                 inodes(w),
             ]
         })
@@ -151,12 +156,16 @@ fn table(records: &[&Record]) -> Option<Section> {
             min_avg_max(w, "write"),
             min_avg_max(rd, "open"),
             min_avg_max(rd, "read"),
-            opt(mean_of(w, "files_per_sec"), &format_count),
-            opt(mean_of(rd, "files_per_sec"), &format_count),
+            opt(mean_of(w, metric::FILES_PER_SEC), &format_count),
+            opt(mean_of(rd, metric::FILES_PER_SEC), &format_count),
             opt(mean_of(w, "bytes"), &|b| format_bytes(b as u64)),
-            opt(mean_of(w, "blocks_used"), &format_count),
-            opt(mean_of(w, "space_used_bytes"), &|b| format_bytes(b as u64)),
-            opt(mean_of(w, "space_overhead_pct"), &|p| format!("{p:.1}%")),
+            opt(mean_of(w, metric::BLOCKS_USED), &format_count),
+            opt(mean_of(w, metric::SPACE_USED_BYTES), &|b| {
+                format_bytes(b as u64)
+            }),
+            opt(mean_of(w, metric::SPACE_OVERHEAD_PCT), &|p| {
+                format!("{p:.1}%")
+            }),
             inodes(w),
         ]);
     }

@@ -1,6 +1,7 @@
 //! Completion latency percentiles per test and target (means over repeats), from the statistics
 //! rows of every workload that records them. Claims no records. Pure.
 
+use crate::metrics::name as metric;
 use crate::report::records::test_name;
 use crate::report::summary::{fmt_value, Row};
 use crate::report::view::{Body, Grid, Section, Shown, Study, WorkloadView};
@@ -29,7 +30,7 @@ fn table(rows: &[Row]) -> Option<Grid> {
     let pcts = [
         "lat_p50_ns",
         "lat_p90_ns",
-        "lat_p99_ns",
+        metric::LAT_P99_NS,
         "lat_p999_ns",
         "lat_max_ns",
     ];

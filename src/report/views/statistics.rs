@@ -4,6 +4,7 @@
 //! 002 show them: sequential block tests in MB/s, random ones in IOPS, the files workload in
 //! files/s). Claims no records. Pure.
 
+use crate::metrics::name as metric;
 use crate::report::records::{targets, test_name};
 use crate::report::summary::{self, fmt_value, Row};
 use crate::report::svg;
@@ -64,8 +65,8 @@ fn shown_as(
         rows.iter()
             .any(|r| r.workload == w && r.test == t && r.metric == m)
     };
-    if has("files_per_sec") {
-        return Some(("files_per_sec", "files/s"));
+    if has(metric::FILES_PER_SEC) {
+        return Some((metric::FILES_PER_SEC, "files/s"));
     }
     if has("iops") {
         let rw = records
@@ -79,13 +80,13 @@ fn shown_as(
             Some(rw) => rw.starts_with("rand"),
             None => !t.to_ascii_uppercase().starts_with("SEQ"),
         };
-        return Some(if random || !has("bytes_per_sec") {
+        return Some(if random || !has(metric::BYTES_PER_SEC) {
             ("iops", "IOPS")
         } else {
-            ("bytes_per_sec", "MB/s")
+            (metric::BYTES_PER_SEC, "MB/s")
         });
     }
-    has("bytes_per_sec").then_some(("bytes_per_sec", "MB/s"))
+    has(metric::BYTES_PER_SEC).then_some((metric::BYTES_PER_SEC, "MB/s"))
 }
 
 /// One small chart per test, each target a bar (its colour by the target's place).
@@ -102,7 +103,11 @@ fn bar_charts(rows: &[Row], records: &[Record]) -> Vec<String> {
         let Some((metric, unit)) = shown_as(rows, records, w, t) else {
             continue;
         };
-        let scale = if metric == "bytes_per_sec" { 1e-6 } else { 1.0 };
+        let scale = if metric == metric::BYTES_PER_SEC {
+            1e-6
+        } else {
+            1.0
+        };
         let bars: Vec<svg::Bar> = rows
             .iter()
             .filter(|r| r.workload == w && r.test == t && r.metric == metric)

@@ -5,6 +5,7 @@
 //! replayed from the records (`report/tune.rs`), so the report says what the run decided.
 //! Claims no records. Pure.
 
+use crate::metrics::name as metric;
 use crate::report::claims::fmt;
 use crate::report::stats::{ratio, summarize};
 use crate::report::summary::fmt_value;
@@ -310,7 +311,7 @@ pub(crate) fn json(records: &[Record], given: &Given) -> Option<serde_json::Valu
                 "label": c.label, "mean": c.mean, "ci_lo": c.ci_lo, "ci_hi": c.ci_hi,
                 "ratio": c.ratio, "trials": c.trials_spent(),
                 "dropped_round": c.dropped_round, "dropped_why": c.dropped_why,
-                "lat_p99_ns": c.lat_p99_ns, "space_overhead_pct": c.space_overhead_pct,
+                metric::LAT_P99_NS: c.lat_p99_ns, metric::SPACE_OVERHEAD_PCT: c.space_overhead_pct,
                 "pareto": c.pareto,
             })
         })

@@ -2,6 +2,7 @@
 //! ZFS's checksum error counts, and the filesystem's own checker afterwards (`e2fsck -fn`,
 //! `xfs_repair -n` and `fsck.f2fs` offline; `btrfs scrub` and `zpool scrub` online).
 
+use crate::metrics::name as metric;
 use std::collections::BTreeSet;
 use std::time::{Duration, Instant};
 
@@ -138,7 +139,7 @@ pub fn checker(h: &Handle) -> Phase {
         Ok(f) => {
             p.metrics.insert("problems".into(), f.problems);
             if let Some(c) = f.code {
-                p.metrics.insert("exit_code".into(), c as f64);
+                p.metrics.insert(metric::EXIT_CODE.into(), c as f64);
             }
             p.notes.push(format!("{}: {}", f.tool, f.summary));
         }

@@ -1,6 +1,7 @@
 //! The corruption case as frame phases: write known files, damage their image offline, read
 //! them back, run the checker. Records: `data` and `directory` (from the read back), `checker`.
 
+use crate::metrics::name as metric;
 use std::collections::{BTreeMap, BTreeSet};
 use std::os::unix::fs::{FileExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
@@ -100,7 +101,7 @@ impl Class {
     /// The metric that counts it.
     fn name(self) -> &'static str {
         match self {
-            Class::Detected => "detected_by_fs",
+            Class::Detected => metric::DETECTED_BY_FS,
             Class::Silent => "silent",
             Class::Repaired => "repaired",
             Class::Unnoticed => "unnoticed",
@@ -143,8 +144,8 @@ impl Tally {
             let name = c.name();
             metrics.insert(name.into(), self.classes.get(name).copied().unwrap_or(0.0));
         }
-        metrics.insert("controls_ok".into(), self.controls_ok as f64);
-        metrics.insert("controls_damaged".into(), self.controls_bad as f64);
+        metrics.insert(metric::CONTROLS_OK.into(), self.controls_ok as f64);
+        metrics.insert(metric::CONTROLS_DAMAGED.into(), self.controls_bad as f64);
         let mut notes = Vec::new();
         if !self.errnos.is_empty() {
             let list: Vec<String> = self
@@ -274,7 +275,7 @@ fn dir_case(dir: &Path, t: &Tree, damage: &Result<u64, String>, t0: Instant) -> 
     };
     let mut metrics = BTreeMap::new();
     metrics.insert("files".into(), t.count as f64);
-    metrics.insert("bytes_flipped".into(), bytes as f64);
+    metrics.insert(metric::BYTES_FLIPPED.into(), bytes as f64);
     metrics.insert("intact".into(), intact as f64);
     let mut p = tally.into_phase("directory", t0, metrics);
     if let Some(e) = listing {
@@ -438,11 +439,11 @@ impl CorruptSession {
             .collect();
         let damaged = back.damaged;
         let mut metrics = BTreeMap::new();
-        metrics.insert("fs_error_count".into(), back.fs_error_count as f64);
+        metrics.insert(metric::FS_ERROR_COUNT.into(), back.fs_error_count as f64);
         metrics.insert("files".into(), self.o.files as f64);
         metrics.insert("damaged".into(), damaged as f64);
         metrics.insert(
-            "bytes_flipped".into(),
+            metric::BYTES_FLIPPED.into(),
             damage.data.iter().map(|(_, b)| *b as f64).sum(),
         );
         let mut data_phase = back.tally.into_phase("data", t0, metrics);

@@ -5,6 +5,7 @@
 //! unmount, mount again and read it from the disk: new, old, mixed, or unreadable. One record per
 //! target, `test` = `fsync`.
 
+use crate::metrics::name as metric;
 use std::collections::BTreeMap;
 use std::os::unix::fs::FileExt;
 use std::path::Path;
@@ -161,15 +162,15 @@ pub fn fsync_case(h: &Handle) -> Result<Phase, AuditError> {
         Err(_) => Seen::Failed,
     };
     let mut metrics = BTreeMap::new();
-    metrics.insert("first_fsync_errno".into(), errno(&first));
-    metrics.insert("retry_fsync_errno".into(), errno(&retry));
+    metrics.insert(metric::FIRST_FSYNC_ERRNO.into(), errno(&first));
+    metrics.insert(metric::RETRY_FSYNC_ERRNO.into(), errno(&retry));
     for s in Seen::ALL {
         metrics.insert(format!("cached_{}", s.name()), (cached == s) as u8 as f64);
         metrics.insert(format!("device_{}", s.name()), (device == s) as u8 as f64);
     }
-    metrics.insert("read_only_after".into(), ro as u8 as f64);
-    metrics.insert("first_fsync_blocked".into(), blocked as u8 as f64);
-    metrics.insert("mounts_again".into(), remount.is_ok() as u8 as f64);
+    metrics.insert(metric::READ_ONLY_AFTER.into(), ro as u8 as f64);
+    metrics.insert(metric::FIRST_FSYNC_BLOCKED.into(), blocked as u8 as f64);
+    metrics.insert(metric::MOUNTS_AGAIN.into(), remount.is_ok() as u8 as f64);
     for (k, v) in faults.counts() {
         metrics.insert(k.into(), v as f64);
     }

@@ -6,6 +6,7 @@
 
 mod resolve;
 mod session;
+use crate::metrics::name as metric;
 pub use session::BlockSession;
 pub mod snap;
 mod steady;
@@ -44,49 +45,49 @@ pub const DEF_FIO: WorkloadDef = WorkloadDef {
 /// What block records carry besides the frame's figures (presets, `block:` and `fio:` alike).
 pub static METRICS: &[MetricDef] = &[
     key("iops", OpsPerSec, Higher),
-    key("bytes_per_sec", BytesPerSec, Higher),
-    key("lat_p99_ns", Nanoseconds, Lower),
+    key(metric::BYTES_PER_SEC, BytesPerSec, Higher),
+    key(metric::LAT_P99_NS, Nanoseconds, Lower),
     m("lat_*_ns", Nanoseconds, Lower),
     m("read_lat_*_ns", Nanoseconds, Lower),
     m("write_lat_*_ns", Nanoseconds, Lower),
     m("ios", Count, Neither),
     m("bytes", Bytes, Neither),
-    m("runtime_s", Seconds, Neither),
-    m("read_ios", Count, Neither),
-    m("write_ios", Count, Neither),
-    m("read_bytes", Bytes, Neither),
-    m("write_bytes", Bytes, Neither),
-    m("read_iops", OpsPerSec, Higher),
-    m("write_iops", OpsPerSec, Higher),
-    m("read_bytes_per_sec", BytesPerSec, Higher),
-    m("write_bytes_per_sec", BytesPerSec, Higher),
+    m(metric::RUNTIME_S, Seconds, Neither),
+    m(metric::READ_IOS, Count, Neither),
+    m(metric::WRITE_IOS, Count, Neither),
+    m(metric::READ_BYTES, Bytes, Neither),
+    m(metric::WRITE_BYTES, Bytes, Neither),
+    m(metric::READ_IOPS, OpsPerSec, Higher),
+    m(metric::WRITE_IOPS, OpsPerSec, Higher),
+    m(metric::READ_BYTES_PER_SEC, BytesPerSec, Higher),
+    m(metric::WRITE_BYTES_PER_SEC, BytesPerSec, Higher),
     m("iodepth", Count, Neither),
     m("numjobs", Count, Neither),
-    m("cpu_user_ns_per_io", Nanoseconds, Lower),
+    m(metric::CPU_USER_NS_PER_IO, Nanoseconds, Lower),
     // verify= (blocks read back and checked, bad intervals, time reading back)
-    m("verify_blocks", Count, Neither),
-    m("verify_bytes", Bytes, Neither),
-    m("verify_errors", Count, Lower),
-    m("verify_s", Seconds, Neither),
-    m("verify_skipped", Count, Neither),
+    m(metric::VERIFY_BLOCKS, Count, Neither),
+    m(metric::VERIFY_BYTES, Bytes, Neither),
+    m(metric::VERIFY_ERRORS, Count, Lower),
+    m(metric::VERIFY_S, Seconds, Neither),
+    m(metric::VERIFY_SKIPPED, Count, Neither),
     // snapshots=RATE (snap.rs)
-    m("snapshots_taken", Count, Neither),
-    m("snapshots_per_sec", OpsPerSec, Neither),
+    m(metric::SNAPSHOTS_TAKEN, Count, Neither),
+    m(metric::SNAPSHOTS_PER_SEC, OpsPerSec, Neither),
     m("snapshot_lat_*_ns", Nanoseconds, Lower),
-    m("snapshots_deleted", Count, Neither),
+    m(metric::SNAPSHOTS_DELETED, Count, Neither),
     m("snapshot_delete_lat_*_ns", Nanoseconds, Lower),
-    m("snapshot_space_bytes", Bytes, Lower),
+    m(metric::SNAPSHOT_SPACE_BYTES, Bytes, Lower),
     // steadystate / compare --until-steady (steady.rs, metrics::steady)
-    m("steady_reached", Ratio, Neither),
-    m("steady_at_s", Seconds, Lower),
-    m("steady_window_s", Seconds, Neither),
-    m("steady_criterion", Ratio, Neither),
-    m("steady_slope", Ratio, Neither),
-    m("steady_max_deviation", Ratio, Neither),
-    m("steady_iops", OpsPerSec, Higher),
-    m("steady_bytes_per_sec", BytesPerSec, Higher),
-    m("run_iops", OpsPerSec, Higher),
-    m("run_bytes_per_sec", BytesPerSec, Higher),
+    m(metric::STEADY_REACHED, Ratio, Neither),
+    m(metric::STEADY_AT_S, Seconds, Lower),
+    m(metric::STEADY_WINDOW_S, Seconds, Neither),
+    m(metric::STEADY_CRITERION, Ratio, Neither),
+    m(metric::STEADY_SLOPE, Ratio, Neither),
+    m(metric::STEADY_MAX_DEVIATION, Ratio, Neither),
+    m(metric::STEADY_IOPS, OpsPerSec, Higher),
+    m(metric::STEADY_BYTES_PER_SEC, BytesPerSec, Higher),
+    m(metric::RUN_IOPS, OpsPerSec, Higher),
+    m(metric::RUN_BYTES_PER_SEC, BytesPerSec, Higher),
 ];
 
 /// Metrics every block record carries (docs/results-schema.md); device figures come on top when
@@ -94,19 +95,19 @@ pub static METRICS: &[MetricDef] = &[
 pub const RECORD_METRICS: &[&str] = &[
     "ios",
     "bytes",
-    "runtime_s",
+    metric::RUNTIME_S,
     "iops",
-    "bytes_per_sec",
+    metric::BYTES_PER_SEC,
     "lat_mean_ns",
     "lat_p50_ns",
     "lat_p90_ns",
-    "lat_p99_ns",
+    metric::LAT_P99_NS,
     "lat_p999_ns",
     "lat_max_ns",
-    "cpu_user_pct",
-    "cpu_sys_pct",
-    "system_cpu_user_pct",
-    "system_cpu_sys_pct",
+    metric::CPU_USER_PCT,
+    metric::CPU_SYS_PCT,
+    metric::SYSTEM_CPU_USER_PCT,
+    metric::SYSTEM_CPU_SYS_PCT,
 ];
 
 #[derive(Clone)]
@@ -334,7 +335,7 @@ impl Workload for Block {
         Some(if self.jobs.iter().any(|j| j.rw.random()) {
             "iops"
         } else {
-            "bytes_per_sec"
+            metric::BYTES_PER_SEC
         })
     }
 

@@ -1,6 +1,7 @@
 //! A block workload on one target: one frame phase per stonewall group; each worker opens its
 //! engine, crosses the start line with the others and drives its I/O loop.
 
+use crate::metrics::name as metric;
 use std::collections::{BTreeMap, HashSet};
 use std::fs::OpenOptions;
 use std::io::Write;
@@ -199,8 +200,8 @@ impl Session for BlockSession {
         let mut out = worker_out(part, st, how);
         // A reading verifier (verify_only runs its job as reads).
         if job.verify.is_some() && !w.pattern.rw.writes() {
-            out.counters.insert("verify_blocks", verified as f64);
-            out.counters.insert("verify_errors", bad as f64);
+            out.counters.insert(metric::VERIFY_BLOCKS, verified as f64);
+            out.counters.insert(metric::VERIFY_ERRORS, bad as f64);
         }
         if out.error.is_none() && out.stopped.is_none() && !written.is_empty() {
             verify_written(job, w, &written, &mut out);
@@ -233,7 +234,7 @@ impl Session for BlockSession {
             let mut metrics = job_metrics(&self.block.jobs[ji], part);
             if group_ios > 0.0 {
                 metrics.insert(
-                    "cpu_user_ns_per_io".into(),
+                    metric::CPU_USER_NS_PER_IO.into(),
                     m.frame.cpu_user_ns as f64 / group_ios,
                 );
             }
@@ -411,12 +412,13 @@ fn worker_out(part: usize, st: Stats, how: Vec<String>) -> WorkerOut {
     };
     o.counters.insert("reads", st.reads as f64);
     o.counters.insert("writes", st.writes as f64);
-    o.counters.insert("read_bytes", st.read_bytes as f64);
-    o.counters.insert("write_bytes", st.write_bytes as f64);
+    o.counters.insert(metric::READ_BYTES, st.read_bytes as f64);
+    o.counters
+        .insert(metric::WRITE_BYTES, st.write_bytes as f64);
     o.series
         .insert("iops", st.per_sec.iter().map(|x| x.0 as f64).collect());
     o.series.insert(
-        "bytes_per_sec",
+        metric::BYTES_PER_SEC,
         st.per_sec.iter().map(|x| x.1 as f64).collect(),
     );
     o.hists.insert("lat", st.lat);
@@ -429,23 +431,26 @@ fn job_metrics(job: &Job, p: &WorkerOut) -> BTreeMap<String, f64> {
     let mut metrics = BTreeMap::new();
     let secs = p.window.as_secs_f64().max(1e-9);
     let (reads, writes) = (p.counter("reads"), p.counter("writes"));
-    let (rb, wb) = (p.counter("read_bytes"), p.counter("write_bytes"));
+    let (rb, wb) = (
+        p.counter(metric::READ_BYTES),
+        p.counter(metric::WRITE_BYTES),
+    );
     let mut put = |k: &str, v: f64| {
         metrics.insert(k.to_string(), v);
     };
     put("ios", reads + writes);
     put("bytes", rb + wb);
-    put("runtime_s", p.window.as_secs_f64());
+    put(metric::RUNTIME_S, p.window.as_secs_f64());
     put("iops", (reads + writes) / secs);
-    put("bytes_per_sec", (rb + wb) / secs);
-    put("read_ios", reads);
-    put("write_ios", writes);
-    put("read_bytes", rb);
-    put("write_bytes", wb);
-    put("read_iops", reads / secs);
-    put("write_iops", writes / secs);
-    put("read_bytes_per_sec", rb / secs);
-    put("write_bytes_per_sec", wb / secs);
+    put(metric::BYTES_PER_SEC, (rb + wb) / secs);
+    put(metric::READ_IOS, reads);
+    put(metric::WRITE_IOS, writes);
+    put(metric::READ_BYTES, rb);
+    put(metric::WRITE_BYTES, wb);
+    put(metric::READ_IOPS, reads / secs);
+    put(metric::WRITE_IOPS, writes / secs);
+    put(metric::READ_BYTES_PER_SEC, rb / secs);
+    put(metric::WRITE_BYTES_PER_SEC, wb / secs);
     put("iodepth", job.iodepth as f64);
     put("numjobs", job.numjobs as f64);
     if let Some(h) = p.hists.get("lat") {
@@ -456,11 +461,11 @@ fn job_metrics(job: &Job, p: &WorkerOut) -> BTreeMap<String, f64> {
         }
     }
     for k in [
-        "verify_blocks",
-        "verify_bytes",
-        "verify_errors",
-        "verify_s",
-        "verify_skipped",
+        metric::VERIFY_BLOCKS,
+        metric::VERIFY_BYTES,
+        metric::VERIFY_ERRORS,
+        metric::VERIFY_S,
+        metric::VERIFY_SKIPPED,
     ] {
         if p.counters.contains_key(k) {
             metrics.insert(k.to_string(), p.counter(k));
@@ -522,11 +527,12 @@ fn verify_written(job: &Job, w: &Worker, written: &[(u64, u32)], out: &mut Worke
         return;
     }
     let rb = io::verify::read_back(&w.path, written, &v, job.direct, ver.fatal, ver.dump);
-    out.counters.insert("verify_blocks", rb.blocks as f64);
-    out.counters.insert("verify_bytes", rb.bytes as f64);
-    out.counters.insert("verify_errors", rb.errors as f64);
-    out.counters.insert("verify_s", rb.secs);
-    out.counters.insert("verify_skipped", rb.skipped as f64);
+    out.counters.insert(metric::VERIFY_BLOCKS, rb.blocks as f64);
+    out.counters.insert(metric::VERIFY_BYTES, rb.bytes as f64);
+    out.counters.insert(metric::VERIFY_ERRORS, rb.errors as f64);
+    out.counters.insert(metric::VERIFY_S, rb.secs);
+    out.counters
+        .insert(metric::VERIFY_SKIPPED, rb.skipped as f64);
     out.how.push(format!("verify read back {}", rb.how));
     let failure = match (rb.io_error, rb.first) {
         (Some(f), _) => Some(f),

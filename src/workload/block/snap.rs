@@ -4,6 +4,7 @@
 //! creation latency histogram, the space the snapshots held and a per-second series of when
 //! they were taken (to line up with the dip in IOPS).
 
+use crate::metrics::name as metric;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
@@ -167,10 +168,10 @@ pub fn decorate(p: &mut Phase, r: &SnapRun, opts: SnapOpts, space: Option<u64>, 
     let mut put = |k: &str, v: f64| {
         p.metrics.insert(k.to_string(), v);
     };
-    put("snapshots_taken", r.taken as f64);
-    put("snapshots_per_sec", r.taken as f64 / r.secs.max(1e-9));
+    put(metric::SNAPSHOTS_TAKEN, r.taken as f64);
+    put(metric::SNAPSHOTS_PER_SEC, r.taken as f64 / r.secs.max(1e-9));
     if let Some(b) = space {
-        put("snapshot_space_bytes", b as f64);
+        put(metric::SNAPSHOT_SPACE_BYTES, b as f64);
     }
     if r.taken > 0 {
         hist::summarize(&r.lat, "snapshot_lat", &mut p.metrics);
@@ -179,7 +180,7 @@ pub fn decorate(p: &mut Phase, r: &SnapRun, opts: SnapOpts, space: Option<u64>, 
     }
     if r.deleted > 0 {
         p.metrics
-            .insert("snapshots_deleted".into(), r.deleted as f64);
+            .insert(metric::SNAPSHOTS_DELETED.into(), r.deleted as f64);
         hist::summarize(&r.delete_lat, "snapshot_delete_lat", &mut p.metrics);
     }
     let mut per_sec: BTreeMap<usize, f64> = BTreeMap::new();

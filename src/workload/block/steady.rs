@@ -6,6 +6,7 @@
 //! carries `steady_*` figures, the window's samples and a note; with `--until-steady` the
 //! headline figures are the steady window's.
 
+use crate::metrics::name as metric;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
@@ -111,8 +112,8 @@ pub fn decorate(
 ) {
     w.metrics(metrics);
     let (iops, bw) = w.window();
-    series.insert("steady_iops".into(), iops);
-    series.insert("steady_bytes_per_sec".into(), bw);
+    series.insert(metric::STEADY_IOPS.into(), iops);
+    series.insert(metric::STEADY_BYTES_PER_SEC.into(), bw);
     let s = &w.spec;
     let judged = format!(
         "{} over {} s after a ramp of {} s",
@@ -121,7 +122,7 @@ pub fn decorate(
         s.ramp.as_secs_f64()
     );
     let Some(at) = w.at_s else {
-        let ran = metrics.get("runtime_s").copied().unwrap_or(0.0);
+        let ran = metrics.get(metric::RUNTIME_S).copied().unwrap_or(0.0);
         notes.push(note::make(
             note::Kind::Steady,
             format!("not reached in {ran:.0} s ({judged}): the figures are the whole run's"),
@@ -146,13 +147,13 @@ pub fn decorate(
 /// the share it had over the run.
 fn headline(m: &mut BTreeMap<String, f64>) {
     let (Some(iops), Some(bw)) = (
-        m.get("steady_iops").copied(),
-        m.get("steady_bytes_per_sec").copied(),
+        m.get(metric::STEADY_IOPS).copied(),
+        m.get(metric::STEADY_BYTES_PER_SEC).copied(),
     ) else {
         return;
     };
     let get = |m: &BTreeMap<String, f64>, k: &str| m.get(k).copied().unwrap_or(0.0);
-    let (run_iops, run_bw) = (get(m, "iops"), get(m, "bytes_per_sec"));
+    let (run_iops, run_bw) = (get(m, "iops"), get(m, metric::BYTES_PER_SEC));
     let share = |part: f64, whole: f64| if whole > 0.0 { part / whole } else { 0.0 };
     for d in ["read", "write"] {
         let k_iops = format!("{d}_iops");
@@ -161,8 +162,8 @@ fn headline(m: &mut BTreeMap<String, f64>) {
         m.insert(k_iops, iops * share(i, run_iops));
         m.insert(k_bw, bw * share(b, run_bw));
     }
-    m.insert("run_iops".into(), run_iops);
-    m.insert("run_bytes_per_sec".into(), run_bw);
+    m.insert(metric::RUN_IOPS.into(), run_iops);
+    m.insert(metric::RUN_BYTES_PER_SEC.into(), run_bw);
     m.insert("iops".into(), iops);
-    m.insert("bytes_per_sec".into(), bw);
+    m.insert(metric::BYTES_PER_SEC.into(), bw);
 }

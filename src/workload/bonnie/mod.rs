@@ -17,6 +17,7 @@ mod session;
 use super::{Opened, Workload, WorkloadDef};
 use crate::frame::{RunError, TargetCtx};
 use crate::metrics::catalog::{key, m, Better::*, MetricDef, Unit::*};
+use crate::metrics::name as metric;
 
 pub use options::Bonnie;
 
@@ -43,16 +44,16 @@ pub const DEF: WorkloadDef = WorkloadDef {
 
 /// What bonnie records carry besides the frame's figures.
 pub static METRICS: &[MetricDef] = &[
-    key("bytes_per_sec", BytesPerSec, Higher),
-    key("seeks_per_sec", OpsPerSec, Higher),
-    m("kib_per_sec", KibPerSec, Higher),
-    m("files_per_sec", OpsPerSec, Higher),
+    key(metric::BYTES_PER_SEC, BytesPerSec, Higher),
+    key(metric::SEEKS_PER_SEC, OpsPerSec, Higher),
+    m(metric::KIB_PER_SEC, KibPerSec, Higher),
+    m(metric::FILES_PER_SEC, OpsPerSec, Higher),
     m("bytes", Bytes, Neither),
     m("files", Count, Neither),
     m("seeks", Count, Neither),
-    m("seek_rewrites", Count, Neither),
-    m("cpu_pct", Percent, Lower),
-    m("too_fast", Ratio, Neither),
+    m(metric::SEEK_REWRITES, Count, Neither),
+    m(metric::CPU_PCT, Percent, Lower),
+    m(metric::TOO_FAST, Ratio, Neither),
     m("lat_*_ns", Nanoseconds, Lower),
 ];
 

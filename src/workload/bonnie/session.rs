@@ -1,5 +1,6 @@
 //! bonnie on one target: one frame phase per bonnie++ test, in bonnie++'s order.
 
+use crate::metrics::name as metric;
 use crate::store::note;
 use std::fs::{File, OpenOptions};
 use std::io::Read;
@@ -430,20 +431,23 @@ impl BonnieSession {
         let mx = &mut ph.metrics;
         if t.is_io() && t != Test::Seeks {
             mx.insert("bytes".into(), bytes);
-            mx.insert("bytes_per_sec".into(), bytes / s);
-            mx.insert("kib_per_sec".into(), bytes / 1024.0 / s);
+            mx.insert(metric::BYTES_PER_SEC.into(), bytes / s);
+            mx.insert(metric::KIB_PER_SEC.into(), bytes / 1024.0 / s);
         } else if t == Test::Seeks {
             mx.insert("seeks".into(), ops);
-            mx.insert("seek_rewrites".into(), p.counter("rewrites"));
-            mx.insert("seeks_per_sec".into(), ops / s);
+            mx.insert(metric::SEEK_REWRITES.into(), p.counter("rewrites"));
+            mx.insert(metric::SEEKS_PER_SEC.into(), ops / s);
         } else {
             mx.insert("files".into(), ops);
-            mx.insert("files_per_sec".into(), ops / s);
+            mx.insert(metric::FILES_PER_SEC.into(), ops / s);
         }
         let cpu = |k: &str| m.frame.cpu.get(k).copied().unwrap_or(0.0);
-        mx.insert("cpu_pct".into(), cpu("cpu_user_pct") + cpu("cpu_sys_pct"));
         mx.insert(
-            "too_fast".into(),
+            metric::CPU_PCT.into(),
+            cpu(metric::CPU_USER_PCT) + cpu(metric::CPU_SYS_PCT),
+        );
+        mx.insert(
+            metric::TOO_FAST.into(),
             f64::from(u8::from(secs < Duration::from_millis(500))),
         );
         if let Some(h) = p.hists.get("lat") {

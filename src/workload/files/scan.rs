@@ -1,5 +1,6 @@
 //! The read, stat and delete phases: one function per phase kind, each over one subfolder.
 
+use crate::metrics::name as metric;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::fs::File;
@@ -168,36 +169,36 @@ pub fn figures(kind: PhaseKind, st: &State, p: &WorkerOut, m: &Merged, wall: Dur
     let secs = wall.as_secs_f64().max(1e-9);
     let files = p.counter("files");
     out.insert("files".into(), files);
-    out.insert("files_per_sec".into(), files / secs);
+    out.insert(metric::FILES_PER_SEC.into(), files / secs);
     if kind == PhaseKind::Read {
         out.insert("bytes".into(), p.counter("bytes"));
-        out.insert("bytes_per_sec".into(), p.counter("bytes") / secs);
+        out.insert(metric::BYTES_PER_SEC.into(), p.counter("bytes") / secs);
     }
     let c = |k: &str| p.counter(k) as u64;
     if kind != PhaseKind::Delete {
         for (name, k) in [
-            ("integrity_ok", "ok"),
-            ("crc_mismatch", "crc"),
-            ("wrong_identity", "identity"),
-            ("wrong_size", "size"),
+            (metric::INTEGRITY_OK, "ok"),
+            (metric::CRC_MISMATCH, "crc"),
+            (metric::WRONG_IDENTITY, "identity"),
+            (metric::WRONG_SIZE, "size"),
             ("missing", "missing"),
-            ("fs_detected", "fs_detected"),
+            (metric::FS_DETECTED, metric::FS_DETECTED),
         ] {
             out.insert(name.into(), p.counter(k));
         }
     } else if let (Some(b), Some(a)) = (&m.frame.statvfs_before, &m.frame.statvfs_after) {
         out.insert(
-            "space_freed_bytes".into(),
+            metric::SPACE_FREED_BYTES.into(),
             (b.blocks - b.blocks_free).saturating_sub(a.blocks - a.blocks_free) as f64
                 * a.block_size as f64,
         );
     }
-    let bad = c("crc") + c("identity") + c("size") + c("missing") + c("fs_detected");
+    let bad = c("crc") + c("identity") + c("size") + c("missing") + c(metric::FS_DETECTED);
     let mut error = st.error.lock().expect("lock").clone();
     if bad > 0 && error.is_none() {
         error = Some(format!(
             "integrity: {bad} of {} files failed ({} checksum mismatch, {} wrong identity, {} wrong size, {} missing, {} I/O errors from the filesystem)",
-            c("files"), c("crc"), c("identity"), c("size"), c("missing"), c("fs_detected")
+            c("files"), c("crc"), c("identity"), c("size"), c("missing"), c(metric::FS_DETECTED)
         ));
     }
     (out, Vec::new(), error)

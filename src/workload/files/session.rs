@@ -1,6 +1,7 @@
 //! The files workload on one target: one frame phase per phase kind; workers take subfolders one
 //! at a time from a shared counter.
 
+use crate::metrics::name as metric;
 use std::collections::BTreeMap;
 use std::fs::File;
 use std::path::{Path, PathBuf};
@@ -152,7 +153,7 @@ impl FilesSession {
                 let _ = crate::sys::syncfs(&f);
             }
             out.counters
-                .insert("end_fsync_ns", t.elapsed().as_nanos() as f64);
+                .insert(metric::END_FSYNC_NS, t.elapsed().as_nanos() as f64);
         }
     }
 }
@@ -255,7 +256,7 @@ impl Session for FilesSession {
             ("identity", c.identity),
             ("size", c.size),
             ("missing", c.missing),
-            ("fs_detected", c.fs_detected),
+            (metric::FS_DETECTED, c.fs_detected),
         ] {
             out.counters.insert(k, v as f64);
         }
@@ -298,7 +299,7 @@ impl FilesSession {
         error: Option<String>,
     ) -> Phase {
         if let Some(rss) = crate::sys::host::peak_rss_bytes() {
-            m.insert("peak_rss_bytes".into(), rss as f64);
+            m.insert(metric::PEAK_RSS_BYTES.into(), rss as f64);
         }
         let mut histograms = BTreeMap::new();
         let mut syscall_ns = 0.0;
@@ -316,7 +317,7 @@ impl FilesSession {
         let busy = wall.as_secs_f64() * 1e9 * workers;
         if busy > 0.0 {
             m.insert(
-                "outside_syscalls_pct".into(),
+                metric::OUTSIDE_SYSCALLS_PCT.into(),
                 ((busy - syscall_ns) / busy * 100.0).clamp(0.0, 100.0),
             );
         }
@@ -357,7 +358,7 @@ fn trend_series(st: &State) -> BTreeMap<String, Vec<f64>> {
         last = (e, done);
     }
     let mut series = BTreeMap::new();
-    series.insert("files_per_sec".to_string(), fps);
+    series.insert(metric::FILES_PER_SEC.to_string(), fps);
     series.insert("files_done".to_string(), at);
     series
 }

@@ -1,5 +1,6 @@
 //! The write phase: create every file of a subfolder with its content and trailer.
 
+use crate::metrics::name as metric;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::fs::{File, OpenOptions};
@@ -181,29 +182,29 @@ pub fn figures(st: &State, p: &WorkerOut, m: &Merged, wall: Duration) -> Figures
     };
     put("files", files);
     put("bytes", bytes);
-    put("files_per_sec", files / secs);
-    put("bytes_per_sec", bytes / secs);
-    put("files_total", have_total as f64);
-    if p.counter("end_fsync_ns") > 0.0 {
-        put("end_fsync_ns", p.counter("end_fsync_ns"));
+    put(metric::FILES_PER_SEC, files / secs);
+    put(metric::BYTES_PER_SEC, bytes / secs);
+    put(metric::FILES_TOTAL, have_total as f64);
+    if p.counter(metric::END_FSYNC_NS) > 0.0 {
+        put(metric::END_FSYNC_NS, p.counter(metric::END_FSYNC_NS));
     }
     if let (Some(b), Some(a)) = (&m.frame.statvfs_before, &m.frame.statvfs_after) {
         let blocks = (a.blocks - a.blocks_free).saturating_sub(b.blocks - b.blocks_free);
         let space = blocks * a.block_size;
         let inodes = (a.inodes - a.inodes_free).saturating_sub(b.inodes - b.inodes_free);
-        put("space_used_bytes", space as f64);
-        put("blocks_used", blocks as f64);
-        put("block_size", a.block_size as f64);
-        put("blocks_per_sec", blocks as f64 / secs);
+        put(metric::SPACE_USED_BYTES, space as f64);
+        put(metric::BLOCKS_USED, blocks as f64);
+        put(metric::BLOCK_SIZE, a.block_size as f64);
+        put(metric::BLOCKS_PER_SEC, blocks as f64 / secs);
         if a.inodes == 0 {
             // btrfs allocates inodes as it goes: statvfs counts none, so there is no figure.
-            put("inodes_dynamic", 1.0);
+            put(metric::INODES_DYNAMIC, 1.0);
         } else {
-            put("inodes_used", inodes as f64);
+            put(metric::INODES_USED, inodes as f64);
         }
         if space > 0 {
             put(
-                "space_overhead_pct",
+                metric::SPACE_OVERHEAD_PCT,
                 (space as f64 - bytes) / space as f64 * 100.0,
             );
         }
@@ -221,18 +222,18 @@ pub fn figures(st: &State, p: &WorkerOut, m: &Merged, wall: Duration) -> Figures
             &x,
         ));
         let k = if x.contains("inodes") {
-            "exhausted_inodes"
+            metric::EXHAUSTED_INODES
         } else {
-            "exhausted_space"
+            metric::EXHAUSTED_SPACE
         };
         out.insert(k.into(), 1.0);
         // What statvfs said when the writing stopped: how full "full" was.
         if let Some(a) = &m.frame.statvfs_after {
             out.insert(
-                "fs_bytes_avail_after".into(),
+                metric::FS_BYTES_AVAIL_AFTER.into(),
                 (a.blocks_avail * a.block_size) as f64,
             );
-            out.insert("fs_inodes_free_after".into(), a.inodes_free as f64);
+            out.insert(metric::FS_INODES_FREE_AFTER.into(), a.inodes_free as f64);
         }
     }
     if p.stopped.is_some() {

@@ -19,6 +19,7 @@ mod session;
 use super::{Opened, Workload, WorkloadDef};
 use crate::frame::{RunError, TargetCtx};
 use crate::metrics::catalog::{m, Better::*, MetricDef, Unit::*};
+use crate::metrics::name as metric;
 use crate::plan::units::format_bytes;
 use crate::plan::TargetSpec;
 
@@ -57,14 +58,14 @@ pub const DEF: WorkloadDef = WorkloadDef {
 /// What iozone records carry besides the frame's figures. None is a key metric of the generic
 /// tables: the iozone matrices show them (report/views/iozone).
 pub static METRICS: &[MetricDef] = &[
-    m("kib_per_sec", KibPerSec, Higher),
-    m("children_kib_per_sec", KibPerSec, Higher),
-    m("parent_kib_per_sec", KibPerSec, Higher),
-    m("min_kib_per_sec", KibPerSec, Higher),
-    m("max_kib_per_sec", KibPerSec, Higher),
-    m("avg_kib_per_sec", KibPerSec, Higher),
-    m("ops_per_sec", OpsPerSec, Higher),
-    m("bytes_per_sec", BytesPerSec, Higher),
+    m(metric::KIB_PER_SEC, KibPerSec, Higher),
+    m(metric::CHILDREN_KIB_PER_SEC, KibPerSec, Higher),
+    m(metric::PARENT_KIB_PER_SEC, KibPerSec, Higher),
+    m(metric::MIN_KIB_PER_SEC, KibPerSec, Higher),
+    m(metric::MAX_KIB_PER_SEC, KibPerSec, Higher),
+    m(metric::AVG_KIB_PER_SEC, KibPerSec, Higher),
+    m(metric::OPS_PER_SEC, OpsPerSec, Higher),
+    m(metric::BYTES_PER_SEC, BytesPerSec, Higher),
     m("bytes", Bytes, Neither),
     m("records", Count, Neither),
     m("lat_*_ns", Nanoseconds, Lower),

@@ -1,6 +1,7 @@
 //! iozone on one target: one frame phase per test and cell, in iozone's order; or, in throughput
 //! mode, one phase per test with N workers on their own files.
 
+use crate::metrics::name as metric;
 use std::fs::{File, OpenOptions};
 use std::io::{IsTerminal, Read};
 use std::os::unix::fs::OpenOptionsExt;
@@ -18,6 +19,9 @@ use crate::io::calls::Lat;
 use crate::metrics::hist;
 use crate::plan::units::format_bytes;
 use crate::sys::AlignedBuf;
+use cell::CellOut;
+
+mod cell;
 
 /// A size as iozone's tables and fsbench's test names write it: 64K, 512M, 2G.
 pub fn size_label(bytes: u64) -> String {
@@ -30,7 +34,7 @@ pub fn size_label(bytes: u64) -> String {
     format!("{bytes}B")
 }
 
-/// One phase: a test of a cell.
+/// One phase: a test of a cell, or (`whole`) all the cell's tests back to back.
 #[derive(Debug, Clone, Copy)]
 struct Step {
     cell: usize,
@@ -38,6 +42,8 @@ struct Step {
     /// The cell's first test (sync before it) and last (the file is removed after it).
     first: bool,
     last: bool,
+    /// The phase runs every test of the cell in iozone's order, one record each.
+    whole: bool,
 }
 
 /// Checks that the filesystem takes O_DIRECT, with a small file that is removed again.
@@ -66,6 +72,8 @@ pub struct IozoneSession {
     /// The target lives in memory (tmpfs): no page-cache note.
     memory: bool,
     cells: Vec<Cell>,
+    /// The tests of every cell, in iozone's order.
+    tests: Vec<Test>,
     steps: Vec<Step>,
     specs: Vec<PhaseSpec>,
     pool: Pool,
@@ -76,6 +84,8 @@ pub struct IozoneSession {
     broken: Option<String>,
     /// Throughput mode: each worker's (start, end, bytes) of the current test.
     spans: Mutex<Vec<Option<(Instant, Instant, u64)>>>,
+    /// A whole-cell phase's tests, for `finish`.
+    cell_out: Mutex<CellOut>,
     mem_total: u64,
     /// Progress over the matrix: bytes of the whole matrix done so far, and its line.
     done: u64,
@@ -86,14 +96,22 @@ impl IozoneSession {
     pub fn new(z: Iozone, dir: PathBuf, memory: bool, quiet: bool) -> IozoneSession {
         let cells = z.cells();
         let tests: Vec<Test> = z.groups.iter().flat_map(|g| g.tests()).copied().collect();
+        // One worker without purge runs a cell's tests back to back, as iozone does: a frame
+        // phase between two tests (counters, the record written and synced) would leave the
+        // next test's calls to cold CPU caches, which iozone's loop never does.
+        let whole = !z.throughput_mode() && !z.purge;
         let mut steps = Vec::new();
         for (c, _) in cells.iter().enumerate() {
             for (k, t) in tests.iter().enumerate() {
+                if whole && k > 0 {
+                    break;
+                }
                 steps.push(Step {
                     cell: c,
                     test: *t,
                     first: k == 0,
-                    last: k + 1 == tests.len(),
+                    last: whole || k + 1 == tests.len(),
+                    whole,
                 });
             }
         }
@@ -103,6 +121,21 @@ impl IozoneSession {
             .map(|s| {
                 let cell = cells[s.cell];
                 let d = s.test.def();
+                if s.whole {
+                    return PhaseSpec {
+                        name: format!("cell/{}/{}", size_label(cell.file), size_label(cell.record)),
+                        does: "the cell's tests back to back, in iozone's order".to_string(),
+                        cache: CachePolicy::Keep,
+                        writes: true,
+                        // Each test's record says itself whether it read from memory.
+                        reads: false,
+                        workers: 1,
+                        unit: "records",
+                        total_ops: Some(cell.file / cell.record * tests.len() as u64),
+                        single_thread: true,
+                        ..Default::default()
+                    };
+                }
                 PhaseSpec {
                     name: if z.throughput_mode() {
                         d.name.to_string()
@@ -133,7 +166,12 @@ impl IozoneSession {
             })
             .collect();
         let max_record = cells.iter().map(|c| c.record).max().unwrap_or(4096);
-        let total = steps.iter().map(|s| cells[s.cell].file).sum::<u64>() * workers as u64;
+        let per_step = |s: &Step| if s.whole { tests.len() as u64 } else { 1 };
+        let total = steps
+            .iter()
+            .map(|s| cells[s.cell].file * per_step(s))
+            .sum::<u64>()
+            * workers as u64;
         let bufs = (0..workers)
             .map(|_| {
                 let mut b = AlignedBuf::new(max_record as usize);
@@ -147,6 +185,8 @@ impl IozoneSession {
             pool: Pool::new(max_record, z.seed ^ 0x10_2e),
             bufs,
             spans: Mutex::new(vec![None; workers]),
+            cell_out: Mutex::new(CellOut::default()),
+            tests,
             z,
             dir,
             memory,
@@ -275,7 +315,7 @@ impl Session for IozoneSession {
             self.show_progress(step);
             crate::sys::sync();
         }
-        if self.broken.is_none() && step.test == Test::Read {
+        if self.broken.is_none() && step.test == Test::Read && !step.whole {
             self.prime(self.cells[step.cell])?;
         }
         for s in self
@@ -291,9 +331,17 @@ impl Session for IozoneSession {
 
     fn work(&self, phase: usize, ctx: &WorkerCtx) -> WorkerOut {
         let step = self.steps[phase];
+        if step.whole {
+            return self.work_cell(step, ctx);
+        }
         let mut out = WorkerOut::default();
         if self.broken.is_some() {
             return out;
+        }
+        if self.z.threads > 1 {
+            // Each worker is a thread of the phase's pool (one worker runs on the calling thread,
+            // whose table stays shared), as iozone's are processes of their own.
+            let _ = crate::sys::own_fd_table();
         }
         let mut lat = Lat::over(ctx.interval);
         match self.one(step, ctx, &mut lat) {
@@ -301,7 +349,7 @@ impl Session for IozoneSession {
                 out.counters.insert("ops", ops as f64);
                 out.counters.insert("bytes", bytes as f64);
                 if step.test.writes() {
-                    out.counters.insert("write_bytes", bytes as f64);
+                    out.counters.insert(metric::WRITE_BYTES, bytes as f64);
                 }
             }
             Err(e) => {
@@ -320,6 +368,13 @@ impl Session for IozoneSession {
     fn finish(&mut self, phase: usize, m: &Merged) -> Result<Vec<Phase>, RunError> {
         let step = self.steps[phase];
         let cell = self.cells[step.cell];
+        if step.whole {
+            self.done += cell.file * self.tests.len() as u64;
+            self.live.set(self.done, None);
+            let phases = self.finish_cell(step);
+            self.remove_files();
+            return Ok(phases);
+        }
         self.done += cell.file * self.z.threads.max(1) as u64;
         self.live.set(self.done, None);
         let p = &m.parts[0];
@@ -334,7 +389,22 @@ impl Session for IozoneSession {
             self.broken = Some(e.clone());
         }
         if ph.skipped.is_none() && ph.error.is_none() {
-            self.figures(step, p, &mut ph);
+            let spans: Vec<(Instant, Instant, u64)> = self
+                .spans
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .iter()
+                .flatten()
+                .copied()
+                .collect();
+            let measured = Measured {
+                ops: p.counter("ops"),
+                bytes: p.counter("bytes"),
+                hist: p.hists.get("lat"),
+                spans,
+                window: p.window,
+            };
+            self.figures(step, measured, &mut ph);
         }
         if step.last {
             self.remove_files();
@@ -350,24 +420,22 @@ impl Session for IozoneSession {
 }
 
 impl IozoneSession {
-    fn figures(&self, step: Step, p: &WorkerOut, ph: &mut Phase) {
+    fn figures(&self, step: Step, m: Measured, ph: &mut Phase) {
         let cell = self.cells[step.cell];
-        let spans: Vec<(Instant, Instant, u64)> = self
-            .spans
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .iter()
-            .flatten()
-            .copied()
-            .collect();
-        let (ops, bytes) = (p.counter("ops"), p.counter("bytes"));
+        let Measured {
+            ops,
+            bytes,
+            hist: lat,
+            spans,
+            window,
+        } = m;
         let (first, last) = (
             spans.iter().map(|s| s.0).min(),
             spans.iter().map(|s| s.1).max(),
         );
         let wall = match (first, last) {
             (Some(a), Some(b)) => b.duration_since(a),
-            _ => p.window,
+            _ => window,
         };
         let s = wall.as_secs_f64().max(1e-9);
         let mx = &mut ph.metrics;
@@ -377,28 +445,31 @@ impl IozoneSession {
             .collect();
         if self.z.throughput_mode() {
             let children: f64 = rates.iter().sum();
-            mx.insert("children_kib_per_sec".into(), children);
-            mx.insert("parent_kib_per_sec".into(), bytes / 1024.0 / s);
-            mx.insert("kib_per_sec".into(), children);
+            mx.insert(metric::CHILDREN_KIB_PER_SEC.into(), children);
+            mx.insert(metric::PARENT_KIB_PER_SEC.into(), bytes / 1024.0 / s);
+            mx.insert(metric::KIB_PER_SEC.into(), children);
             if !rates.is_empty() {
                 mx.insert(
-                    "min_kib_per_sec".into(),
+                    metric::MIN_KIB_PER_SEC.into(),
                     rates.iter().copied().fold(f64::MAX, f64::min),
                 );
                 mx.insert(
-                    "max_kib_per_sec".into(),
+                    metric::MAX_KIB_PER_SEC.into(),
                     rates.iter().copied().fold(0.0, f64::max),
                 );
-                mx.insert("avg_kib_per_sec".into(), children / rates.len() as f64);
+                mx.insert(
+                    metric::AVG_KIB_PER_SEC.into(),
+                    children / rates.len() as f64,
+                );
             }
         } else {
-            mx.insert("kib_per_sec".into(), bytes / 1024.0 / s);
+            mx.insert(metric::KIB_PER_SEC.into(), bytes / 1024.0 / s);
         }
-        mx.insert("bytes_per_sec".into(), bytes / s);
-        mx.insert("ops_per_sec".into(), ops / s);
+        mx.insert(metric::BYTES_PER_SEC.into(), bytes / s);
+        mx.insert(metric::OPS_PER_SEC.into(), ops / s);
         mx.insert("bytes".into(), bytes);
         mx.insert("records".into(), ops);
-        if let Some(h) = p.hists.get("lat") {
+        if let Some(h) = lat {
             hist::summarize(h, "lat", mx);
             ph.histograms.insert("lat_ns".into(), hist::encode(h));
         }
@@ -425,6 +496,13 @@ impl IozoneSession {
                 format_bytes(self.mem_total)
             )));
         }
+        if self.memory && !step.test.writes() {
+            // The frame says it of a phase that reads; a whole cell's phase leaves it to each test.
+            ph.notes.push(crate::store::note::make(
+                crate::store::note::Kind::PageCache,
+                "tmpfs lives in the page cache; reads measure memory",
+            ));
+        }
         if wall < Duration::from_millis(1) {
             ph.notes.push(crate::store::note::make(
                 crate::store::note::Kind::TooFast,
@@ -435,4 +513,13 @@ impl IozoneSession {
             ));
         }
     }
+}
+
+/// A test's figures, from a phase's merged output or from a whole cell's own measurement.
+struct Measured<'a> {
+    ops: f64,
+    bytes: f64,
+    hist: Option<&'a hist::Hist>,
+    spans: Vec<(Instant, Instant, u64)>,
+    window: Duration,
 }

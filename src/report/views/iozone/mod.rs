@@ -3,6 +3,7 @@
 //! surface, the throughput-mode table, and iozone's `-R` text tables (`--format iozone`), which
 //! the iozone graphing scripts read. Means over repeats. Pure.
 
+use crate::metrics::name as metric;
 use crate::store::note;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -104,7 +105,7 @@ impl Iozone {
             let name = r.test.split('/').next().unwrap_or("");
             let (Some(t), Some(v)) = (
                 TESTS.iter().find(|t| t.name == name),
-                r.metrics.get("kib_per_sec"),
+                r.metrics.get(metric::KIB_PER_SEC),
             ) else {
                 continue;
             };
@@ -348,11 +349,11 @@ fn throughput_table(z: &Iozone) -> String {
         let _ = writeln!(
             out,
             "{test:<16} {target:<14} {:>14} {:>14} {:>12} {:>12} {:>12}",
-            m("children_kib_per_sec"),
-            m("parent_kib_per_sec"),
-            m("min_kib_per_sec"),
-            m("max_kib_per_sec"),
-            m("avg_kib_per_sec")
+            m(metric::CHILDREN_KIB_PER_SEC),
+            m(metric::PARENT_KIB_PER_SEC),
+            m(metric::MIN_KIB_PER_SEC),
+            m(metric::MAX_KIB_PER_SEC),
+            m(metric::AVG_KIB_PER_SEC)
         );
     }
     out + "\n"
@@ -527,11 +528,11 @@ pub(crate) fn r_text(z: &Iozone) -> String {
             let _ = write!(
                 out,
                 "\tChildren see throughput for {n:>2} {actors}\t= {:>12.2} kB/sec\n\tParent sees throughput for {n:>2} {actors}\t= {:>12.2} kB/sec\n\tMin throughput per process\t\t\t= {:>12.2} kB/sec\n\tMax throughput per process\t\t\t= {:>12.2} kB/sec\n\tAvg throughput per process\t\t\t= {:>12.2} kB/sec\n\n",
-                m("children_kib_per_sec"),
-                m("parent_kib_per_sec"),
-                m("min_kib_per_sec"),
-                m("max_kib_per_sec"),
-                m("avg_kib_per_sec")
+                m(metric::CHILDREN_KIB_PER_SEC),
+                m(metric::PARENT_KIB_PER_SEC),
+                m(metric::MIN_KIB_PER_SEC),
+                m(metric::MAX_KIB_PER_SEC),
+                m(metric::AVG_KIB_PER_SEC)
             );
         }
     }

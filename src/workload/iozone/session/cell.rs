@@ -1,0 +1,193 @@
+//! A whole cell's phase: the cell's tests back to back, as iozone runs them, each measured on
+//! its own (clock, histogram, this thread's CPU), one record each.
+
+use std::time::{Duration, Instant};
+
+use super::battery::Test;
+use super::{size_label, IozoneSession, Measured, Step};
+use crate::frame::{Phase, WorkerCtx, WorkerOut};
+use crate::io::calls::Lat;
+use crate::metrics::hist;
+use crate::metrics::name as metric;
+
+/// One test of a cell that ran inside a whole-cell phase: what the frame measures of a phase,
+/// measured per test by the session.
+pub(super) struct TestOut {
+    started_at: String,
+    ops: u64,
+    bytes: u64,
+    span: Option<(Instant, Instant, u64)>,
+    hist: hist::Hist,
+    latency: Option<crate::metrics::timeline::Timeline>,
+    /// This thread's CPU time (user, system) over the test, open to close, and that span.
+    cpu: (u64, u64),
+    cpu_wall: Duration,
+    error: Option<(String, crate::io::Failure)>,
+}
+
+/// What a whole-cell phase leaves for `finish`: each test that ran, and why the rest did not.
+#[derive(Default)]
+pub(super) struct CellOut {
+    tests: Vec<TestOut>,
+    /// The cell's file could not be written: the tests after it are skipped, with this reason.
+    broken: Option<String>,
+}
+
+impl IozoneSession {
+    /// A whole cell's phase: each test as its own phase would run it (the read's untimed priming
+    /// pass first), back to back, each with its own clock, histogram and this thread's CPU time.
+    ///
+    /// The cell runs on a thread of its own with a file descriptor table of its own: iozone is
+    /// one single-threaded process, and a file opened in a table that other threads share costs
+    /// the kernel a reference and the position lock on every call (about 170 ns per lseek and
+    /// read on this VM, a quarter of a 4 KiB call from the page cache).
+    pub(super) fn work_cell(&self, step: Step, ctx: &WorkerCtx) -> WorkerOut {
+        std::thread::scope(|s| {
+            let t = s.spawn(|| {
+                let _ = crate::sys::own_fd_table();
+                self.run_cell(step, ctx)
+            });
+            t.join().unwrap_or_else(|p| std::panic::resume_unwind(p))
+        })
+    }
+
+    fn run_cell(&self, step: Step, ctx: &WorkerCtx) -> WorkerOut {
+        let cell = self.cells[step.cell];
+        let mut out = WorkerOut::default();
+        let mut got = CellOut::default();
+        let (mut ops, mut bytes, mut written) = (0u64, 0u64, 0u64);
+        for &test in &self.tests {
+            if let Some(why) = crate::stop::requested() {
+                out.stopped = Some(why);
+                break;
+            }
+            let one = Step {
+                test,
+                whole: false,
+                ..step
+            };
+            if test == Test::Read {
+                if let Err(e) = self.prime(cell) {
+                    got.broken = Some(e.to_string());
+                    break;
+                }
+            }
+            let started_at = crate::metrics::clock::now_rfc3339();
+            let mut lat = Lat::over(ctx.interval);
+            let (c0, w0) = (crate::sys::thread_cpu_ns(), Instant::now());
+            let r = self.one(one, ctx, &mut lat);
+            let (c1, cpu_wall) = (crate::sys::thread_cpu_ns(), w0.elapsed());
+            let span = self
+                .spans
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .first_mut()
+                .and_then(Option::take);
+            let mut h = hist::new();
+            let latency = lat.timeline(Instant::now());
+            lat.into_hist(&mut h);
+            let mut t = TestOut {
+                started_at,
+                ops: 0,
+                bytes: 0,
+                span,
+                hist: h,
+                latency,
+                cpu: (c1.0.saturating_sub(c0.0), c1.1.saturating_sub(c0.1)),
+                cpu_wall,
+                error: None,
+            };
+            match r {
+                Ok((o, b)) => {
+                    (t.ops, t.bytes) = (o, b);
+                    ops += o;
+                    bytes += b;
+                    if test.writes() {
+                        written += b;
+                    }
+                }
+                Err(e) => {
+                    let op = if test.writes() { "write" } else { "read" };
+                    let failure = crate::io::Failure::io(op, &e).path(&self.file(ctx.index));
+                    t.error = Some((format!("{}: {e}", test.def().name), failure));
+                    if test.writes() {
+                        got.broken = Some(format!("{}: {e}", test.def().name));
+                    }
+                }
+            }
+            got.tests.push(t);
+            if got.broken.is_some() {
+                break;
+            }
+        }
+        out.counters.insert("ops", ops as f64);
+        out.counters.insert("bytes", bytes as f64);
+        out.counters.insert(metric::WRITE_BYTES, written as f64);
+        *self.cell_out.lock().unwrap_or_else(|e| e.into_inner()) = got;
+        out
+    }
+
+    /// One record per test of a whole cell's phase: those that ran with their own figures, the
+    /// rest skipped when the cell's file could not be written (none when a stop ended the cell).
+    pub(super) fn finish_cell(&mut self, step: Step) -> Vec<Phase> {
+        let cell = self.cells[step.cell];
+        let got = std::mem::take(&mut *self.cell_out.lock().unwrap_or_else(|e| e.into_inner()));
+        let name = |t: Test| {
+            format!(
+                "{}/{}/{}",
+                t.def().name,
+                size_label(cell.file),
+                size_label(cell.record)
+            )
+        };
+        let mut phases = Vec::new();
+        let mut outs = got.tests.into_iter();
+        for &test in &self.tests.clone() {
+            let mut ph = Phase {
+                test: name(test),
+                ..Default::default()
+            };
+            match outs.next() {
+                Some(t) => {
+                    ph.started_at = t.started_at;
+                    ph.latency = t.latency;
+                    if let Some((e, f)) = t.error {
+                        ph.error = Some(e);
+                        ph.failure = Some(f);
+                    } else {
+                        let one = Step {
+                            test,
+                            whole: false,
+                            ..step
+                        };
+                        let measured = Measured {
+                            ops: t.ops as f64,
+                            bytes: t.bytes as f64,
+                            hist: Some(&t.hist),
+                            spans: t.span.into_iter().collect(),
+                            window: t.cpu_wall,
+                        };
+                        self.figures(one, measured, &mut ph);
+                        let wall = t.cpu_wall.as_nanos().max(1) as f64;
+                        ph.metrics
+                            .insert(metric::CPU_USER_PCT.into(), t.cpu.0 as f64 / wall * 100.0);
+                        ph.metrics
+                            .insert(metric::CPU_SYS_PCT.into(), t.cpu.1 as f64 / wall * 100.0);
+                        ph.notes.push(format!(
+                            "the cell's {} tests ran back to back as in iozone: cpu_*_pct is this test's, system_cpu and device figures are the cell's",
+                            self.tests.len()
+                        ));
+                    }
+                }
+                None => match &got.broken {
+                    Some(why) => {
+                        ph.skipped = Some(format!("the file could not be written: {why}"));
+                    }
+                    None => break,
+                },
+            }
+            phases.push(ph);
+        }
+        phases
+    }
+}
