@@ -371,7 +371,8 @@ fn unprivileged() -> Option<std::process::Command> {
     c.args(["--reuid=65534", "--regid=65534", "--clear-groups"])
         .arg(env!("CARGO_BIN_EXE_fsbench"))
         .env_remove("FSBENCH_WORKDIR")
-        .env_remove("FSBENCH_STATE_DIR");
+        .env_remove("FSBENCH_STATE_DIR")
+        .env("FSBENCH_HISTORY", history_path());
     Some(c)
 }
 

@@ -102,6 +102,7 @@ fn mpi_cmd(np: usize, args: &[&str]) -> Command {
     c.env("OMPI_ALLOW_RUN_AS_ROOT", "1")
         .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
         .env_remove("FSBENCH_WORKDIR")
+        .env("FSBENCH_HISTORY", common::history_path())
         .args(["--oversubscribe", "-np", &np.to_string()])
         .arg(env!("CARGO_BIN_EXE_fsbench"))
         .args(args);

@@ -170,6 +170,7 @@ fn a_closed_terminal_tears_down_and_keeps_the_results() {
         rc.display()
     );
     let mut term = std::process::Command::new("setsid")
+        .env("FSBENCH_HISTORY", history_path())
         .args(["script", "-qfec", &inner, "/dev/null"])
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::null())

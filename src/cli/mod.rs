@@ -4,6 +4,9 @@ use crate::plan::PlanError;
 use std::path::PathBuf;
 
 pub mod complete;
+pub mod history;
+
+pub use history::{CheckArgs, HistoryAction, HistoryArgs, HistoryCmd};
 
 use clap::{Args, Parser, Subcommand};
 
@@ -34,6 +37,8 @@ pub struct Common {
     /// Less chatter on standard error
     #[arg(short, long, global = true)]
     pub quiet: bool,
+    #[command(flatten)]
+    pub history: HistoryArgs,
 }
 
 #[derive(Args, Debug, Clone)]
@@ -241,6 +246,12 @@ pub enum Command {
         after_help = "Examples:\n  fsbench compare ext4 xfs btrfs zfs --out study\n  fsbench compare ext4 'ext4:nojournal,label=ext4-nj' --workload smoke:size=256M\n  fsbench compare 'zfs:recordsize=128k,label=zfs-128k' 'zfs:recordsize=4k,label=zfs-4k'\n  fsbench compare xfs btrfs --device /dev/sdb --wipe\n  fsbench compare dir:/mnt/nfs tmpfs\n  fsbench compare ext4 xfs raw --workload cdm --runtime 2s --file-size 256M\n  fsbench compare ext4 btrfs --workload 'block:rw=randread,bs=4k,iodepth=32'\n  fsbench compare ext4 xfs --workload fio:db.fio\n  fsbench compare xfs btrfs --workload iozone:max_file=64m --size 2G   the iozone shoot-out's matrix\n  fsbench compare ext4 xfs --workload bonnie:size=4G,ram=2G --size 8G\n  fsbench compare btrfs btrfs:nodatacow zfs --workload aging --workload aging:snapshots=3/s   the Btrfs vs ZFS article\n  fsbench compare btrfs:raid1 zfs:mirror 'zfs:raidz,devices=3' --workload cdm\n  fsbench compare --resume study                 finish a killed study\n  mpirun -np 4 fsbench compare dir:/mnt/nfs -w hpc -w files   many ranks (the mpi feature)\n\nResults: OUT/results.jsonl (one JSON record per phase, written as it finishes) and\nOUT/manifest.json (plan, environment, commands as run). Schema: docs/results-schema.md."
     )]
     Compare(Box<CompareArgs>),
+    /// Every study in one database: list them, a metric's trend across them, rebuild it
+    #[command(after_help = history::HISTORY_HELP, args_conflicts_with_subcommands = false)]
+    History(HistoryCmd),
+    /// The regression gate: a study against an earlier one or the history, with 95% intervals
+    #[command(after_help = history::CHECK_HELP)]
+    Check(CheckArgs),
 }
 
 #[derive(Args, Debug)]
@@ -269,6 +280,8 @@ pub struct RunArgs {
     /// Less chatter on standard error
     #[arg(short, long)]
     pub quiet: bool,
+    #[command(flatten)]
+    pub history: HistoryArgs,
 }
 
 #[derive(Args, Debug)]

@@ -2,10 +2,12 @@
 //! (anyhow), and outcomes become exit statuses whose names say what happened.
 
 pub(crate) mod audit;
+pub(crate) mod check;
 pub(crate) mod cleanup;
 pub(crate) mod compare;
 pub(crate) mod docs;
 pub(crate) mod doctor;
+pub(crate) mod history;
 pub(crate) mod list;
 pub(crate) mod provision;
 pub(crate) mod report;
@@ -114,6 +116,8 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<Exit> {
         Command::Completions { shell } => docs::completions(shell),
         Command::Man { dir } => docs::man(&dir),
         Command::Audit(a) => audit::run(a),
+        Command::History(a) => history::run(a),
+        Command::Check(a) => check::run(a),
     }
 }
 

@@ -169,8 +169,12 @@ pub fn run(a: RunArgs) -> anyhow::Result<Exit> {
         command_line: std::env::args().collect(),
         resume: false,
         select: None,
+        observer: super::history::recorder(&a.history, !team.rank().leads()),
     };
     let summary = runner::run(&opts, team.as_ref())?;
+    if let (Some(o), Some(s)) = (&opts.observer, &summary.study) {
+        o.finish(&s.dir);
+    }
     if let Some(exit) = super::rank_exit(team.as_ref(), &summary.ended) {
         return Ok(exit);
     }

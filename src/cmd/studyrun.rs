@@ -111,6 +111,7 @@ pub fn prepare(mut r: Run, team: &dyn Team) -> anyhow::Result<runner::Options> {
         command_line: std::env::args().collect(),
         resume: r.resume,
         select: None,
+        observer: super::history::recorder(&r.common.history, dry_run || !lead),
     })
 }
 
@@ -126,6 +127,9 @@ pub fn end(
         return Ok(super::rank_exit(team, &summary.ended).unwrap_or(Exit::Ok));
     }
     if let Some(study) = &summary.study {
+        if let Some(o) = &opts.observer {
+            o.finish(&study.dir);
+        }
         report_at_end(study, &opts.resolved.plan, &summary.records);
     }
     Ok(match summary.ended {

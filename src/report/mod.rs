@@ -9,6 +9,7 @@
 pub(crate) mod claims;
 pub(crate) mod fiojson;
 pub(crate) mod formats;
+pub(crate) mod gate;
 mod html;
 mod markdown;
 mod markup;
@@ -19,6 +20,7 @@ mod stats;
 mod summary;
 mod svg;
 mod term;
+pub(crate) mod trend;
 pub(crate) mod tune;
 mod view;
 pub(crate) mod views;

@@ -48,6 +48,7 @@ pub fn run(opts: &Options, team: &dyn Team) -> Result<Summary, RunnerError> {
         Sink {
             study: None,
             records: Vec::new(),
+            observer: None,
         }
     };
     let run_id = manifest.run_id.clone();

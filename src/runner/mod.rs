@@ -62,6 +62,8 @@ pub struct Options {
     pub resume: bool,
     /// Run only this repeat of these targets (a round of `fsbench tune`); None runs the plan.
     pub select: Option<Select>,
+    /// Told of every record the study holds (the history indexes them).
+    pub observer: Option<std::sync::Arc<dyn crate::store::Observer>>,
 }
 
 /// One round of a race: a repeat, and the targets still in it.

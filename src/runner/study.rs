@@ -3,17 +3,22 @@
 
 use super::{Ended, Options, RunnerError};
 use crate::metrics::clock::now_rfc3339;
-use crate::store::{Manifest, Record, Status, StoreError, Study};
+use crate::store::{Manifest, Observer, Record, Status, StoreError, Study};
+use std::sync::Arc;
 
 pub struct Sink {
     pub study: Option<Study>,
     pub records: Vec<Record>,
+    pub observer: Option<Arc<dyn Observer>>,
 }
 
 impl Sink {
     pub fn save(&mut self, rec: Record) -> Result<(), StoreError> {
         if let Some(s) = self.study.as_mut() {
             s.append(&rec)?;
+            if let Some(o) = &self.observer {
+                o.record(&s.dir, &rec);
+            }
         }
         self.records.push(rec);
         Ok(())
@@ -26,6 +31,7 @@ pub(super) fn open_study(opts: &Options, manifest: &mut Manifest) -> Result<Sink
         return Ok(Sink {
             study: None,
             records: Vec::new(),
+            observer: None,
         });
     }
     if !opts.resume {
@@ -39,6 +45,7 @@ pub(super) fn open_study(opts: &Options, manifest: &mut Manifest) -> Result<Sink
         return Ok(Sink {
             study: Some(study),
             records: Vec::new(),
+            observer: opts.observer.clone(),
         });
     }
     let (mut s, mut old) = Study::open(&opts.out)?;
@@ -73,6 +80,7 @@ pub(super) fn open_study(opts: &Options, manifest: &mut Manifest) -> Result<Sink
     Ok(Sink {
         study: Some(s),
         records: keep,
+        observer: opts.observer.clone(),
     })
 }
 

@@ -43,6 +43,7 @@ fn opts(dir: &std::path::Path, jobfile: &str) -> Result<Options, RunnerError> {
         command_line: vec!["test".into()],
         resume: false,
         select: None,
+        observer: None,
     })
 }
 

@@ -246,6 +246,14 @@ impl Record {
     }
 }
 
+/// Told of each record the moment the study holds it (the history indexes it there). It must
+/// not fail the study: it says what went wrong itself, once.
+pub trait Observer: Send + Sync {
+    fn record(&self, dir: &Path, rec: &Record);
+    /// The study ended (its manifest says how).
+    fn finish(&self, _dir: &Path) {}
+}
+
 /// Reads a study's manifest.json.
 pub fn read_manifest(dir: &Path) -> Result<Manifest, StoreError> {
     let mpath = dir.join("manifest.json");

@@ -16,6 +16,55 @@ pub struct Environment {
     /// (`0.1.0 (commit 1a2b3c4d5e6f, features: mpi)`).
     #[serde(default)]
     pub fsbench_build: String,
+    /// The host's disks (block devices with a device behind them: no loop, RAM or zram
+    /// devices): what a study's figures also depend on (the history's fingerprint).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub disks: Vec<Disk>,
+}
+
+/// A disk of the host, as sysfs describes it.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Disk {
+    pub name: String,
+    /// The model the device reports (empty when it reports none, e.g. virtio).
+    pub model: String,
+    pub size_bytes: u64,
+    pub rotational: bool,
+    /// The I/O scheduler in use (the bracketed one of queue/scheduler).
+    pub scheduler: String,
+}
+
+/// The host's disks: /sys/block entries that have a device behind them, by name.
+pub fn disks() -> Vec<Disk> {
+    let Ok(dir) = std::fs::read_dir("/sys/block") else {
+        return Vec::new();
+    };
+    let mut out: Vec<Disk> = dir
+        .flatten()
+        .filter(|e| e.path().join("device").exists())
+        .map(|e| {
+            let p = e.path();
+            let read = |f: &str| {
+                std::fs::read_to_string(p.join(f))
+                    .map(|s| s.trim().to_string())
+                    .unwrap_or_default()
+            };
+            let sched = read("queue/scheduler");
+            Disk {
+                name: e.file_name().to_string_lossy().into_owned(),
+                model: read("device/model"),
+                size_bytes: read("size").parse::<u64>().unwrap_or(0) * 512,
+                rotational: read("queue/rotational") == "1",
+                scheduler: sched
+                    .split_whitespace()
+                    .find(|w| w.starts_with('['))
+                    .map(|w| w.trim_matches(|c| c == '[' || c == ']').to_string())
+                    .unwrap_or(sched),
+            }
+        })
+        .collect();
+    out.sort_by(|a, b| a.name.cmp(&b.name));
+    out
 }
 
 impl Environment {
@@ -37,6 +86,7 @@ impl Environment {
             mem_total_bytes: mem_total_bytes(),
             fsbench_version: env!("CARGO_PKG_VERSION").to_string(),
             fsbench_build: crate::about::version().to_string(),
+            disks: disks(),
         }
     }
 }

@@ -14,7 +14,15 @@ use std::sync::{Mutex, MutexGuard};
 pub fn bin() -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_fsbench"));
     c.env_remove("FSBENCH_WORKDIR");
+    c.env("FSBENCH_HISTORY", history_path());
     c
+}
+
+/// The history database of this test process (under cargo's directory for test files): tests
+/// never write the user's or root's history. Every run of the binary gets it by FSBENCH_HISTORY.
+pub fn history_path() -> PathBuf {
+    PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("fsbench-history-{}.db", std::process::id()))
 }
 
 pub fn run(args: &[&str]) -> Output {

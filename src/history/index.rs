@@ -1,0 +1,250 @@
+//! Indexing: a study from its directory (at its end, and by `history rebuild`), and each record
+//! the moment it is written (`Recorder`, the study's `store::Observer`), one transaction each.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use rusqlite::{params, Transaction};
+
+use super::fingerprint::{digest, fingerprint};
+use super::{Db, HistoryError};
+use crate::store::{self, Manifest, Record};
+
+fn status_text(m: &Manifest) -> String {
+    serde_json::to_value(m.status)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_string))
+        .unwrap_or_else(|| "unknown".into())
+}
+
+/// The study's own row, its targets (with their fingerprints) and workloads; its records stay.
+fn put_study(
+    tx: &Transaction,
+    dir: &Path,
+    m: &Manifest,
+    extra_labels: &BTreeSet<String>,
+) -> rusqlite::Result<i64> {
+    let plan = serde_json::to_string(&m.plan).unwrap_or_default();
+    let dir = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
+    let id: i64 = tx.query_row(
+        "INSERT INTO studies (run_id, dir, started, finished, host, status, command, \
+         fsbench_version, repeats, plan, indexed_at) VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11) \
+         ON CONFLICT(run_id) DO UPDATE SET dir=excluded.dir, finished=excluded.finished, \
+         status=excluded.status, plan=excluded.plan, indexed_at=excluded.indexed_at RETURNING id",
+        params![
+            m.run_id,
+            dir.display().to_string(),
+            m.created_at,
+            m.finished_at,
+            m.environment.hostname,
+            status_text(m),
+            m.command_line.join(" "),
+            m.fsbench_version,
+            m.plan.repeat,
+            plan,
+            crate::metrics::clock::now_rfc3339(),
+        ],
+        |r| r.get(0),
+    )?;
+    let mut labels: BTreeSet<String> = m.plan.targets.iter().map(|t| t.label.clone()).collect();
+    labels.extend(m.targets.iter().map(|t| t.label.clone()));
+    labels.extend(extra_labels.iter().cloned());
+    for label in &labels {
+        let fp = fingerprint(m, label);
+        let spec = m.plan.targets.iter().find(|t| &t.label == label);
+        tx.execute(
+            "INSERT OR REPLACE INTO targets (study, label, spec, fs, fingerprint, fp_hash) \
+             VALUES (?1,?2,?3,?4,?5,?6)",
+            params![
+                id,
+                label,
+                spec.map(|s| s.spec.as_str()).unwrap_or(label),
+                spec.map(|s| s.fs.as_str()).unwrap_or(""),
+                serde_json::to_string(&fp).unwrap_or_default(),
+                digest(&fp),
+            ],
+        )?;
+    }
+    for w in &m.plan.workloads {
+        tx.execute(
+            "INSERT OR REPLACE INTO workloads (study, spec, name) VALUES (?1,?2,?3)",
+            params![id, w.spec, w.name],
+        )?;
+    }
+    Ok(id)
+}
+
+/// One record and its metrics (a record measured again replaces the one before).
+fn put_record(tx: &Transaction, study: i64, r: &Record) -> rusqlite::Result<()> {
+    let outcome = serde_json::to_value(r.outcome)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_string))
+        .unwrap_or_default();
+    let id: i64 = tx.query_row(
+        "INSERT INTO records (study, target, workload, test, repeat, started, duration_s, \
+         outcome, less_work) VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9) \
+         ON CONFLICT(study, target, workload, test, repeat) DO UPDATE SET \
+         started=excluded.started, duration_s=excluded.duration_s, outcome=excluded.outcome, \
+         less_work=excluded.less_work RETURNING id",
+        params![
+            study,
+            r.target,
+            r.workload,
+            r.test,
+            r.repeat,
+            r.started_at,
+            r.duration_s,
+            outcome,
+            r.less_work().is_some(),
+        ],
+        |row| row.get(0),
+    )?;
+    tx.execute("DELETE FROM metrics WHERE record = ?1", [id])?;
+    let mut ins =
+        tx.prepare_cached("INSERT INTO metrics (record, name, value) VALUES (?1,?2,?3)")?;
+    for (k, v) in &r.metrics {
+        if v.is_finite() {
+            ins.execute(params![id, k, v])?;
+        }
+    }
+    Ok(())
+}
+
+impl Db {
+    /// Indexes a whole study from its directory, replacing what the database held of it.
+    pub fn index_study(&mut self, dir: &Path) -> Result<i64, HistoryError> {
+        let m = store::read_manifest(dir)?;
+        let records = store::load_results(dir)?;
+        let labels = records.iter().map(|r| r.target.clone()).collect();
+        let path = self.path.clone();
+        let sql = |e| super::classify(&path, e);
+        let tx = self
+            .conn
+            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+            .map_err(sql)?;
+        let id = put_study(&tx, dir, &m, &labels).map_err(sql)?;
+        tx.execute("DELETE FROM records WHERE study = ?1", [id])
+            .map_err(sql)?;
+        for r in &records {
+            put_record(&tx, id, r).map_err(sql)?;
+        }
+        tx.commit().map_err(sql)?;
+        Ok(id)
+    }
+
+    /// The study's row (from its manifest as it is now), for the records that follow.
+    pub fn begin_study(&mut self, dir: &Path, m: &Manifest) -> Result<i64, HistoryError> {
+        let path = self.path.clone();
+        let sql = |e| super::classify(&path, e);
+        let tx = self
+            .conn
+            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+            .map_err(sql)?;
+        let id = put_study(&tx, dir, m, &BTreeSet::new()).map_err(sql)?;
+        tx.commit().map_err(sql)?;
+        Ok(id)
+    }
+
+    /// One record, in a transaction of its own.
+    pub fn add_record(&mut self, study: i64, r: &Record) -> Result<(), HistoryError> {
+        let path = self.path.clone();
+        let sql = |e| super::classify(&path, e);
+        let tx = self
+            .conn
+            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+            .map_err(sql)?;
+        put_record(&tx, study, r).map_err(sql)?;
+        tx.commit().map_err(sql)
+    }
+}
+
+/// Indexes a study's records as they are written, and the whole study at its end. A database
+/// that cannot be opened or written is a warning, said once; the study goes on.
+pub struct Recorder {
+    path: PathBuf,
+    state: Mutex<State>,
+}
+
+#[derive(Default)]
+struct State {
+    db: Option<Db>,
+    study: Option<i64>,
+    /// The target and repeat of the last record: a new one reads the manifest again (it holds the
+    /// targets torn down since, with their options, for the fingerprints).
+    last: Option<(String, u32)>,
+    failed: bool,
+}
+
+impl Recorder {
+    pub fn new(path: &Path) -> Recorder {
+        Recorder {
+            path: path.to_path_buf(),
+            state: Mutex::new(State::default()),
+        }
+    }
+
+    /// Whether the database could not be written (the warning was said).
+    #[cfg(test)]
+    pub fn failed(&self) -> bool {
+        self.state.lock().unwrap_or_else(|p| p.into_inner()).failed
+    }
+
+    fn warn(&self, st: &mut State, e: &HistoryError) {
+        if !st.failed {
+            eprintln!("fsbench: warning: the study is not in the history: {e} (the study itself is complete in its directory; add it later with `fsbench history rebuild DIR`)");
+        }
+        st.failed = true;
+    }
+}
+
+impl store::Observer for Recorder {
+    /// The study as it ended: indexed again whole from its directory (its status, the targets
+    /// as provisioned, the records set aside by a resume gone).
+    fn finish(&self, dir: &Path) {
+        let mut st = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        if st.failed {
+            return;
+        }
+        let r = match st.db.take() {
+            Some(db) => Ok(db),
+            None => Db::open(&self.path),
+        }
+        .and_then(|mut db| db.index_study(dir).map(|_| db));
+        match r {
+            Ok(db) => st.db = Some(db),
+            Err(e) => self.warn(&mut st, &e),
+        }
+    }
+
+    fn record(&self, dir: &Path, rec: &Record) {
+        let mut st = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        if st.failed {
+            return;
+        }
+        let here = (rec.target.clone(), rec.repeat);
+        let known = st.study.filter(|_| st.last.as_ref() == Some(&here));
+        let r = (|| {
+            if st.db.is_none() {
+                st.db = Some(Db::open(&self.path)?);
+            }
+            let db = st.db.as_mut().expect("opened above");
+            let study = match known {
+                Some(id) => id,
+                None => {
+                    let m = store::read_manifest(dir)?;
+                    db.begin_study(dir, &m)?
+                }
+            };
+            db.add_record(study, rec)?;
+            Ok(study)
+        })();
+        match r {
+            Ok(id) => {
+                st.study = Some(id);
+                st.last = Some(here);
+            }
+            Err(e) => self.warn(&mut st, &e),
+        }
+    }
+}

@@ -1,0 +1,389 @@
+//! The regression gate of `fsbench check`: for each headline figure two studies share, the ratio
+//! NEW/OLD with its 95% interval from the repeats of both on the log scale (`stats::ratio`, as
+//! the report's ratios), judged against a tolerance: regressed when the whole interval lies below
+//! 1 - tolerance, improved when above 1 + tolerance, else unchanged. With one repeat on a side
+//! the repeats cannot tell noise from change: the history's spread of the figure on the same
+//! fingerprint stands in when there is one, else the figure is undecided. Pure: the figures come
+//! in as data, the verdicts go out as text, JSON or JUnit XML.
+
+use std::collections::BTreeMap;
+use std::fmt::Write;
+
+use serde::Serialize;
+
+use super::markup::esc;
+use super::stats::{self, LEVEL};
+use crate::store::{Outcome, Record};
+
+/// A figure: target, workload, test and its headline metric.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+pub(crate) struct Key {
+    pub(crate) target: String,
+    pub(crate) workload: String,
+    pub(crate) test: String,
+    pub(crate) metric: String,
+}
+
+impl std::fmt::Display for Key {
+    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        write!(
+            f,
+            "{} {}/{} {}",
+            self.target, self.workload, self.test, self.metric
+        )
+    }
+}
+
+/// The headline figures of a study's records, one value per repeat (the mean of a repeat's
+/// records, which is one record in every workload but a multi-job block file). Failed and
+/// skipped records, and those that did less work than asked, are left out.
+pub(crate) fn figures(records: &[Record]) -> BTreeMap<Key, Vec<f64>> {
+    let mut per: BTreeMap<(Key, u32), Vec<f64>> = BTreeMap::new();
+    for r in records {
+        if r.outcome != Outcome::Ok || r.less_work().is_some() {
+            continue;
+        }
+        let Some((m, v)) = crate::metrics::catalog::HEADLINES
+            .iter()
+            .find_map(|m| r.metrics.get(*m).map(|v| (*m, *v)))
+        else {
+            continue;
+        };
+        let key = Key {
+            target: r.target.clone(),
+            workload: r.workload.clone(),
+            test: r.test.clone(),
+            metric: m.to_string(),
+        };
+        per.entry((key, r.repeat)).or_default().push(v);
+    }
+    let mut out: BTreeMap<Key, Vec<f64>> = BTreeMap::new();
+    for ((k, _), vs) in per {
+        out.entry(k)
+            .or_default()
+            .push(vs.iter().sum::<f64>() / vs.len() as f64);
+    }
+    out
+}
+
+/// A figure's samples on both sides, and the history's spread of it on this fingerprint: the
+/// standard deviation of its log between studies, with its degrees of freedom.
+#[derive(Debug, Clone)]
+pub(crate) struct Pair {
+    pub(crate) key: Key,
+    pub(crate) new: Vec<f64>,
+    pub(crate) old: Vec<f64>,
+    pub(crate) history_spread: Option<(f64, f64)>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum Verdict {
+    Regressed,
+    Improved,
+    Unchanged,
+    /// One repeat on a side and no history to tell noise from change.
+    Undecided,
+}
+
+/// Where a figure's interval came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum Basis {
+    Repeats,
+    HistorySpread,
+    None,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub(crate) struct Judged {
+    #[serde(flatten)]
+    pub(crate) key: Key,
+    pub(crate) new_repeats: usize,
+    pub(crate) old_repeats: usize,
+    pub(crate) ratio: f64,
+    pub(crate) interval: Option<(f64, f64)>,
+    pub(crate) verdict: Verdict,
+    pub(crate) basis: Basis,
+}
+
+/// The rule on an interval.
+pub(crate) fn rule(interval: (f64, f64), tolerance: f64) -> Verdict {
+    if interval.1 < 1.0 - tolerance {
+        Verdict::Regressed
+    } else if interval.0 > 1.0 + tolerance {
+        Verdict::Improved
+    } else {
+        Verdict::Unchanged
+    }
+}
+
+/// One figure judged.
+pub(crate) fn judge(p: &Pair, tolerance: f64) -> Judged {
+    let (a, b) = (stats::summarize(&p.new), stats::summarize(&p.old));
+    let (ratio, by_repeats) = stats::ratio(&a, &b);
+    let (interval, basis) = match by_repeats {
+        Some(i) => (Some(i), Basis::Repeats),
+        None => match p.history_spread {
+            Some((sd, df)) if df >= 1.0 && a.log_scale && b.log_scale && ratio.is_finite() => {
+                let se = sd * (1.0 / a.n as f64 + 1.0 / b.n as f64).sqrt();
+                let t = stats::t_quantile(LEVEL, df);
+                (
+                    Some((ratio * (-t * se).exp(), ratio * (t * se).exp())),
+                    Basis::HistorySpread,
+                )
+            }
+            _ => (None, Basis::None),
+        },
+    };
+    Judged {
+        key: p.key.clone(),
+        new_repeats: a.n,
+        old_repeats: b.n,
+        ratio,
+        interval,
+        verdict: interval.map_or(Verdict::Undecided, |i| rule(i, tolerance)),
+        basis,
+    }
+}
+
+/// The gate's answer over every figure the two sides share.
+#[derive(Debug, Clone, Serialize)]
+pub(crate) struct Gate {
+    pub(crate) new: String,
+    pub(crate) old: String,
+    pub(crate) tolerance: f64,
+    pub(crate) figures: Vec<Judged>,
+    /// Fingerprint fields that differ: (target, field, old, new).
+    pub(crate) differences: Vec<(String, String, String, String)>,
+}
+
+impl Gate {
+    pub(crate) fn new(new: &str, old: &str, pairs: &[Pair], tolerance: f64) -> Gate {
+        Gate {
+            new: new.to_string(),
+            old: old.to_string(),
+            tolerance,
+            figures: pairs.iter().map(|p| judge(p, tolerance)).collect(),
+            differences: Vec::new(),
+        }
+    }
+
+    pub(crate) fn regressed(&self) -> impl Iterator<Item = &Judged> {
+        self.figures
+            .iter()
+            .filter(|j| j.verdict == Verdict::Regressed)
+    }
+
+    fn count(&self, v: Verdict) -> usize {
+        self.figures.iter().filter(|j| j.verdict == v).count()
+    }
+
+    /// The terminal's (and a log's) answer: the regressions first, then every figure.
+    pub(crate) fn text(&self) -> String {
+        let mut s = String::new();
+        let _ = writeln!(
+            s,
+            "check {} against {} (tolerance {}%, 95% intervals): {} regressed, {} improved, {} unchanged, {} undecided",
+            self.new,
+            self.old,
+            pct(self.tolerance),
+            self.count(Verdict::Regressed),
+            self.count(Verdict::Improved),
+            self.count(Verdict::Unchanged),
+            self.count(Verdict::Undecided)
+        );
+        for j in self.regressed() {
+            let _ = writeln!(s, "REGRESSED {}: {}", j.key, ratio_text(j));
+        }
+        if !self.differences.is_empty() {
+            let _ = writeln!(s, "the environment differs:");
+            for (t, f, o, n) in &self.differences {
+                let _ = writeln!(s, "  {t}: {f} {o} -> {n}");
+            }
+        }
+        for j in &self.figures {
+            let _ = writeln!(
+                s,
+                "  {:<10} {}: {}{}",
+                format!("{:?}", j.verdict).to_lowercase(),
+                j.key,
+                ratio_text(j),
+                match j.basis {
+                    Basis::HistorySpread =>
+                        " (one repeat: interval from the history's spread on this fingerprint)",
+                    Basis::None if j.new_repeats < 2 || j.old_repeats < 2 =>
+                        " (one repeat on a side and no history on this fingerprint: the gate cannot tell noise from change; run --repeat 3 or more)",
+                    _ => "",
+                }
+            );
+        }
+        s
+    }
+
+    pub(crate) fn json(&self) -> String {
+        serde_json::to_string_pretty(self).unwrap_or_default() + "\n"
+    }
+
+    /// JUnit XML: a test case per figure, a failure per regression.
+    pub(crate) fn junit(&self) -> String {
+        let mut s = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
+        let _ = writeln!(
+            s,
+            r#"<testsuite name="fsbench check" tests="{}" failures="{}">"#,
+            self.figures.len(),
+            self.count(Verdict::Regressed)
+        );
+        for j in &self.figures {
+            let _ = write!(
+                s,
+                r#"  <testcase classname="{}" name="{}">"#,
+                esc(&format!("{}.{}", j.key.target, j.key.workload)),
+                esc(&format!("{} {}", j.key.test, j.key.metric))
+            );
+            match j.verdict {
+                Verdict::Regressed => {
+                    let _ = write!(
+                        s,
+                        r#"<failure message="regressed: {}"/>"#,
+                        esc(&ratio_text(j))
+                    );
+                }
+                Verdict::Undecided => s.push_str(
+                    r#"<skipped message="one repeat on a side: the gate cannot tell noise from change"/>"#,
+                ),
+                _ => {}
+            }
+            s.push_str("</testcase>\n");
+        }
+        s.push_str("</testsuite>\n");
+        s
+    }
+}
+
+fn pct(f: f64) -> String {
+    let t = format!("{:.2}", f * 100.0);
+    t.trim_end_matches('0').trim_end_matches('.').to_string()
+}
+
+fn ratio_text(j: &Judged) -> String {
+    match j.interval {
+        Some((lo, hi)) => format!("x{:.3} [{:.3}, {:.3}]", j.ratio, lo, hi),
+        None => format!("x{:.3} (no interval)", j.ratio),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pair(new: &[f64], old: &[f64], spread: Option<(f64, f64)>) -> Pair {
+        Pair {
+            key: Key {
+                target: "t".into(),
+                workload: "w".into(),
+                test: "x".into(),
+                metric: "iops".into(),
+            },
+            new: new.to_vec(),
+            old: old.to_vec(),
+            history_spread: spread,
+        }
+    }
+
+    #[test]
+    fn the_rule_needs_the_whole_interval_past_the_tolerance() {
+        assert_eq!(rule((0.80, 0.94), 0.05), Verdict::Regressed);
+        assert_eq!(rule((0.80, 0.96), 0.05), Verdict::Unchanged);
+        assert_eq!(rule((1.06, 1.2), 0.05), Verdict::Improved);
+        assert_eq!(rule((1.04, 1.2), 0.05), Verdict::Unchanged);
+    }
+
+    #[test]
+    fn regressed_improved_and_unchanged_from_repeats() {
+        let old = [1000.0, 1010.0, 990.0, 1005.0];
+        let j = judge(&pair(&[850.0, 855.0, 845.0, 852.0], &old, None), 0.05);
+        assert_eq!((j.verdict, j.basis), (Verdict::Regressed, Basis::Repeats));
+        assert!(j.interval.unwrap().1 < 0.95);
+        let j = judge(&pair(&[1200.0, 1190.0, 1210.0, 1205.0], &old, None), 0.05);
+        assert_eq!(j.verdict, Verdict::Improved);
+        let j = judge(&pair(&[1001.0, 995.0, 1008.0, 998.0], &old, None), 0.05);
+        assert_eq!(j.verdict, Verdict::Unchanged);
+        // A drop inside the noise: the interval straddles the tolerance.
+        let noisy = [700.0, 1300.0, 900.0, 1100.0];
+        let j = judge(&pair(&[850.0, 860.0, 840.0, 855.0], &noisy, None), 0.05);
+        assert_eq!(j.verdict, Verdict::Unchanged);
+    }
+
+    #[test]
+    fn one_repeat_uses_the_history_spread_or_says_it_cannot_tell() {
+        let j = judge(&pair(&[800.0], &[1000.0], None), 0.05);
+        assert_eq!((j.verdict, j.basis), (Verdict::Undecided, Basis::None));
+        let gate = Gate::new("a", "b", &[pair(&[800.0], &[1000.0], None)], 0.05);
+        assert!(gate.text().contains("cannot tell noise from change"));
+        // The history: a 1% spread between studies over 5 degrees of freedom.
+        let j = judge(&pair(&[800.0], &[1000.0], Some((0.01, 5.0))), 0.05);
+        assert_eq!(
+            (j.verdict, j.basis),
+            (Verdict::Regressed, Basis::HistorySpread)
+        );
+        // A 20% spread: a 20% drop is within the noise.
+        let j = judge(&pair(&[800.0], &[1000.0], Some((0.2, 5.0))), 0.05);
+        assert_eq!(j.verdict, Verdict::Unchanged);
+    }
+
+    #[test]
+    fn figures_are_the_headline_per_repeat_without_failed_or_short_records() {
+        let rec = |repeat: u32, iops: f64, outcome: Outcome, notes: Vec<String>| Record {
+            schema: 1,
+            target: "t".into(),
+            fs: "dir".into(),
+            workload: "w".into(),
+            test: "x".into(),
+            repeat,
+            started_at: String::new(),
+            duration_s: 1.0,
+            outcome,
+            reason: None,
+            error: None,
+            metrics: BTreeMap::from([
+                ("iops".to_string(), iops),
+                ("bytes_per_sec".to_string(), iops * 4096.0),
+            ]),
+            notes,
+            histograms: BTreeMap::new(),
+            series: BTreeMap::new(),
+            latency_log: None,
+            config: None,
+            failure: None,
+            ranks: vec![],
+        };
+        let short = vec![crate::store::note::make(
+            crate::store::note::Kind::Interrupted,
+            "stopped early",
+        )];
+        let recs = vec![
+            rec(0, 100.0, Outcome::Ok, vec![]),
+            rec(0, 200.0, Outcome::Ok, vec![]),
+            rec(1, 120.0, Outcome::Ok, vec![]),
+            rec(2, 1.0, Outcome::Failed, vec![]),
+            rec(3, 1.0, Outcome::Ok, short),
+        ];
+        let f = figures(&recs);
+        assert_eq!(f.len(), 1);
+        let (k, v) = f.iter().next().unwrap();
+        assert_eq!(k.metric, "iops");
+        assert_eq!(v, &vec![150.0, 120.0]);
+    }
+
+    #[test]
+    fn junit_and_json_name_the_regression() {
+        let old = [1000.0, 1010.0, 990.0];
+        let g = Gate::new("n", "o", &[pair(&[850.0, 855.0, 845.0], &old, None)], 0.05);
+        assert_eq!(g.regressed().count(), 1);
+        assert!(g.junit().contains("<failure message=\"regressed: x0."));
+        let v: serde_json::Value = serde_json::from_str(&g.json()).unwrap();
+        assert_eq!(v["figures"][0]["verdict"], "regressed");
+        assert!(g.text().contains("REGRESSED t w/x iops"));
+    }
+}
