@@ -124,6 +124,65 @@ fn errors_name_their_cause_once_and_exit_2() {
     }
 }
 
+/// fio's JSON has a job per clone (numjobs) without group_reporting, each with its own figures,
+/// and one merged job with it; the clones' io_bytes add up to the merged job's.
+#[test]
+fn clones_are_fio_jobs_of_their_own_without_group_reporting() {
+    let dir = workdir();
+    let shape = |grouped: bool| {
+        let name = if grouped { "grouped" } else { "split" };
+        let job = write(
+            dir.path(),
+            &format!("{name}.fio"),
+            &format!(
+                "[t]\ndirectory={d}\nioengine=psync\nrw=randread\nbs=4k\nsize=1m\nnumjobs=3\n{g}",
+                d = dir.path().display(),
+                g = if grouped { "group_reporting\n" } else { "" }
+            ),
+        );
+        let out = dir.path().join(name);
+        let o = run(&[
+            "run",
+            &job,
+            "--out",
+            out.to_str().unwrap(),
+            "-q",
+            "--output-format=json",
+        ]);
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        let v: serde_json::Value = serde_json::from_str(&stdout(&o)).expect("fio's JSON");
+        let recs = records(&out);
+        assert_eq!(recs.len(), 1, "one record per job either way");
+        let clones = recs[0]["clones"]
+            .as_array()
+            .expect("the clones' own figures");
+        assert_eq!(clones.len(), 3);
+        v["jobs"].as_array().unwrap().clone()
+    };
+    let split = shape(false);
+    assert_eq!(split.len(), 3, "a job per clone, as fio");
+    let bytes = |j: &serde_json::Value| j["read"]["io_bytes"].as_u64().unwrap();
+    for (i, j) in split.iter().enumerate() {
+        assert_eq!(j["jobname"], "t");
+        assert_eq!(j["groupid"], 0);
+        assert_eq!(j["fsbench"]["clone"], i);
+        assert_eq!(bytes(j), 1 << 20, "each clone reads its own 1 MiB");
+        assert_eq!(j["read"]["total_ios"], 256);
+        assert_eq!(j["read"]["clat_ns"]["N"], 256);
+        assert!(
+            j["read"]["clat_ns"]["percentile"]["99.000000"]
+                .as_u64()
+                .unwrap()
+                > 0
+        );
+        assert!(j["job_runtime"].is_u64() && j["job options"]["numjobs"] == "3");
+    }
+    let grouped = shape(true);
+    assert_eq!(grouped.len(), 1, "group_reporting: one merged job, as fio");
+    assert_eq!(grouped[0]["read"]["total_ios"], 768);
+    assert_eq!(split.iter().map(bytes).sum::<u64>(), bytes(&grouped[0]));
+}
+
 #[test]
 fn a_run_applies_the_options_and_writes_fio_json() {
     let dir = workdir();

@@ -56,6 +56,7 @@ fn record(repeat: u32, iops: f64) -> Record {
         config: None,
         failure: None,
         ranks: vec![],
+        clones: Vec::new(),
     }
 }
 

@@ -45,6 +45,20 @@ pub fn decode(text: &str) -> Result<Hist, HistError> {
         .map_err(|e| HistError::Decode(format!("{e:?}")))
 }
 
+/// fio's default percentiles (its `percentile_list`).
+pub const FIO_PERCENTILES: &[f64] = &[
+    1.0, 5.0, 10.0, 20.0, 30.0, 40.0, 50.0, 60.0, 70.0, 80.0, 90.0, 95.0, 99.0, 99.5, 99.9, 99.95,
+    99.99,
+];
+
+/// fio's percentiles of a histogram, keyed as fio's JSON keys them (`"99.900000"`).
+pub fn fio_percentiles(h: &Hist) -> BTreeMap<String, u64> {
+    FIO_PERCENTILES
+        .iter()
+        .map(|q| (format!("{q:.6}"), h.value_at_quantile(q / 100.0)))
+        .collect()
+}
+
 /// The summary figures every latency metric carries, under `prefix` (e.g. "lat" → lat_p99_ns).
 pub fn summarize(h: &Hist, prefix: &str, out: &mut BTreeMap<String, f64>) {
     if h.is_empty() {

@@ -8,13 +8,7 @@ use std::collections::BTreeMap;
 use serde_json::{json, Map, Value};
 
 use crate::metrics::hist::{self, Hist};
-use crate::store::{Outcome, Record};
-
-/// fio's default percentiles.
-const PERCENTILES: &[f64] = &[
-    1.0, 5.0, 10.0, 20.0, 30.0, 40.0, 50.0, 60.0, 70.0, 80.0, 90.0, 95.0, 99.0, 99.5, 99.9, 99.95,
-    99.99,
-];
+use crate::store::{CloneFigures, Outcome, Record};
 
 /// Does fio's JSON have a job for this record: one with I/O figures (IOPS), a block job's or
 /// the aging workload's block phases'.
@@ -30,11 +24,7 @@ fn stats(h: Option<&Hist>, with_pct: bool) -> Value {
         "min": h.min(), "max": h.max(), "mean": h.mean(), "stddev": h.stdev(), "N": h.len(),
     });
     if with_pct {
-        let p: Map<String, Value> = PERCENTILES
-            .iter()
-            .map(|q| (format!("{q:.6}"), json!(h.value_at_quantile(q / 100.0))))
-            .collect();
-        v["percentile"] = Value::Object(p);
+        v["percentile"] = json!(hist::fio_percentiles(h));
     }
     v
 }
@@ -158,7 +148,7 @@ fn job(r: &Record, groupid: usize) -> Value {
         "write": direction(r, "write", write_h),
         "trim": empty,
         "sync": {"total_ios": 0, "lat_ns": stats(None, false)},
-        "job_runtime": (m("runtime_s") * 1000.0).round() as u64,
+        "job_runtime": job_runtime(r),
         "usr_cpu": m("cpu_user_pct"),
         "sys_cpu": m("cpu_sys_pct"),
         "ctx": 0,
@@ -174,8 +164,93 @@ fn job(r: &Record, groupid: usize) -> Value {
     v
 }
 
-/// The block records of a study in fio's JSON shape (one job per record; a group per target
-/// and repeat).
+/// fio's job_runtime: the job's runtime in ms; of a job of clones, their runtimes added (as
+/// fio's group_reporting adds them).
+fn job_runtime(r: &Record) -> u64 {
+    if r.clones.is_empty() {
+        return (r.metrics.get("runtime_s").copied().unwrap_or(0.0) * 1000.0).round() as u64;
+    }
+    r.clones
+        .iter()
+        .map(|c| (c.runtime_s * 1000.0).round() as u64)
+        .sum()
+}
+
+/// Did the job ask for its clones reported together (fio's group_reporting)?
+fn group_reporting(r: &Record) -> bool {
+    r.config
+        .as_ref()
+        .and_then(|c| c.get("group_reporting"))
+        .and_then(Value::as_bool)
+        .unwrap_or(false)
+}
+
+/// One direction of one clone.
+fn clone_direction(c: &CloneFigures, ios: u64, bytes: u64) -> Value {
+    let secs = c.runtime_s;
+    let rate = |x: u64| if secs > 0.0 { x as f64 / secs } else { 0.0 };
+    let bw = rate(bytes);
+    let l = &c.lat_ns;
+    let lat = |pct: bool| {
+        if ios == 0 {
+            return stats(None, false);
+        }
+        let mut v =
+            json!({"min": l.min, "max": l.max, "mean": l.mean, "stddev": l.stddev, "N": ios});
+        if pct {
+            v["percentile"] = json!(l.percentile);
+        }
+        v
+    };
+    json!({
+        "io_bytes": bytes,
+        "io_kbytes": bytes / 1024,
+        "bw_bytes": bw as u64,
+        "bw": (bw / 1024.0) as u64,
+        "iops": rate(ios),
+        "runtime": if ios > 0 { (secs * 1000.0).round() as u64 } else { 0 },
+        "total_ios": ios,
+        "short_ios": 0,
+        "drop_ios": 0,
+        "slat_ns": stats(None, false),
+        "clat_ns": lat(true),
+        "lat_ns": lat(false),
+    })
+}
+
+/// fio's jobs of a record: one per clone for a job of several workers without group_reporting
+/// (each with its own figures, as fio prints them), else one.
+fn jobs_of(r: &Record, groupid: usize) -> Vec<Value> {
+    let whole = job(r, groupid);
+    if r.clones.is_empty() || group_reporting(r) {
+        return vec![whole];
+    }
+    r.clones
+        .iter()
+        .map(|c| {
+            let mut v = whole.clone();
+            v["read"] = clone_direction(c, c.read_ios, c.read_bytes);
+            v["write"] = clone_direction(c, c.write_ios, c.write_bytes);
+            v["job_runtime"] = json!((c.runtime_s * 1000.0).round() as u64);
+            v["error"] = json!(if c.error.is_some() { 5 } else { 0 });
+            v.as_object_mut().map(|o| o.remove("steadystate"));
+            v["fsbench"]["clone"] = json!(c.clone);
+            v["fsbench"]["cpu"] = json!("usr_cpu and sys_cpu are the whole job's (all its clones)");
+            if ios_both(c) {
+                v["fsbench"]["clone_latency"] =
+                    json!("a clone keeps one latency summary over reads and writes: read and write carry the same");
+            }
+            v
+        })
+        .collect()
+}
+
+fn ios_both(c: &CloneFigures) -> bool {
+    c.read_ios > 0 && c.write_ios > 0
+}
+
+/// The block records of a study in fio's JSON shape (one job per record, or per clone of a job
+/// of numjobs above 1 without group_reporting, as fio; a group per target and repeat).
 pub(crate) fn render(records: &[Record]) -> Value {
     let mut groups: Vec<(String, u32)> = Vec::new();
     let mut jobs = Vec::new();
@@ -194,7 +269,7 @@ pub(crate) fn render(records: &[Record]) -> Value {
                 groups.len() - 1
             }
         };
-        jobs.push(job(r, g));
+        jobs.extend(jobs_of(r, g));
         if let (Some(rd), Some(wr)) = (
             r.metrics.get("device_read_bytes"),
             r.metrics.get("device_write_bytes"),
@@ -353,6 +428,7 @@ fn import_job(
         config: Some(config),
         failure: None,
         ranks: Vec::new(),
+        clones: Vec::new(),
     })
 }
 
@@ -385,5 +461,31 @@ mod tests {
         assert!(out["fio version"].as_str().unwrap().starts_with("fsbench-"));
         assert!(import("{}", "x").unwrap_err().contains("fio version"));
         assert!(import("nope", "x").unwrap_err().contains("not JSON"));
+    }
+
+    #[test]
+    fn a_job_of_clones_is_a_fio_job_per_clone_unless_grouped() {
+        let mut r = import(FIO, "x").unwrap().remove(0);
+        let clone = |i: u32, ios: u64| CloneFigures {
+            clone: i,
+            read_ios: ios,
+            read_bytes: ios * 4096,
+            runtime_s: 0.5,
+            ..Default::default()
+        };
+        r.clones = vec![clone(0, 100), clone(1, 300)];
+        let jobs = |r: &Record| render(std::slice::from_ref(r))["jobs"].clone();
+        let split = jobs(&r);
+        assert_eq!(split.as_array().unwrap().len(), 2);
+        assert_eq!(split[1]["read"]["io_bytes"], 300 * 4096);
+        assert_eq!(split[1]["read"]["iops"], 600.0);
+        assert_eq!(split[0]["job_runtime"], 500);
+        r.config = Some(json!({"group_reporting": true}));
+        let merged = jobs(&r);
+        assert_eq!(merged.as_array().unwrap().len(), 1);
+        assert_eq!(
+            merged[0]["job_runtime"], 1000,
+            "the clones' runtimes added, as fio"
+        );
     }
 }

@@ -357,6 +357,7 @@ mod tests {
             config: None,
             failure: None,
             ranks: vec![],
+            clones: Vec::new(),
         };
         let short = vec![crate::store::note::make(
             crate::store::note::Kind::Interrupted,

@@ -129,6 +129,37 @@ pub struct Record {
     /// aggregate.
     #[serde(skip_serializing_if = "Vec::is_empty", default)]
     pub ranks: Vec<RankFigures>,
+    /// A block job of several workers (numjobs, fio's clones): each clone's own figures; the
+    /// metrics are their aggregate (fio's group_reporting).
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub clones: Vec<CloneFigures>,
+}
+
+/// One clone (worker) of a block job of `numjobs` above 1: what it did over its own measured
+/// window, and its latency (queue to completion) in nanoseconds.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct CloneFigures {
+    pub clone: u32,
+    pub read_ios: u64,
+    pub read_bytes: u64,
+    pub write_ios: u64,
+    pub write_bytes: u64,
+    pub runtime_s: f64,
+    /// Its latencies: min, mean, stddev, max and fio's percentiles 1 to 99.99 (`"50.000000"`
+    /// keys, as fio names them), over reads and writes alike.
+    pub lat_ns: CloneLat,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub error: Option<String>,
+}
+
+/// A clone's latency summary (nanoseconds).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct CloneLat {
+    pub min: u64,
+    pub mean: f64,
+    pub stddev: f64,
+    pub max: u64,
+    pub percentile: BTreeMap<String, u64>,
 }
 
 /// One rank's share of a multi-rank phase. Times are seconds after the barrier that started the
@@ -178,6 +209,8 @@ pub struct Phase {
     pub failure: Option<crate::io::Failure>,
     /// Each rank's figures (multi-rank runs).
     pub ranks: Vec<RankFigures>,
+    /// Each clone's figures (a block job of numjobs above 1).
+    pub clones: Vec<CloneFigures>,
 }
 
 /// Which target, workload and repeat a record belongs to.
@@ -242,6 +275,7 @@ impl Record {
             config: p.config,
             failure: p.failure,
             ranks: p.ranks,
+            clones: p.clones,
         }
     }
 }

@@ -4,6 +4,7 @@
 //! record with throughput, IOPS, latency (whole histogram), CPU, a per-second series and what the
 //! device itself wrote.
 
+mod clones;
 mod cpus;
 mod logs;
 mod resolve;

@@ -372,8 +372,13 @@ fn job_notes(b: &Block, job: &Job, place: &Place) -> Vec<String> {
     }
     if job.numjobs > 1 {
         jn.push(format!(
-            "{} workers reported together (group_reporting)",
-            job.numjobs
+            "{} workers reported together (group_reporting){}",
+            job.numjobs,
+            if job.group_reporting {
+                ""
+            } else {
+                "; each one's own figures are in the record's clones"
+            }
         ));
     }
     jn

@@ -46,6 +46,8 @@ pub struct BlockSession {
     logs: super::logs::Writer,
     /// Raised when a worker of a job with exitall ends: its phase's workers end too.
     exit_all: AtomicBool,
+    /// Each worker's own figures (fio's clones, for fio's JSON without group_reporting).
+    clones: super::clones::Clones,
 }
 
 /// Snapshots under load: the target's snapper and what the phase's side thread measured.
@@ -134,6 +136,7 @@ impl BlockSession {
             steady,
             logs: Default::default(),
             exit_all: AtomicBool::new(false),
+            clones: super::clones::Clones::new(r.workers.len()),
             block,
             r,
             fs: t.fs.clone(),
@@ -222,6 +225,7 @@ impl Session for BlockSession {
         let written = std::mem::take(&mut st.written);
         let (verified, bad) = (st.verified, st.verify_errors);
         let (book, rec) = (st.logs.take(), st.iolog.take());
+        self.clones.keep(wi, clone, &st);
         let mut out = worker_out(part, st, how);
         if let Some(b) = book {
             if let Err(e) = self.logs.write(job, wi + 1, &b) {
@@ -305,6 +309,7 @@ impl Session for BlockSession {
                 skipped: None,
                 failure: part.failure.clone(),
                 ranks: Vec::new(),
+                clones: self.clones.of(&self.r.workers, ji),
             });
         }
         self.finish_snapshots(&mut out);

@@ -1,0 +1,64 @@
+//! fio's clones: each worker of a block job of `numjobs` above 1 keeps its own figures on the
+//! record (`clones`), so fio's JSON without group_reporting has a job per clone, as fio's has.
+
+use std::sync::Mutex;
+
+use super::resolve::Worker;
+use crate::io::Stats;
+use crate::metrics::hist;
+use crate::store::{CloneFigures, CloneLat};
+
+/// Each worker's figures, by worker index, kept as the workers end.
+#[derive(Default)]
+pub struct Clones(Mutex<Vec<Option<CloneFigures>>>);
+
+impl Clones {
+    pub fn new(workers: usize) -> Clones {
+        Clones(Mutex::new(vec![None; workers]))
+    }
+
+    /// Keeps worker `wi`'s figures (clone `clone` of its job).
+    pub fn keep(&self, wi: usize, clone: usize, st: &Stats) {
+        let lat = if st.lat.is_empty() {
+            CloneLat::default()
+        } else {
+            CloneLat {
+                min: st.lat.min(),
+                mean: st.lat.mean(),
+                stddev: st.lat.stdev(),
+                max: st.lat.max(),
+                percentile: hist::fio_percentiles(&st.lat),
+            }
+        };
+        let f = CloneFigures {
+            clone: clone as u32,
+            read_ios: st.reads,
+            read_bytes: st.read_bytes,
+            write_ios: st.writes,
+            write_bytes: st.write_bytes,
+            runtime_s: st.measured.as_secs_f64(),
+            lat_ns: lat,
+            error: st.error.clone(),
+        };
+        let mut all = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(slot) = all.get_mut(wi) {
+            *slot = Some(f);
+        }
+    }
+
+    /// The clones of job `ji` in clone order; none for a job of one worker.
+    pub fn of(&self, workers: &[Worker], ji: usize) -> Vec<CloneFigures> {
+        let all = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        let mut out: Vec<CloneFigures> = workers
+            .iter()
+            .zip(all.iter())
+            .filter(|(w, _)| w.job == ji)
+            .filter_map(|(_, f)| f.clone())
+            .collect();
+        if out.len() < 2 {
+            return Vec::new();
+        }
+        out.sort_by_key(|f| f.clone);
+        out
+    }
+}
