@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use serde_json::{json, Map, Value};
 
 use crate::metrics::hist::{self, Hist};
-use crate::store::{CloneFigures, Outcome, Record};
+use crate::store::{CloneFigures, CloneLat, Outcome, Record};
 
 /// Does fio's JSON have a job for this record: one with I/O figures (IOPS), a block job's or
 /// the aging workload's block phases'.
@@ -186,11 +186,10 @@ fn group_reporting(r: &Record) -> bool {
 }
 
 /// One direction of one clone.
-fn clone_direction(c: &CloneFigures, ios: u64, bytes: u64) -> Value {
+fn clone_direction(c: &CloneFigures, ios: u64, bytes: u64, l: &CloneLat) -> Value {
     let secs = c.runtime_s;
     let rate = |x: u64| if secs > 0.0 { x as f64 / secs } else { 0.0 };
     let bw = rate(bytes);
-    let l = &c.lat_ns;
     let lat = |pct: bool| {
         if ios == 0 {
             return stats(None, false);
@@ -229,24 +228,17 @@ fn jobs_of(r: &Record, groupid: usize) -> Vec<Value> {
         .iter()
         .map(|c| {
             let mut v = whole.clone();
-            v["read"] = clone_direction(c, c.read_ios, c.read_bytes);
-            v["write"] = clone_direction(c, c.write_ios, c.write_bytes);
+            let (rl, wl) = (c.read_lat_ns.as_ref(), c.write_lat_ns.as_ref());
+            v["read"] = clone_direction(c, c.read_ios, c.read_bytes, rl.unwrap_or(&c.lat_ns));
+            v["write"] = clone_direction(c, c.write_ios, c.write_bytes, wl.unwrap_or(&c.lat_ns));
             v["job_runtime"] = json!((c.runtime_s * 1000.0).round() as u64);
             v["error"] = json!(if c.error.is_some() { 5 } else { 0 });
             v.as_object_mut().map(|o| o.remove("steadystate"));
             v["fsbench"]["clone"] = json!(c.clone);
             v["fsbench"]["cpu"] = json!("usr_cpu and sys_cpu are the whole job's (all its clones)");
-            if ios_both(c) {
-                v["fsbench"]["clone_latency"] =
-                    json!("a clone keeps one latency summary over reads and writes: read and write carry the same");
-            }
             v
         })
         .collect()
-}
-
-fn ios_both(c: &CloneFigures) -> bool {
-    c.read_ios > 0 && c.write_ios > 0
 }
 
 /// The block records of a study in fio's JSON shape (one job per record, or per clone of a job
@@ -474,12 +466,23 @@ mod tests {
             ..Default::default()
         };
         r.clones = vec![clone(0, 100), clone(1, 300)];
+        r.clones[1].write_ios = 10;
+        r.clones[1].read_lat_ns = Some(CloneLat {
+            min: 7,
+            ..Default::default()
+        });
+        r.clones[1].write_lat_ns = Some(CloneLat::default());
         let jobs = |r: &Record| render(std::slice::from_ref(r))["jobs"].clone();
         let split = jobs(&r);
         assert_eq!(split.as_array().unwrap().len(), 2);
         assert_eq!(split[1]["read"]["io_bytes"], 300 * 4096);
         assert_eq!(split[1]["read"]["iops"], 600.0);
         assert_eq!(split[0]["job_runtime"], 500);
+        assert_eq!(
+            split[1]["read"]["clat_ns"]["min"], 7,
+            "a mixed clone's reads apart"
+        );
+        assert_eq!(split[1]["write"]["clat_ns"]["N"], 10);
         r.config = Some(json!({"group_reporting": true}));
         let merged = jobs(&r);
         assert_eq!(merged.as_array().unwrap().len(), 1);

@@ -148,6 +148,11 @@ pub struct CloneFigures {
     /// Its latencies: min, mean, stddev, max and fio's percentiles 1 to 99.99 (`"50.000000"`
     /// keys, as fio names them), over reads and writes alike.
     pub lat_ns: CloneLat,
+    /// A clone that both read and wrote: each direction's latency apart.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub read_lat_ns: Option<CloneLat>,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub write_lat_ns: Option<CloneLat>,
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub error: Option<String>,
 }

@@ -8,6 +8,20 @@ use crate::io::Stats;
 use crate::metrics::hist;
 use crate::store::{CloneFigures, CloneLat};
 
+/// A latency histogram as a clone keeps it.
+fn summary(h: &hist::Hist) -> CloneLat {
+    if h.is_empty() {
+        return CloneLat::default();
+    }
+    CloneLat {
+        min: h.min(),
+        mean: h.mean(),
+        stddev: h.stdev(),
+        max: h.max(),
+        percentile: hist::fio_percentiles(h),
+    }
+}
+
 /// Each worker's figures, by worker index, kept as the workers end.
 #[derive(Default)]
 pub struct Clones(Mutex<Vec<Option<CloneFigures>>>);
@@ -19,17 +33,7 @@ impl Clones {
 
     /// Keeps worker `wi`'s figures (clone `clone` of its job).
     pub fn keep(&self, wi: usize, clone: usize, st: &Stats) {
-        let lat = if st.lat.is_empty() {
-            CloneLat::default()
-        } else {
-            CloneLat {
-                min: st.lat.min(),
-                mean: st.lat.mean(),
-                stddev: st.lat.stdev(),
-                max: st.lat.max(),
-                percentile: hist::fio_percentiles(&st.lat),
-            }
-        };
+        let mixed = st.reads > 0 && st.writes > 0;
         let f = CloneFigures {
             clone: clone as u32,
             read_ios: st.reads,
@@ -37,7 +41,9 @@ impl Clones {
             write_ios: st.writes,
             write_bytes: st.write_bytes,
             runtime_s: st.measured.as_secs_f64(),
-            lat_ns: lat,
+            lat_ns: summary(&st.lat),
+            read_lat_ns: mixed.then(|| summary(&st.read_lat)),
+            write_lat_ns: mixed.then(|| summary(&st.write_lat)),
             error: st.error.clone(),
         };
         let mut all = self.0.lock().unwrap_or_else(|e| e.into_inner());
