@@ -201,7 +201,7 @@ fn clone_direction(c: &CloneFigures, ios: u64, bytes: u64, l: &CloneLat) -> Valu
         }
         v
     };
-    json!({
+    let mut v = json!({
         "io_bytes": bytes,
         "io_kbytes": bytes / 1024,
         "bw_bytes": bw as u64,
@@ -214,7 +214,19 @@ fn clone_direction(c: &CloneFigures, ios: u64, bytes: u64, l: &CloneLat) -> Valu
         "slat_ns": stats(None, false),
         "clat_ns": lat(true),
         "lat_ns": lat(false),
-    })
+    });
+    // Per-second samples (KiB/s, as fio), when the clone did only this direction.
+    if let Some(s) = c
+        .bw_per_sec
+        .as_ref()
+        .filter(|_| ios > 0 && ios == c.read_ios + c.write_ios)
+    {
+        v["bw_min"] = json!((s.min / 1024.0) as u64);
+        v["bw_max"] = json!((s.max / 1024.0) as u64);
+        v["bw_mean"] = json!(s.mean / 1024.0);
+        v["bw_samples"] = json!(s.samples);
+    }
+    v
 }
 
 /// fio's jobs of a record: one per clone for a job of several workers without group_reporting
@@ -467,6 +479,12 @@ mod tests {
         };
         r.clones = vec![clone(0, 100), clone(1, 300)];
         r.clones[1].write_ios = 10;
+        r.clones[0].bw_per_sec = Some(crate::store::CloneBw {
+            min: 1024.0,
+            max: 4096.0,
+            mean: 2048.0,
+            samples: 2,
+        });
         r.clones[1].read_lat_ns = Some(CloneLat {
             min: 7,
             ..Default::default()
@@ -483,6 +501,17 @@ mod tests {
             "a mixed clone's reads apart"
         );
         assert_eq!(split[1]["write"]["clat_ns"]["N"], 10);
+        assert_eq!(
+            (
+                split[0]["read"]["bw_max"].clone(),
+                split[0]["read"]["bw_samples"].clone()
+            ),
+            (json!(4), json!(2))
+        );
+        assert!(
+            split[1]["read"].get("bw_samples").is_none(),
+            "a mixed clone's seconds are both directions'"
+        );
         r.config = Some(json!({"group_reporting": true}));
         let merged = jobs(&r);
         assert_eq!(merged.as_array().unwrap().len(), 1);

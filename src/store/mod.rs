@@ -153,8 +153,21 @@ pub struct CloneFigures {
     pub read_lat_ns: Option<CloneLat>,
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub write_lat_ns: Option<CloneLat>,
+    /// Its bandwidth second by second (bytes/s): the slowest and fastest second, the mean, and
+    /// how many seconds.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub bw_per_sec: Option<CloneBw>,
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub error: Option<String>,
+}
+
+/// A clone's per-second bandwidth (bytes/s).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct CloneBw {
+    pub min: f64,
+    pub max: f64,
+    pub mean: f64,
+    pub samples: usize,
 }
 
 /// A clone's latency summary (nanoseconds).

@@ -6,7 +6,18 @@ use std::sync::Mutex;
 use super::resolve::Worker;
 use crate::io::Stats;
 use crate::metrics::hist;
-use crate::store::{CloneFigures, CloneLat};
+use crate::store::{CloneBw, CloneFigures, CloneLat};
+
+/// A worker's per-second bandwidth, summed up.
+fn per_sec(st: &Stats) -> Option<CloneBw> {
+    let bw: Vec<f64> = st.per_sec.iter().map(|x| x.1 as f64).collect();
+    (!bw.is_empty()).then(|| CloneBw {
+        min: bw.iter().cloned().fold(f64::INFINITY, f64::min),
+        max: bw.iter().cloned().fold(0.0, f64::max),
+        mean: bw.iter().sum::<f64>() / bw.len() as f64,
+        samples: bw.len(),
+    })
+}
 
 /// A latency histogram as a clone keeps it.
 fn summary(h: &hist::Hist) -> CloneLat {
@@ -44,6 +55,7 @@ impl Clones {
             lat_ns: summary(&st.lat),
             read_lat_ns: mixed.then(|| summary(&st.read_lat)),
             write_lat_ns: mixed.then(|| summary(&st.write_lat)),
+            bw_per_sec: per_sec(st),
             error: st.error.clone(),
         };
         let mut all = self.0.lock().unwrap_or_else(|e| e.into_inner());
