@@ -50,12 +50,6 @@ fn the_list_names_the_five_and_each_checks_without_running() {
     );
 }
 
-fn write(dir: &Path, name: &str, text: &str) -> String {
-    let p = dir.join(name);
-    std::fs::write(&p, text).unwrap();
-    p.display().to_string()
-}
-
 fn usage(o: &std::process::Output) -> String {
     let e = stderr(o);
     assert_eq!(o.status.code(), Some(2), "{e}");

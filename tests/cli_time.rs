@@ -6,8 +6,6 @@
 mod common;
 use common::*;
 
-use std::path::Path;
-
 use hdrhistogram::serialization::interval_log::{IntervalLogIterator, LogEntry};
 use hdrhistogram::serialization::Deserializer;
 
@@ -22,20 +20,6 @@ fn on_tmpfs() -> Option<tempfile::TempDir> {
         return None;
     }
     Some(tempfile::tempdir_in("/dev/shm").unwrap())
-}
-
-fn write(dir: &Path, name: &str, text: &str) -> String {
-    let p = dir.join(name);
-    std::fs::write(&p, text).unwrap();
-    p.display().to_string()
-}
-
-fn records(dir: &Path) -> Vec<serde_json::Value> {
-    std::fs::read_to_string(dir.join("results.jsonl"))
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
 }
 
 #[test]

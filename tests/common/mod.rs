@@ -25,6 +25,18 @@ pub fn history_path() -> PathBuf {
         .join(format!("fsbench-history-{}.db", std::process::id()))
 }
 
+/// Writes `text` to `dir/name` (a job or study file) and returns its path.
+pub fn write(dir: &Path, name: &str, text: &str) -> String {
+    let p = dir.join(name);
+    std::fs::write(&p, text).unwrap();
+    p.display().to_string()
+}
+
+/// The records of the study in `dir`.
+pub fn records(dir: &Path) -> Vec<serde_json::Value> {
+    records_of(dir)
+}
+
 pub fn run(args: &[&str]) -> Output {
     bin().args(args).output().expect("run fsbench")
 }
