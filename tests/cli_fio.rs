@@ -135,7 +135,7 @@ fn clones_are_fio_jobs_of_their_own_without_group_reporting() {
         ]);
         assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
         let v: serde_json::Value = serde_json::from_str(&stdout(&o)).expect("fio's JSON");
-        let recs = records(&out);
+        let recs = records_of(&out);
         assert_eq!(recs.len(), 1, "one record per job either way");
         let clones = recs[0]["clones"]
             .as_array()
@@ -198,7 +198,7 @@ fn a_run_applies_the_options_and_writes_fio_json() {
     let rated = &jobs[0]["write"];
     let iops = rated["iops"].as_f64().unwrap();
     assert!((380.0..=420.0).contains(&iops), "rate_iops=400 gave {iops}");
-    let recs = records(&out);
+    let recs = records_of(&out);
     let verified = recs.iter().find(|r| r["test"] == "verified").unwrap();
     assert_eq!(
         verified["metrics"]["verify_blocks"], 512.0,
@@ -266,7 +266,7 @@ fn a_fio_json_result_imports_into_a_study() {
     };
     let o = import(&["--format", "fio-json"]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    let recs = records(&study);
+    let recs = records_of(&study);
     assert_eq!(
         (recs.len(), recs[0]["target"].as_str()),
         (1, Some("old-fio"))

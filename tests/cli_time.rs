@@ -43,7 +43,7 @@ fn a_steady_job_ends_when_its_iops_hold_and_says_so() {
         "a 60 s job that is steady after about 3 s ended in {:?}",
         t.elapsed()
     );
-    let r = &records(&out)[0];
+    let r = &records_of(&out)[0];
     let m = &r["metrics"];
     assert_eq!(m["steady_reached"], 1.0, "{r}");
     let at = m["steady_at_s"].as_f64().unwrap();
@@ -114,7 +114,7 @@ fn a_runs_latency_over_time_is_charted_and_exported_as_an_hlog() {
         "500ms",
     ]);
     assert!(o.status.success(), "{}", stderr(&o));
-    let r = &records(&out)[0];
+    let r = &records_of(&out)[0];
     let ios = r["metrics"]["ios"].as_f64().unwrap() as u64;
     let log = &r["latency_log"];
     assert_eq!(

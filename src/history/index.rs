@@ -112,50 +112,46 @@ fn put_record(tx: &Transaction, study: i64, r: &Record) -> rusqlite::Result<()> 
 }
 
 impl Db {
+    /// Runs `f` in one immediate transaction and commits it; SQLite's errors named with the
+    /// database's path.
+    fn in_transaction<T>(
+        &mut self,
+        f: impl FnOnce(&Transaction) -> rusqlite::Result<T>,
+    ) -> Result<T, HistoryError> {
+        let path = self.path.clone();
+        let sql = |e| super::classify(&path, e);
+        let tx = self
+            .conn
+            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+            .map_err(sql)?;
+        let out = f(&tx).map_err(sql)?;
+        tx.commit().map_err(sql)?;
+        Ok(out)
+    }
+
     /// Indexes a whole study from its directory, replacing what the database held of it.
     pub fn index_study(&mut self, dir: &Path) -> Result<i64, HistoryError> {
         let m = store::read_manifest(dir)?;
         let records = store::load_results(dir)?;
         let labels = records.iter().map(|r| r.target.clone()).collect();
-        let path = self.path.clone();
-        let sql = |e| super::classify(&path, e);
-        let tx = self
-            .conn
-            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
-            .map_err(sql)?;
-        let id = put_study(&tx, dir, &m, &labels).map_err(sql)?;
-        tx.execute("DELETE FROM records WHERE study = ?1", [id])
-            .map_err(sql)?;
-        for r in &records {
-            put_record(&tx, id, r).map_err(sql)?;
-        }
-        tx.commit().map_err(sql)?;
-        Ok(id)
+        self.in_transaction(|tx| {
+            let id = put_study(tx, dir, &m, &labels)?;
+            tx.execute("DELETE FROM records WHERE study = ?1", [id])?;
+            for r in &records {
+                put_record(tx, id, r)?;
+            }
+            Ok(id)
+        })
     }
 
     /// The study's row (from its manifest as it is now), for the records that follow.
     pub fn begin_study(&mut self, dir: &Path, m: &Manifest) -> Result<i64, HistoryError> {
-        let path = self.path.clone();
-        let sql = |e| super::classify(&path, e);
-        let tx = self
-            .conn
-            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
-            .map_err(sql)?;
-        let id = put_study(&tx, dir, m, &BTreeSet::new()).map_err(sql)?;
-        tx.commit().map_err(sql)?;
-        Ok(id)
+        self.in_transaction(|tx| put_study(tx, dir, m, &BTreeSet::new()))
     }
 
     /// One record, in a transaction of its own.
     pub fn add_record(&mut self, study: i64, r: &Record) -> Result<(), HistoryError> {
-        let path = self.path.clone();
-        let sql = |e| super::classify(&path, e);
-        let tx = self
-            .conn
-            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
-            .map_err(sql)?;
-        put_record(&tx, study, r).map_err(sql)?;
-        tx.commit().map_err(sql)
+        self.in_transaction(|tx| put_record(tx, study, r))
     }
 }
 

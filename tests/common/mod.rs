@@ -32,11 +32,6 @@ pub fn write(dir: &Path, name: &str, text: &str) -> String {
     p.display().to_string()
 }
 
-/// The records of the study in `dir`.
-pub fn records(dir: &Path) -> Vec<serde_json::Value> {
-    records_of(dir)
-}
-
 pub fn run(args: &[&str]) -> Output {
     bin().args(args).output().expect("run fsbench")
 }

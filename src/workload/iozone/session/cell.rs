@@ -129,7 +129,7 @@ impl IozoneSession {
 
     /// One record per test of a whole cell's phase: those that ran with their own figures, the
     /// rest skipped when the cell's file could not be written (none when a stop ended the cell).
-    pub(super) fn finish_cell(&mut self, step: Step) -> Vec<Phase> {
+    pub(super) fn finish_cell(&self, step: Step) -> Vec<Phase> {
         let cell = self.cells[step.cell];
         let got = std::mem::take(&mut *self.cell_out.lock().unwrap_or_else(|e| e.into_inner()));
         let name = |t: Test| {
@@ -142,7 +142,7 @@ impl IozoneSession {
         };
         let mut phases = Vec::new();
         let mut outs = got.tests.into_iter();
-        for &test in &self.tests.clone() {
+        for &test in &self.tests {
             let mut ph = Phase {
                 test: name(test),
                 ..Default::default()
