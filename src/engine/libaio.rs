@@ -21,9 +21,9 @@ struct Libaio {
     aio: Aio,
 }
 
-fn open(file: Option<File>, depth: usize, buf_size: usize) -> io::Result<Box<dyn IoEngine>> {
+fn open(files: Vec<File>, depth: usize, buf_size: usize) -> io::Result<Box<dyn IoEngine>> {
     Ok(Box::new(Libaio {
-        aio: Aio::new(super::need_file(file)?, depth, buf_size)?,
+        aio: Aio::new(super::need_files(files)?, depth, buf_size)?,
     }))
 }
 
@@ -35,7 +35,8 @@ impl IoEngine for Libaio {
     }
 
     fn queue(&mut self, io: Io) -> io::Result<()> {
-        self.aio.submit(io.slot, io.write, io.offset, io.len)
+        self.aio
+            .submit(io.slot, (io.write, io.file), io.offset, io.len)
     }
 
     fn complete(&mut self, min: usize, done: &mut dyn FnMut(usize, i64)) -> io::Result<()> {
@@ -43,11 +44,7 @@ impl IoEngine for Libaio {
     }
 
     fn sync(&mut self, data_only: bool) -> io::Result<()> {
-        if data_only {
-            self.aio.file().sync_data()
-        } else {
-            self.aio.file().sync_all()
-        }
+        super::sync_all(self.aio.files(), data_only)
     }
 
     fn describe(&self) -> String {
@@ -75,12 +72,13 @@ mod tests {
                 .write(true)
                 .open(&path)
                 .unwrap();
-            let mut e = (def.open)(Some(file), 4, 4096).unwrap();
+            let mut e = (def.open)(vec![file], 4, 4096).unwrap();
             for slot in 0..4 {
                 e.buffer(slot).fill(b'a' + slot as u8);
                 let offset = (3 - slot as u64) * 4096;
                 e.queue(Io {
                     slot,
+                    file: 0,
                     write: true,
                     offset,
                     len: 4096,
@@ -111,6 +109,7 @@ mod tests {
                 e.buffer(slot).fill(0);
                 e.queue(Io {
                     slot,
+                    file: 0,
                     write: false,
                     offset: slot as u64 * 4096,
                     len: 100,
@@ -134,6 +133,7 @@ mod tests {
                 assert_eq!(b[100], 0);
             }
             let past_end = Io {
+                file: 0,
                 slot: 0,
                 write: false,
                 offset: 1 << 20,

@@ -16,6 +16,9 @@ use crate::plan::job::EngineKind;
 #[derive(Debug, Clone, Copy)]
 pub struct Io {
     pub slot: usize,
+    /// Which of the worker's files (fio's nrfiles, filename=a:b): an index into those the
+    /// engine was opened with.
+    pub file: usize,
     pub write: bool,
     pub offset: u64,
     pub len: usize,
@@ -29,14 +32,15 @@ pub trait IoEngine: Send {
     /// Submits what is queued and waits until at least `min` I/Os have completed; calls `done`
     /// with each completed slot and its result (bytes done, or a negative errno).
     fn complete(&mut self, min: usize, done: &mut dyn FnMut(usize, i64)) -> io::Result<()>;
-    /// fsync (or fdatasync when `data_only`) of the file; nothing is in flight when called.
+    /// fsync (or fdatasync when `data_only`) of every file; nothing is in flight when called.
     fn sync(&mut self, data_only: bool) -> io::Result<()>;
     /// How the engine runs, for the record (e.g. "registered buffers and file").
     fn describe(&self) -> String;
 }
 
-/// Builds an engine over a file (None only for `null`) with `depth` slots of `buf_size` bytes.
-pub type OpenFn = fn(Option<File>, usize, usize) -> io::Result<Box<dyn IoEngine>>;
+/// Builds an engine over a worker's files (none only for `null`) with `depth` slots of `buf_size`
+/// bytes.
+pub type OpenFn = fn(Vec<File>, usize, usize) -> io::Result<Box<dyn IoEngine>>;
 
 /// Why this host cannot run an engine.
 #[derive(Debug, thiserror::Error)]
@@ -68,9 +72,27 @@ pub fn def(kind: EngineKind) -> &'static EngineDef {
         .expect("every engine kind is in ENGINES")
 }
 
-/// The file an engine works on; engines that need one fail clearly without it.
-fn need_file(file: Option<File>) -> io::Result<File> {
-    file.ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "this engine needs a file"))
+/// The files an engine works on; engines that need one fail clearly without it.
+fn need_files(files: Vec<File>) -> io::Result<Vec<File>> {
+    if files.is_empty() {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "this engine needs a file",
+        ));
+    }
+    Ok(files)
+}
+
+/// fsync (or fdatasync) of each file.
+fn sync_all(files: &[File], data_only: bool) -> io::Result<()> {
+    for f in files {
+        if data_only {
+            f.sync_data()?
+        } else {
+            f.sync_all()?
+        }
+    }
+    Ok(())
 }
 
 fn always() -> Result<(), Unavailable> {

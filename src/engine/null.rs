@@ -22,7 +22,7 @@ struct Null {
     done: Vec<(usize, i64)>,
 }
 
-fn open(_file: Option<File>, depth: usize, buf_size: usize) -> io::Result<Box<dyn IoEngine>> {
+fn open(_files: Vec<File>, depth: usize, buf_size: usize) -> io::Result<Box<dyn IoEngine>> {
     Ok(Box::new(Null {
         bufs: AlignedBuf::new(depth * buf_size),
         buf_size,

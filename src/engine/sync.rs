@@ -44,38 +44,34 @@ enum Calls {
 }
 
 struct Sync {
-    file: File,
+    files: Vec<File>,
     bufs: AlignedBuf,
     buf_size: usize,
     done: Vec<(usize, i64)>,
     calls: Calls,
 }
 
-fn open(file: Option<File>, depth: usize, buf_size: usize) -> io::Result<Box<dyn IoEngine>> {
-    open_with(file, depth, buf_size, Calls::Plain)
+fn open(files: Vec<File>, depth: usize, buf_size: usize) -> io::Result<Box<dyn IoEngine>> {
+    open_with(files, depth, buf_size, Calls::Plain)
 }
 
-fn open_pvsync(file: Option<File>, depth: usize, buf_size: usize) -> io::Result<Box<dyn IoEngine>> {
-    open_with(file, depth, buf_size, Calls::Vectored)
+fn open_pvsync(files: Vec<File>, depth: usize, buf_size: usize) -> io::Result<Box<dyn IoEngine>> {
+    open_with(files, depth, buf_size, Calls::Vectored)
 }
 
-fn open_pvsync2(
-    file: Option<File>,
-    depth: usize,
-    buf_size: usize,
-) -> io::Result<Box<dyn IoEngine>> {
-    open_with(file, depth, buf_size, Calls::Vectored2)
+fn open_pvsync2(files: Vec<File>, depth: usize, buf_size: usize) -> io::Result<Box<dyn IoEngine>> {
+    open_with(files, depth, buf_size, Calls::Vectored2)
 }
 
 fn open_with(
-    file: Option<File>,
+    files: Vec<File>,
     depth: usize,
     buf_size: usize,
     calls: Calls,
 ) -> io::Result<Box<dyn IoEngine>> {
     Ok(Box::new(Sync {
         calls,
-        file: super::need_file(file)?,
+        files: super::need_files(files)?,
         bufs: AlignedBuf::new(depth * buf_size),
         buf_size,
         done: Vec::with_capacity(depth),
@@ -91,13 +87,14 @@ impl IoEngine for Sync {
     fn queue(&mut self, io: Io) -> io::Result<()> {
         let s = self.buf_size;
         let buf = &mut self.bufs[io.slot * s..io.slot * s + io.len];
+        let file = &self.files[io.file];
         let r = loop {
             let v2 = self.calls == Calls::Vectored2;
             let r = match (self.calls, io.write) {
-                (Calls::Plain, true) => self.file.write_at(buf, io.offset),
-                (Calls::Plain, false) => self.file.read_at(buf, io.offset),
-                (_, true) => crate::sys::aio::pwritev(&self.file, buf, io.offset, v2),
-                (_, false) => crate::sys::aio::preadv(&self.file, buf, io.offset, v2),
+                (Calls::Plain, true) => file.write_at(buf, io.offset),
+                (Calls::Plain, false) => file.read_at(buf, io.offset),
+                (_, true) => crate::sys::aio::pwritev(file, buf, io.offset, v2),
+                (_, false) => crate::sys::aio::preadv(file, buf, io.offset, v2),
             };
             match r {
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
@@ -120,11 +117,7 @@ impl IoEngine for Sync {
     }
 
     fn sync(&mut self, data_only: bool) -> io::Result<()> {
-        if data_only {
-            self.file.sync_data()
-        } else {
-            self.file.sync_all()
-        }
+        super::sync_all(&self.files, data_only)
     }
 
     fn describe(&self) -> String {

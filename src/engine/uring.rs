@@ -22,9 +22,9 @@ struct Uring {
     ring: Ring,
 }
 
-fn open(file: Option<File>, depth: usize, buf_size: usize) -> io::Result<Box<dyn IoEngine>> {
+fn open(files: Vec<File>, depth: usize, buf_size: usize) -> io::Result<Box<dyn IoEngine>> {
     Ok(Box::new(Uring {
-        ring: Ring::new(super::need_file(file)?, depth, buf_size)?,
+        ring: Ring::new(super::need_files(files)?, depth, buf_size)?,
     }))
 }
 
@@ -36,7 +36,8 @@ impl IoEngine for Uring {
     }
 
     fn queue(&mut self, io: Io) -> io::Result<()> {
-        self.ring.push(io.slot, io.write, io.offset, io.len)
+        self.ring
+            .push(io.slot, (io.write, io.file), io.offset, io.len)
     }
 
     fn complete(&mut self, min: usize, done: &mut dyn FnMut(usize, i64)) -> io::Result<()> {
@@ -45,16 +46,12 @@ impl IoEngine for Uring {
     }
 
     fn sync(&mut self, data_only: bool) -> io::Result<()> {
-        if data_only {
-            self.ring.file().sync_data()
-        } else {
-            self.ring.file().sync_all()
-        }
+        super::sync_all(self.ring.files(), data_only)
     }
 
     fn describe(&self) -> String {
         format!(
-            "io_uring ({} buffers, {} file)",
+            "io_uring ({} buffers, {} file{})",
             if self.ring.fixed_buffers {
                 "registered"
             } else {
@@ -64,7 +61,8 @@ impl IoEngine for Uring {
                 "registered"
             } else {
                 "plain"
-            }
+            },
+            if self.ring.files().len() > 1 { "s" } else { "" }
         )
     }
 }

@@ -3,8 +3,8 @@
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
+use super::files::FileSet;
 use super::iolog::OpKind;
-use super::offsets::Offsets;
 use super::pace::{self, Pacer};
 use super::verify::Verifier;
 use super::{DataGen, Pattern, Stats, WriteData};
@@ -101,7 +101,7 @@ struct Driver<'a> {
     /// Some(data_only) when an fsync (false) or fdatasync (true) is due once the queue drains.
     sync_due: Option<bool>,
     last_done: Instant,
-    offsets: Offsets,
+    files: FileSet,
     pacer: Pacer,
     hold: Option<Hold>,
     /// The next I/O (write, length), drawn but held back by the rate.
@@ -127,7 +127,7 @@ impl<'a> Driver<'a> {
         let slots = p.buffers.max(p.depth).max(1);
         let start = Instant::now();
         let measure_from = start + p.ramp;
-        let offsets = Offsets::new(p, &mut rng);
+        let files = FileSet::new(p, &mut rng);
         let verifier = p.verify.as_ref().map(|v| Verifier::new(v, p.seed));
         let checks = verifier.as_ref().is_some_and(Verifier::checks);
         let keep_written =
@@ -169,7 +169,7 @@ impl<'a> Driver<'a> {
             writes_since_fdatasync: 0,
             sync_due: None,
             last_done: start,
-            offsets,
+            files,
             pacer: Pacer::new(p, start),
             hold: None,
             pending: None,
@@ -205,7 +205,7 @@ impl<'a> Driver<'a> {
     /// Fills a write's buffer: fresh data (or a repeated buffer for dedupe), then the verify
     /// header.
     #[inline]
-    fn fill(&mut self, engine: &mut dyn IoEngine, slot: usize, len: usize, offset: u64) {
+    fn fill(&mut self, engine: &mut dyn IoEngine, slot: usize, len: usize, at: u64) {
         let p = self.p;
         let buf = &mut engine.buffer(slot)[..len];
         if !p.buffer_pattern.is_empty() {
@@ -223,7 +223,7 @@ impl<'a> Driver<'a> {
             self.data.scramble(buf, p.stamp_every, &mut self.rng);
         }
         if let Some(v) = &self.verifier {
-            v.stamp(buf, p.base + offset);
+            v.stamp(buf, at);
             self.filled[slot] = false;
         }
     }
@@ -251,9 +251,9 @@ impl<'a> Driver<'a> {
             let Some(slot) = self.free.pop_front() else {
                 break;
             };
-            let (write, len, offset) = if let Some(r) = self.p.replay.as_deref() {
+            let (write, len, file, offset) = if let Some(r) = self.p.replay.as_deref() {
                 match self.replay_next(r) {
-                    Step::Io(w, l, o) => (w, l, o),
+                    Step::Io(w, l, o) => (w, l, 0, o),
                     Step::Wait => {
                         self.free.push_front(slot);
                         break;
@@ -272,26 +272,29 @@ impl<'a> Driver<'a> {
                     self.free.push_front(slot);
                     break;
                 }
-                let Some(offset) = self.offsets.next(len, &mut self.rng) else {
+                let Some((file, offset)) = self.files.next(len, &mut self.rng) else {
                     self.free.push_front(slot);
                     self.issuing = false;
                     break;
                 };
-                (write, len, offset)
+                (write, len, file, offset)
             };
+            // The byte in its file, and the loop's offset of it (unique across files).
+            let at = self.p.base + offset;
+            let offset = self.files.virt(file, at);
             if write {
                 self.fill(engine, slot, len as usize, offset);
             } else {
                 // A read replaces the buffer's contents: the next write fills it afresh.
                 self.filled[slot] = false;
             }
-            let offset = self.p.base + offset;
             self.kind[slot] = (write, len as usize, offset);
             self.stamp[slot] = Instant::now();
             let io = Io {
                 slot,
+                file,
                 write,
-                offset,
+                offset: at,
                 len: len as usize,
             };
             if let Err(e) = engine.queue(io) {
@@ -300,14 +303,15 @@ impl<'a> Driver<'a> {
                 } else {
                     "queueing a read"
                 };
-                self.st.fail(super::Failure::io(what, &e).at(offset));
+                self.st
+                    .fail(super::Failure::io(what, &e).at(at).in_file(file));
                 self.free.push_front(slot);
                 self.issuing = false;
                 break;
             }
             if let Some(rec) = self.st.iolog.as_mut() {
                 let kind = if write { OpKind::Write } else { OpKind::Read };
-                rec.op(self.stamp[slot] - self.began, kind, offset, len);
+                rec.op(self.stamp[slot] - self.began, kind, (file, at), len);
             }
             if let Some((f, i, _)) = &self.p.flow {
                 f.count(*i);
@@ -354,21 +358,24 @@ impl<'a> Driver<'a> {
                 self.issuing = false;
                 return;
             }
+            let (file, at) = self.files.split(offset);
             if self.p.continue_on[write as usize] {
                 self.st.io_errors += 1;
-                let f = super::Failure::errno(what, errno).at(offset);
+                let f = super::Failure::errno(what, errno).at(at).in_file(file);
                 self.st.first_ignored.get_or_insert_with(|| f.to_string());
                 return;
             }
             self.failed
-                .get_or_insert_with(|| super::Failure::errno(what, (-res) as i32).at(offset));
+                .get_or_insert_with(|| super::Failure::errno(what, errno).at(at).in_file(file));
             return;
         }
         if res == 0 && len > 0 {
+            let (file, at) = self.files.split(offset);
             self.failed.get_or_insert_with(|| super::Failure {
                 op: "read".into(),
                 message: "read returned 0 bytes: the file is shorter than the job's size".into(),
-                offset: Some(offset),
+                offset: Some(at),
+                file,
                 ..Default::default()
             });
             return;
@@ -408,7 +415,7 @@ impl<'a> Driver<'a> {
         st.per_sec[sec].1 += bytes;
         if let Some(l) = st.logs.as_mut() {
             let ms = now.duration_since(self.measure_from).as_millis() as u64;
-            l.io(ms, write, bytes, offset, ns);
+            l.io(ms, write, bytes, self.files.split(offset).1, ns);
         }
         self.progress.add(1, bytes);
         self.last_done = now;
@@ -428,9 +435,11 @@ impl<'a> Driver<'a> {
                 }
                 // The session words it (fio's sentence names the file) from `mismatch`.
                 if self.failed.is_none() && self.st.error.is_none() {
+                    let (file, at) = self.files.split(first.offset);
                     self.failed = Some(super::Failure {
                         op: "verify".into(),
-                        offset: Some(first.offset),
+                        offset: Some(at),
+                        file,
                         ..Default::default()
                     });
                 }
@@ -474,7 +483,7 @@ impl<'a> Driver<'a> {
                         } else {
                             OpKind::Sync
                         };
-                        rec.op(self.began.elapsed(), kind, 0, 0);
+                        rec.op(self.began.elapsed(), kind, (0, 0), 0);
                     }
                     if let Err(e) = engine.sync(data_only) {
                         let what = if data_only { "fdatasync" } else { "fsync" };

@@ -25,6 +25,9 @@ pub struct Failure {
     /// inodes_total, inodes_free.
     #[serde(skip_serializing_if = "BTreeMap::is_empty", default)]
     pub space: BTreeMap<String, u64>,
+    /// Which of the worker's files (an I/O file index), until the session names its path.
+    #[serde(skip)]
+    pub file: usize,
 }
 
 /// The errno inside an error that wraps one with more words (`create F: No space left on device
@@ -79,6 +82,11 @@ impl Failure {
 
     pub fn at(mut self, offset: u64) -> Failure {
         self.offset = Some(offset);
+        self
+    }
+
+    pub fn in_file(mut self, file: usize) -> Failure {
+        self.file = file;
         self
     }
 

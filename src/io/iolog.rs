@@ -211,24 +211,29 @@ fn binary(_bytes: &[u8]) -> String {
 /// A worker's I/O written as fio's version 3 iolog (write_iolog).
 #[derive(Debug, Clone, Default)]
 pub struct Recorder {
-    file: String,
+    files: Vec<String>,
     pub text: String,
 }
 
 impl Recorder {
-    /// Starts the log of I/O on `file` (its name as the log gives it).
-    pub fn new(file: &str) -> Recorder {
+    /// Starts the log of I/O on `files` (their names as the log gives them; an I/O names its
+    /// file by index).
+    pub fn new(files: &[String]) -> Recorder {
         let mut text = String::from("fio version 3 iolog\n");
-        let _ = writeln!(text, "0 {file} add");
-        let _ = writeln!(text, "0 {file} open");
+        for f in files {
+            let _ = writeln!(text, "0 {f} add");
+        }
+        for f in files {
+            let _ = writeln!(text, "0 {f} open");
+        }
         Recorder {
-            file: file.to_string(),
+            files: files.to_vec(),
             text,
         }
     }
 
-    /// An I/O (or a sync) issued `at` after the start.
-    pub fn op(&mut self, at: Duration, kind: OpKind, offset: u64, len: u64) {
+    /// An I/O on file `file` issued `at` after the start; a sync is of every file.
+    pub fn op(&mut self, at: Duration, kind: OpKind, (file, offset): (usize, u64), len: u64) {
         let action = match kind {
             OpKind::Read => "read",
             OpKind::Write => "write",
@@ -236,16 +241,21 @@ impl Recorder {
             OpKind::Datasync => "datasync",
             OpKind::Trim => "trim",
         };
-        let _ = writeln!(
-            self.text,
-            "{} {} {action} {offset} {len}",
-            at.as_micros(),
-            self.file
-        );
+        let at = at.as_micros();
+        if matches!(kind, OpKind::Sync | OpKind::Datasync) {
+            for f in &self.files {
+                let _ = writeln!(self.text, "{at} {f} {action} {offset} {len}");
+            }
+            return;
+        }
+        let f = &self.files[file.min(self.files.len() - 1)];
+        let _ = writeln!(self.text, "{at} {f} {action} {offset} {len}");
     }
 
     pub fn close(&mut self, at: Duration) {
-        let _ = writeln!(self.text, "{} {} close", at.as_micros(), self.file);
+        for f in &self.files {
+            let _ = writeln!(self.text, "{} {f} close", at.as_micros());
+        }
     }
 }
 

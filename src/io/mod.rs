@@ -9,6 +9,7 @@ pub mod data;
 pub mod dist;
 pub mod drive;
 pub mod failure;
+pub mod files;
 pub mod fiolog;
 pub mod flow;
 pub mod iolog;
@@ -26,7 +27,7 @@ use std::time::Duration;
 
 use crate::metrics::hist::{self, Hist};
 use crate::metrics::timeline::Timeline;
-use crate::plan::job::{BlockSize, Distribution, FioLogs, Rw, Verify};
+use crate::plan::job::{BlockSize, Distribution, FileService, FioLogs, Rw, Verify};
 
 /// What one worker does, resolved from a job: sizes in bytes, times as durations.
 #[derive(Debug, Clone)]
@@ -75,7 +76,7 @@ pub struct Pattern {
     /// A trace replayed instead of rw's offsets and sizes (fio's read_iolog).
     pub replay: Option<std::sync::Arc<iolog::Replay>>,
     /// Record the I/O as a version 3 iolog naming this file (fio's write_iolog).
-    pub record: Option<String>,
+    pub record: Option<Vec<String>>,
     /// Failed reads, writes counted and gone past (fio continue_on_error).
     pub continue_on: [bool; 2],
     /// A write meeting a full filesystem ends the job, not as an error (fio fill_device).
@@ -85,6 +86,10 @@ pub struct Pattern {
     /// fio's flow control: the flow shared with other jobs, this worker's place in it, and how
     /// long to wait when ahead (flow, flow_id, flow_sleep).
     pub flow: Option<(std::sync::Arc<flow::Flow>, usize, Duration)>,
+    /// The worker's files (fio's nrfiles, filename=a:b), each `region` long from `base`, and
+    /// how it moves between them; `limit_bytes` is over them all.
+    pub files: u32,
+    pub file_service: FileService,
 }
 
 /// Where offsets fall beyond rw: fio's rw=...:N, rw_sequencer, percentage_random,
@@ -159,6 +164,8 @@ impl Pattern {
             logs: None,
             replay: None,
             record: None,
+            files: 1,
+            file_service: FileService::default(),
             continue_on: [false; 2],
             fill_device: false,
             buffer_pattern: Vec::new(),

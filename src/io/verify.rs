@@ -285,6 +285,26 @@ pub struct ReadBack {
     pub skipped: u64,
 }
 
+impl ReadBack {
+    /// Adds another file's read back to this one (the first failure and mismatch kept).
+    pub fn add(&mut self, o: ReadBack) {
+        self.blocks += o.blocks;
+        self.bytes += o.bytes;
+        self.secs += o.secs;
+        self.errors += o.errors;
+        self.skipped += o.skipped;
+        if self.first.is_none() {
+            self.first = o.first;
+        }
+        if self.io_error.is_none() {
+            self.io_error = o.io_error;
+        }
+        if self.how.is_empty() {
+            self.how = o.how;
+        }
+    }
+}
+
 /// The writes no later write overlaps, latest first: only those hold what they wrote.
 pub fn intact(written: &[(u64, u32)]) -> Vec<(u64, u32)> {
     use std::collections::BTreeMap;
@@ -320,7 +340,7 @@ pub fn intact(written: &[(u64, u32)]) -> Vec<(u64, u32)> {
 /// O_DIRECT when the job was direct (or the file system takes it), else after fdatasync and
 /// dropping the file's cached pages.
 pub fn read_back(
-    path: &std::path::Path,
+    (path, shift): (&std::path::Path, u64),
     written: &[(u64, u32)],
     v: &Verifier,
     direct: bool,
@@ -362,8 +382,10 @@ pub fn read_back(
     let mut buf = crate::sys::AlignedBuf::new(max);
     for (offset, len) in blocks {
         let b = &mut buf[..len as usize];
-        if let Err(e) = file.read_exact_at(b, offset) {
-            out.io_error = Some(super::Failure::io("verify read", &e).at(offset));
+        // The file's byte `offset - shift` holds the block stamped `offset` (a worker's files
+        // share one offset space, file f from f x stride).
+        if let Err(e) = file.read_exact_at(b, offset - shift) {
+            out.io_error = Some(super::Failure::io("verify read", &e).at(offset - shift));
             break;
         }
         out.blocks += 1;

@@ -137,6 +137,35 @@ impl Default for Verify {
     }
 }
 
+/// fio's file_service_type: which of a worker's files the next I/O goes to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum FileServiceKind {
+    /// The next file after `batch` I/Os (fio's default).
+    #[default]
+    Roundrobin,
+    /// A file chosen at random every `batch` I/Os.
+    Random,
+    /// Each file to its end before the next.
+    Sequential,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FileService {
+    pub kind: FileServiceKind,
+    /// I/Os before moving on (fio's `:N` suffix), default 1.
+    pub batch: u32,
+}
+
+impl Default for FileService {
+    fn default() -> FileService {
+        FileService {
+            kind: FileServiceKind::Roundrobin,
+            batch: 1,
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct Job {
@@ -245,6 +274,16 @@ pub struct Job {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub verify: Option<Verify>,
     pub filename: Option<String>,
+    /// The files after `filename` (fio's `filename=a:b:c`), shared by the job's clones.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub more_files: Vec<String>,
+    /// Files per worker (fio's nrfiles; with `filename=a:b`, the names' count), default 1.
+    pub nrfiles: u32,
+    /// Each file's size (fio's filesize); without it, a share of `size` (size / nrfiles).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub filesize: Option<u64>,
+    /// How a worker moves between its files (fio's file_service_type).
+    pub file_service: FileService,
     pub directory: Option<String>,
     pub stonewall: bool,
     pub group_reporting: bool,
@@ -522,6 +561,10 @@ impl Default for Job {
             percentiles: Vec::new(),
             verify: None,
             filename: None,
+            more_files: Vec::new(),
+            nrfiles: 1,
+            filesize: None,
+            file_service: FileService::default(),
             directory: None,
             stonewall: false,
             group_reporting: false,

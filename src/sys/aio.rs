@@ -52,7 +52,7 @@ pub struct Aio {
     count: usize,
     bufs: AlignedBuf,
     buf_size: usize,
-    file: File,
+    files: Vec<File>,
 }
 
 fn check(r: libc::c_long) -> io::Result<libc::c_long> {
@@ -65,7 +65,8 @@ fn check(r: libc::c_long) -> io::Result<libc::c_long> {
 
 impl Aio {
     /// A context for `depth` I/Os in flight with `depth` buffers of `buf_size` bytes each.
-    pub fn new(file: File, depth: usize, buf_size: usize) -> io::Result<Aio> {
+    /// An I/O names one of `files` by index.
+    pub fn new(files: Vec<File>, depth: usize, buf_size: usize) -> io::Result<Aio> {
         let mut ctx: libc::c_ulong = 0;
         // SAFETY: io_setup(2) writes the new context to `ctx`, which must be zero on entry.
         check(unsafe { libc::syscall(libc::SYS_io_setup, depth as libc::c_long, &mut ctx) })?;
@@ -77,12 +78,12 @@ impl Aio {
             count: 0,
             bufs: AlignedBuf::new(depth * buf_size),
             buf_size,
-            file,
+            files,
         })
     }
 
-    pub fn file(&self) -> &File {
-        &self.file
+    pub fn files(&self) -> &[File] {
+        &self.files
     }
 
     /// The buffer of `slot`; None while the slot is in flight.
@@ -96,7 +97,13 @@ impl Aio {
 
     /// Submits one I/O through the buffer of `slot` (io_submit(2) of one control block, as
     /// fio's libaio does with its default iodepth_batch_submit=1).
-    pub fn submit(&mut self, slot: usize, write: bool, offset: u64, len: usize) -> io::Result<()> {
+    pub fn submit(
+        &mut self,
+        slot: usize,
+        (write, file): (bool, usize),
+        offset: u64,
+        len: usize,
+    ) -> io::Result<()> {
         assert!(!self.in_flight[slot], "slot {slot} is in flight");
         assert!(len <= self.buf_size);
         let buf = self.bufs.as_mut_ptr();
@@ -108,7 +115,7 @@ impl Aio {
             } else {
                 IOCB_CMD_PREAD
             },
-            aio_fildes: self.file.as_raw_fd() as u32,
+            aio_fildes: self.files[file].as_raw_fd() as u32,
             // SAFETY: slot * buf_size + len is within the allocation of depth * buf_size bytes.
             aio_buf: unsafe { buf.add(slot * self.buf_size) } as u64,
             aio_nbytes: len as u64,

@@ -1,6 +1,6 @@
-//! A safe io_uring ring for the `io_uring` engine: it owns the ring, the file it works on and the
+//! A safe io_uring ring for the `io_uring` engine: it owns the ring, the files it works on and the
 //! per-slot buffers, so that no buffer can be freed or reused while the kernel may still touch it.
-//! Buffers and the file are registered (IORING_REGISTER_BUFFERS / _FILES, io_uring_register(2))
+//! Buffers and the files are registered (IORING_REGISTER_BUFFERS / _FILES, io_uring_register(2))
 //! when the kernel allows; otherwise plain READ/WRITE opcodes are used.
 
 use std::fs::File;
@@ -18,14 +18,15 @@ pub struct Ring {
     buf_size: usize,
     in_flight: Vec<bool>,
     pending: usize,
-    file: File,
+    files: Vec<File>,
     pub fixed_buffers: bool,
     pub fixed_file: bool,
 }
 
 impl Ring {
     /// A ring of `depth` entries with `depth` buffers of `buf_size` bytes each.
-    pub fn new(file: File, depth: usize, buf_size: usize) -> io::Result<Ring> {
+    /// `files` are registered together (fio's registerfiles): an I/O names its file by index.
+    pub fn new(files: Vec<File>, depth: usize, buf_size: usize) -> io::Result<Ring> {
         let entries = depth.next_power_of_two().max(1) as u32;
         // As fio does: no IPIs for completions (COOP_TASKRUN), one submitting thread, task work
         // run only when we reap (DEFER_TASKRUN). Older kernels lack them: fall back to none.
@@ -48,21 +49,22 @@ impl Ring {
         // SAFETY: every iovec points into `bufs`, which the Ring owns and frees only after the
         // ring itself is closed (io_uring_register(2), IORING_REGISTER_BUFFERS).
         let fixed_buffers = unsafe { ring.submitter().register_buffers(&iovecs) }.is_ok();
-        let fixed_file = ring.submitter().register_files(&[file.as_raw_fd()]).is_ok();
+        let fds: Vec<i32> = files.iter().map(|f| f.as_raw_fd()).collect();
+        let fixed_file = ring.submitter().register_files(&fds).is_ok();
         Ok(Ring {
             ring,
             bufs,
             buf_size,
             in_flight: vec![false; depth],
             pending: 0,
-            file,
+            files,
             fixed_buffers,
             fixed_file,
         })
     }
 
-    pub fn file(&self) -> &File {
-        &self.file
+    pub fn files(&self) -> &[File] {
+        &self.files
     }
 
     /// The buffer of `slot`; None while the slot is in flight.
@@ -74,40 +76,48 @@ impl Ring {
         Some(&mut self.bufs[slot * s..(slot + 1) * s])
     }
 
-    /// Queues a read or write of `len` bytes at `offset` through the buffer of `slot`.
-    pub fn push(&mut self, slot: usize, write: bool, offset: u64, len: usize) -> io::Result<()> {
-        if slot >= self.in_flight.len() || self.in_flight[slot] || len > self.buf_size {
+    /// Queues a read or write of `len` bytes at `offset` of file `file` through the buffer of
+    /// `slot`.
+    pub fn push(
+        &mut self,
+        slot: usize,
+        (write, file): (bool, usize),
+        offset: u64,
+        len: usize,
+    ) -> io::Result<()> {
+        if slot >= self.in_flight.len()
+            || self.in_flight[slot]
+            || len > self.buf_size
+            || file >= self.files.len()
+        {
             return Err(io::Error::new(
                 io::ErrorKind::InvalidInput,
-                "slot busy, out of range, or length larger than its buffer",
+                "slot busy, out of range, length larger than its buffer, or no such file",
             ));
         }
         // SAFETY: slot < depth, so the pointer stays inside `bufs`.
         let ptr = unsafe { self.bufs.as_mut_ptr().add(slot * self.buf_size) };
         let len32 = len as u32;
-        let fd = self.file.as_raw_fd();
+        let fd = self.files[file].as_raw_fd();
+        let fixed = types::Fixed(file as u32);
         let entry = match (write, self.fixed_buffers, self.fixed_file) {
-            (false, true, true) => opcode::ReadFixed::new(types::Fixed(0), ptr, len32, slot as u16)
+            (false, true, true) => opcode::ReadFixed::new(fixed, ptr, len32, slot as u16)
                 .offset(offset)
                 .build(),
             (false, true, false) => opcode::ReadFixed::new(types::Fd(fd), ptr, len32, slot as u16)
                 .offset(offset)
                 .build(),
-            (false, false, true) => opcode::Read::new(types::Fixed(0), ptr, len32)
-                .offset(offset)
-                .build(),
+            (false, false, true) => opcode::Read::new(fixed, ptr, len32).offset(offset).build(),
             (false, false, false) => opcode::Read::new(types::Fd(fd), ptr, len32)
                 .offset(offset)
                 .build(),
-            (true, true, true) => opcode::WriteFixed::new(types::Fixed(0), ptr, len32, slot as u16)
+            (true, true, true) => opcode::WriteFixed::new(fixed, ptr, len32, slot as u16)
                 .offset(offset)
                 .build(),
             (true, true, false) => opcode::WriteFixed::new(types::Fd(fd), ptr, len32, slot as u16)
                 .offset(offset)
                 .build(),
-            (true, false, true) => opcode::Write::new(types::Fixed(0), ptr, len32)
-                .offset(offset)
-                .build(),
+            (true, false, true) => opcode::Write::new(fixed, ptr, len32).offset(offset).build(),
             (true, false, false) => opcode::Write::new(types::Fd(fd), ptr, len32)
                 .offset(offset)
                 .build(),

@@ -5,7 +5,7 @@
 use std::time::Duration;
 
 use super::values::*;
-use crate::plan::job::{BlockSize, Job, OpenSync, SizeSpec, Verify};
+use crate::plan::job::{BlockSize, Job, OpenSync, Verify};
 use crate::plan::PlanError;
 
 #[cfg(test)]
@@ -21,7 +21,7 @@ pub const GROUPS: &[(&str, &str)] = &[
     ),
     (
         "where the I/O goes",
-        "filename directory size filesize nrfiles offset offset_increment unlink create_on_open allow_file_create overwrite fallocate invalidate",
+        "filename directory size filesize nrfiles openfiles file_service_type offset offset_increment unlink create_on_open allow_file_create overwrite fallocate invalidate",
     ),
     (
         "shape of the load",
@@ -175,13 +175,7 @@ impl Job {
 
     fn apply_where(&mut self, key: &str, v: Option<&str>) -> R<Got> {
         match key {
-            "filename" => {
-                let f = need(key, v)?;
-                if f.contains(':') && !f.contains("\\:") {
-                    return Err(format!("filename={f}: several files per job (a : separated list) are not supported by fsbench; give one file per job (several jobs, or numjobs with one file each)").into());
-                }
-                self.filename = Some(f.replace("\\:", ":"))
-            }
+            "filename" => self.set_filenames(need(key, v)?)?,
             "directory" => {
                 let d = need(key, v)?;
                 if d.contains(':') {
@@ -197,13 +191,14 @@ impl Job {
                 if lo != hi {
                     return Err(format!("filesize={f}: a range of file sizes is not supported by fsbench; give one size").into());
                 }
-                self.size = Some(SizeSpec::Bytes(lo));
+                self.filesize = Some(lo);
             }
-            "nrfiles" => {
-                if parse_u32(key, need(key, v)?, 1, u32::MAX)? != 1 {
-                    return Err(format!("nrfiles={}: several files per job are not supported by fsbench; use numjobs (a file per worker) or several jobs", v.unwrap_or("")).into());
-                }
+            "nrfiles" => self.nrfiles = parse_u32(key, need(key, v)?, 1, 1 << 20)?,
+            "openfiles" => {
+                parse_u32(key, need(key, v)?, 1, u32::MAX)?;
+                return Ok(Noted(format!("openfiles={}: fsbench opens all of a worker's files when it starts and keeps them open (fio closes and opens files to stay within openfiles)", v.unwrap_or(""))));
             }
+            "file_service_type" => self.file_service = file_service(need(key, v)?)?,
             "offset" => self.offset = Some(size_spec(key, need(key, v)?)?),
             "offset_increment" => {
                 self.offset_increment = byte_size(key, need(key, v)?)?;
@@ -508,7 +503,9 @@ fn fixed_note(key: &str, v: Option<&str>) -> Option<String> {
 }
 
 mod families;
+mod files;
 use families::canonical;
+use files::file_service;
 
 #[cfg(test)]
 mod tests;

@@ -18,7 +18,10 @@ use crate::plan::job::{BlockSize, EngineKind, Job, Rw, SizeSpec};
 /// One worker of a job, resolved: its file, its pattern.
 pub struct Worker {
     pub job: usize,
+    /// Its (first) file.
     pub path: PathBuf,
+    /// Its other files (fio's nrfiles, filename=a:b), I/O file index 1 on.
+    pub more: Vec<PathBuf>,
     pub blockdev: bool,
     pub pattern: Pattern,
 }
@@ -44,10 +47,29 @@ fn seed_of(name: &str, clone: u32) -> u64 {
     h ^ (clone as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15)
 }
 
-/// The file of worker `clone` of `job`.
-fn path_of(place: &Place, base: &Path, job: &Job, clone: u32) -> Result<PathBuf, RunError> {
-    Ok(match (place, &job.filename) {
-        (Place::Raw(device), _) => device.to_path_buf(),
+impl Worker {
+    /// All its files, in I/O file index order.
+    pub fn files(&self) -> impl Iterator<Item = &PathBuf> {
+        std::iter::once(&self.path).chain(&self.more)
+    }
+}
+
+/// File `i` of worker `clone` of `job`.
+fn path_of(place: &Place, base: &Path, job: &Job, clone: u32, i: u32) -> Result<PathBuf, RunError> {
+    let name = match i {
+        0 => job.filename.as_ref(),
+        i => job.more_files.get(i as usize - 1),
+    };
+    Ok(match (place, name) {
+        (Place::Raw(device), _) if i == 0 => device.to_path_buf(),
+        (Place::Raw(device), _) => {
+            return Err(invalid(format!(
+                "job '{}': {} files per worker on the device {}: a device is one file; use nrfiles with a file system target",
+                job.name,
+                job.files_per_worker(),
+                device.display()
+            )))
+        }
         (Place::Mount(_), Some(f)) if Path::new(f).is_absolute() => {
             return Err(invalid(format!(
                 "job '{}': filename={f} is absolute; in compare each job runs on the target's mount point: give a plain file name",
@@ -55,7 +77,7 @@ fn path_of(place: &Place, base: &Path, job: &Job, clone: u32) -> Result<PathBuf,
             )))
         }
         (_, Some(f)) => base.join(f),
-        (_, None) => base.join(format!("{}.{clone}.0", job.name)),
+        (_, None) => base.join(format!("{}.{clone}.{i}", job.name)),
     })
 }
 
@@ -153,7 +175,13 @@ fn region_of(
     Ok((base, region))
 }
 
-fn pattern_of(job: &Job, clone: u32, base: u64, region: u64, rank: usize) -> Pattern {
+/// The pattern of worker `clone`: its files' region from `base`, `total` bytes over them all.
+fn pattern_of(
+    job: &Job,
+    clone: u32,
+    (base, region, total): (u64, u64, u64),
+    rank: usize,
+) -> Pattern {
     let verify_only = job.verify.as_ref().is_some_and(|v| v.only);
     let mut rw = job.rw;
     if verify_only {
@@ -161,7 +189,7 @@ fn pattern_of(job: &Job, clone: u32, base: u64, region: u64, rank: usize) -> Pat
     }
     let passes = job
         .io_size
-        .unwrap_or(region)
+        .unwrap_or(total)
         .saturating_mul(job.loops.max(1) as u64);
     let mut p = Pattern {
         rw,
@@ -221,6 +249,8 @@ fn pattern_of(job: &Job, clone: u32, base: u64, region: u64, rank: usize) -> Pat
         fill_device: job.fill_device,
         buffer_pattern: job.buffer_pattern.clone(),
         flow: None,
+        files: job.files_per_worker(),
+        file_service: job.file_service,
     };
     // Unique, incompressible data for large writes at the cost of a stamp per sector: a ring of
     // random buffers (io::data::ring_buffers) instead of regenerating each one in full.
@@ -385,6 +415,9 @@ fn job_notes(b: &Block, job: &Job, place: &Place) -> Vec<String> {
 }
 
 /// Resolves every worker of every job on target `t`.
+mod clone;
+use clone::{files_note, resolve_clone};
+
 pub fn resolve(b: &Block, t: &TargetCtx) -> Result<Resolved, RunError> {
     super::logs::check(&b.jobs)?;
     super::cpus::check(&b.jobs)?;
@@ -402,76 +435,15 @@ pub fn resolve(b: &Block, t: &TargetCtx) -> Result<Resolved, RunError> {
             Place::Here { .. } => PathBuf::from(job.directory.as_deref().unwrap_or(".")),
         };
         for clone in 0..job.numjobs {
-            let mut path = path_of(&t.place, &base, job, clone)?;
-            let (mut blockdev, mut have) = existing(&path, &job.name)?;
-            // Several ranks: a file each (N-N), or one file (or a device) in segments (N-1).
-            let segment = many && (rk.plan.shared_file || blockdev);
-            if many && !segment {
-                path = rank_file(&path, rk.rank.index);
-                (blockdev, have) = existing(&path, &job.name)?;
-            }
-            let seg = segment.then_some(rk.rank.index);
-            let sized;
-            let sizing = match (&replay, job.size) {
-                // A replay without size= covers the trace (or the file, when larger).
-                (Some(r), None) if !blockdev => {
-                    sized = Job {
-                        size: Some(SizeSpec::Bytes(r.extent().max(have))),
-                        ..job.clone()
-                    };
-                    &sized
-                }
-                _ => job,
-            };
-            let (base, region) = region_of(sizing, clone, &path, (blockdev, have), seg)?;
-            if let Some(r) = &replay {
-                check_replay(job, r, &path, base + region)?;
-            }
-            let end = base + region;
-            check_file(job, &path, blockdev, have, end)?;
-            if let Place::Here { wipe } = t.place {
-                if blockdev && writes(job.rw) {
-                    crate::provision::safety::check_device(&path, wipe).map_err(|e| {
-                        invalid(format!(
-                            "job '{}' writes to {}: {e}",
-                            job.name,
-                            path.display()
-                        ))
-                    })?;
-                }
-            }
-            // The null engine does no I/O and opens no file: nothing to lay out (fio's null
-            // creates no file either).
-            let lay = job.engine != EngineKind::Null
-                && match &t.place {
-                    Place::Raw(_) => true,
-                    _ => !blockdev && have < end,
-                };
-            let start = if segment { base } else { 0 };
-            if lay && !layout.iter().any(|(p, _, _)| p == &path) {
-                // A job filling the filesystem writes until it is full: no room to check.
-                if !(blockdev || job.fill_device && writes(job.rw)) {
-                    new_bytes += end.saturating_sub(have.max(start));
-                }
-                layout.push((path.clone(), start, end));
-            } else if let Some(l) = layout.iter_mut().find(|(p, _, _)| p == &path) {
-                l.1 = l.1.min(start);
-                l.2 = l.2.max(end);
-            }
-            let mut pattern = pattern_of(job, clone, base, region, rk.rank.index);
-            pattern.record = super::logs::record_of(job, clone).map(|_| path.display().to_string());
-            if let Some(r) = &replay {
-                pattern = replaying(pattern, r.clone());
-            }
-            workers.push(Worker {
-                job: ji,
-                path,
-                blockdev,
-                pattern,
-            });
+            let w = resolve_clone(job, (ji, clone), (t, &base), replay.as_ref(), &mut layout)?;
+            new_bytes += w.1;
+            workers.push(w.0);
         }
         let mut jn = job_notes(b, job, &t.place);
         jn.extend(replay.as_deref().map(|r| replay_note(job, r)));
+        if job.files_per_worker() > 1 {
+            jn.push(files_note(job));
+        }
         if many {
             jn.push(if rk.plan.shared_file || matches!(t.place, Place::Raw(_)) {
                 format!(

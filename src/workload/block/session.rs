@@ -3,23 +3,19 @@
 
 use crate::metrics::name as metric;
 use std::collections::{BTreeMap, HashSet};
-use std::fs::OpenOptions;
-use std::io::Write;
-use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
-use super::resolve::{Resolved, Worker};
+use super::resolve::Resolved;
 use super::snap::{self, SnapOpts, SnapRun};
 use super::steady::{self, SteadyRun};
 use super::{fmt, writes, Block};
-use crate::engine;
 use crate::frame::{
     CachePolicy, Merged, Phase, PhaseSpec, RunError, Session, TargetCtx, WorkerCtx, WorkerOut,
 };
 use crate::io::{self, Stats, WriteData};
 use crate::metrics::hist;
 use crate::metrics::progress::Progress;
-use crate::plan::job::{EngineKind, Job, OpenSync, Rw};
+use crate::plan::job::{Job, Rw};
 use crate::provision::snapshot::Snapper;
 use std::sync::atomic::AtomicBool;
 use std::sync::Mutex;
@@ -161,7 +157,10 @@ impl Session for BlockSession {
     fn prepare(&mut self, phase: usize) -> Result<(), RunError> {
         for &wi in &self.members[phase] {
             let w = &self.r.workers[wi];
-            if let Some((path, start, end)) = self.r.layout.iter().find(|(p, _, _)| p == &w.path) {
+            for (path, start, end) in w
+                .files()
+                .filter_map(|f| self.r.layout.iter().find(|(p, _, _)| p == f))
+            {
                 if !self.laid.insert(path.clone()) {
                     continue;
                 }
@@ -218,7 +217,8 @@ impl Session for BlockSession {
             f.message = m.describe(&w.path.display().to_string());
         }
         if let Some(f) = st.failure.take() {
-            let f = f.path(&w.path);
+            let path = w.files().nth(f.file).unwrap_or(&w.path);
+            let f = f.path(path);
             st.error = Some(f.to_string());
             st.failure = Some(f);
         }
@@ -348,13 +348,18 @@ impl BlockSession {
         for &wi in &self.members[phase] {
             let w = &self.r.workers[wi];
             let job = &self.block.jobs[w.job];
-            if !job.unlink || w.blockdev || !self.laid.remove(&w.path) {
+            if !job.unlink || w.blockdev {
                 continue;
             }
-            if let Err(e) = std::fs::remove_file(&w.path) {
-                if let Some(p) = out.iter_mut().find(|p| p.test == job.name) {
-                    p.notes
-                        .push(format!("unlink: removing {} failed: {e}", w.path.display()));
+            for path in w.files() {
+                if !self.laid.remove(path) {
+                    continue;
+                }
+                if let Err(e) = std::fs::remove_file(path) {
+                    if let Some(p) = out.iter_mut().find(|p| p.test == job.name) {
+                        p.notes
+                            .push(format!("unlink: removing {} failed: {e}", path.display()));
+                    }
                 }
             }
         }
@@ -578,119 +583,5 @@ fn rate_min_missed(job: &Job, metrics: &BTreeMap<String, f64>) -> Option<String>
     None
 }
 
-/// Reads back what a verifying job wrote and checks it; a bad block fails the job in fio's words.
-fn verify_written(job: &Job, w: &Worker, written: &[(u64, u32)], out: &mut WorkerOut) {
-    let Some(ver) = &job.verify else { return };
-    let v = io::verify::Verifier::new(ver, w.pattern.seed);
-    if !v.checks() {
-        return;
-    }
-    let rb = io::verify::read_back(&w.path, written, &v, job.direct, ver.fatal, ver.dump);
-    out.counters.insert(metric::VERIFY_BLOCKS, rb.blocks as f64);
-    out.counters.insert(metric::VERIFY_BYTES, rb.bytes as f64);
-    out.counters.insert(metric::VERIFY_ERRORS, rb.errors as f64);
-    out.counters.insert(metric::VERIFY_S, rb.secs);
-    out.counters
-        .insert(metric::VERIFY_SKIPPED, rb.skipped as f64);
-    out.how.push(format!("verify read back {}", rb.how));
-    let failure = match (rb.io_error, rb.first) {
-        (Some(f), _) => Some(f),
-        (None, Some(m)) => Some(io::Failure {
-            op: "verify".into(),
-            message: m.describe(&w.path.display().to_string()),
-            offset: Some(m.offset),
-            ..Default::default()
-        }),
-        _ => None,
-    };
-    if let Some(f) = failure {
-        let f = f.path(&w.path);
-        out.error = Some(if rb.errors > 1 {
-            format!("{f} ({} bad blocks in all)", rb.errors)
-        } else {
-            f.to_string()
-        });
-        out.failure = Some(f);
-    }
-}
-
-type Prepared = (Box<dyn engine::IoEngine>, Vec<String>);
-
-fn open_engine(job: &Job, w: &Worker) -> Result<Prepared, String> {
-    let def = engine::def(job.engine);
-    // One buffer per slot: iodepth of them, or the ring of write buffers (io::data).
-    let depth = w.pattern.buffers.max(job.iodepth.max(1) as usize);
-    let bs = w.pattern.max_bs() as usize;
-    if job.engine == EngineKind::Null {
-        let eng = (def.open)(None, depth, bs).map_err(|e| e.to_string())?;
-        return Ok((eng, vec!["null".into()]));
-    }
-    let mut how = Vec::new();
-    let open = |direct: bool| {
-        let mut o = OpenOptions::new();
-        o.read(true).write(writes(job.rw) || w.pattern.rw.writes());
-        let sync = match job.open_sync {
-            OpenSync::None => 0,
-            OpenSync::Sync => libc::O_SYNC,
-            OpenSync::Dsync => libc::O_DSYNC,
-        };
-        o.custom_flags(if direct { libc::O_DIRECT } else { 0 } | sync);
-        o.open(&w.path)
-    };
-    let file = match open(job.direct) {
-        Ok(f) => {
-            how.push(if job.direct { "direct" } else { "buffered" }.to_string());
-            f
-        }
-        Err(e) if job.direct && e.raw_os_error() == Some(libc::EINVAL) => {
-            how.push("buffered (O_DIRECT refused by the filesystem)".to_string());
-            open(false).map_err(|e| format!("{}: {e}", w.path.display()))?
-        }
-        Err(e) => return Err(format!("{}: {e}", w.path.display())),
-    };
-    let eng = (def.open)(Some(file), depth, bs)
-        .map_err(|e| format!("cannot set up {} on {}: {e}", def.name, w.path.display()))?;
-    how.push(eng.describe());
-    Ok((eng, how))
-}
-
-/// Writes `region` bytes of fresh data to a job's file (or fsbench's device) and syncs it, so that
-/// reads read real data, as fio lays out its files. Not measured.
-fn lay_out(
-    path: &Path,
-    (start, end): (u64, u64),
-    blockdev: bool,
-    quiet: bool,
-) -> Result<(), RunError> {
-    let region = end - start;
-    if !quiet {
-        eprintln!(
-            "fsbench:   laying out {} of test data in {}",
-            fmt(region),
-            path.display()
-        );
-    }
-    let ctx = || format!("laying out {}", path.display());
-    let mut f = OpenOptions::new()
-        .write(true)
-        .create(!blockdev)
-        .truncate(false)
-        .open(path)
-        .map_err(RunError::io(ctx()))?;
-    std::io::Seek::seek(&mut f, std::io::SeekFrom::Start(start)).map_err(RunError::io(ctx()))?;
-    const CHUNK: usize = 1 << 20;
-    let data = WriteData::new(0x1a70_u64, CHUNK as u64, 0);
-    let mut rng = crate::io::DataGen::new(region);
-    let mut buf = vec![0u8; CHUNK];
-    let mut done = 0u64;
-    while done < region {
-        if let Some(why) = crate::stop::requested() {
-            return Err(RunError::Stopped(why));
-        }
-        let n = (region - done).min(CHUNK as u64) as usize;
-        data.fill(&mut buf[..n], &mut rng);
-        f.write_all(&buf[..n]).map_err(RunError::io(ctx()))?;
-        done += n as u64;
-    }
-    f.sync_all().map_err(RunError::io(ctx()))
-}
+mod files;
+use files::{lay_out, open_engine, verify_written};

@@ -1,5 +1,5 @@
 use super::*;
-use crate::plan::job::LogWindow;
+use crate::plan::job::{LogWindow, SizeSpec};
 
 fn job(opts: &[(&str, Option<&str>)]) -> Job {
     let mut j = Job::default();
@@ -30,7 +30,8 @@ fn every_listed_option_is_accepted_with_a_sensible_value() {
             "kb_base" => "1024",
             "unit_base" => "8",
             "sync" => "dsync",
-            "nrfiles" => "1",
+            "nrfiles" => "4",
+            "file_service_type" => "random:2",
             "blockalign" | "ba" | "verify_interval" => "4k",
             "iodepth_batch_complete_min" | "iodepth_low" => "1",
             "thinktime" | "thinktime_spin" => "100",

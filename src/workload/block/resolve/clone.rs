@@ -1,0 +1,181 @@
+//! One worker of a job resolved: its files (several with fio's nrfiles or filename=a:b), their
+//! region and checks, the layout, and its pattern.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use super::super::{fmt, writes};
+use super::{
+    check_file, check_replay, existing, invalid, path_of, pattern_of, rank_file, region_of,
+    replaying, Worker,
+};
+use crate::frame::{Place, RunError, TargetCtx};
+use crate::io::{self, iolog::Replay};
+use crate::plan::job::{EngineKind, Job, SizeSpec};
+
+/// Worker `clone` of job `ji`: its files (checked, and added to the layout), region and pattern;
+/// with the bytes its new files take.
+pub(super) fn resolve_clone(
+    job: &Job,
+    (ji, clone): (usize, u32),
+    (t, base): (&TargetCtx, &Path),
+    replay: Option<&Arc<Replay>>,
+    layout: &mut Vec<(PathBuf, u64, u64)>,
+) -> Result<(Worker, u64), RunError> {
+    let rk = t.ranks;
+    let many = rk.rank.many();
+    let nfiles = job.files_per_worker();
+    if nfiles > 1 && replay.is_some() {
+        return Err(invalid(format!(
+            "job '{}': read_iolog replays onto one file; give one file (no nrfiles or filename list)",
+            job.name
+        )));
+    }
+    let mut paths = Vec::new();
+    for i in 0..nfiles {
+        paths.push(path_of(&t.place, base, job, clone, i)?);
+    }
+    let (blockdev, _) = existing(&paths[0], &job.name)?;
+    // Several ranks: a file each (N-N), or one file (or a device) in segments (N-1).
+    let segment = many && (rk.plan.shared_file || blockdev);
+    if many && !segment {
+        for p in &mut paths {
+            *p = rank_file(p, rk.rank.index);
+        }
+    }
+    let (blockdev, have) = existing(&paths[0], &job.name)?;
+    let seg = segment.then_some(rk.rank.index);
+    let sizing = match (replay, job.size, job.filesize) {
+        // A replay without size= covers the trace (or the file, when larger).
+        (Some(r), None, None) if !blockdev => Job {
+            size: Some(SizeSpec::Bytes(r.extent().max(have))),
+            ..job.clone()
+        },
+        // Each file is filesize= long.
+        (_, _, Some(fs)) => Job {
+            size: Some(SizeSpec::Bytes(fs)),
+            ..job.clone()
+        },
+        _ => job.clone(),
+    };
+    let (base, region) = region_of(&sizing, clone, &paths[0], (blockdev, have), seg)?;
+    // Several files share size= (fio: size / nrfiles each) unless filesize= gives each its own.
+    let (region, total) = match (nfiles, job.filesize, job.size) {
+        (1, None, _) => (region, region),
+        // fio: each file size / nrfiles (not rounded), and one pass is a pass over each file's
+        // whole blocks.
+        (n, None, _) => {
+            let each = per_file(job, region, n)?;
+            let max_bs = io::max_bs(&job.bs).max(io::max_bs(job.wbs())).max(1);
+            (each, each / max_bs * max_bs * n as u64)
+        }
+        (_, Some(_), Some(SizeSpec::Bytes(total))) => (region, total),
+        (n, Some(_), _) => (region, region * n as u64),
+    };
+    if let Some(r) = replay {
+        check_replay(job, r, &paths[0], base + region)?;
+    }
+    let end = base + region;
+    let mut new_bytes = 0;
+    for path in &paths {
+        let (blockdev, have) = existing(path, &job.name)?;
+        new_bytes += check_and_lay(
+            job,
+            (path, blockdev, have),
+            (base, end),
+            (t, segment),
+            layout,
+        )?;
+    }
+    let mut pattern = pattern_of(job, clone, (base, region, total), rk.rank.index);
+    pattern.record = super::super::logs::record_of(job, clone)
+        .map(|_| paths.iter().map(|p| p.display().to_string()).collect());
+    if let Some(r) = replay {
+        pattern = replaying(pattern, r.clone());
+    }
+    let path = paths.remove(0);
+    Ok((
+        Worker {
+            job: ji,
+            path,
+            more: paths,
+            blockdev,
+            pattern,
+        },
+        new_bytes,
+    ))
+}
+
+/// What a job with several files per worker does, for its record.
+pub(super) fn files_note(job: &Job) -> String {
+    use crate::plan::job::FileServiceKind as K;
+    let fs = job.file_service;
+    let how = match fs.kind {
+        K::Roundrobin => format!("in turn, {} I/O(s) each", fs.batch),
+        K::Random => format!("a file at random every {} I/O(s)", fs.batch),
+        K::Sequential => "one after another, each to its end".to_string(),
+    };
+    format!(
+        "files: {} per worker ({}), {how}; each file's I/O through one engine (io_uring registers them all)",
+        job.files_per_worker(),
+        if job.filename.is_some() { "filename list, shared by the job's workers" } else { "nrfiles" }
+    )
+}
+
+/// Each file's share of `region` when a worker has `n` files (fio's size / nrfiles).
+fn per_file(job: &Job, region: u64, n: u32) -> Result<u64, RunError> {
+    let max_bs = io::max_bs(&job.bs).max(io::max_bs(job.wbs()));
+    let each = region / n as u64;
+    if each < max_bs {
+        return Err(invalid(format!(
+            "job '{}': size {} over {n} files leaves less than a block ({}) per file: raise size= or give filesize=",
+            job.name,
+            fmt(region),
+            fmt(max_bs)
+        )));
+    }
+    Ok(each)
+}
+
+/// Checks one of a worker's files (its size, and a device's safety) and adds it to the layout;
+/// the bytes it will newly take.
+fn check_and_lay(
+    job: &Job,
+    (path, blockdev, have): (&Path, bool, u64),
+    (base, end): (u64, u64),
+    (t, segment): (&TargetCtx, bool),
+    layout: &mut Vec<(PathBuf, u64, u64)>,
+) -> Result<u64, RunError> {
+    check_file(job, path, blockdev, have, end)?;
+    if let Place::Here { wipe } = t.place {
+        if blockdev && writes(job.rw) {
+            crate::provision::safety::check_device(path, wipe).map_err(|e| {
+                invalid(format!(
+                    "job '{}' writes to {}: {e}",
+                    job.name,
+                    path.display()
+                ))
+            })?;
+        }
+    }
+    // The null engine does no I/O and opens no file: nothing to lay out (fio's null creates no
+    // file either).
+    let lay = job.engine != EngineKind::Null
+        && match &t.place {
+            Place::Raw(_) => true,
+            _ => !blockdev && have < end,
+        };
+    let start = if segment { base } else { 0 };
+    let mut new_bytes = 0;
+    if lay && !layout.iter().any(|(p, _, _)| p == path) {
+        // A job filling the filesystem writes until it is full: no room to check.
+        if !(blockdev || job.fill_device && writes(job.rw)) {
+            new_bytes = end.saturating_sub(have.max(start));
+        }
+        layout.push((path.to_path_buf(), start, end));
+    } else if let Some(l) = layout.iter_mut().find(|(p, _, _)| p == path) {
+        l.1 = l.1.min(start);
+        l.2 = l.2.max(end);
+    }
+    Ok(new_bytes)
+}

@@ -1,0 +1,141 @@
+//! Several files per job through the binary (fio's filename=a:b:c, nrfiles, file_service_type):
+//! the files fio would make, I/O taken from them in fio's order (checked against fio's own
+//! write_iolog when fio is installed), a reading job verifying every file, and bad values refused.
+
+mod common;
+use common::*;
+
+use std::path::Path;
+
+const JOB: &str = "\
+[global]
+filename=a.1:b.2:c.3
+ioengine=io_uring
+iodepth=4
+size=96k
+bs=4k
+verify=crc32c
+[w]
+rw=write
+do_verify=0
+file_service_type=roundrobin:2
+write_iolog=w.log
+[r]
+stonewall
+rw=randread
+file_service_type=random
+";
+
+/// (file, offset) of each write in an iolog, the file's leading "./" dropped.
+fn writes(log: &Path) -> Vec<(String, u64)> {
+    std::fs::read_to_string(log)
+        .unwrap()
+        .lines()
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            (f.len() == 5 && f[2] == "write").then(|| {
+                (
+                    f[1].trim_start_matches("./").to_string(),
+                    f[3].parse().unwrap(),
+                )
+            })
+        })
+        .collect()
+}
+
+/// The metric `key` of the record of test `test` in a study.
+fn metric(study: &Path, test: &str, key: &str) -> f64 {
+    let text = std::fs::read_to_string(study.join("results.jsonl")).unwrap();
+    for line in text.lines() {
+        let v: serde_json::Value = serde_json::from_str(line).unwrap();
+        if v["test"] == test {
+            if let Some(x) = v["metrics"][key].as_f64() {
+                return x;
+            }
+        }
+    }
+    panic!("no {key} for {test} in {text}");
+}
+
+#[test]
+fn several_files_are_taken_in_fios_order_and_each_is_verified() {
+    let dir = workdir();
+    let d = dir.path();
+    std::fs::write(d.join("m.fio"), JOB).unwrap();
+    let o = bin()
+        .current_dir(d)
+        .args(["run", "m.fio", "--out", "s"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    for f in ["a.1", "b.2", "c.3"] {
+        assert_eq!(std::fs::metadata(d.join(f)).unwrap().len(), 32 << 10, "{f}");
+    }
+    // roundrobin:2 -> two blocks of a file, then the next file.
+    let got = writes(&d.join("w.log"));
+    assert_eq!(got.len(), 24);
+    let expect: Vec<(String, u64)> = (0..24u64)
+        .map(|i| {
+            let (pair, k) = (i / 2, i % 2);
+            let file = ["a.1", "b.2", "c.3"][(pair % 3) as usize];
+            (file.to_string(), ((pair / 3) * 2 + k) * 4096)
+        })
+        .collect();
+    assert_eq!(got, expect);
+    let study = d.join("s");
+    assert_eq!(
+        metric(&study, "r", "read_ios"),
+        24.0,
+        "each block of each file once"
+    );
+    assert_eq!(metric(&study, "r", "verify_errors"), 0.0);
+    if !have("fio") {
+        eprintln!("SKIPPED: the comparison with fio's order (fio is not installed)");
+        return;
+    }
+    let fio_dir = workdir();
+    std::fs::write(fio_dir.path().join("m.fio"), JOB).unwrap();
+    let (ok, out) = sh(&format!(
+        "cd {} && fio --output=/dev/null m.fio",
+        fio_dir.path().display()
+    ));
+    assert!(ok, "{out}");
+    assert_eq!(got, writes(&fio_dir.path().join("w.log")), "fio's order");
+}
+
+#[test]
+fn nrfiles_makes_fios_files_and_bad_values_are_refused() {
+    let dir = workdir();
+    let d = dir.path();
+    std::fs::write(
+        d.join("n.fio"),
+        "[j]\nrw=randwrite\nsize=48k\nnrfiles=3\nnumjobs=2\nfile_service_type=sequential\nopenfiles=1\n",
+    )
+    .unwrap();
+    let o = bin()
+        .current_dir(d)
+        .args(["run", "n.fio", "--out", "s"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    for clone in 0..2 {
+        for i in 0..3 {
+            let f = d.join(format!("j.{clone}.{i}"));
+            assert_eq!(std::fs::metadata(&f).unwrap().len(), 16 << 10, "{f:?}");
+        }
+    }
+    assert_eq!(metric(&d.join("s"), "j", "write_ios"), 24.0);
+    let bad = |opts: &str| {
+        std::fs::write(d.join("b.fio"), format!("[b]\nsize=1m\n{opts}\n")).unwrap();
+        let o = bin()
+            .current_dir(d)
+            .args(["run", "--check", "b.fio"])
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(2), "{opts}");
+        stderr(&o)
+    };
+    assert!(bad("file_service_type=zipf:1.1").contains("use random"));
+    assert!(bad("file_service_type=roundrobin:x").contains("at least 1"));
+    assert!(bad("filename=a::b").contains("empty file name"));
+}
