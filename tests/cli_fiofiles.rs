@@ -1,6 +1,7 @@
 //! Several files per job through the binary (fio's filename=a:b:c, nrfiles, file_service_type):
 //! the files fio would make, I/O taken from them in fio's order (checked against fio's own
-//! write_iolog when fio is installed), a reading job verifying every file, and bad values refused.
+//! write_iolog when fio is installed), a reading job verifying every file, and bad values refused;
+//! fio's verify state (verify_state_save / verify_state_load) between two runs.
 
 mod common;
 use common::*;
@@ -138,4 +139,60 @@ fn nrfiles_makes_fios_files_and_bad_values_are_refused() {
     assert!(bad("file_service_type=zipf:1.1").contains("use random"));
     assert!(bad("file_service_type=roundrobin:x").contains("at least 1"));
     assert!(bad("filename=a::b").contains("empty file name"));
+}
+
+#[test]
+fn a_reader_verifies_only_what_an_interrupted_writer_saved_in_its_state() {
+    let dir = workdir();
+    let d = dir.path();
+    let common = "[global]\nfilename=v\nsize=4m\nbs=64k\nverify=crc32c\n";
+    std::fs::write(
+        d.join("pre.fio"),
+        format!("{common}[job]\nrw=write\nrate=1m\nruntime=1\ndo_verify=0\nverify_state_save=1\n"),
+    )
+    .unwrap();
+    let post = |load: &str| {
+        std::fs::write(
+            d.join("post.fio"),
+            format!("{common}[job]\nrw=read\nverify_fatal=0\nverify_state_load={load}\n"),
+        )
+        .unwrap();
+        let study = format!("post{load}");
+        let o = bin()
+            .current_dir(d)
+            .args(["run", "post.fio", "--out", &study])
+            .output()
+            .unwrap();
+        (o, d.join(study))
+    };
+    // No state yet: refused before anything runs, naming the file and the fix.
+    let (o, _) = post("1");
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("local-job-0-verify.state"),
+        "{}",
+        stderr(&o)
+    );
+    let o = bin()
+        .current_dir(d)
+        .args(["run", "pre.fio", "--out", "pre"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let state = std::fs::read_to_string(d.join("local-job-0-verify.state")).unwrap();
+    assert!(state.starts_with("fsbench verify state 1\n"), "{state}");
+    let wrote = metric(&d.join("pre"), "job", "write_ios");
+    assert!(
+        wrote > 0.0 && wrote < 64.0,
+        "the rate cut the writer short: {wrote}"
+    );
+    // With the state: only what was written is checked, and all of it is good.
+    let (o, study) = post("1");
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(metric(&study, "job", "verify_errors"), 0.0);
+    assert_eq!(metric(&study, "job", "verify_blocks"), wrote);
+    assert_eq!(metric(&study, "job", "verify_skipped"), 64.0 - wrote);
+    // Without it the reader checks the blocks never written, as fio does, and they are bad.
+    let (_, study) = post("0");
+    assert_eq!(metric(&study, "job", "verify_errors"), 64.0 - wrote);
 }

@@ -130,8 +130,8 @@ impl<'a> Driver<'a> {
         let files = FileSet::new(p, &mut rng);
         let verifier = p.verify.as_ref().map(|v| Verifier::new(v, p.seed));
         let checks = verifier.as_ref().is_some_and(Verifier::checks);
-        let keep_written =
-            checks && p.rw.writes() && p.verify.as_ref().is_some_and(|v| v.after_write);
+        let keep_written = p.rw.writes()
+            && (p.save_written || checks && p.verify.as_ref().is_some_and(|v| v.after_write));
         let check_reads = checks && !p.rw.writes();
         let mut st = Stats::new();
         st.logs = p.logs.as_ref().map(|l| {
@@ -426,6 +426,12 @@ impl<'a> Driver<'a> {
         let Some(v) = &self.verifier else { return };
         let fatal = self.p.verify.as_ref().is_some_and(|v| v.fatal);
         for (slot, len, offset) in self.to_check.drain(..) {
+            if let Some(r) = &self.p.verify_ranges {
+                if !super::verify::covered(r, offset, len as u64) {
+                    self.st.verify_skipped += 1;
+                    continue;
+                }
+            }
             let bad = v.check(&engine.buffer(slot)[..len], offset, !fatal);
             self.st.verified += 1;
             if let Some(first) = bad.first() {

@@ -90,6 +90,11 @@ pub struct Pattern {
     /// how it moves between them; `limit_bytes` is over them all.
     pub files: u32,
     pub file_service: FileService,
+    /// Keep the writes' offsets even without a verify pass (verify_state_save).
+    pub save_written: bool,
+    /// Check only reads inside these [start, end) ranges, sorted (verify_state_load: what the
+    /// writer completed); the others are counted as skipped.
+    pub verify_ranges: Option<std::sync::Arc<Vec<(u64, u64)>>>,
 }
 
 /// Where offsets fall beyond rw: fio's rw=...:N, rw_sequencer, percentage_random,
@@ -166,6 +171,8 @@ impl Pattern {
             record: None,
             files: 1,
             file_service: FileService::default(),
+            save_written: false,
+            verify_ranges: None,
             continue_on: [false; 2],
             fill_device: false,
             buffer_pattern: Vec::new(),
@@ -226,6 +233,8 @@ pub struct Stats {
     /// Intervals checked on reads (verify on a reading job) and how many were bad.
     pub verified: u64,
     pub verify_errors: u64,
+    /// Reads not checked: outside what the writer's verify state says it wrote.
+    pub verify_skipped: u64,
     /// The first bad block a reading job's verify found (the session words it with the path).
     pub mismatch: Option<verify::Mismatch>,
     /// Latency over time: every I/O's latency, one histogram per interval.
@@ -267,6 +276,7 @@ impl Stats {
             written: Vec::new(),
             verified: 0,
             verify_errors: 0,
+            verify_skipped: 0,
             mismatch: None,
             timeline: None,
             logs: None,

@@ -305,6 +305,14 @@ impl ReadBack {
     }
 }
 
+/// Is [offset, offset + len) inside one of the sorted, disjoint `ranges`?
+pub fn covered(ranges: &[(u64, u64)], offset: u64, len: u64) -> bool {
+    let i = ranges.partition_point(|r| r.1 <= offset);
+    ranges
+        .get(i)
+        .is_some_and(|r| r.0 <= offset && offset + len <= r.1)
+}
+
 /// The writes no later write overlaps, latest first: only those hold what they wrote.
 pub fn intact(written: &[(u64, u32)]) -> Vec<(u64, u32)> {
     use std::collections::BTreeMap;

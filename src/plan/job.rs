@@ -311,6 +311,12 @@ pub struct Job {
     /// fill_device / fill_fs).
     #[serde(skip_serializing_if = "std::ops::Not::not", default)]
     pub fill_device: bool,
+    /// Keep what a writing job wrote in fio's state file (verify_state_save=1), and verify only
+    /// that in a reading job (verify_state_load=1).
+    #[serde(skip_serializing_if = "std::ops::Not::not", default)]
+    pub verify_state_save: bool,
+    #[serde(skip_serializing_if = "std::ops::Not::not", default)]
+    pub verify_state_load: bool,
     /// The bytes every write buffer repeats (fio buffer_pattern).
     #[serde(skip_serializing_if = "Vec::is_empty", default)]
     pub buffer_pattern: Vec<u8>,
@@ -575,6 +581,8 @@ impl Default for Job {
             exitall: false,
             continue_on_error: Vec::new(),
             fill_device: false,
+            verify_state_save: false,
+            verify_state_load: false,
             buffer_pattern: Vec::new(),
             cpus_allowed: Vec::new(),
             cpus_split: false,

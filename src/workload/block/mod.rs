@@ -13,6 +13,7 @@ use crate::metrics::name as metric;
 pub use session::BlockSession;
 pub mod snap;
 mod steady;
+mod vstate;
 
 use std::path::Path;
 

@@ -251,6 +251,8 @@ fn pattern_of(
         flow: None,
         files: job.files_per_worker(),
         file_service: job.file_service,
+        save_written: job.verify_state_save,
+        verify_ranges: None,
     };
     // Unique, incompressible data for large writes at the cost of a stamp per sector: a ring of
     // random buffers (io::data::ring_buffers) instead of regenerating each one in full.

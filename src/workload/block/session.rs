@@ -223,7 +223,7 @@ impl Session for BlockSession {
             st.failure = Some(f);
         }
         let written = std::mem::take(&mut st.written);
-        let (verified, bad) = (st.verified, st.verify_errors);
+        let (verified, bad, skipped) = (st.verified, st.verify_errors, st.verify_skipped);
         let (book, rec) = (st.logs.take(), st.iolog.take());
         self.clones.keep(wi, clone, &st);
         let mut out = worker_out(part, st, how);
@@ -245,6 +245,19 @@ impl Session for BlockSession {
         if job.verify.is_some() && !w.pattern.rw.writes() {
             out.counters.insert(metric::VERIFY_BLOCKS, verified as f64);
             out.counters.insert(metric::VERIFY_ERRORS, bad as f64);
+            if w.pattern.verify_ranges.is_some() {
+                out.counters.insert(metric::VERIFY_SKIPPED, skipped as f64);
+            }
+        }
+        if job.verify_state_save && w.pattern.rw.writes() {
+            match super::vstate::save(Path::new("."), job, clone as u32, &written) {
+                Ok(p) => out
+                    .how
+                    .push(format!("verify state saved in {}", p.display())),
+                Err(e) => {
+                    out.error.get_or_insert(e);
+                }
+            }
         }
         if out.error.is_none() && out.stopped.is_none() && !written.is_empty() {
             verify_written(job, w, &written, &mut out);

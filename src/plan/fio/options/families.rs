@@ -104,16 +104,8 @@ impl Job {
                 }
                 self.flow = w as u64;
             }
-            "verify_state_save" => {
-                if parse_bool(key, v)? {
-                    return Ok(Noted("verify_state_save: fsbench writes no verify state file (fio's <type>-<job>-<n>-verify.state): a later verifying job checks its whole region".into()));
-                }
-            }
-            "verify_state_load" => {
-                if parse_bool(key, v)? {
-                    return Err("verify_state_load=1: fsbench keeps no verify state of an interrupted writer, so it cannot tell how far to verify; leave the option out and give the verifying job the region the writer completed (size=), or run this pair of jobs with fio".into());
-                }
-            }
+            "verify_state_save" => self.verify_state_save = parse_bool(key, v)?,
+            "verify_state_load" => self.verify_state_load = parse_bool(key, v)?,
             "flow_id" => self.flow_id = parse_u64(key, need(key, v)?)?,
             "flow_sleep" => self.flow_sleep = Some(std::time::Duration::from_micros(parse_u64(key, need(key, v)?)?)),
             "zonemode" => match need(key, v)? {

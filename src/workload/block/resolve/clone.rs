@@ -93,6 +93,13 @@ pub(super) fn resolve_clone(
     if let Some(r) = replay {
         pattern = replaying(pattern, r.clone());
     }
+    // A verifying reader checks only what its writer's state says it wrote (fio's
+    // verify_state_load).
+    if job.verify_state_load && job.verify.is_some() && !pattern.rw.writes() {
+        let ranges = super::super::vstate::load(Path::new("."), job, clone)
+            .map_err(|e| invalid(format!("job '{}': {e}", job.name)))?;
+        pattern.verify_ranges = Some(Arc::new(ranges));
+    }
     let path = paths.remove(0);
     Ok((
         Worker {
