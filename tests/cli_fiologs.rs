@@ -269,3 +269,44 @@ fn a_bad_iolog_or_a_replay_past_the_end_is_refused_before_it_starts() {
         );
     }
 }
+
+#[test]
+fn an_asynchronous_engine_times_submission_and_completion_apart() {
+    let dir = workdir();
+    let d = dir.path();
+    std::fs::write(
+        d.join("s.fio"),
+        "[s]\nfilename=s.dat\nsize=1m\nbs=4k\nrw=randread\nioengine=libaio\niodepth=4\nwrite_lat_log=s\nslat_percentiles=1\n",
+    )
+    .unwrap();
+    let o = bin()
+        .current_dir(d)
+        .args(["run", "s.fio", "--out", "st", "--output-format", "json"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let read = |n: &str| -> Vec<u64> {
+        std::fs::read_to_string(d.join(n))
+            .unwrap()
+            .lines()
+            .map(|l| l.split(", ").nth(1).unwrap().parse().unwrap())
+            .collect()
+    };
+    let (lat, clat, slat) = (
+        read("s_lat.1.log"),
+        read("s_clat.1.log"),
+        read("s_slat.1.log"),
+    );
+    assert_eq!(lat.len(), 256, "a line per I/O");
+    assert_eq!((clat.len(), slat.len()), (256, 256));
+    for i in 0..lat.len() {
+        assert!(slat[i] > 0, "line {i}: the submission took time");
+        assert_eq!(clat[i] + slat[i], lat[i], "line {i}: lat = slat + clat");
+    }
+    // fio's JSON carries the submission latency too.
+    let j: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let r = &j["jobs"][0]["read"];
+    assert_eq!(r["slat_ns"]["N"], 256, "{r}");
+    assert!(r["slat_ns"]["mean"].as_f64().unwrap() > 0.0);
+    assert!(r["clat_ns"]["mean"].as_f64().unwrap() < r["lat_ns"]["mean"].as_f64().unwrap());
+}

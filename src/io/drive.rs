@@ -9,6 +9,7 @@ use super::pace::{self, Pacer};
 use super::verify::Verifier;
 use super::{DataGen, Pattern, Stats, WriteData};
 use crate::engine::{Io, IoEngine};
+use crate::metrics::hist;
 use crate::metrics::progress::Progress;
 use crate::metrics::timeline::Slicer;
 use crate::plan::job::{BlockSize, Rw};
@@ -89,6 +90,8 @@ struct Driver<'a> {
     stamp: Vec<Instant>,
     /// (write, length, offset) of the I/O in each slot.
     kind: Vec<(bool, usize, u64)>,
+    /// When each slot's queue call returned (with `split_lat`: its submission's end).
+    submitted: Vec<Instant>,
     /// Slots whose buffer holds a full fill of its own (then scrambling keeps it unique).
     filled: Vec<bool>,
     measure_from: Instant,
@@ -146,6 +149,10 @@ impl<'a> Driver<'a> {
             super::fiolog::LogBook::new(l, p.rw.reads(), p.rw.writes(), epoch)
         });
         st.iolog = p.record.as_deref().map(super::iolog::Recorder::new);
+        if p.split_lat {
+            st.slat = Some([hist::new(), hist::new()]);
+            st.clat = Some([hist::new(), hist::new()]);
+        }
         Driver {
             p,
             data,
@@ -159,6 +166,11 @@ impl<'a> Driver<'a> {
             slots,
             stamp: vec![start; slots],
             kind: vec![(false, 0usize, 0u64); slots],
+            submitted: if p.split_lat {
+                vec![start; slots]
+            } else {
+                Vec::new()
+            },
             filled: vec![false; slots],
             measure_from,
             deadline: p.runtime.map(|r| measure_from + r),
@@ -309,6 +321,9 @@ impl<'a> Driver<'a> {
                 self.issuing = false;
                 break;
             }
+            if self.p.split_lat {
+                self.submitted[slot] = Instant::now();
+            }
             if let Some(rec) = self.st.iolog.as_mut() {
                 let kind = if write { OpKind::Write } else { OpKind::Read };
                 rec.op(self.stamp[slot] - self.began, kind, (file, at), len);
@@ -395,8 +410,17 @@ impl<'a> Driver<'a> {
         if self.slicer.due(now) {
             self.slicer.cut_hist(now, &self.st.lat);
         }
+        let parts = self.p.split_lat.then(|| {
+            let sub = self.submitted[slot];
+            let slat = sub.duration_since(self.stamp[slot]).as_nanos() as u64;
+            (ns.saturating_sub(slat).max(1), slat.max(1))
+        });
         let st = &mut self.st;
         st.lat.saturating_record(ns);
+        if let (Some((c, s)), Some(sl), Some(cl)) = (parts, st.slat.as_mut(), st.clat.as_mut()) {
+            sl[write as usize].saturating_record(s);
+            cl[write as usize].saturating_record(c);
+        }
         let bytes = res as u64;
         if write {
             st.write_lat.saturating_record(ns);
@@ -415,7 +439,7 @@ impl<'a> Driver<'a> {
         st.per_sec[sec].1 += bytes;
         if let Some(l) = st.logs.as_mut() {
             let ms = now.duration_since(self.measure_from).as_millis() as u64;
-            l.io(ms, write, bytes, self.files.split(offset).1, ns);
+            l.io((ms, write), bytes, self.files.split(offset).1, ns, parts);
         }
         self.progress.add(1, bytes);
         self.last_done = now;

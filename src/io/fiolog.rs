@@ -35,6 +35,11 @@ struct Acc {
     bytes: u64,
     lat_sum: u128,
     lat_max: u64,
+    /// Completion and submission latency (when the loop times them apart).
+    clat_sum: u128,
+    clat_max: u64,
+    slat_sum: u128,
+    slat_max: u64,
 }
 
 /// The lines of one worker's logs, as fio writes them.
@@ -49,6 +54,10 @@ pub struct LogBook {
     pub bw: String,
     pub iops: String,
     pub lat: String,
+    /// With `split`, fio's `_clat` and `_slat` lines (else `_clat` is `_lat`, `_slat` empty).
+    pub clat: String,
+    pub slat: String,
+    pub split: bool,
     pub hist: String,
     acc: [Acc; 2],
     win_end: u64,
@@ -80,10 +89,20 @@ impl LogBook {
         }
     }
 
-    /// One completed I/O, `ms` after the job's measured start.
-    pub fn io(&mut self, ms: u64, write: bool, len: u64, offset: u64, lat_ns: u64) {
+    /// One completed I/O, `ms` after the job's measured start: its latency from queueing, and
+    /// when the loop times them apart, its (completion, submission) latencies.
+    pub fn io(
+        &mut self,
+        (ms, write): (u64, bool),
+        len: u64,
+        offset: u64,
+        lat_ns: u64,
+        parts: Option<(u64, u64)>,
+    ) {
         let d = write as usize;
         let lat_ns = lat_ns.max(1);
+        self.split |= parts.is_some();
+        let (clat_ns, slat_ns) = parts.unwrap_or((lat_ns, 0));
         if self.spec.avg_msec == 0 {
             let t = ms + self.epoch_ms;
             let tail = if self.spec.offset {
@@ -101,6 +120,10 @@ impl LogBook {
             }
             if self.spec.lat.is_some() {
                 let _ = writeln!(self.lat, "{t}, {lat_ns}, {tail}");
+                if parts.is_some() {
+                    let _ = writeln!(self.clat, "{t}, {clat_ns}, {tail}");
+                    let _ = writeln!(self.slat, "{t}, {slat_ns}, {tail}");
+                }
             }
         } else {
             while ms >= self.win_end {
@@ -112,13 +135,17 @@ impl LogBook {
             a.bytes += len;
             a.lat_sum += lat_ns as u128;
             a.lat_max = a.lat_max.max(lat_ns);
+            a.clat_sum += clat_ns as u128;
+            a.clat_max = a.clat_max.max(clat_ns);
+            a.slat_sum += slat_ns as u128;
+            a.slat_max = a.slat_max.max(slat_ns);
         }
         if self.spec.hist.is_some() && self.spec.hist_msec > 0 {
             while ms >= self.hist_end {
                 self.flush_hist(self.hist_end);
                 self.hist_end += self.spec.hist_msec;
             }
-            self.bins[d][plat_index(lat_ns)] += 1;
+            self.bins[d][plat_index(clat_ns)] += 1;
             self.hist_bs[d] = len;
         }
     }
@@ -154,13 +181,24 @@ impl LogBook {
                 }
             }
             if self.spec.lat.is_some() && a.ios > 0 {
-                let avg = a.lat_sum / a.ios as u128;
-                let v = match self.spec.window {
-                    LogWindow::Avg => avg.to_string(),
-                    LogWindow::Max => a.lat_max.to_string(),
-                    LogWindow::Both => format!("{avg}, {}", a.lat_max),
+                let v = |sum: u128, max: u64| {
+                    let avg = sum / a.ios as u128;
+                    match self.spec.window {
+                        LogWindow::Avg => avg.to_string(),
+                        LogWindow::Max => max.to_string(),
+                        LogWindow::Both => format!("{avg}, {max}"),
+                    }
                 };
-                let _ = writeln!(self.lat, "{at}, {v}, {tail}");
+                let (l, c, s) = (
+                    v(a.lat_sum, a.lat_max),
+                    v(a.clat_sum, a.clat_max),
+                    v(a.slat_sum, a.slat_max),
+                );
+                let _ = writeln!(self.lat, "{at}, {l}, {tail}");
+                if self.split {
+                    let _ = writeln!(self.clat, "{at}, {c}, {tail}");
+                    let _ = writeln!(self.slat, "{at}, {s}, {tail}");
+                }
             }
         }
         self.acc = [Acc::default(); 2];

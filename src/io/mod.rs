@@ -92,6 +92,9 @@ pub struct Pattern {
     pub file_service: FileService,
     /// Keep the writes' offsets even without a verify pass (verify_state_save).
     pub save_written: bool,
+    /// Time each I/O's submission (the engine's queue call) and completion apart: fio's slat
+    /// and clat, on the asynchronous engines when the job asks (one more clock read per I/O).
+    pub split_lat: bool,
     /// Check only reads inside these [start, end) ranges, sorted (verify_state_load: what the
     /// writer completed); the others are counted as skipped.
     pub verify_ranges: Option<std::sync::Arc<Vec<(u64, u64)>>>,
@@ -172,6 +175,7 @@ impl Pattern {
             files: 1,
             file_service: FileService::default(),
             save_written: false,
+            split_lat: false,
             verify_ranges: None,
             continue_on: [false; 2],
             fill_device: false,
@@ -216,6 +220,9 @@ pub struct Stats {
     pub lat: Hist,
     pub read_lat: Hist,
     pub write_lat: Hist,
+    /// With `Pattern::split_lat`: submission and completion latency, [read, write].
+    pub slat: Option<[Hist; 2]>,
+    pub clat: Option<[Hist; 2]>,
     pub reads: u64,
     pub writes: u64,
     pub read_bytes: u64,
@@ -264,6 +271,8 @@ impl Stats {
             lat: hist::new(),
             read_lat: hist::new(),
             write_lat: hist::new(),
+            slat: None,
+            clat: None,
             reads: 0,
             writes: 0,
             read_bytes: 0,

@@ -315,6 +315,10 @@ pub struct Job {
     /// that in a reading job (verify_state_load=1).
     #[serde(skip_serializing_if = "std::ops::Not::not", default)]
     pub verify_state_save: bool,
+    /// Time submission and completion apart (fio's slat and clat) on the asynchronous engines:
+    /// asked by slat_percentiles or clat_percentiles (and by write_lat_log, for its files).
+    #[serde(skip_serializing_if = "std::ops::Not::not", default)]
+    pub split_lat: bool,
     #[serde(skip_serializing_if = "std::ops::Not::not", default)]
     pub verify_state_load: bool,
     /// The bytes every write buffer repeats (fio buffer_pattern).
@@ -582,6 +586,7 @@ impl Default for Job {
             continue_on_error: Vec::new(),
             fill_device: false,
             verify_state_save: false,
+            split_lat: false,
             verify_state_load: false,
             buffer_pattern: Vec::new(),
             cpus_allowed: Vec::new(),

@@ -31,6 +31,12 @@ fn stats(h: Option<&Hist>, with_pct: bool) -> Value {
 
 /// One direction of a record: (ios, bytes, histogram).
 fn direction(r: &Record, dir: &str, h: Option<&Hist>) -> Value {
+    // Submission and completion latency when the loop timed them apart (the asynchronous
+    // engines, asked by slat_percentiles, clat_percentiles or write_lat_log).
+    let (slat, clat) = (
+        decode(r, &format!("{dir}_slat_ns")),
+        decode(r, &format!("{dir}_clat_ns")),
+    );
     let m = |k: &str| r.metrics.get(k).copied().unwrap_or(0.0);
     let (ios, bytes) = (m(&format!("{dir}_ios")), m(&format!("{dir}_bytes")));
     let secs = m("runtime_s");
@@ -46,8 +52,8 @@ fn direction(r: &Record, dir: &str, h: Option<&Hist>) -> Value {
         "total_ios": ios as u64,
         "short_ios": 0,
         "drop_ios": 0,
-        "slat_ns": stats(None, false),
-        "clat_ns": stats(h, true),
+        "slat_ns": stats(slat.as_ref(), false),
+        "clat_ns": stats(clat.as_ref().or(h), true),
         "lat_ns": stats(h, false),
     });
     // Per-second samples, when the record's series is all this direction's.
@@ -156,7 +162,7 @@ fn job(r: &Record, groupid: usize) -> Value {
         "minf": 0,
         "fsbench": {"target": r.target, "fs": r.fs, "workload": r.workload, "repeat": r.repeat,
                      "notes": r.notes, "error": r.error,
-                     "latency": "fsbench times each I/O from queue to completion: clat_ns and lat_ns carry that one figure, slat_ns is not measured"},
+                     "latency": "fsbench times each I/O from queue to completion (lat_ns); on the asynchronous engines with slat_percentiles, clat_percentiles or write_lat_log it also times the submission apart (slat_ns, and clat_ns from its end), else clat_ns is lat_ns and slat_ns is not measured"},
     });
     if let Some(ss) = steadystate(r) {
         v["steadystate"] = ss;

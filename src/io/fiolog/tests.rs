@@ -33,7 +33,13 @@ fn a_line_per_io_matches_fios_columns_and_values() {
     };
     let mut book = LogBook::new(&spec, true, true, 0);
     for r in rows(&clat) {
-        book.io(num(&r[0]), r[2] == "1", num(&r[3]), num(&r[4]), num(&r[1]));
+        book.io(
+            (num(&r[0]), r[2] == "1"),
+            num(&r[3]),
+            num(&r[4]),
+            num(&r[1]),
+            None,
+        );
     }
     book.finish(10);
     assert_eq!(book.lat, clat);
@@ -58,7 +64,13 @@ fn windows_have_fios_columns_units_and_directions() {
     // 1 s of 4 KiB I/Os, alternately read (50 us) and written (4 us), every 50 us.
     for i in 0..20_000u64 {
         let write = i % 2 == 1;
-        book.io(i / 20, write, 4096, 0, if write { 4_000 } else { 50_000 });
+        book.io(
+            (i / 20, write),
+            4096,
+            0,
+            if write { 4_000 } else { 50_000 },
+            None,
+        );
     }
     book.finish(1000);
     for (ours, theirs) in [
@@ -105,8 +117,8 @@ fn max_both_prio_and_epoch_columns() {
         ..FioLogs::new()
     };
     let mut book = LogBook::new(&spec, true, false, 1_000_000);
-    book.io(10, false, 4096, 8192, 100);
-    book.io(20, false, 4096, 0, 300);
+    book.io((10, false), 4096, 8192, 100, None);
+    book.io((20, false), 4096, 0, 300, None);
     book.finish(150);
     assert_eq!(book.lat, "1000150, 200, 300, 0, 0, 0, 0x0000\n");
     let spec = FioLogs {
@@ -116,9 +128,9 @@ fn max_both_prio_and_epoch_columns() {
         ..FioLogs::new()
     };
     let mut book = LogBook::new(&spec, false, true, 0);
-    book.io(10, true, 4096, 0, 100);
-    book.io(20, true, 4096, 0, 300);
-    book.io(120, true, 4096, 0, 7);
+    book.io((10, true), 4096, 0, 100, None);
+    book.io((20, true), 4096, 0, 300, None);
+    book.io((120, true), 4096, 0, 7, None);
     book.finish(130);
     assert_eq!(book.lat, "100, 300, 1, 0, 0\n130, 7, 1, 0, 0\n");
 }
@@ -138,4 +150,30 @@ fn fios_bins_are_exact_below_128_ns_then_64_per_power_of_two() {
         assert!(i >= last);
         last = i;
     }
+}
+
+#[test]
+fn submission_and_completion_latency_have_their_own_lines_when_timed_apart() {
+    let spec = FioLogs {
+        lat: Some(String::new()),
+        ..FioLogs::new()
+    };
+    let mut book = LogBook::new(&spec, true, false, 0);
+    book.io((5, false), 4096, 0, 900, Some((700, 200)));
+    assert!(book.split);
+    assert_eq!(book.lat, "5, 900, 0, 4096, 0\n");
+    assert_eq!(book.clat, "5, 700, 0, 4096, 0\n");
+    assert_eq!(book.slat, "5, 200, 0, 4096, 0\n");
+    let windowed = FioLogs {
+        lat: Some(String::new()),
+        avg_msec: 100,
+        ..FioLogs::new()
+    };
+    let mut book = LogBook::new(&windowed, true, false, 0);
+    book.io((10, false), 4096, 0, 900, Some((700, 200)));
+    book.io((20, false), 4096, 0, 500, Some((300, 200)));
+    book.finish(100);
+    assert_eq!(book.lat, "100, 700, 0, 0, 0\n");
+    assert_eq!(book.clat, "100, 500, 0, 0, 0\n");
+    assert_eq!(book.slat, "100, 200, 0, 0, 0\n");
 }

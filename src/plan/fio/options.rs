@@ -459,13 +459,11 @@ impl Job {
                     })
                     .collect::<R<Vec<f64>>>()?
             }
-            "slat_percentiles" => {
-                if parse_bool(key, v)? {
-                    return Ok(Noted("slat_percentiles: fsbench times each I/O from its queueing to its completion (no submission latency of its own): its percentiles are the completion latency's".into()));
-                }
+            "slat_percentiles" | "clat_percentiles" => {
+                self.split_lat |= parse_bool(key, v)?;
             }
-            "clat_percentiles" | "lat_percentiles" | "disk_util" | "gtod_reduce"
-            | "disable_lat" | "disable_clat" | "disable_slat" => {
+            "lat_percentiles" | "disk_util" | "gtod_reduce" | "disable_lat" | "disable_clat"
+            | "disable_slat" => {
                 parse_bool(key, v)?;
             }
             "clocksource" | "kb_base" | "unit_base" => {

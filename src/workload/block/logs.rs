@@ -46,10 +46,14 @@ fn text<'a>(book: &'a LogBook, kind: &str) -> &'a str {
     match kind {
         "bw" => &book.bw,
         "iops" => &book.iops,
-        "lat" | "clat" => &book.lat,
+        "lat" => &book.lat,
+        // Timed apart (the asynchronous engines): fio's completion and submission latency.
+        // Otherwise an I/O is timed from its queueing to its completion, and the sync engines
+        // leave slat empty, as fio's do.
+        "clat" if book.split => &book.clat,
+        "clat" => &book.lat,
+        "slat" => &book.slat,
         "clat_hist" => &book.hist,
-        // fsbench times an I/O from its queueing to its completion: no submission latency of
-        // its own (fio's sync engines leave slat empty too).
         _ => "",
     }
 }

@@ -252,6 +252,9 @@ fn pattern_of(
         files: job.files_per_worker(),
         file_service: job.file_service,
         save_written: job.verify_state_save,
+        // fio's slat and clat: the asynchronous engines, when the job asks for them.
+        split_lat: matches!(job.engine, EngineKind::IoUring | EngineKind::Libaio)
+            && (job.split_lat || job.logs.as_ref().is_some_and(|l| l.lat.is_some())),
         verify_ranges: None,
     };
     // Unique, incompressible data for large writes at the cost of a stamp per sector: a ring of

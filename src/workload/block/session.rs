@@ -501,6 +501,12 @@ fn worker_out(part: usize, st: Stats, how: Vec<String>) -> WorkerOut {
     o.hists.insert("lat", st.lat);
     o.hists.insert("read_lat", st.read_lat);
     o.hists.insert("write_lat", st.write_lat);
+    if let (Some([rs, ws]), Some([rc, wc])) = (st.slat, st.clat) {
+        o.hists.insert("read_slat", rs);
+        o.hists.insert("write_slat", ws);
+        o.hists.insert("read_clat", rc);
+        o.hists.insert("write_clat", wc);
+    }
     o
 }
 
@@ -555,6 +561,12 @@ fn job_metrics(job: &Job, p: &WorkerOut) -> BTreeMap<String, f64> {
             }
         }
     }
+    // fio's submission and completion latency, per direction (when timed apart).
+    for k in ["read_slat", "write_slat", "read_clat", "write_clat"] {
+        if let Some(h) = p.hists.get(k) {
+            hist::summarize(h, k, &mut metrics);
+        }
+    }
     metrics
 }
 
@@ -570,6 +582,16 @@ fn histograms(p: &WorkerOut) -> BTreeMap<String, String> {
             continue;
         }
         if let Some(h) = p.hists.get(k) {
+            out.insert(name.to_string(), hist::encode(h));
+        }
+    }
+    for (k, name) in [
+        ("read_slat", "read_slat_ns"),
+        ("write_slat", "write_slat_ns"),
+        ("read_clat", "read_clat_ns"),
+        ("write_clat", "write_clat_ns"),
+    ] {
+        if let Some(h) = p.hists.get(k).filter(|h| !h.is_empty()) {
             out.insert(name.to_string(), hist::encode(h));
         }
     }
