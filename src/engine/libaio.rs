@@ -35,7 +35,8 @@ impl IoEngine for Libaio {
     }
 
     fn queue(&mut self, io: Io) -> io::Result<()> {
-        self.aio.submit(io.slot, io.write, io.offset, io.len)
+        self.aio
+            .submit(io.slot, io.write, io.offset, io.len, io.flags)
     }
 
     fn complete(&mut self, min: usize, done: &mut dyn FnMut(usize, i64)) -> io::Result<()> {
@@ -84,6 +85,7 @@ mod tests {
                     write: true,
                     offset,
                     len: 4096,
+                    ..Io::default()
                 })
                 .unwrap();
             }
@@ -114,6 +116,7 @@ mod tests {
                     write: false,
                     offset: slot as u64 * 4096,
                     len: 100,
+                    ..Io::default()
                 })
                 .unwrap();
             }
@@ -138,6 +141,7 @@ mod tests {
                 write: false,
                 offset: 1 << 20,
                 len: 4096,
+                ..Io::default()
             };
             e.queue(past_end).unwrap();
             e.complete(1, &mut |_, res| assert_eq!(res, 0)).unwrap();

@@ -13,12 +13,14 @@ use std::io;
 use crate::plan::job::EngineKind;
 
 /// One I/O for an engine to do through the buffer of `slot`.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, Default)]
 pub struct Io {
     pub slot: usize,
     pub write: bool,
     pub offset: u64,
     pub len: usize,
+    /// Its priority and RWF_* flags (engines that cannot pass them ignore them).
+    pub flags: crate::sys::issue::IoFlags,
 }
 
 pub trait IoEngine: Send {

@@ -36,7 +36,8 @@ impl IoEngine for Uring {
     }
 
     fn queue(&mut self, io: Io) -> io::Result<()> {
-        self.ring.push(io.slot, io.write, io.offset, io.len)
+        self.ring
+            .push(io.slot, io.write, io.offset, io.len, io.flags)
     }
 
     fn complete(&mut self, min: usize, done: &mut dyn FnMut(usize, i64)) -> io::Result<()> {

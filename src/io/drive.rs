@@ -293,6 +293,7 @@ impl<'a> Driver<'a> {
                 write,
                 offset,
                 len: len as usize,
+                flags: self.flags_of(write, len),
             };
             if let Err(e) = engine.queue(io) {
                 let what = if write {
@@ -561,7 +562,9 @@ pub fn drive(engine: &mut dyn IoEngine, p: &Pattern, data: &WriteData, live: Liv
     if let Some((f, i, _)) = &p.flow {
         f.join(*i);
     }
-    d.run(engine);
+    if d.set_priority() {
+        d.run(engine);
+    }
     if let Some((f, i, _)) = &p.flow {
         f.leave(*i);
     }
@@ -572,6 +575,8 @@ pub fn drive(engine: &mut dyn IoEngine, p: &Pattern, data: &WriteData, live: Liv
 mod tests;
 
 mod replay;
+
+mod issue;
 
 #[cfg(test)]
 mod effects;

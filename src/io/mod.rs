@@ -85,6 +85,8 @@ pub struct Pattern {
     /// fio's flow control: the flow shared with other jobs, this worker's place in it, and how
     /// long to wait when ahead (flow, flow_id, flow_sleep).
     pub flow: Option<(std::sync::Arc<flow::Flow>, usize, Duration)>,
+    /// How each I/O is issued: priorities, atomic writes, latency_target, serialize_overlap.
+    pub issue: crate::plan::issue::IoOpts,
 }
 
 /// Where offsets fall beyond rw: fio's rw=...:N, rw_sequencer, percentage_random,
@@ -163,6 +165,7 @@ impl Pattern {
             fill_device: false,
             buffer_pattern: Vec::new(),
             flow: None,
+            issue: Default::default(),
         }
     }
 

@@ -288,6 +288,12 @@ pub struct Job {
     pub flow_id: u64,
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub flow_sleep: Option<Duration>,
+    /// How each I/O is issued: priorities, atomic writes, latency_target, serialize_overlap.
+    #[serde(
+        skip_serializing_if = "crate::plan::issue::IoOpts::is_default",
+        default
+    )]
+    pub issue: crate::plan::issue::IoOpts,
 }
 
 fn is_zero(n: &u64) -> bool {
@@ -538,6 +544,7 @@ impl Default for Job {
             flow: 0,
             flow_id: 0,
             flow_sleep: None,
+            issue: Default::default(),
         }
     }
 }

@@ -96,7 +96,15 @@ impl Aio {
 
     /// Submits one I/O through the buffer of `slot` (io_submit(2) of one control block, as
     /// fio's libaio does with its default iodepth_batch_submit=1).
-    pub fn submit(&mut self, slot: usize, write: bool, offset: u64, len: usize) -> io::Result<()> {
+    /// A priority in `flags` goes in aio_reqprio (IOCB_FLAG_IOPRIO), RWF_* flags in aio_rw_flags.
+    pub fn submit(
+        &mut self,
+        slot: usize,
+        write: bool,
+        offset: u64,
+        len: usize,
+        flags: super::issue::IoFlags,
+    ) -> io::Result<()> {
         assert!(!self.in_flight[slot], "slot {slot} is in flight");
         assert!(len <= self.buf_size);
         let buf = self.bufs.as_mut_ptr();
@@ -113,6 +121,13 @@ impl Aio {
             aio_buf: unsafe { buf.add(slot * self.buf_size) } as u64,
             aio_nbytes: len as u64,
             aio_offset: offset as i64,
+            aio_rw_flags: flags.rw_flags,
+            aio_reqprio: flags.prio as i16,
+            aio_flags: if flags.prio != 0 {
+                super::issue::IOCB_FLAG_IOPRIO
+            } else {
+                0
+            },
             ..Iocb::default()
         };
         let mut list = [cb as *mut Iocb];

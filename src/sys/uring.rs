@@ -74,8 +74,16 @@ impl Ring {
         Some(&mut self.bufs[slot * s..(slot + 1) * s])
     }
 
-    /// Queues a read or write of `len` bytes at `offset` through the buffer of `slot`.
-    pub fn push(&mut self, slot: usize, write: bool, offset: u64, len: usize) -> io::Result<()> {
+    /// Queues a read or write of `len` bytes at `offset` through the buffer of `slot`, with the
+    /// priority (sqe ioprio) and RWF_* flags (sqe rw_flags) of `flags`.
+    pub fn push(
+        &mut self,
+        slot: usize,
+        write: bool,
+        offset: u64,
+        len: usize,
+        flags: super::issue::IoFlags,
+    ) -> io::Result<()> {
         if slot >= self.in_flight.len() || self.in_flight[slot] || len > self.buf_size {
             return Err(io::Error::new(
                 io::ErrorKind::InvalidInput,
@@ -89,27 +97,43 @@ impl Ring {
         let entry = match (write, self.fixed_buffers, self.fixed_file) {
             (false, true, true) => opcode::ReadFixed::new(types::Fixed(0), ptr, len32, slot as u16)
                 .offset(offset)
+                .ioprio(flags.prio)
+                .rw_flags(flags.rw_flags)
                 .build(),
             (false, true, false) => opcode::ReadFixed::new(types::Fd(fd), ptr, len32, slot as u16)
                 .offset(offset)
+                .ioprio(flags.prio)
+                .rw_flags(flags.rw_flags)
                 .build(),
             (false, false, true) => opcode::Read::new(types::Fixed(0), ptr, len32)
                 .offset(offset)
+                .ioprio(flags.prio)
+                .rw_flags(flags.rw_flags)
                 .build(),
             (false, false, false) => opcode::Read::new(types::Fd(fd), ptr, len32)
                 .offset(offset)
+                .ioprio(flags.prio)
+                .rw_flags(flags.rw_flags)
                 .build(),
             (true, true, true) => opcode::WriteFixed::new(types::Fixed(0), ptr, len32, slot as u16)
                 .offset(offset)
+                .ioprio(flags.prio)
+                .rw_flags(flags.rw_flags)
                 .build(),
             (true, true, false) => opcode::WriteFixed::new(types::Fd(fd), ptr, len32, slot as u16)
                 .offset(offset)
+                .ioprio(flags.prio)
+                .rw_flags(flags.rw_flags)
                 .build(),
             (true, false, true) => opcode::Write::new(types::Fixed(0), ptr, len32)
                 .offset(offset)
+                .ioprio(flags.prio)
+                .rw_flags(flags.rw_flags)
                 .build(),
             (true, false, false) => opcode::Write::new(types::Fd(fd), ptr, len32)
                 .offset(offset)
+                .ioprio(flags.prio)
+                .rw_flags(flags.rw_flags)
                 .build(),
         }
         .user_data(slot as u64);

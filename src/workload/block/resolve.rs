@@ -221,6 +221,7 @@ fn pattern_of(job: &Job, clone: u32, base: u64, region: u64, rank: usize) -> Pat
         fill_device: job.fill_device,
         buffer_pattern: job.buffer_pattern.clone(),
         flow: None,
+        issue: job.issue.clone(),
     };
     // Unique, incompressible data for large writes at the cost of a stamp per sector: a ring of
     // random buffers (io::data::ring_buffers) instead of regenerating each one in full.
@@ -388,6 +389,7 @@ fn job_notes(b: &Block, job: &Job, place: &Place) -> Vec<String> {
 pub fn resolve(b: &Block, t: &TargetCtx) -> Result<Resolved, RunError> {
     super::logs::check(&b.jobs)?;
     super::cpus::check(&b.jobs)?;
+    super::issue::check(&b.jobs)?;
     let mut workers = Vec::new();
     let mut layout: Vec<(PathBuf, u64, u64)> = Vec::new();
     let rk = t.ranks;
@@ -472,6 +474,7 @@ pub fn resolve(b: &Block, t: &TargetCtx) -> Result<Resolved, RunError> {
         }
         let mut jn = job_notes(b, job, &t.place);
         jn.extend(replay.as_deref().map(|r| replay_note(job, r)));
+        jn.extend(super::issue::notes(job));
         if many {
             jn.push(if rk.plan.shared_file || matches!(t.place, Place::Raw(_)) {
                 format!(
