@@ -119,6 +119,8 @@ struct Driver<'a> {
     began: Instant,
     /// The next operation of a replayed trace.
     rpos: usize,
+    /// What the issuing options keep between I/Os (`issue`).
+    issue: issue::State,
 }
 
 impl<'a> Driver<'a> {
@@ -180,6 +182,7 @@ impl<'a> Driver<'a> {
             failed: None,
             began: start,
             rpos: 0,
+            issue: issue::State::new(p, start),
         }
     }
 
@@ -245,13 +248,15 @@ impl<'a> Driver<'a> {
                     break;
                 }
             }
-            if self.slots - self.free.len() >= self.p.depth.max(1) {
+            if self.slots - self.free.len() >= self.depth() {
                 break;
             }
             let Some(slot) = self.free.pop_front() else {
                 break;
             };
-            let (write, len, offset) = if let Some(r) = self.p.replay.as_deref() {
+            let (write, len, offset) = if let Some(held) = self.issue.held.take() {
+                held
+            } else if let Some(r) = self.p.replay.as_deref() {
                 match self.replay_next(r) {
                     Step::Io(w, l, o) => (w, l, o),
                     Step::Wait => {
@@ -279,6 +284,9 @@ impl<'a> Driver<'a> {
                 };
                 (write, len, offset)
             };
+            if self.hold_overlap(slot, (write, len, offset)) {
+                break;
+            }
             if write {
                 self.fill(engine, slot, len as usize, offset);
             } else {

@@ -1,11 +1,52 @@
 //! How the loop issues each I/O beyond its offset and size (`plan::issue`): the worker's I/O
 //! priority (fio's prio, prioclass, priohint: ioprio_set(2) before the first I/O, as fio does)
-//! and each I/O's own (fio's cmdprio_*: the engine passes it with the I/O).
+//! and each I/O's own (fio's cmdprio_*: the engine passes it with the I/O); fio's
+//! serialize_overlap (an I/O overlapping one in flight waits until that one completes).
 
-use super::Driver;
+use std::time::Instant;
+
+use super::{Driver, Pattern};
 use crate::sys::issue::IoFlags;
 
+/// What the issuing options keep between I/Os.
+pub(super) struct State {
+    /// An I/O drawn but held back (write, length, offset in the region): it overlaps one in
+    /// flight (serialize_overlap). It is issued next, once that one completes.
+    pub held: Option<(bool, u64, u64)>,
+}
+
+impl State {
+    pub fn new(_p: &Pattern, _start: Instant) -> State {
+        State { held: None }
+    }
+}
+
 impl Driver<'_> {
+    /// The most I/Os in flight now: the job's iodepth.
+    #[inline]
+    pub(super) fn depth(&self) -> usize {
+        self.p.depth.max(1)
+    }
+
+    /// With serialize_overlap, holds back an I/O whose bytes overlap one in flight (fio's
+    /// in_flight_overlap): its slot goes back and it is issued first once something completes.
+    #[inline]
+    pub(super) fn hold_overlap(&mut self, slot: usize, io: (bool, u64, u64)) -> bool {
+        if !self.p.issue.serialize_overlap || self.free.len() + 1 >= self.slots {
+            return false;
+        }
+        let (start, end) = (self.p.base + io.2, self.p.base + io.2 + io.1);
+        let busy = (0..self.slots).filter(|s| *s != slot && !self.free.contains(s));
+        let overlap = busy
+            .map(|s| self.kind[s])
+            .any(|(_, len, off)| off < end && start < off + len as u64);
+        if overlap {
+            self.issue.held = Some(io);
+            self.free.push_front(slot);
+        }
+        overlap
+    }
+
     /// Sets the worker thread's I/O priority when the job gives one; false (and the worker's
     /// error) when the kernel refuses it.
     pub(super) fn set_priority(&mut self) -> bool {
@@ -81,6 +122,63 @@ mod tests {
         let st = drive(&mut e, p, &WriteData::new(1, 4096, 0), Live::of(&progress));
         assert!(st.error.is_none(), "{:?}", st.error);
         e.seen
+    }
+
+    /// Keeps every I/O in flight until asked for completions, then completes the oldest; counts
+    /// the I/Os queued while an overlapping one was in flight.
+    #[derive(Default)]
+    struct Slow {
+        buf: Vec<u8>,
+        flight: std::collections::VecDeque<(usize, u64, usize)>,
+        queued: usize,
+        overlapped: usize,
+    }
+
+    impl IoEngine for Slow {
+        fn buffer(&mut self, slot: usize) -> &mut [u8] {
+            if self.buf.len() < (slot + 1) * 8192 {
+                self.buf.resize((slot + 1) * 8192, 0);
+            }
+            &mut self.buf[slot * 8192..(slot + 1) * 8192]
+        }
+        fn queue(&mut self, io: Io) -> std::io::Result<()> {
+            let end = io.offset + io.len as u64;
+            let hit = |f: &(usize, u64, usize)| f.1 < end && io.offset < f.1 + f.2 as u64;
+            self.overlapped += self.flight.iter().any(hit) as usize;
+            self.queued += 1;
+            self.flight.push_back((io.slot, io.offset, io.len));
+            Ok(())
+        }
+        fn complete(&mut self, _: usize, done: &mut dyn FnMut(usize, i64)) -> std::io::Result<()> {
+            if let Some((s, _, l)) = self.flight.pop_front() {
+                done(s, l as i64);
+            }
+            Ok(())
+        }
+        fn sync(&mut self, _: bool) -> std::io::Result<()> {
+            Ok(())
+        }
+        fn describe(&self) -> String {
+            "slow".into()
+        }
+    }
+
+    #[test]
+    fn serialize_overlap_never_has_two_overlapping_ios_in_flight() {
+        let mut p = Pattern::basic(Rw::RandWrite, BlockSize::Range(512, 8192), 8, 64 << 10);
+        p.randommap = false;
+        p.limit_bytes = Some(4 << 20);
+        let progress = crate::metrics::progress::Progress::new();
+        let data = WriteData::new(1, 8192, 0);
+        let mut e = Slow::default();
+        drive(&mut e, &p, &data, Live::of(&progress));
+        assert!(e.overlapped > 100, "{} of {}", e.overlapped, e.queued);
+        p.issue.serialize_overlap = true;
+        let mut e = Slow::default();
+        let st = drive(&mut e, &p, &data, Live::of(&progress));
+        assert!(st.error.is_none());
+        assert_eq!(e.overlapped, 0, "of {}", e.queued);
+        assert!(st.write_bytes >= 4 << 20);
     }
 
     #[test]

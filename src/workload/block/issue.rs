@@ -31,6 +31,9 @@ pub fn notes(job: &Job) -> Vec<String> {
             describe(v)
         ));
     }
+    if io.serialize_overlap {
+        n.push("serialize_overlap: an I/O whose bytes overlap one of the worker's I/Os in flight waits until that one completes (fio's serialize_overlap within a job; fsbench submits from the worker itself, fio's io_submit_mode=inline)".into());
+    }
     let c = &io.cmdprio;
     if !c.is_off() {
         let dirs = ["reads", "writes"];

@@ -34,6 +34,7 @@ impl Job {
                 let [r, w] = per_dir(need(key, v)?, parse_split_prio)?;
                 io.cmdprio.bssplit = Some([r.unwrap_or_default(), w.unwrap_or_default()]);
             }
+            "serialize_overlap" => io.serialize_overlap = parse_bool(key, v)?,
             _ => return Ok(NotMine),
         }
         Ok(Done)
