@@ -7,6 +7,9 @@ pub mod null;
 pub mod sync;
 pub mod uring;
 
+#[cfg(test)]
+mod flags_tests;
+
 use std::fs::File;
 use std::io;
 

@@ -30,7 +30,8 @@ pub const PVSYNC: EngineDef = EngineDef {
 pub const PVSYNC2: EngineDef = EngineDef {
     kind: EngineKind::Pvsync2,
     name: "pvsync2",
-    summary: "preadv2/pwritev2 of one buffer (no flags), one I/O at a time (fio pvsync2)",
+    summary:
+        "preadv2/pwritev2 of one buffer (RWF_ATOMIC with atomic=1), one I/O at a time (fio pvsync2)",
     open: open_pvsync2,
     available: super::always,
 };
@@ -96,7 +97,9 @@ impl IoEngine for Sync {
             let r = match (self.calls, io.write) {
                 (Calls::Plain, true) => self.file.write_at(buf, io.offset),
                 (Calls::Plain, false) => self.file.read_at(buf, io.offset),
-                (_, true) => crate::sys::aio::pwritev(&self.file, buf, io.offset, v2),
+                (_, true) => {
+                    crate::sys::aio::pwritev(&self.file, buf, io.offset, v2, io.flags.rw_flags)
+                }
                 (_, false) => crate::sys::aio::preadv(&self.file, buf, io.offset, v2),
             };
             match r {

@@ -226,8 +226,8 @@ pub fn preadv(file: &File, buf: &mut [u8], offset: u64, v2: bool) -> io::Result<
     check(r as libc::c_long).map(|n| n as usize)
 }
 
-/// pwritev(2) (or pwritev2(2) with no flags when `v2`) of one buffer at `offset`.
-pub fn pwritev(file: &File, buf: &[u8], offset: u64, v2: bool) -> io::Result<usize> {
+/// pwritev(2) (or pwritev2(2) with the RWF_* `flags` when `v2`) of one buffer at `offset`.
+pub fn pwritev(file: &File, buf: &[u8], offset: u64, v2: bool, flags: i32) -> io::Result<usize> {
     let iov = libc::iovec {
         iov_base: buf.as_ptr() as *mut libc::c_void,
         iov_len: buf.len(),
@@ -235,7 +235,7 @@ pub fn pwritev(file: &File, buf: &[u8], offset: u64, v2: bool) -> io::Result<usi
     // SAFETY: the iovec describes `buf`, valid for reads of its length during the call.
     let r = unsafe {
         if v2 {
-            libc::pwritev2(file.as_raw_fd(), &iov, 1, offset as libc::off_t, 0)
+            libc::pwritev2(file.as_raw_fd(), &iov, 1, offset as libc::off_t, flags)
         } else {
             libc::pwritev(file.as_raw_fd(), &iov, 1, offset as libc::off_t)
         }

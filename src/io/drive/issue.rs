@@ -75,7 +75,15 @@ impl Driver<'_> {
         if prio == 0 && !io.cmdprio.is_off() {
             prio = io.ioprio().unwrap_or(0);
         }
-        IoFlags { prio, rw_flags: 0 }
+        let atomic = write && io.atomic;
+        IoFlags {
+            prio,
+            rw_flags: if atomic {
+                crate::sys::issue::RWF_ATOMIC
+            } else {
+                0
+            },
+        }
     }
 }
 

@@ -57,7 +57,7 @@ pub const GROUPS: &[(&str, &str)] = &[
     ),
     (
         "how each I/O is issued",
-        "prio prioclass priohint cmdprio_percentage cmdprio_class cmdprio cmdprio_hint cmdprio_bssplit serialize_overlap",
+        "prio prioclass priohint cmdprio_percentage cmdprio_class cmdprio cmdprio_hint cmdprio_bssplit atomic verify_write_sequence serialize_overlap",
     ),
     (
         "engines and reporting",

@@ -431,6 +431,7 @@ pub fn resolve(b: &Block, t: &TargetCtx) -> Result<Resolved, RunError> {
             }
             let end = base + region;
             check_file(job, &path, blockdev, have, end)?;
+            super::issue::check_file(job, &path)?;
             if let Place::Here { wipe } = t.place {
                 if blockdev && writes(job.rw) {
                     crate::provision::safety::check_device(&path, wipe).map_err(|e| {

@@ -7,7 +7,7 @@ use crate::plan::fio::values::*;
 use crate::plan::issue::{ioprio_value, SplitPrio};
 use crate::plan::job::Job;
 use crate::plan::PlanError;
-use Got::{Done, NotMine};
+use Got::{Done, NotMine, Noted};
 
 impl Job {
     pub(super) fn apply_issue(&mut self, key: &str, v: Option<&str>) -> R<Got> {
@@ -33,6 +33,11 @@ impl Job {
                 }
                 let [r, w] = per_dir(need(key, v)?, parse_split_prio)?;
                 io.cmdprio.bssplit = Some([r.unwrap_or_default(), w.unwrap_or_default()]);
+            }
+            "atomic" => io.atomic = parse_bool(key, v)?,
+            "verify_write_sequence" => {
+                parse_bool(key, v)?;
+                return Ok(Noted("verify_write_sequence: fsbench's verify header carries no write sequence number (only what identifies the block and its checksum): there is nothing to check or skip".into()));
             }
             "serialize_overlap" => io.serialize_overlap = parse_bool(key, v)?,
             _ => return Ok(NotMine),
