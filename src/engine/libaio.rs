@@ -51,6 +51,10 @@ impl IoEngine for Libaio {
         }
     }
 
+    fn trim(&mut self, offset: u64, len: u64) -> io::Result<()> {
+        crate::sys::issue::trim(self.aio.file(), offset, len)
+    }
+
     fn describe(&self) -> String {
         "libaio (io_submit per I/O)".into()
     }

@@ -38,6 +38,14 @@ pub trait IoEngine: Send {
     fn sync(&mut self, data_only: bool) -> io::Result<()>;
     /// How the engine runs, for the record (e.g. "registered buffers and file").
     fn describe(&self) -> String;
+    /// Trims `len` bytes at `offset` (fio's trim), done when it returns: as fio's engines do
+    /// trims, synchronously (`sys::issue::trim`).
+    fn trim(&mut self, _offset: u64, _len: u64) -> io::Result<()> {
+        Err(io::Error::new(
+            io::ErrorKind::Unsupported,
+            "this engine does not trim",
+        ))
+    }
 }
 
 /// Builds an engine over a file (None only for `null`) with `depth` slots of `buf_size` bytes.

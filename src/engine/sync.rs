@@ -130,6 +130,10 @@ impl IoEngine for Sync {
         }
     }
 
+    fn trim(&mut self, offset: u64, len: u64) -> io::Result<()> {
+        crate::sys::issue::trim(&self.file, offset, len)
+    }
+
     fn describe(&self) -> String {
         match self.calls {
             Calls::Plain => "pread/pwrite",

@@ -53,6 +53,10 @@ impl IoEngine for Uring {
         }
     }
 
+    fn trim(&mut self, offset: u64, len: u64) -> io::Result<()> {
+        crate::sys::issue::trim(self.ring.file(), offset, len)
+    }
+
     fn describe(&self) -> String {
         format!(
             "io_uring ({} buffers, {} file)",

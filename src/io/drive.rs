@@ -195,7 +195,9 @@ impl<'a> Driver<'a> {
         let p = self.p;
         let write = match p.rw {
             Rw::Read | Rw::RandRead => false,
-            Rw::Write | Rw::RandWrite => true,
+            // A trim is drawn as a write of the write block size (`trim_first` trims it).
+            Rw::Write | Rw::RandWrite | Rw::Trim | Rw::RandTrim => true,
+            Rw::TrimWrite | Rw::RandTrimWrite => true,
             Rw::Rw | Rw::RandRw => (self.rng.next_u64() % 100) as u32 >= p.rwmixread,
         };
         let bs = match (&p.wbs, write) {
@@ -286,6 +288,9 @@ impl<'a> Driver<'a> {
             };
             if self.hold_overlap(slot, (write, len, offset)) {
                 break;
+            }
+            if self.p.rw.trims() && !self.trim_first(engine, slot, len, offset) {
+                continue;
             }
             if write {
                 self.fill(engine, slot, len as usize, offset);
@@ -585,6 +590,8 @@ mod tests;
 mod replay;
 
 mod issue;
+
+mod trim;
 
 #[cfg(test)]
 mod effects;

@@ -209,6 +209,10 @@ pub struct Stats {
     pub writes: u64,
     pub read_bytes: u64,
     pub write_bytes: u64,
+    /// Trims (fio's trim direction: rw=trim and its kin): count, bytes, latencies.
+    pub trims: u64,
+    pub trim_bytes: u64,
+    pub trim_lat: Hist,
     /// Completed I/Os and bytes per whole second of the measured window.
     pub per_sec: Vec<(u64, u64)>,
     pub measured: Duration,
@@ -255,6 +259,9 @@ impl Stats {
             writes: 0,
             read_bytes: 0,
             write_bytes: 0,
+            trims: 0,
+            trim_bytes: 0,
+            trim_lat: hist::new(),
             per_sec: Vec::new(),
             measured: Duration::ZERO,
             error: None,

@@ -89,6 +89,9 @@ pub fn notes(job: &Job) -> Vec<String> {
             describe(v)
         ));
     }
+    if job.rw.trims() {
+        n.push("trims: each is done when issued, as fio's engines do them: a hole punched in a file (fallocate PUNCH_HOLE|KEEP_SIZE), a discard on a block device (BLKDISCARD); counted as fio's trim direction (trim_ios, trim_bytes, the fio JSON's trim); trims take the write block size (a third bs= value is not read)".into());
+    }
     if io.atomic {
         n.push(if job.rw.writes() {
             "atomic=1: every write carries RWF_ATOMIC (torn-write protection, within the file's statx atomic write unit limits)".into()

@@ -14,6 +14,7 @@ use crate::metrics::name as metric;
 pub use session::BlockSession;
 pub mod snap;
 mod steady;
+mod trims;
 
 use std::path::Path;
 
@@ -65,6 +66,11 @@ pub static METRICS: &[MetricDef] = &[
     m(metric::WRITE_IOPS, OpsPerSec, Higher),
     m(metric::READ_BYTES_PER_SEC, BytesPerSec, Higher),
     m(metric::WRITE_BYTES_PER_SEC, BytesPerSec, Higher),
+    m(metric::TRIM_IOS, Count, Neither),
+    m(metric::TRIM_BYTES, Bytes, Neither),
+    m(metric::TRIM_IOPS, OpsPerSec, Higher),
+    m(metric::TRIM_BYTES_PER_SEC, BytesPerSec, Higher),
+    m("trim_lat_*_ns", Nanoseconds, Lower),
     m("iodepth", Count, Neither),
     m("numjobs", Count, Neither),
     m(metric::CPU_USER_NS_PER_IO, Nanoseconds, Lower),

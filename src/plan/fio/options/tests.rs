@@ -140,7 +140,17 @@ fn shapes_rates_and_run_lengths() {
     );
     assert!(err("random_distribution", Some("zipf:1")).contains("not 1"));
     assert!(err("random_distribution", Some("zoned:60/10:30/20")).contains("add up to 90"));
-    assert!(err("rw", Some("trim")).contains("trims are not supported"));
+    for (v, rw) in [
+        ("trim", Rw::Trim),
+        ("randtrim", Rw::RandTrim),
+        ("trimwrite", Rw::TrimWrite),
+        ("randtrimwrite", Rw::RandTrimWrite),
+    ] {
+        let j = job(&[("rw", Some(v))]);
+        assert_eq!(j.rw, rw);
+        assert!(j.rw.trims() && j.rw.writes() && !j.rw.reads());
+        assert_eq!(j.rw.random(), v.starts_with("rand"));
+    }
 }
 
 #[test]
