@@ -36,7 +36,7 @@ impl IoEngine for Libaio {
 
     fn queue(&mut self, io: Io) -> io::Result<()> {
         self.aio
-            .submit(io.slot, (io.write, io.file), io.offset, io.len)
+            .submit(io.slot, (io.write, io.file), io.offset, io.len, io.flags)
     }
 
     fn complete(&mut self, min: usize, done: &mut dyn FnMut(usize, i64)) -> io::Result<()> {
@@ -45,6 +45,10 @@ impl IoEngine for Libaio {
 
     fn sync(&mut self, data_only: bool) -> io::Result<()> {
         super::sync_all(self.aio.files(), data_only)
+    }
+
+    fn trim(&mut self, file: usize, offset: u64, len: u64) -> io::Result<()> {
+        crate::sys::issue::trim(&self.aio.files()[file], offset, len)
     }
 
     fn describe(&self) -> String {
@@ -82,6 +86,7 @@ mod tests {
                     write: true,
                     offset,
                     len: 4096,
+                    ..Io::default()
                 })
                 .unwrap();
             }
@@ -113,6 +118,7 @@ mod tests {
                     write: false,
                     offset: slot as u64 * 4096,
                     len: 100,
+                    ..Io::default()
                 })
                 .unwrap();
             }
@@ -138,6 +144,7 @@ mod tests {
                 write: false,
                 offset: 1 << 20,
                 len: 4096,
+                ..Io::default()
             };
             e.queue(past_end).unwrap();
             e.complete(1, &mut |_, res| assert_eq!(res, 0)).unwrap();

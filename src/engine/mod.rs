@@ -7,13 +7,16 @@ pub mod null;
 pub mod sync;
 pub mod uring;
 
+#[cfg(test)]
+mod flags_tests;
+
 use std::fs::File;
 use std::io;
 
 use crate::plan::job::EngineKind;
 
 /// One I/O for an engine to do through the buffer of `slot`.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, Default)]
 pub struct Io {
     pub slot: usize,
     /// Which of the worker's files (fio's nrfiles, filename=a:b): an index into those the
@@ -22,6 +25,8 @@ pub struct Io {
     pub write: bool,
     pub offset: u64,
     pub len: usize,
+    /// Its priority and RWF_* flags (engines that cannot pass them ignore them).
+    pub flags: crate::sys::issue::IoFlags,
 }
 
 pub trait IoEngine: Send {
@@ -36,6 +41,14 @@ pub trait IoEngine: Send {
     fn sync(&mut self, data_only: bool) -> io::Result<()>;
     /// How the engine runs, for the record (e.g. "registered buffers and file").
     fn describe(&self) -> String;
+    /// Trims `len` bytes at `offset` of file `file` (fio's trim), done when it returns: as fio's engines do
+    /// trims, synchronously (`sys::issue::trim`).
+    fn trim(&mut self, _file: usize, _offset: u64, _len: u64) -> io::Result<()> {
+        Err(io::Error::new(
+            io::ErrorKind::Unsupported,
+            "this engine does not trim",
+        ))
+    }
 }
 
 /// Builds an engine over a worker's files (none only for `null`) with `depth` slots of `buf_size`

@@ -52,6 +52,10 @@ impl IoEngine for Null {
         Ok(())
     }
 
+    fn trim(&mut self, _file: usize, _offset: u64, _len: u64) -> io::Result<()> {
+        Ok(())
+    }
+
     fn describe(&self) -> String {
         "no I/O".into()
     }

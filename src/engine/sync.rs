@@ -30,7 +30,8 @@ pub const PVSYNC: EngineDef = EngineDef {
 pub const PVSYNC2: EngineDef = EngineDef {
     kind: EngineKind::Pvsync2,
     name: "pvsync2",
-    summary: "preadv2/pwritev2 of one buffer (no flags), one I/O at a time (fio pvsync2)",
+    summary:
+        "preadv2/pwritev2 of one buffer (RWF_ATOMIC with atomic=1), one I/O at a time (fio pvsync2)",
     open: open_pvsync2,
     available: super::always,
 };
@@ -93,7 +94,7 @@ impl IoEngine for Sync {
             let r = match (self.calls, io.write) {
                 (Calls::Plain, true) => file.write_at(buf, io.offset),
                 (Calls::Plain, false) => file.read_at(buf, io.offset),
-                (_, true) => crate::sys::aio::pwritev(file, buf, io.offset, v2),
+                (_, true) => crate::sys::aio::pwritev(file, buf, io.offset, v2, io.flags.rw_flags),
                 (_, false) => crate::sys::aio::preadv(file, buf, io.offset, v2),
             };
             match r {
@@ -118,6 +119,10 @@ impl IoEngine for Sync {
 
     fn sync(&mut self, data_only: bool) -> io::Result<()> {
         super::sync_all(&self.files, data_only)
+    }
+
+    fn trim(&mut self, file: usize, offset: u64, len: u64) -> io::Result<()> {
+        crate::sys::issue::trim(&self.files[file], offset, len)
     }
 
     fn describe(&self) -> String {

@@ -37,7 +37,7 @@ impl IoEngine for Uring {
 
     fn queue(&mut self, io: Io) -> io::Result<()> {
         self.ring
-            .push(io.slot, (io.write, io.file), io.offset, io.len)
+            .push(io.slot, (io.write, io.file), io.offset, io.len, io.flags)
     }
 
     fn complete(&mut self, min: usize, done: &mut dyn FnMut(usize, i64)) -> io::Result<()> {
@@ -47,6 +47,10 @@ impl IoEngine for Uring {
 
     fn sync(&mut self, data_only: bool) -> io::Result<()> {
         super::sync_all(self.ring.files(), data_only)
+    }
+
+    fn trim(&mut self, file: usize, offset: u64, len: u64) -> io::Result<()> {
+        crate::sys::issue::trim(&self.ring.files()[file], offset, len)
     }
 
     fn describe(&self) -> String {

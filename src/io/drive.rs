@@ -122,6 +122,8 @@ struct Driver<'a> {
     began: Instant,
     /// The next operation of a replayed trace.
     rpos: usize,
+    /// What the issuing options keep between I/Os (`issue`).
+    issue: issue::State,
 }
 
 impl<'a> Driver<'a> {
@@ -192,6 +194,7 @@ impl<'a> Driver<'a> {
             failed: None,
             began: start,
             rpos: 0,
+            issue: issue::State::new(p, start),
         }
     }
 
@@ -204,7 +207,9 @@ impl<'a> Driver<'a> {
         let p = self.p;
         let write = match p.rw {
             Rw::Read | Rw::RandRead => false,
-            Rw::Write | Rw::RandWrite => true,
+            // A trim is drawn as a write of the write block size (`trim_first` trims it).
+            Rw::Write | Rw::RandWrite | Rw::Trim | Rw::RandTrim => true,
+            Rw::TrimWrite | Rw::RandTrimWrite => true,
             Rw::Rw | Rw::RandRw => (self.rng.next_u64() % 100) as u32 >= p.rwmixread,
         };
         let bs = match (&p.wbs, write) {
@@ -257,13 +262,15 @@ impl<'a> Driver<'a> {
                     break;
                 }
             }
-            if self.slots - self.free.len() >= self.p.depth.max(1) {
+            if self.slots - self.free.len() >= self.depth() {
                 break;
             }
             let Some(slot) = self.free.pop_front() else {
                 break;
             };
-            let (write, len, file, offset) = if let Some(r) = self.p.replay.as_deref() {
+            let (write, len, file, offset) = if let Some(held) = self.issue.held.take() {
+                held
+            } else if let Some(r) = self.p.replay.as_deref() {
                 match self.replay_next(r) {
                     Step::Io(w, l, o) => (w, l, 0, o),
                     Step::Wait => {
@@ -291,6 +298,12 @@ impl<'a> Driver<'a> {
                 };
                 (write, len, file, offset)
             };
+            if self.hold_overlap(slot, (write, len, file, offset)) {
+                break;
+            }
+            if self.p.rw.trims() && !self.trim_first(engine, slot, len, (file, offset)) {
+                continue;
+            }
             // The byte in its file, and the loop's offset of it (unique across files).
             let at = self.p.base + offset;
             let offset = self.files.virt(file, at);
@@ -308,6 +321,7 @@ impl<'a> Driver<'a> {
                 write,
                 offset: at,
                 len: len as usize,
+                flags: self.flags_of(write, len),
             };
             if let Err(e) = engine.queue(io) {
                 let what = if write {
@@ -600,7 +614,9 @@ pub fn drive(engine: &mut dyn IoEngine, p: &Pattern, data: &WriteData, live: Liv
     if let Some((f, i, _)) = &p.flow {
         f.join(*i);
     }
-    d.run(engine);
+    if d.set_priority() {
+        d.run(engine);
+    }
     if let Some((f, i, _)) = &p.flow {
         f.leave(*i);
     }
@@ -611,6 +627,10 @@ pub fn drive(engine: &mut dyn IoEngine, p: &Pattern, data: &WriteData, live: Liv
 mod tests;
 
 mod replay;
+
+mod issue;
+
+mod trim;
 
 #[cfg(test)]
 mod effects;

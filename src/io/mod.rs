@@ -98,6 +98,8 @@ pub struct Pattern {
     /// Check only reads inside these [start, end) ranges, sorted (verify_state_load: what the
     /// writer completed); the others are counted as skipped.
     pub verify_ranges: Option<std::sync::Arc<Vec<(u64, u64)>>>,
+    /// How each I/O is issued: priorities, atomic writes, latency_target, serialize_overlap.
+    pub issue: crate::plan::issue::IoOpts,
 }
 
 /// Where offsets fall beyond rw: fio's rw=...:N, rw_sequencer, percentage_random,
@@ -181,6 +183,7 @@ impl Pattern {
             fill_device: false,
             buffer_pattern: Vec::new(),
             flow: None,
+            issue: Default::default(),
         }
     }
 
@@ -227,6 +230,10 @@ pub struct Stats {
     pub writes: u64,
     pub read_bytes: u64,
     pub write_bytes: u64,
+    /// Trims (fio's trim direction: rw=trim and its kin): count, bytes, latencies.
+    pub trims: u64,
+    pub trim_bytes: u64,
+    pub trim_lat: Hist,
     /// Completed I/Os and bytes per whole second of the measured window.
     pub per_sec: Vec<(u64, u64)>,
     pub measured: Duration,
@@ -277,6 +284,9 @@ impl Stats {
             writes: 0,
             read_bytes: 0,
             write_bytes: 0,
+            trims: 0,
+            trim_bytes: 0,
+            trim_lat: hist::new(),
             per_sec: Vec::new(),
             measured: Duration::ZERO,
             error: None,

@@ -106,6 +106,10 @@ pub const SYSTEM_CPU_IOWAIT_PCT: &str = "system_cpu_iowait_pct";
 pub const SYSTEM_CPU_SYS_PCT: &str = "system_cpu_sys_pct";
 pub const SYSTEM_CPU_USER_PCT: &str = "system_cpu_user_pct";
 pub const TOO_FAST: &str = "too_fast";
+pub const TRIM_BYTES: &str = "trim_bytes";
+pub const TRIM_BYTES_PER_SEC: &str = "trim_bytes_per_sec";
+pub const TRIM_IOPS: &str = "trim_iops";
+pub const TRIM_IOS: &str = "trim_ios";
 pub const VERIFIED_BYTES: &str = "verified_bytes";
 pub const VERIFY_BLOCKS: &str = "verify_blocks";
 pub const VERIFY_BYTES: &str = "verify_bytes";
@@ -225,6 +229,10 @@ pub const ALL: &[&str] = &[
     SYSTEM_CPU_SYS_PCT,
     SYSTEM_CPU_USER_PCT,
     TOO_FAST,
+    TRIM_BYTES,
+    TRIM_BYTES_PER_SEC,
+    TRIM_IOPS,
+    TRIM_IOS,
     VERIFIED_BYTES,
     VERIFY_BLOCKS,
     VERIFY_BYTES,

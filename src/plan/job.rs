@@ -16,19 +16,36 @@ pub enum Rw {
     /// Sequential mixed reads and writes (fio `rw` / `readwrite`).
     Rw,
     RandRw,
+    /// Trims (fio `trim`, `randtrim`): hole punching on a file, discard on a block device.
+    Trim,
+    RandTrim,
+    /// Each block trimmed, then written (fio `trimwrite`, `randtrimwrite`).
+    TrimWrite,
+    RandTrimWrite,
 }
 
 impl Rw {
     pub fn random(self) -> bool {
-        matches!(self, Rw::RandRead | Rw::RandWrite | Rw::RandRw)
+        matches!(
+            self,
+            Rw::RandRead | Rw::RandWrite | Rw::RandRw | Rw::RandTrim | Rw::RandTrimWrite
+        )
     }
 
+    /// Does the job change the file's contents (writes or trims)?
     pub fn writes(self) -> bool {
         !matches!(self, Rw::Read | Rw::RandRead)
     }
 
     pub fn reads(self) -> bool {
-        !matches!(self, Rw::Write | Rw::RandWrite)
+        matches!(self, Rw::Read | Rw::RandRead | Rw::Rw | Rw::RandRw)
+    }
+
+    pub fn trims(self) -> bool {
+        matches!(
+            self,
+            Rw::Trim | Rw::RandTrim | Rw::TrimWrite | Rw::RandTrimWrite
+        )
     }
 }
 
@@ -337,6 +354,12 @@ pub struct Job {
     pub flow_id: u64,
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub flow_sleep: Option<Duration>,
+    /// How each I/O is issued: priorities, atomic writes, latency_target, serialize_overlap.
+    #[serde(
+        skip_serializing_if = "crate::plan::issue::IoOpts::is_default",
+        default
+    )]
+    pub issue: crate::plan::issue::IoOpts,
 }
 
 fn is_zero(n: &u64) -> bool {
@@ -594,6 +617,7 @@ impl Default for Job {
             flow: 0,
             flow_id: 0,
             flow_sleep: None,
+            issue: Default::default(),
         }
     }
 }

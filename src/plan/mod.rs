@@ -2,6 +2,7 @@
 
 pub mod expand;
 pub mod fio;
+pub mod issue;
 pub mod job;
 pub mod provisioned;
 pub mod spec;

@@ -125,6 +125,9 @@ fn job(r: &Record, groupid: usize) -> Value {
         lat.as_ref().filter(|_| writes)
     };
     let empty = json!({"io_bytes": 0, "io_kbytes": 0, "bw_bytes": 0, "bw": 0, "iops": 0.0, "runtime": 0, "total_ios": 0, "short_ios": 0, "drop_ios": 0});
+    // Trims: their own histogram when the job also read or wrote, else the job's.
+    let th = decode(r, "trim_lat_ns");
+    let trim_h = th.as_ref().or(lat.as_ref().filter(|_| !reads && !writes));
     let m = |k: &str| r.metrics.get(k).copied().unwrap_or(0.0);
     let options: Map<String, Value> = r
         .config
@@ -152,7 +155,7 @@ fn job(r: &Record, groupid: usize) -> Value {
         "job options": options,
         "read": direction(r, "read", read_h),
         "write": direction(r, "write", write_h),
-        "trim": empty,
+        "trim": if has("trim") { direction(r, "trim", trim_h) } else { empty },
         "sync": {"total_ios": 0, "lat_ns": stats(None, false)},
         "job_runtime": job_runtime(r),
         "usr_cpu": m("cpu_user_pct"),

@@ -97,12 +97,14 @@ impl Aio {
 
     /// Submits one I/O through the buffer of `slot` (io_submit(2) of one control block, as
     /// fio's libaio does with its default iodepth_batch_submit=1).
+    /// A priority in `flags` goes in aio_reqprio (IOCB_FLAG_IOPRIO), RWF_* flags in aio_rw_flags.
     pub fn submit(
         &mut self,
         slot: usize,
         (write, file): (bool, usize),
         offset: u64,
         len: usize,
+        flags: super::issue::IoFlags,
     ) -> io::Result<()> {
         assert!(!self.in_flight[slot], "slot {slot} is in flight");
         assert!(len <= self.buf_size);
@@ -120,6 +122,13 @@ impl Aio {
             aio_buf: unsafe { buf.add(slot * self.buf_size) } as u64,
             aio_nbytes: len as u64,
             aio_offset: offset as i64,
+            aio_rw_flags: flags.rw_flags,
+            aio_reqprio: flags.prio as i16,
+            aio_flags: if flags.prio != 0 {
+                super::issue::IOCB_FLAG_IOPRIO
+            } else {
+                0
+            },
             ..Iocb::default()
         };
         let mut list = [cb as *mut Iocb];
@@ -218,8 +227,8 @@ pub fn preadv(file: &File, buf: &mut [u8], offset: u64, v2: bool) -> io::Result<
     check(r as libc::c_long).map(|n| n as usize)
 }
 
-/// pwritev(2) (or pwritev2(2) with no flags when `v2`) of one buffer at `offset`.
-pub fn pwritev(file: &File, buf: &[u8], offset: u64, v2: bool) -> io::Result<usize> {
+/// pwritev(2) (or pwritev2(2) with the RWF_* `flags` when `v2`) of one buffer at `offset`.
+pub fn pwritev(file: &File, buf: &[u8], offset: u64, v2: bool, flags: i32) -> io::Result<usize> {
     let iov = libc::iovec {
         iov_base: buf.as_ptr() as *mut libc::c_void,
         iov_len: buf.len(),
@@ -227,7 +236,7 @@ pub fn pwritev(file: &File, buf: &[u8], offset: u64, v2: bool) -> io::Result<usi
     // SAFETY: the iovec describes `buf`, valid for reads of its length during the call.
     let r = unsafe {
         if v2 {
-            libc::pwritev2(file.as_raw_fd(), &iov, 1, offset as libc::off_t, 0)
+            libc::pwritev2(file.as_raw_fd(), &iov, 1, offset as libc::off_t, flags)
         } else {
             libc::pwritev(file.as_raw_fd(), &iov, 1, offset as libc::off_t)
         }

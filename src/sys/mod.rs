@@ -161,6 +161,7 @@ pub mod aio;
 pub mod dirfd;
 pub mod fiemap;
 pub mod host;
+pub mod issue;
 pub mod loopctl;
 pub mod mounts;
 pub mod uring;

@@ -77,13 +77,14 @@ impl Ring {
     }
 
     /// Queues a read or write of `len` bytes at `offset` of file `file` through the buffer of
-    /// `slot`.
+    /// `slot`, with the priority (sqe ioprio) and RWF_* flags (sqe rw_flags) of `flags`.
     pub fn push(
         &mut self,
         slot: usize,
         (write, file): (bool, usize),
         offset: u64,
         len: usize,
+        flags: super::issue::IoFlags,
     ) -> io::Result<()> {
         if slot >= self.in_flight.len()
             || self.in_flight[slot]
@@ -103,23 +104,43 @@ impl Ring {
         let entry = match (write, self.fixed_buffers, self.fixed_file) {
             (false, true, true) => opcode::ReadFixed::new(fixed, ptr, len32, slot as u16)
                 .offset(offset)
+                .ioprio(flags.prio)
+                .rw_flags(flags.rw_flags)
                 .build(),
             (false, true, false) => opcode::ReadFixed::new(types::Fd(fd), ptr, len32, slot as u16)
                 .offset(offset)
+                .ioprio(flags.prio)
+                .rw_flags(flags.rw_flags)
                 .build(),
-            (false, false, true) => opcode::Read::new(fixed, ptr, len32).offset(offset).build(),
+            (false, false, true) => opcode::Read::new(fixed, ptr, len32)
+                .offset(offset)
+                .ioprio(flags.prio)
+                .rw_flags(flags.rw_flags)
+                .build(),
             (false, false, false) => opcode::Read::new(types::Fd(fd), ptr, len32)
                 .offset(offset)
+                .ioprio(flags.prio)
+                .rw_flags(flags.rw_flags)
                 .build(),
             (true, true, true) => opcode::WriteFixed::new(fixed, ptr, len32, slot as u16)
                 .offset(offset)
+                .ioprio(flags.prio)
+                .rw_flags(flags.rw_flags)
                 .build(),
             (true, true, false) => opcode::WriteFixed::new(types::Fd(fd), ptr, len32, slot as u16)
                 .offset(offset)
+                .ioprio(flags.prio)
+                .rw_flags(flags.rw_flags)
                 .build(),
-            (true, false, true) => opcode::Write::new(fixed, ptr, len32).offset(offset).build(),
+            (true, false, true) => opcode::Write::new(fixed, ptr, len32)
+                .offset(offset)
+                .ioprio(flags.prio)
+                .rw_flags(flags.rw_flags)
+                .build(),
             (true, false, false) => opcode::Write::new(types::Fd(fd), ptr, len32)
                 .offset(offset)
+                .ioprio(flags.prio)
+                .rw_flags(flags.rw_flags)
                 .build(),
         }
         .user_data(slot as u64);

@@ -269,7 +269,7 @@ stonewall
             "bad.fio:3: bs=1000: a block size is a non-zero multiple of 512 bytes",
             "bad.fio:4: iodepth=0: expected a whole number from 1 to 65536",
             "bad.fio:5: option 'foo' is not supported by fsbench",
-            "bad.fio:6: rw=sideways: expected read, write, randread, randwrite, rw or randrw",
+            "bad.fio:6: rw=sideways: expected read, write, randread, randwrite, rw, randrw, trim, randtrim, trimwrite or randtrimwrite",
             "bad.fio:7: bssplit=4k/50:8k/40: the percentages add up to 90, not 100",
             "bad.fio:8: section header '[b' lacks its closing ']'",
             "bad.fio:9: size: 'lots' is not a size",

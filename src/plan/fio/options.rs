@@ -56,6 +56,10 @@ pub const GROUPS: &[(&str, &str)] = &[
         "exitall exit_what flow flow_id flow_sleep verify_state_save verify_state_load continue_on_error fill_device fill_fs buffer_pattern cpus_allowed cpus_allowed_policy numa_cpu_nodes numa_mem_policy io_submit_mode zonemode random_generator create_serialize",
     ),
     (
+        "how each I/O is issued",
+        "prio prioclass priohint cmdprio_percentage cmdprio_class cmdprio cmdprio_hint cmdprio_bssplit atomic verify_write_sequence serialize_overlap",
+    ),
+    (
         "engines and reporting",
         "ioengine fixedbufs registerfiles percentile_list clat_percentiles lat_percentiles slat_percentiles disk_util gtod_reduce disable_lat disable_clat disable_slat clocksource kb_base unit_base",
     ),
@@ -96,6 +100,7 @@ impl Job {
             Job::apply_logs,
             Job::apply_replay,
             Job::apply_misc,
+            Job::apply_issue,
             Job::apply_report,
         ] {
             match group(self, key, value)? {
@@ -504,6 +509,7 @@ mod families;
 mod files;
 use families::canonical;
 use files::file_service;
+mod issue;
 
 #[cfg(test)]
 mod tests;

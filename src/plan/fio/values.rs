@@ -206,15 +206,13 @@ pub(super) fn parse_rw(v: &str) -> R<(Rw, Option<u64>)> {
         "randwrite" => Rw::RandWrite,
         "rw" | "readwrite" => Rw::Rw,
         "randrw" => Rw::RandRw,
-        "trim" | "randtrim" | "trimwrite" | "randtrimwrite" => {
-            return Err(format!(
-                "rw={base}: trims are not supported by fsbench; run this job with fio"
-            )
-            .into())
-        }
+        "trim" => Rw::Trim,
+        "randtrim" => Rw::RandTrim,
+        "trimwrite" => Rw::TrimWrite,
+        "randtrimwrite" => Rw::RandTrimWrite,
         o => {
             return Err(
-                format!("rw={o}: expected read, write, randread, randwrite, rw or randrw").into(),
+                format!("rw={o}: expected read, write, randread, randwrite, rw, randrw, trim, randtrim, trimwrite or randtrimwrite").into(),
             )
         }
     };

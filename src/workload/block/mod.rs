@@ -6,6 +6,7 @@
 
 mod clones;
 mod cpus;
+mod issue;
 mod logs;
 mod resolve;
 mod session;
@@ -13,6 +14,7 @@ use crate::metrics::name as metric;
 pub use session::BlockSession;
 pub mod snap;
 mod steady;
+mod trims;
 mod vstate;
 
 use std::path::Path;
@@ -69,6 +71,11 @@ pub static METRICS: &[MetricDef] = &[
     m(metric::WRITE_IOPS, OpsPerSec, Higher),
     m(metric::READ_BYTES_PER_SEC, BytesPerSec, Higher),
     m(metric::WRITE_BYTES_PER_SEC, BytesPerSec, Higher),
+    m(metric::TRIM_IOS, Count, Neither),
+    m(metric::TRIM_BYTES, Bytes, Neither),
+    m(metric::TRIM_IOPS, OpsPerSec, Higher),
+    m(metric::TRIM_BYTES_PER_SEC, BytesPerSec, Higher),
+    m("trim_lat_*_ns", Nanoseconds, Lower),
     m("iodepth", Count, Neither),
     m("numjobs", Count, Neither),
     m(metric::CPU_USER_NS_PER_IO, Nanoseconds, Lower),

@@ -256,6 +256,7 @@ fn pattern_of(
         split_lat: matches!(job.engine, EngineKind::IoUring | EngineKind::Libaio)
             && (job.split_lat || job.logs.as_ref().is_some_and(|l| l.lat.is_some())),
         verify_ranges: None,
+        issue: job.issue.clone(),
     };
     // Unique, incompressible data for large writes at the cost of a stamp per sector: a ring of
     // random buffers (io::data::ring_buffers) instead of regenerating each one in full.
@@ -426,6 +427,7 @@ use clone::{files_note, resolve_clone};
 pub fn resolve(b: &Block, t: &TargetCtx) -> Result<Resolved, RunError> {
     super::logs::check(&b.jobs)?;
     super::cpus::check(&b.jobs)?;
+    super::issue::check(&b.jobs)?;
     let mut workers = Vec::new();
     let mut layout: Vec<(PathBuf, u64, u64)> = Vec::new();
     let rk = t.ranks;
@@ -449,6 +451,7 @@ pub fn resolve(b: &Block, t: &TargetCtx) -> Result<Resolved, RunError> {
         if job.files_per_worker() > 1 {
             jn.push(files_note(job));
         }
+        jn.extend(super::issue::notes(job));
         if many {
             jn.push(if rk.plan.shared_file || matches!(t.place, Place::Raw(_)) {
                 format!(

@@ -46,6 +46,7 @@ fn every_listed_option_is_accepted_with_a_sensible_value() {
             "continue_on_error" => "io",
             "io_submit_mode" => "offload",
             "replay_align" => "4k",
+            "cmdprio_bssplit" => "4k/50",
             _ => example(key),
         };
         let mut j = Job::default();
@@ -140,7 +141,17 @@ fn shapes_rates_and_run_lengths() {
     );
     assert!(err("random_distribution", Some("zipf:1")).contains("not 1"));
     assert!(err("random_distribution", Some("zoned:60/10:30/20")).contains("add up to 90"));
-    assert!(err("rw", Some("trim")).contains("trims are not supported"));
+    for (v, rw) in [
+        ("trim", Rw::Trim),
+        ("randtrim", Rw::RandTrim),
+        ("trimwrite", Rw::TrimWrite),
+        ("randtrimwrite", Rw::RandTrimWrite),
+    ] {
+        let j = job(&[("rw", Some(v))]);
+        assert_eq!(j.rw, rw);
+        assert!(j.rw.trims() && j.rw.writes() && !j.rw.reads());
+        assert_eq!(j.rw.random(), v.starts_with("rand"));
+    }
 }
 
 #[test]

@@ -154,6 +154,7 @@ fn check_and_lay(
     layout: &mut Vec<(PathBuf, u64, u64)>,
 ) -> Result<u64, RunError> {
     check_file(job, path, blockdev, have, end)?;
+    super::super::issue::check_file(job, path)?;
     if let Place::Here { wipe } = t.place {
         if blockdev && writes(job.rw) {
             crate::provision::safety::check_device(path, wipe).map_err(|e| {

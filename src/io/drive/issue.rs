@@ -1,0 +1,238 @@
+//! How the loop issues each I/O beyond its offset and size (`plan::issue`): the worker's I/O
+//! priority (fio's prio, prioclass, priohint: ioprio_set(2) before the first I/O, as fio does)
+//! and each I/O's own (fio's cmdprio_*: the engine passes it with the I/O); fio's
+//! serialize_overlap (an I/O overlapping one in flight waits until that one completes).
+
+use std::time::Instant;
+
+use super::{Driver, Pattern};
+use crate::sys::issue::IoFlags;
+
+/// What the issuing options keep between I/Os.
+pub(super) struct State {
+    /// An I/O drawn but held back (write, length, file, offset in the region): it overlaps one
+    /// in flight (serialize_overlap). It is issued next, once that one completes.
+    pub held: Option<(bool, u64, usize, u64)>,
+}
+
+impl State {
+    pub fn new(_p: &Pattern, _start: Instant) -> State {
+        State { held: None }
+    }
+}
+
+impl Driver<'_> {
+    /// The most I/Os in flight now: the job's iodepth.
+    #[inline]
+    pub(super) fn depth(&self) -> usize {
+        self.p.depth.max(1)
+    }
+
+    /// With serialize_overlap, holds back an I/O whose bytes overlap one in flight (fio's
+    /// in_flight_overlap): its slot goes back and it is issued first once something completes.
+    #[inline]
+    pub(super) fn hold_overlap(&mut self, slot: usize, io: (bool, u64, usize, u64)) -> bool {
+        if !self.p.issue.serialize_overlap || self.free.len() + 1 >= self.slots {
+            return false;
+        }
+        // In the loop's offsets, as the I/Os in flight keep theirs (unique across files).
+        let start = self.files.virt(io.2, self.p.base + io.3);
+        let end = start + io.1;
+        let busy = (0..self.slots).filter(|s| *s != slot && !self.free.contains(s));
+        let overlap = busy
+            .map(|s| self.kind[s])
+            .any(|(_, len, off)| off < end && start < off + len as u64);
+        if overlap {
+            self.issue.held = Some(io);
+            self.free.push_front(slot);
+        }
+        overlap
+    }
+
+    /// Sets the worker thread's I/O priority when the job gives one; false (and the worker's
+    /// error) when the kernel refuses it.
+    pub(super) fn set_priority(&mut self) -> bool {
+        let Some(v) = self.p.issue.ioprio() else {
+            return true;
+        };
+        match crate::sys::issue::ioprio_set(v) {
+            Ok(()) => true,
+            Err(e) => {
+                self.st.fail(super::super::Failure::io("ioprio_set", &e));
+                false
+            }
+        }
+    }
+
+    /// The priority and flags of the next I/O: a cmdprio priority for the share of I/Os its
+    /// options give (drawn as fio draws it), else the job's own (0: the thread's).
+    #[inline]
+    pub(super) fn flags_of(&mut self, write: bool, len: u64) -> IoFlags {
+        let io = &self.p.issue;
+        let mut prio = 0;
+        if !io.cmdprio.is_off() && io.cmdprio.share(write, len) > 0 {
+            let r = (self.rng.next_u64() % 100) as u32;
+            prio = io.cmdprio.pick(write, len, r).unwrap_or(0);
+        }
+        if prio == 0 && !io.cmdprio.is_off() {
+            prio = io.ioprio().unwrap_or(0);
+        }
+        let atomic = write && io.atomic;
+        IoFlags {
+            prio,
+            rw_flags: if atomic {
+                crate::sys::issue::RWF_ATOMIC
+            } else {
+                0
+            },
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::*;
+    use crate::plan::issue::ioprio_value;
+
+    /// Completes every I/O at once, keeping the flags each came with.
+    #[derive(Default)]
+    struct Flags {
+        buf: Vec<u8>,
+        seen: Vec<(bool, usize, crate::sys::issue::IoFlags)>,
+        done: Vec<(usize, i64)>,
+    }
+
+    impl IoEngine for Flags {
+        fn buffer(&mut self, slot: usize) -> &mut [u8] {
+            if self.buf.len() < (slot + 1) << 20 {
+                self.buf.resize((slot + 1) << 20, 0);
+            }
+            &mut self.buf[slot << 20..(slot + 1) << 20]
+        }
+        fn queue(&mut self, io: Io) -> std::io::Result<()> {
+            self.seen.push((io.write, io.len, io.flags));
+            self.done.push((io.slot, io.len as i64));
+            Ok(())
+        }
+        fn complete(&mut self, _: usize, done: &mut dyn FnMut(usize, i64)) -> std::io::Result<()> {
+            self.done.drain(..).for_each(|(s, r)| done(s, r));
+            Ok(())
+        }
+        fn sync(&mut self, _: bool) -> std::io::Result<()> {
+            Ok(())
+        }
+        fn describe(&self) -> String {
+            "flags".into()
+        }
+    }
+
+    fn run(p: &Pattern) -> Vec<(bool, usize, crate::sys::issue::IoFlags)> {
+        let mut e = Flags::default();
+        let progress = crate::metrics::progress::Progress::new();
+        let st = drive(&mut e, p, &WriteData::new(1, 4096, 0), Live::of(&progress));
+        assert!(st.error.is_none(), "{:?}", st.error);
+        e.seen
+    }
+
+    /// Keeps every I/O in flight until asked for completions, then completes the oldest; counts
+    /// the I/Os queued while an overlapping one was in flight.
+    #[derive(Default)]
+    struct Slow {
+        buf: Vec<u8>,
+        flight: std::collections::VecDeque<(usize, u64, usize)>,
+        queued: usize,
+        overlapped: usize,
+    }
+
+    impl IoEngine for Slow {
+        fn buffer(&mut self, slot: usize) -> &mut [u8] {
+            if self.buf.len() < (slot + 1) * 8192 {
+                self.buf.resize((slot + 1) * 8192, 0);
+            }
+            &mut self.buf[slot * 8192..(slot + 1) * 8192]
+        }
+        fn queue(&mut self, io: Io) -> std::io::Result<()> {
+            let end = io.offset + io.len as u64;
+            let hit = |f: &(usize, u64, usize)| f.1 < end && io.offset < f.1 + f.2 as u64;
+            self.overlapped += self.flight.iter().any(hit) as usize;
+            self.queued += 1;
+            self.flight.push_back((io.slot, io.offset, io.len));
+            Ok(())
+        }
+        fn complete(&mut self, _: usize, done: &mut dyn FnMut(usize, i64)) -> std::io::Result<()> {
+            if let Some((s, _, l)) = self.flight.pop_front() {
+                done(s, l as i64);
+            }
+            Ok(())
+        }
+        fn sync(&mut self, _: bool) -> std::io::Result<()> {
+            Ok(())
+        }
+        fn describe(&self) -> String {
+            "slow".into()
+        }
+    }
+
+    #[test]
+    fn serialize_overlap_never_has_two_overlapping_ios_in_flight() {
+        let mut p = Pattern::basic(Rw::RandWrite, BlockSize::Range(512, 8192), 8, 64 << 10);
+        p.randommap = false;
+        p.limit_bytes = Some(4 << 20);
+        let progress = crate::metrics::progress::Progress::new();
+        let data = WriteData::new(1, 8192, 0);
+        let mut e = Slow::default();
+        drive(&mut e, &p, &data, Live::of(&progress));
+        assert!(e.overlapped > 100, "{} of {}", e.overlapped, e.queued);
+        p.issue.serialize_overlap = true;
+        let mut e = Slow::default();
+        let st = drive(&mut e, &p, &data, Live::of(&progress));
+        assert!(st.error.is_none());
+        assert_eq!(e.overlapped, 0, "of {}", e.queued);
+        assert!(st.write_bytes >= 4 << 20);
+    }
+
+    #[test]
+    fn cmdprio_percentage_gives_that_share_of_ios_the_priority_and_the_rest_the_jobs() {
+        let mut p = Pattern::basic(Rw::RandRead, BlockSize::Fixed(4096), 8, 40 << 20);
+        p.issue.class = Some(3);
+        p.issue.cmdprio.percentage = [20, 20];
+        p.issue.cmdprio.class = [1, 1];
+        let seen = run(&p);
+        let rt = seen.iter().filter(|s| s.2.prio == 1 << 13).count();
+        let idle = seen.iter().filter(|s| s.2.prio == 3 << 13).count();
+        assert_eq!(rt + idle, seen.len());
+        let share = rt as f64 / seen.len() as f64;
+        assert!((0.17..0.23).contains(&share), "{share}");
+    }
+
+    #[test]
+    fn cmdprio_bssplit_gives_priorities_by_block_size_and_direction() {
+        let mut p = Pattern::basic(
+            Rw::RandRw,
+            BlockSize::Split(vec![(65536, 40), (1 << 20, 60)]),
+            4,
+            256 << 20,
+        );
+        p.wbs = Some(BlockSize::Fixed(1 << 20));
+        let (a, b) = (ioprio_value(1, 1, 0), ioprio_value(3, 2, 0));
+        let e = |bs, perc, prio| crate::plan::issue::SplitPrio { bs, perc, prio };
+        p.issue.cmdprio.bssplit = Some([
+            vec![
+                e(65536, 25, Some(a)),
+                e(65536, 75, Some(b)),
+                e(1 << 20, 0, None),
+            ],
+            vec![e(1 << 20, 0, None)],
+        ]);
+        let seen = run(&p);
+        for (write, len, f) in &seen {
+            match (write, len) {
+                (false, 65536) => assert!([a, b].contains(&f.prio)),
+                _ => assert_eq!(f.prio, 0),
+            }
+        }
+        let small: Vec<_> = seen.iter().filter(|s| s.1 == 65536).collect();
+        let share = small.iter().filter(|s| s.2.prio == a).count() as f64 / small.len() as f64;
+        assert!((0.18..0.32).contains(&share), "{share}");
+    }
+}

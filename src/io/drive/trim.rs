@@ -1,0 +1,153 @@
+//! fio's trims (rw=trim, randtrim, trimwrite, randtrimwrite): each block is trimmed through the
+//! engine, synchronously as fio's engines trim (hole punching on a file, discard on a block
+//! device: `sys::issue::trim`), and counted as fio's trim direction; with trimwrite the block is
+//! then written.
+
+use std::time::Instant;
+
+use super::{Driver, OpKind};
+use crate::engine::IoEngine;
+use crate::plan::job::Rw;
+
+impl Driver<'_> {
+    /// Trims the drawn block [offset, offset + len) of the region; true when the I/O goes on as
+    /// a write of the same block (trimwrite), false when the slot is free again (a trim, or a
+    /// failed one: the job then stops).
+    pub(super) fn trim_first(
+        &mut self,
+        engine: &mut dyn IoEngine,
+        slot: usize,
+        len: u64,
+        (file, offset): (usize, u64),
+    ) -> bool {
+        let at = self.p.base + offset;
+        let start = Instant::now();
+        if let Err(e) = engine.trim(file, at, len) {
+            self.st
+                .fail(super::super::Failure::io("trim", &e).at(at).in_file(file));
+            self.free.push_front(slot);
+            self.issuing = false;
+            return false;
+        }
+        let now = Instant::now();
+        if let Some(rec) = self.st.iolog.as_mut() {
+            rec.op(start - self.began, OpKind::Trim, (file, at), len);
+        }
+        self.count_trim(start, now, len);
+        if matches!(self.p.rw, Rw::TrimWrite | Rw::RandTrimWrite) {
+            return true;
+        }
+        self.free.push_front(slot);
+        self.issued += len;
+        self.issued_ios += 1;
+        if self.p.limit_bytes.is_some_and(|limit| self.issued >= limit)
+            || self.p.pace.limit_ios.is_some_and(|n| self.issued_ios >= n)
+        {
+            self.issuing = false;
+        }
+        self.last_done = now;
+        false
+    }
+
+    /// Records a trim done (after the ramp): its latency, bytes, and the second it ended in.
+    fn count_trim(&mut self, start: Instant, now: Instant, len: u64) {
+        if now < self.measure_from {
+            return;
+        }
+        let ns = (now.duration_since(start).as_nanos() as u64).max(1);
+        if self.slicer.due(now) {
+            self.slicer.cut_hist(now, &self.st.lat);
+        }
+        let st = &mut self.st;
+        st.lat.saturating_record(ns);
+        st.trim_lat.saturating_record(ns);
+        st.trims += 1;
+        st.trim_bytes += len;
+        let sec = now.duration_since(self.measure_from).as_secs() as usize;
+        if st.per_sec.len() <= sec {
+            st.per_sec.resize(sec + 1, (0, 0));
+        }
+        st.per_sec[sec].0 += 1;
+        st.per_sec[sec].1 += len;
+        self.progress.add(1, len);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::*;
+
+    /// Does every I/O at once, keeping what was trimmed and written, in order.
+    #[derive(Default)]
+    struct Log {
+        buf: Vec<u8>,
+        ops: Vec<(char, u64, u64)>,
+        done: Vec<(usize, i64)>,
+    }
+
+    impl IoEngine for Log {
+        fn buffer(&mut self, slot: usize) -> &mut [u8] {
+            if self.buf.len() < (slot + 1) * 8192 {
+                self.buf.resize((slot + 1) * 8192, 0);
+            }
+            &mut self.buf[slot * 8192..(slot + 1) * 8192]
+        }
+        fn queue(&mut self, io: Io) -> std::io::Result<()> {
+            let c = if io.write { 'w' } else { 'r' };
+            self.ops.push((c, io.offset, io.len as u64));
+            self.done.push((io.slot, io.len as i64));
+            Ok(())
+        }
+        fn complete(&mut self, _: usize, done: &mut dyn FnMut(usize, i64)) -> std::io::Result<()> {
+            self.done.drain(..).for_each(|(s, r)| done(s, r));
+            Ok(())
+        }
+        fn sync(&mut self, _: bool) -> std::io::Result<()> {
+            Ok(())
+        }
+        fn describe(&self) -> String {
+            "log".into()
+        }
+        fn trim(&mut self, _file: usize, offset: u64, len: u64) -> std::io::Result<()> {
+            self.ops.push(('t', offset, len));
+            Ok(())
+        }
+    }
+
+    fn run(rw: Rw) -> (Vec<(char, u64, u64)>, Stats) {
+        let p = Pattern::basic(rw, BlockSize::Fixed(8192), 4, 256 << 10);
+        let progress = crate::metrics::progress::Progress::new();
+        let mut e = Log::default();
+        let st = drive(&mut e, &p, &WriteData::new(1, 8192, 0), Live::of(&progress));
+        assert!(st.error.is_none(), "{:?}", st.error);
+        (e.ops, st)
+    }
+
+    #[test]
+    fn a_trim_job_trims_every_block_once_and_counts_them_as_trims() {
+        for rw in [Rw::Trim, Rw::RandTrim] {
+            let (ops, st) = run(rw);
+            assert_eq!(ops.len(), 32, "{rw:?}");
+            assert!(ops.iter().all(|o| o.0 == 't' && o.2 == 8192));
+            let mut at: Vec<u64> = ops.iter().map(|o| o.1).collect();
+            assert_eq!(at.windows(2).all(|w| w[0] < w[1]), rw == Rw::Trim);
+            at.sort_unstable();
+            assert_eq!(at, (0..32).map(|i| i * 8192).collect::<Vec<_>>());
+            assert_eq!((st.trims, st.trim_bytes, st.writes), (32, 256 << 10, 0));
+            assert_eq!(st.trim_lat.len(), 32);
+        }
+    }
+
+    #[test]
+    fn trimwrite_trims_each_block_then_writes_it() {
+        for rw in [Rw::TrimWrite, Rw::RandTrimWrite] {
+            let (ops, st) = run(rw);
+            assert_eq!(ops.len(), 64, "{rw:?}");
+            for pair in ops.chunks(2) {
+                assert_eq!((pair[0].0, pair[1].0), ('t', 'w'));
+                assert_eq!((pair[0].1, pair[0].2), (pair[1].1, pair[1].2));
+            }
+            assert_eq!((st.trims, st.writes, st.write_bytes), (32, 32, 256 << 10));
+        }
+    }
+}

@@ -1,0 +1,50 @@
+//! fio's trim direction in a block job's figures: the trims a worker did (rw=trim and its kin)
+//! as counters, metrics (trim_ios, trim_bytes, trim_iops, trim_bytes_per_sec; with the reads
+//! and writes in ios, bytes, iops and bytes_per_sec, as fio counts every direction) and the
+//! trims' latency histogram when the job also reads or writes.
+
+use std::collections::BTreeMap;
+
+use crate::frame::WorkerOut;
+use crate::metrics::hist::{self, Hist};
+use crate::metrics::name as metric;
+
+/// Puts a worker's trims on its output.
+pub fn count(o: &mut WorkerOut, trims: u64, bytes: u64, lat: Hist) {
+    if trims == 0 {
+        return;
+    }
+    o.counters.insert("trims", trims as f64);
+    o.counters.insert(metric::TRIM_BYTES, bytes as f64);
+    o.hists.insert("trim_lat", lat);
+}
+
+/// Adds the trims to a job's metrics (nothing when it did none).
+pub fn metrics(p: &WorkerOut, metrics: &mut BTreeMap<String, f64>) {
+    let (trims, bytes) = (p.counter("trims"), p.counter(metric::TRIM_BYTES));
+    if trims == 0.0 {
+        return;
+    }
+    let secs = p.window.as_secs_f64().max(1e-9);
+    let mut add = |k: &str, v: f64| *metrics.entry(k.to_string()).or_insert(0.0) += v;
+    add("ios", trims);
+    add("bytes", bytes);
+    add("iops", trims / secs);
+    add(metric::BYTES_PER_SEC, bytes / secs);
+    add(metric::TRIM_IOS, trims);
+    add(metric::TRIM_BYTES, bytes);
+    add(metric::TRIM_IOPS, trims / secs);
+    add(metric::TRIM_BYTES_PER_SEC, bytes / secs);
+    let others = p.counter("reads") + p.counter("writes");
+    if let (true, Some(h)) = (others > 0.0, p.hists.get("trim_lat")) {
+        hist::summarize(h, "trim_lat", metrics);
+    }
+}
+
+/// The trims' latency histogram, when the job also reads or writes (otherwise it is `lat_ns`).
+pub fn histograms(p: &WorkerOut, out: &mut BTreeMap<String, String>) {
+    let others = p.counter("reads") + p.counter("writes");
+    if let (true, Some(h)) = (others > 0.0, p.hists.get("trim_lat")) {
+        out.insert("trim_lat_ns".into(), hist::encode(h));
+    }
+}
