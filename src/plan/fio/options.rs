@@ -59,6 +59,7 @@ pub const GROUPS: &[(&str, &str)] = &[
         "engines and reporting",
         "ioengine fixedbufs registerfiles percentile_list clat_percentiles lat_percentiles slat_percentiles disk_util gtod_reduce disable_lat disable_clat disable_slat clocksource kb_base unit_base",
     ),
+    ("more of fio's options", more::MORE),
 ];
 
 pub fn all_options() -> impl Iterator<Item = &'static str> {
@@ -86,6 +87,8 @@ impl Job {
     pub fn apply(&mut self, key: &str, value: Option<&str>) -> R<Option<String>> {
         let key = canonical(key);
         for group in [
+            // First: apply_verify takes every verify* option.
+            Job::apply_more,
             Job::apply_run,
             Job::apply_where,
             Job::apply_shape,
@@ -509,6 +512,7 @@ fn fixed_note(key: &str, v: Option<&str>) -> Option<String> {
 
 mod families;
 use families::canonical;
+mod more;
 
 #[cfg(test)]
 mod tests;

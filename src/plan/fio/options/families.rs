@@ -227,7 +227,7 @@ pub(super) fn canonical(key: &str) -> &str {
 }
 
 /// fio's CPU list: `0,5,8-15`.
-fn parse_cpus(v: &str) -> R<Vec<usize>> {
+pub(super) fn parse_cpus(v: &str) -> R<Vec<usize>> {
     let bad = || {
         PlanError(format!(
             "cpus_allowed={v}: expected CPU numbers and ranges, e.g. 0,5,8-15"
