@@ -6,5 +6,6 @@
 
 pub mod jobfile;
 pub mod options;
+pub mod pattern;
 pub mod syntax;
 pub mod values;

@@ -89,12 +89,8 @@ impl Job {
                 }
             }
             "buffer_pattern" => {
-                let p = need(key, v)?;
-                if p.starts_with('\'') {
-                    return Err(format!("buffer_pattern={p}: a pattern read from a file is not supported by fsbench; give the bytes (0x.. or a \"quoted string\")").into());
-                }
-                self.buffer_pattern = parse_pattern(p)
-                    .map_err(|e| PlanError(e.0.replacen("verify_pattern", "buffer_pattern", 1)))?;
+                self.buffer_pattern =
+                    crate::plan::fio::pattern::parse_pattern(key, need(key, v)?)?;
             }
             "cpus_allowed" => self.cpus_allowed = parse_cpus(need(key, v)?)?,
             "flow" => {
