@@ -463,6 +463,8 @@ impl<'a> Driver<'a> {
     /// Runs the loop to its end (its limit, its runtime, an error, or a stop request).
     fn run(&mut self, engine: &mut dyn IoEngine) {
         let fatal_verify = self.p.verify.as_ref().is_none_or(|v| v.fatal);
+        // Ended before it began (exit_what=all of an earlier group): no I/O.
+        self.check_end();
         loop {
             self.fill_queue(engine);
             let in_flight = self.slots - self.free.len();
@@ -487,8 +489,10 @@ impl<'a> Driver<'a> {
                     return;
                 }
                 match self.hold.take() {
-                    Some(Hold::Until(t)) => pace::wait_until(t),
-                    Some(Hold::Think(total, spin)) => pace::think(total, spin),
+                    Some(Hold::Until(t)) => pace::wait_until_or(t, &[self.halt, self.exit_all]),
+                    Some(Hold::Think(total, spin)) => {
+                        pace::think(total, spin, &[self.halt, self.exit_all])
+                    }
                     None => {}
                 }
                 self.check_end();

@@ -288,6 +288,9 @@ pub struct Job {
     pub flow_id: u64,
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub flow_sleep: Option<Duration>,
+    /// More of fio's settings (jobmore.rs).
+    #[serde(skip_serializing_if = "super::jobmore::JobMore::is_default", default)]
+    pub more: super::jobmore::JobMore,
 }
 
 fn is_zero(n: &u64) -> bool {
@@ -538,6 +541,7 @@ impl Default for Job {
             flow: 0,
             flow_id: 0,
             flow_sleep: None,
+            more: Default::default(),
         }
     }
 }

@@ -3,6 +3,7 @@
 pub mod expand;
 pub mod fio;
 pub mod job;
+pub mod jobmore;
 pub mod provisioned;
 pub mod spec;
 pub mod study;

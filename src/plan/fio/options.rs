@@ -122,7 +122,6 @@ impl Job {
             }
             "numjobs" => self.numjobs = parse_u32(key, need(key, v)?, 1, 4096)?,
             "group_reporting" => self.group_reporting = parse_bool(key, v)?,
-            "new_group" => {}
             "loops" => self.loops = parse_u32(key, need(key, v)?, 1, u32::MAX)?,
             "io_size" | "io_limit" => {
                 self.io_size =

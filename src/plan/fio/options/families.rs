@@ -65,12 +65,6 @@ impl Job {
     pub(super) fn apply_misc(&mut self, key: &str, v: Option<&str>) -> R<Got> {
         match key {
             "exitall" => self.exitall = parse_bool(key, v)?,
-            "exit_what" => {
-                // One group runs at a time here: stonewall is the same as group.
-                if !["group", "stonewall"].contains(&need(key, v)?) {
-                    return Err(format!("exit_what={}: fsbench's exitall ends the jobs of the finished job's group (fio's exit_what=group); 'all' and 'stonewall' are not supported: leave exit_what out", v.unwrap_or("")).into());
-                }
-            }
             "continue_on_error" => {
                 self.continue_on_error = match need(key, v)? {
                     "none" | "0" => vec![],

@@ -5,9 +5,11 @@
 use super::{Got, R};
 use crate::plan::fio::values::*;
 use crate::plan::job::Job;
-use Got::{NotMine, Noted};
+use crate::plan::jobmore::ExitWhat;
+use Got::{Done, NotMine, Noted};
 
-/// The options `apply_more` reads (listed in `fsbench run --help`).
+/// The options `apply_more` adds (listed in `fsbench run --help`; it reads some of other groups
+/// too: new_group, exit_what).
 pub(super) const MORE: &str = "threads verify_async verify_async_cpus";
 
 impl Job {
@@ -26,6 +28,23 @@ impl Job {
                 super::families::parse_cpus(need(key, v)?)
                     .map_err(|e| e.0.replacen("cpus_allowed", key, 1))?;
                 Ok(Noted(format!("verify_async_cpus={}: fsbench has no verify threads (it checks in the worker, whose CPUs cpus_allowed sets); the option has no effect", v.unwrap_or(""))))
+            }
+            "new_group" => {
+                self.more.new_group = parse_bool(key, v)?;
+                Ok(Done)
+            }
+            "exit_what" => {
+                self.more.exit_what = match need(key, v)? {
+                    "group" => ExitWhat::Group,
+                    "stonewall" => ExitWhat::Stonewall,
+                    "all" => ExitWhat::All,
+                    o => {
+                        return Err(
+                            format!("exit_what={o}: expected group, stonewall or all").into()
+                        )
+                    }
+                };
+                Ok(Done)
             }
             _ => Ok(NotMine),
         }
@@ -58,5 +77,18 @@ mod tests {
             .apply("verify_async_cpus", Some("3-1"))
             .unwrap_err();
         assert!(e.0.contains("verify_async_cpus=3-1"), "{e}");
+    }
+
+    #[test]
+    fn exit_what_and_new_group_are_kept() {
+        let mut j = Job::default();
+        j.apply("exit_what", Some("stonewall")).unwrap();
+        j.apply("new_group", None).unwrap();
+        assert_eq!(j.more.exit_what, ExitWhat::Stonewall);
+        assert!(j.more.new_group);
+        j.apply("exit_what", Some("all")).unwrap();
+        assert_eq!(j.more.exit_what, ExitWhat::All);
+        let e = Job::default().apply("exit_what", Some("some")).unwrap_err();
+        assert!(e.0.contains("group, stonewall or all"), "{e}");
     }
 }
