@@ -354,7 +354,8 @@ impl<'a> Driver<'a> {
                 self.issuing = false;
                 return;
             }
-            if self.p.continue_on[write as usize] {
+            let d = write as usize;
+            if self.p.continue_on[d] && self.p.ignore_errors[d].contains(&errno) {
                 self.st.io_errors += 1;
                 let f = super::Failure::errno(what, errno).at(offset);
                 self.st.first_ignored.get_or_insert_with(|| f.to_string());

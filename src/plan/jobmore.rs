@@ -24,6 +24,11 @@ pub struct JobMore {
     pub new_group: bool,
     #[serde(skip_serializing_if = "is_default")]
     pub exit_what: ExitWhat,
+    /// The errnos of failed reads, writes and verifies the job goes past (fio's ignore_error);
+    /// an empty list: fio's non-fatal ones (EIO, EILSEQ) when continue_on_error names the
+    /// direction.
+    #[serde(skip_serializing_if = "is_default")]
+    pub ignore_error: [Vec<i32>; 3],
 }
 
 fn is_default<T: Default + PartialEq>(t: &T) -> bool {

@@ -214,10 +214,12 @@ fn pattern_of(job: &Job, clone: u32, base: u64, region: u64, rank: usize) -> Pat
         logs: job.logs.clone().filter(|l| l.any()),
         replay: None,
         record: None,
-        continue_on: [
-            job.continue_on_error.iter().any(|k| k == "read"),
-            job.continue_on_error.iter().any(|k| k == "write"),
-        ],
+        continue_on: ["read", "write"].map(|d| job.continue_on_error.iter().any(|k| k == d)),
+        // fio's non-fatal errors unless ignore_error lists the direction's.
+        ignore_errors: [0, 1].map(|d| match &job.more.ignore_error[d] {
+            l if l.is_empty() => vec![libc::EIO, libc::EILSEQ],
+            l => l.clone(),
+        }),
         fill_device: job.fill_device,
         buffer_pattern: job.buffer_pattern.clone(),
         flow: None,

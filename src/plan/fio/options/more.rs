@@ -10,7 +10,7 @@ use Got::{Done, NotMine, Noted};
 
 /// The options `apply_more` adds (listed in `fsbench run --help`; it reads some of other groups
 /// too: new_group, exit_what).
-pub(super) const MORE: &str = "threads verify_async verify_async_cpus";
+pub(super) const MORE: &str = "threads verify_async verify_async_cpus ignore_error error_dump";
 
 impl Job {
     /// The options of this module; each sets the job, or says why it changes nothing here.
@@ -46,9 +46,61 @@ impl Job {
                 };
                 Ok(Done)
             }
+            "ignore_error" => {
+                self.more.ignore_error = parse_ignore_error(need(key, v)?)?;
+                // As in fio: a direction with a list goes on past its errors.
+                for (d, l) in ["read", "write", "verify"]
+                    .iter()
+                    .zip(&self.more.ignore_error)
+                {
+                    if !l.is_empty() && !self.continue_on_error.iter().any(|k| k == d) {
+                        self.continue_on_error.push(d.to_string());
+                    }
+                }
+                Ok(Done)
+            }
+            "error_dump" => {
+                if parse_bool(key, v)? {
+                    return Ok(Noted("error_dump: fsbench notes how many errors the job went past and the first of them (with its errno, call and offset), not each one".into()));
+                }
+                Ok(Done)
+            }
             _ => Ok(NotMine),
         }
     }
+}
+
+/// fio's ignore_error: `READ,WRITE,VERIFY` lists, each of errnos separated by `:` (a name such
+/// as ENOSPC, or a number, decimal or 0x hex). A list given makes the job go past those errors
+/// of its direction (fio sets continue_on_error for it).
+fn parse_ignore_error(v: &str) -> R<[Vec<i32>; 3]> {
+    let parts: Vec<&str> = v.split(',').map(str::trim).collect();
+    if parts.len() > 3 {
+        return Err(format!(
+            "ignore_error={v}: at most three lists (reads, writes, verifies), separated by ','"
+        )
+        .into());
+    }
+    let mut out: [Vec<i32>; 3] = Default::default();
+    for (i, part) in parts.iter().enumerate() {
+        for e in part.split(':').map(str::trim) {
+            if e.is_empty() {
+                break;
+            }
+            let n = if e.starts_with('E') {
+                crate::plan::fio::errno::errno_of(e)
+            } else if let Some(h) = e.strip_prefix("0x").or_else(|| e.strip_prefix("0X")) {
+                i32::from_str_radix(h, 16).ok()
+            } else {
+                e.parse::<i32>().ok().map(i32::abs)
+            };
+            match n.filter(|n| *n > 0) {
+                Some(n) => out[i].push(n),
+                None => return Err(format!("ignore_error={v}: '{e}' is not an errno: give its name (ENOSPC, EIO) or its number").into()),
+            }
+        }
+    }
+    Ok(out)
 }
 
 #[cfg(test)]
@@ -77,6 +129,30 @@ mod tests {
             .apply("verify_async_cpus", Some("3-1"))
             .unwrap_err();
         assert!(e.0.contains("verify_async_cpus=3-1"), "{e}");
+    }
+
+    #[test]
+    fn ignore_error_lists_per_direction() {
+        let l = parse_ignore_error(",ENOSPC").unwrap();
+        assert_eq!(l, [vec![], vec![28], vec![]]);
+        let mut j = Job::default();
+        j.apply("ignore_error", Some(",ENOSPC")).unwrap();
+        assert_eq!(j.continue_on_error, ["write"]);
+        assert_eq!(j.more.ignore_error[1], [28]);
+        // fio's HOWTO example: EAGAIN for reads, ENOSPC and 122 (EDQUOT) for writes.
+        let l = parse_ignore_error("EAGAIN,ENOSPC:122").unwrap();
+        assert_eq!(l, [vec![11], vec![28, 122], vec![]]);
+        let l = parse_ignore_error("EIO:0x1c,-5,EILSEQ").unwrap();
+        assert_eq!(l, [vec![5, 28], vec![5], vec![84]]);
+        for bad in ["ENOPE", "0", "x", "1,2,3,4"] {
+            let e = Job::default().apply("ignore_error", Some(bad)).unwrap_err();
+            assert!(e.0.starts_with(&format!("ignore_error={bad}")), "{e}");
+        }
+        assert!(note("error_dump", "1").contains("first"));
+        assert!(Job::default()
+            .apply("error_dump", Some("0"))
+            .unwrap()
+            .is_none());
     }
 
     #[test]
