@@ -10,7 +10,8 @@ use Got::{Done, NotMine, Noted};
 
 /// The options `apply_more` adds (listed in `fsbench run --help`; it reads some of other groups
 /// too: new_group, exit_what).
-pub(super) const MORE: &str = "threads verify_async verify_async_cpus ignore_error error_dump";
+pub(super) const MORE: &str =
+    "threads verify_async verify_async_cpus experimental_verify ignore_error error_dump";
 
 impl Job {
     /// The options of this module; each sets the job, or says why it changes nothing here.
@@ -44,6 +45,12 @@ impl Job {
                         )
                     }
                 };
+                Ok(Done)
+            }
+            "experimental_verify" => {
+                if parse_bool(key, v)? {
+                    return Ok(Noted("experimental_verify: fsbench checks the blocks the job wrote once its writing is done, each against its own header (fio's experimental verify replays the job's offsets to find them; fsbench remembers them): the same blocks are checked".into()));
+                }
                 Ok(Done)
             }
             "ignore_error" => {
@@ -125,6 +132,7 @@ mod tests {
         };
         assert_eq!(j, Job::default());
         assert!(note("verify_async_cpus", "0-3").contains("no effect"));
+        assert!(note("experimental_verify", "1").contains("the same blocks"));
         let e = Job::default()
             .apply("verify_async_cpus", Some("3-1"))
             .unwrap_err();
