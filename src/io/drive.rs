@@ -408,8 +408,9 @@ impl<'a> Driver<'a> {
         st.per_sec[sec].0 += 1;
         st.per_sec[sec].1 += bytes;
         if let Some(l) = st.logs.as_mut() {
-            let ms = now.duration_since(self.measure_from).as_millis() as u64;
-            l.io(ms, write, bytes, offset, ns);
+            let since = now.duration_since(self.measure_from);
+            let issued = (since.as_nanos() as u64).saturating_sub(ns);
+            l.io_issued(since.as_millis() as u64, issued, write, bytes, offset, ns);
         }
         self.progress.add(1, bytes);
         self.last_done = now;

@@ -81,7 +81,22 @@ impl LogBook {
     }
 
     /// One completed I/O, `ms` after the job's measured start.
+    #[cfg(test)]
     pub fn io(&mut self, ms: u64, write: bool, len: u64, offset: u64, lat_ns: u64) {
+        self.io_issued(ms, 0, write, len, offset, lat_ns)
+    }
+
+    /// One completed I/O, `ms` after the job's measured start, issued `issue_ns` after it (the
+    /// latency log's last column with log_issue_time).
+    pub fn io_issued(
+        &mut self,
+        ms: u64,
+        issue_ns: u64,
+        write: bool,
+        len: u64,
+        offset: u64,
+        lat_ns: u64,
+    ) {
         let d = write as usize;
         let lat_ns = lat_ns.max(1);
         if self.spec.avg_msec == 0 {
@@ -91,16 +106,21 @@ impl LogBook {
             } else {
                 format!("{d}, {len}, {}", self.prio())
             };
+            // log_issue_time: the latency log's I/O's issue time, 0 in the others (as fio).
+            let (zero, issued) = match self.spec.issue_time {
+                true => (", 0".to_string(), format!(", {issue_ns}")),
+                false => (String::new(), String::new()),
+            };
             if self.spec.bw.is_some() {
                 // Bytes per ms of this I/O's completion latency, as fio logs it.
                 let v = len as u128 * 1_000_000 / lat_ns as u128;
-                let _ = writeln!(self.bw, "{t}, {v}, {tail}");
+                let _ = writeln!(self.bw, "{t}, {v}, {tail}{zero}");
             }
             if self.spec.iops.is_some() {
-                let _ = writeln!(self.iops, "{t}, 1, {tail}");
+                let _ = writeln!(self.iops, "{t}, 1, {tail}{zero}");
             }
             if self.spec.lat.is_some() {
-                let _ = writeln!(self.lat, "{t}, {lat_ns}, {tail}");
+                let _ = writeln!(self.lat, "{t}, {lat_ns}, {tail}{issued}");
             }
         } else {
             while ms >= self.win_end {
@@ -138,11 +158,14 @@ impl LogBook {
         };
         for d in 0..2 {
             let a = self.acc[d];
-            let tail = if self.spec.offset {
+            let mut tail = if self.spec.offset {
                 format!("{d}, 0, 0, {}", self.prio())
             } else {
                 format!("{d}, 0, {}", self.prio())
             };
+            if self.spec.issue_time {
+                tail.push_str(", 0");
+            }
             if rates && (self.dirs[d] || a.ios > 0) {
                 if self.spec.bw.is_some() {
                     let kib_s = a.bytes as u128 * 1000 / 1024 / len;

@@ -371,6 +371,10 @@ pub struct FioLogs {
     pub per_job: bool,
     /// Time stamps in ms since the Unix epoch (log_unix_epoch) rather than since the job's start.
     pub unix_epoch: bool,
+    /// A last column: each I/O's issue time in ns since the job's start in the latency log, 0
+    /// elsewhere (log_issue_time; fio asks for write_lat_log and log_offset with it).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub issue_time: bool,
 }
 
 impl FioLogs {

@@ -139,3 +139,31 @@ fn fios_bins_are_exact_below_128_ns_then_64_per_power_of_two() {
         last = i;
     }
 }
+
+#[test]
+fn log_issue_time_adds_the_issue_time_to_the_latency_log_and_zero_elsewhere() {
+    let spec = FioLogs {
+        bw: Some(String::new()),
+        lat: Some(String::new()),
+        offset: true,
+        issue_time: true,
+        ..FioLogs::new()
+    };
+    let mut book = LogBook::new(&spec, true, false, 0);
+    book.io_issued(5, 4_900_000, false, 4096, 8192, 100_000);
+    assert_eq!(book.lat, "5, 100000, 0, 4096, 8192, 0, 4900000\n");
+    assert_eq!(book.bw, "5, 40960, 0, 4096, 8192, 0, 0\n");
+    // Windowed lines: 0 in the issue time column too.
+    let mut book = LogBook::new(
+        &FioLogs {
+            avg_msec: 10,
+            ..spec
+        },
+        true,
+        false,
+        0,
+    );
+    book.io_issued(5, 4_900_000, false, 4096, 8192, 100_000);
+    book.finish(10);
+    assert_eq!(book.lat, "10, 100000, 0, 0, 0, 0, 0\n");
+}

@@ -45,7 +45,7 @@ pub const GROUPS: &[(&str, &str)] = &[
     ),
     (
         "log files",
-        "write_bw_log write_lat_log write_iops_log write_hist_log log_avg_msec log_window_value log_max_value log_hist_msec log_hist_coarseness log_offset log_prio per_job_logs log_unix_epoch log_entries log_compression log_store_compressed",
+        "write_bw_log write_lat_log write_iops_log write_hist_log log_avg_msec log_window_value log_max_value log_hist_msec log_hist_coarseness log_offset log_issue_time log_prio per_job_logs log_unix_epoch log_entries log_compression log_store_compressed",
     ),
     (
         "recording and replaying I/O",

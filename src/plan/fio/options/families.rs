@@ -38,6 +38,7 @@ impl Job {
                 }
             }
             "log_offset" => logs.offset = parse_bool(key, v)?,
+            "log_issue_time" => logs.issue_time = parse_bool(key, v)?,
             "log_prio" => logs.prio = parse_bool(key, v)?,
             "per_job_logs" => logs.per_job = parse_bool(key, v)?,
             "log_unix_epoch" => logs.unix_epoch = parse_bool(key, v)?,
