@@ -413,6 +413,7 @@ impl<'a> Driver<'a> {
             l.io_issued(since.as_millis() as u64, issued, write, bytes, offset, ns);
         }
         self.progress.add(1, bytes);
+        self.progress.add_lat(ns);
         self.last_done = now;
     }
 

@@ -393,7 +393,7 @@ impl FioLogs {
 }
 
 /// What fio's steadystate judges: the spread of the samples around their mean, or their
-/// least-squares slope, of IOPS or of bandwidth.
+/// least-squares slope, of IOPS, of bandwidth or of the mean completion latency.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum SteadyKind {
@@ -401,14 +401,18 @@ pub enum SteadyKind {
     IopsSlope,
     Bw,
     BwSlope,
+    Lat,
+    LatSlope,
 }
 
 impl SteadyKind {
-    pub const ALL: [(SteadyKind, &'static str); 4] = [
+    pub const ALL: [(SteadyKind, &'static str); 6] = [
         (SteadyKind::Iops, "iops"),
         (SteadyKind::IopsSlope, "iops_slope"),
         (SteadyKind::Bw, "bw"),
         (SteadyKind::BwSlope, "bw_slope"),
+        (SteadyKind::Lat, "lat"),
+        (SteadyKind::LatSlope, "lat_slope"),
     ];
 
     pub fn name(self) -> &'static str {
@@ -423,8 +427,16 @@ impl SteadyKind {
         matches!(self, SteadyKind::Iops | SteadyKind::IopsSlope)
     }
 
+    /// Judges the mean completion latency (ns) of each sample's I/Os.
+    pub fn lat(self) -> bool {
+        matches!(self, SteadyKind::Lat | SteadyKind::LatSlope)
+    }
+
     pub fn slope(self) -> bool {
-        matches!(self, SteadyKind::IopsSlope | SteadyKind::BwSlope)
+        matches!(
+            self,
+            SteadyKind::IopsSlope | SteadyKind::BwSlope | SteadyKind::LatSlope
+        )
     }
 }
 
@@ -443,6 +455,9 @@ pub struct Steady {
     pub ramp: Duration,
     #[serde(default)]
     pub headline: bool,
+    /// A sample every this long (fio's steadystate_check_interval); zero: every second.
+    #[serde(default, skip_serializing_if = "Duration::is_zero")]
+    pub interval: Duration,
 }
 
 impl Default for Steady {
@@ -455,6 +470,7 @@ impl Default for Steady {
             dur: Duration::ZERO,
             ramp: Duration::ZERO,
             headline: false,
+            interval: Duration::ZERO,
         }
     }
 }
@@ -473,6 +489,20 @@ impl Steady {
     /// Whole seconds of the window (at least 1 when judged).
     pub fn window(&self) -> usize {
         self.dur.as_secs_f64().round() as usize
+    }
+
+    /// The time between samples (1 s unless steadystate_check_interval says otherwise).
+    pub fn every(&self) -> Duration {
+        if self.interval.is_zero() {
+            Duration::from_secs(1)
+        } else {
+            self.interval
+        }
+    }
+
+    /// The samples in the window: ss_dur over the interval.
+    pub fn samples(&self) -> usize {
+        (self.dur.as_secs_f64() / self.every().as_secs_f64()).round() as usize
     }
 }
 

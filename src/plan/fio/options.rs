@@ -41,7 +41,7 @@ pub const GROUPS: &[(&str, &str)] = &[
     ),
     (
         "steady state",
-        "steadystate ss steadystate_duration ss_dur steadystate_ramp_time ss_ramp",
+        "steadystate ss steadystate_duration ss_dur steadystate_ramp_time ss_ramp steadystate_check_interval ss_interval",
     ),
     (
         "log files",
@@ -153,6 +153,8 @@ impl Job {
             "ss_dur",
             "steadystate_ramp_time",
             "ss_ramp",
+            "steadystate_check_interval",
+            "ss_interval",
         ];
         if !ours.contains(&key) {
             return Ok(NotMine);
@@ -169,6 +171,17 @@ impl Job {
                     return Err(format!("{key}={}: the window holds one sample a second: give 1s or more (0 turns steady state off)", need(key, v)?).into());
                 }
                 ss.dur = d;
+            }
+            "steadystate_check_interval" | "ss_interval" => {
+                let d = duration(key, v)?;
+                if d < std::time::Duration::from_secs(1) {
+                    return Err(format!(
+                        "{key}={}: fio samples at most once a second: give 1s or more",
+                        need(key, v)?
+                    )
+                    .into());
+                }
+                ss.interval = d;
             }
             _ => ss.ramp = duration(key, v)?,
         }

@@ -145,10 +145,11 @@ pub(super) fn per_dir<T: Clone>(v: &str, f: impl Fn(&str) -> R<T>) -> R<[Option<
 }
 
 /// fio's steadystate value, `KIND:LIMIT[%]`: the kind, the limit, and whether it is a
-/// percentage of the mean. A bandwidth limit takes a size (`bw:10m`, bytes per second).
+/// percentage of the mean. A bandwidth limit takes a size (`bw:10m`, bytes per second), a
+/// latency limit a time (`lat:500us`; a bare number is ns, as fio compares it).
 pub fn parse_steady(v: &str) -> R<(SteadyKind, f64, bool)> {
     let fix =
-        "write steadystate=iops|iops_slope|bw|bw_slope:LIMIT[%], e.g. steadystate=iops_slope:0.3%";
+        "write steadystate=iops|iops_slope|bw|bw_slope|lat|lat_slope:LIMIT[%], e.g. steadystate=iops_slope:0.3%";
     let Some((kind, limit)) = v.split_once(':') else {
         return Err(format!("steadystate={v}: no limit after the criterion: {fix}").into());
     };
@@ -170,6 +171,10 @@ pub fn parse_steady(v: &str) -> R<(SteadyKind, f64, bool)> {
     let bad = || format!("steadystate={v}: '{limit}' is not a limit: {fix}");
     let value = if pct || kind.iops() {
         num.parse::<f64>().map_err(|_| bad())?
+    } else if kind.lat() {
+        parse_duration_unit(num, 1e-9)
+            .map_err(|_| bad())?
+            .as_nanos() as f64
     } else {
         parse_fio_size(num).map_err(|_| bad())? as f64
     };

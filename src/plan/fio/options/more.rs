@@ -164,6 +164,31 @@ mod tests {
     }
 
     #[test]
+    fn steady_state_on_latency_with_a_check_interval() {
+        use crate::plan::job::SteadyKind;
+        let mut j = Job::default();
+        j.apply("steadystate", Some("lat:5%")).unwrap();
+        j.apply("steadystate_duration", Some("300")).unwrap();
+        j.apply("steadystate_check_interval", Some("10")).unwrap();
+        let s = j.steadystate.unwrap();
+        assert_eq!((s.kind, s.limit, s.pct), (SteadyKind::Lat, 5.0, true));
+        assert_eq!(s.samples(), 30);
+        j.apply("ss", Some("lat_slope:500us")).unwrap();
+        let s = j.steadystate.unwrap();
+        assert_eq!(
+            (s.kind, s.limit, s.pct),
+            (SteadyKind::LatSlope, 500_000.0, false)
+        );
+        // A bare number is ns, as fio compares it.
+        j.apply("ss", Some("lat:2000")).unwrap();
+        assert_eq!(j.steadystate.unwrap().limit, 2000.0);
+        let e = Job::default()
+            .apply("ss_interval", Some("500ms"))
+            .unwrap_err();
+        assert!(e.0.contains("1s or more"), "{e}");
+    }
+
+    #[test]
     fn exit_what_and_new_group_are_kept() {
         let mut j = Job::default();
         j.apply("exit_what", Some("stonewall")).unwrap();
