@@ -272,7 +272,7 @@ impl<'a> Driver<'a> {
                     self.free.push_front(slot);
                     break;
                 }
-                let Some(offset) = self.offsets.next(len, &mut self.rng) else {
+                let Some(offset) = self.offsets.next(len, write, &mut self.rng) else {
                     self.free.push_front(slot);
                     self.issuing = false;
                     break;

@@ -83,6 +83,9 @@ pub enum Distribution {
     Zoned(Vec<(f64, f64)>),
     /// Zones: (share of accesses %, bytes) (fio `zoned_abs`).
     ZonedAbs(Vec<(f64, u64)>),
+    /// Block indices in this order, over and over (fio `sequence:2,0,1`); with `stride` each
+    /// round moves on by the sequence's length (fio's random_sequence_stride).
+    Sequence { blocks: Vec<u64>, stride: bool },
 }
 
 /// Opening the file with O_SYNC or O_DSYNC (fio `sync=1` / `sync=dsync`).

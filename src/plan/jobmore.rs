@@ -29,6 +29,9 @@ pub struct JobMore {
     /// direction.
     #[serde(skip_serializing_if = "is_default")]
     pub ignore_error: [Vec<i32>; 3],
+    /// fio's random_sequence_stride (kept for a sequence distribution given after it).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub seq_stride: bool,
 }
 
 fn is_default<T: Default + PartialEq>(t: &T) -> bool {

@@ -13,7 +13,7 @@ use crate::engine;
 use crate::frame::{Place, RunError, TargetCtx};
 use crate::io::iolog::{self, Adjust, OpKind, Replay};
 use crate::io::{self, Pace, Pattern, Shape};
-use crate::plan::job::{BlockSize, EngineKind, Job, Rw, SizeSpec};
+use crate::plan::job::{BlockSize, Distribution, EngineKind, Job, Rw, SizeSpec};
 
 /// One worker of a job, resolved: its file, its pattern.
 pub struct Worker {
@@ -366,7 +366,12 @@ fn job_notes(b: &Block, job: &Job, place: &Place) -> Vec<String> {
             format!("verify={}: every block read is checked against its header", v.kind)
         });
     }
-    if job.rw.random() && job.distribution != crate::plan::job::Distribution::Random {
+    if job.rw.random()
+        && !matches!(
+            job.distribution,
+            Distribution::Random | Distribution::Sequence { .. }
+        )
+    {
         jn.push(
             "random_distribution: offsets are drawn independently (no random map), as in fio"
                 .into(),

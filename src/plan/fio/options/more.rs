@@ -11,7 +11,7 @@ use Got::{Done, NotMine, Noted};
 /// The options `apply_more` adds (listed in `fsbench run --help`; it reads some of other groups
 /// too: new_group, exit_what).
 pub(super) const MORE: &str =
-    "threads verify_async verify_async_cpus experimental_verify ignore_error error_dump";
+    "threads verify_async verify_async_cpus experimental_verify ignore_error error_dump random_sequence_stride";
 
 impl Job {
     /// The options of this module; each sets the job, or says why it changes nothing here.
@@ -47,6 +47,24 @@ impl Job {
                 };
                 Ok(Done)
             }
+            "random_distribution" if v.is_some_and(|v| v.trim().starts_with("sequence")) => {
+                self.distribution = crate::plan::job::Distribution::Sequence {
+                    blocks: parse_sequence(need(key, v)?)?,
+                    stride: self.more.seq_stride,
+                };
+                self.dist_center = None;
+                Ok(Done)
+            }
+            "random_sequence_stride" => {
+                let on = parse_bool(key, v)?;
+                self.more.seq_stride = on;
+                if let crate::plan::job::Distribution::Sequence { stride, .. } =
+                    &mut self.distribution
+                {
+                    *stride = on;
+                }
+                Ok(Done)
+            }
             "experimental_verify" => {
                 if parse_bool(key, v)? {
                     return Ok(Noted("experimental_verify: fsbench checks the blocks the job wrote once its writing is done, each against its own header (fio's experimental verify replays the job's offsets to find them; fsbench remembers them): the same blocks are checked".into()));
@@ -75,6 +93,27 @@ impl Job {
             _ => Ok(NotMine),
         }
     }
+}
+
+/// fio's sequence distribution, `sequence:2,0,1`: up to 64 block indices.
+fn parse_sequence(v: &str) -> R<Vec<u64>> {
+    let bad = |why: &str| format!("random_distribution={v}: {why}, e.g. sequence:2,0,1");
+    let list = v
+        .trim()
+        .strip_prefix("sequence:")
+        .ok_or_else(|| bad("the sequence's block indices follow 'sequence:'"))?;
+    let blocks = list
+        .split(',')
+        .map(|b| {
+            b.trim()
+                .parse::<u64>()
+                .map_err(|_| bad(&format!("'{b}' is not a block index")))
+        })
+        .collect::<Result<Vec<u64>, String>>()?;
+    if blocks.len() > 64 {
+        return Err(bad("at most 64 block indices (fio's limit)").into());
+    }
+    Ok(blocks)
 }
 
 /// fio's ignore_error: `READ,WRITE,VERIFY` lists, each of errnos separated by `:` (a name such
@@ -186,6 +225,36 @@ mod tests {
             .apply("ss_interval", Some("500ms"))
             .unwrap_err();
         assert!(e.0.contains("1s or more"), "{e}");
+    }
+
+    #[test]
+    fn a_sequence_distribution_and_its_stride_in_either_order() {
+        use crate::plan::job::Distribution;
+        let mut j = Job::default();
+        j.apply("random_distribution", Some("sequence:2,0,1"))
+            .unwrap();
+        j.apply("random_sequence_stride", Some("1")).unwrap();
+        let seq = |stride| Distribution::Sequence {
+            blocks: vec![2, 0, 1],
+            stride,
+        };
+        assert_eq!(j.distribution, seq(true));
+        let mut j = Job::default();
+        j.apply("random_sequence_stride", Some("1")).unwrap();
+        j.apply("random_distribution", Some("sequence:2,0,1"))
+            .unwrap();
+        assert_eq!(j.distribution, seq(true));
+        j.apply("random_sequence_stride", Some("0")).unwrap();
+        assert_eq!(j.distribution, seq(false));
+        for bad in ["sequence", "sequence:1,x", "sequence:"] {
+            let e = Job::default()
+                .apply("random_distribution", Some(bad))
+                .unwrap_err();
+            assert!(
+                e.0.starts_with(&format!("random_distribution={bad}")),
+                "{e}"
+            );
+        }
     }
 
     #[test]
