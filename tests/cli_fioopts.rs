@@ -45,9 +45,44 @@ fn exitall_buffer_pattern_cpus_and_aliases_take_effect() {
     assert!(bad("cpus_allowed=3-1").contains("cpus_allowed=3-1"));
     assert!(bad("cpus_allowed=0,1000").contains("names CPU 1000"));
     assert!(bad("continue_on_error=some").contains("expected none, read"));
-    assert!(bad("exit_what=all").contains("exit_what=all"));
+    assert!(bad("exit_what=some").contains("exit_what=some"));
     assert!(bad("buffer_pattern='file'").contains("from a file"));
     assert!(bad("zonemode=zbd").contains("zoned block devices"));
     assert!(bad("flow=-1").contains("positive weights"));
     assert!(bad("cpuload=1").contains("'cpuload' is not supported"));
+}
+
+#[test]
+fn exit_what_all_ends_every_job_and_no_later_group_runs() {
+    let dir = workdir();
+    let d = dir.path();
+    std::fs::write(
+        d.join("x.fio"),
+        "[global]\nsize=256k\nexitall\n[short]\nrw=write\nexit_what=all\n[long]\nrw=randread\ntime_based\nruntime=60\n\
+         [later]\nstonewall\nrw=read\ntime_based\nruntime=60\n",
+    )
+    .unwrap();
+    let t = std::time::Instant::now();
+    let o = bin()
+        .current_dir(d)
+        .args(["run", "x.fio", "--out", "s"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(t.elapsed() < std::time::Duration::from_secs(30));
+    let text = std::fs::read_to_string(d.join("s/results.jsonl")).unwrap();
+    let later: serde_json::Value = text
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .find(|r| r["test"] == "later")
+        .expect("a record of the later job");
+    assert_eq!(
+        later["metrics"]["reads"].as_f64().unwrap_or(0.0),
+        0.0,
+        "{later}"
+    );
+    assert!(
+        later["notes"].to_string().contains("exit_what=all"),
+        "{later}"
+    );
 }

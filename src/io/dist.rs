@@ -54,7 +54,8 @@ impl Picker {
     pub fn new(d: &Distribution, center: Option<f64>, n: u64, slot_bytes: u64) -> Option<Picker> {
         let n = n.max(1);
         let kind = match d {
-            Distribution::Random => return None,
+            // The sequence is walked by `Offsets` (it counts the I/Os).
+            Distribution::Random | Distribution::Sequence { .. } => return None,
             Distribution::Zipf(theta) => {
                 // Gray et al., "Quickly generating billion-record synthetic databases" (1994).
                 let zetan = zeta(n, *theta);

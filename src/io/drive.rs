@@ -291,7 +291,7 @@ impl<'a> Driver<'a> {
                     self.free.push_front(slot);
                     break;
                 }
-                let Some((file, offset)) = self.files.next(len, &mut self.rng) else {
+                let Some((file, offset)) = self.files.next(len, write, &mut self.rng) else {
                     self.free.push_front(slot);
                     self.issuing = false;
                     break;
@@ -388,7 +388,8 @@ impl<'a> Driver<'a> {
                 return;
             }
             let (file, at) = self.files.split(offset);
-            if self.p.continue_on[write as usize] {
+            let d = write as usize;
+            if self.p.continue_on[d] && self.p.ignore_errors[d].contains(&errno) {
                 self.st.io_errors += 1;
                 let f = super::Failure::errno(what, errno).at(at).in_file(file);
                 self.st.first_ignored.get_or_insert_with(|| f.to_string());
@@ -452,10 +453,19 @@ impl<'a> Driver<'a> {
         st.per_sec[sec].0 += 1;
         st.per_sec[sec].1 += bytes;
         if let Some(l) = st.logs.as_mut() {
-            let ms = now.duration_since(self.measure_from).as_millis() as u64;
-            l.io((ms, write), bytes, self.files.split(offset).1, ns, parts);
+            let since = now.duration_since(self.measure_from);
+            let issued = (since.as_nanos() as u64).saturating_sub(ns);
+            let ms = since.as_millis() as u64;
+            l.io(
+                (ms, issued, write),
+                bytes,
+                self.files.split(offset).1,
+                ns,
+                parts,
+            );
         }
         self.progress.add(1, bytes);
+        self.progress.add_lat(ns);
         self.last_done = now;
     }
 
@@ -516,6 +526,8 @@ impl<'a> Driver<'a> {
     /// Runs the loop to its end (its limit, its runtime, an error, or a stop request).
     fn run(&mut self, engine: &mut dyn IoEngine) {
         let fatal_verify = self.p.verify.as_ref().is_none_or(|v| v.fatal);
+        // Ended before it began (exit_what=all of an earlier group): no I/O.
+        self.check_end();
         loop {
             self.fill_queue(engine);
             let in_flight = self.slots - self.free.len();
@@ -540,8 +552,10 @@ impl<'a> Driver<'a> {
                     return;
                 }
                 match self.hold.take() {
-                    Some(Hold::Until(t)) => pace::wait_until(t),
-                    Some(Hold::Think(total, spin)) => pace::think(total, spin),
+                    Some(Hold::Until(t)) => pace::wait_until_or(t, &[self.halt, self.exit_all]),
+                    Some(Hold::Think(total, spin)) => {
+                        pace::think(total, spin, &[self.halt, self.exit_all])
+                    }
                     None => {}
                 }
                 self.check_end();

@@ -45,13 +45,13 @@ impl FileSet {
     /// The file and the offset (in the region) of the next I/O of `len` bytes; None when every
     /// file is done.
     #[inline]
-    pub fn next(&mut self, len: u64, rng: &mut DataGen) -> Option<(usize, u64)> {
+    pub fn next(&mut self, len: u64, write: bool, rng: &mut DataGen) -> Option<(usize, u64)> {
         if self.offsets.len() == 1 {
-            return self.offsets[0].next(len, rng).map(|o| (0, o));
+            return self.offsets[0].next(len, write, rng).map(|o| (0, o));
         }
         loop {
             let f = self.pick(rng)?;
-            match self.offsets[f].next(len, rng) {
+            match self.offsets[f].next(len, write, rng) {
                 Some(o) => {
                     self.issued[f] += len;
                     if self.share.is_some_and(|s| self.issued[f] >= s) {
@@ -125,7 +125,9 @@ mod tests {
     }
 
     fn drain(s: &mut FileSet, rng: &mut DataGen) -> Vec<(usize, u64)> {
-        std::iter::from_fn(|| s.next(4096, rng)).take(100).collect()
+        std::iter::from_fn(|| s.next(4096, true, rng))
+            .take(100)
+            .collect()
     }
 
     #[test]

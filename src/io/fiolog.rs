@@ -89,11 +89,12 @@ impl LogBook {
         }
     }
 
-    /// One completed I/O, `ms` after the job's measured start: its latency from queueing, and
-    /// when the loop times them apart, its (completion, submission) latencies.
+    /// One completed I/O, `ms` after the job's measured start and issued `issue_ns` after it
+    /// (the latency logs' last column with log_issue_time): its latency from queueing, and when
+    /// the loop times them apart, its (completion, submission) latencies.
     pub fn io(
         &mut self,
-        (ms, write): (u64, bool),
+        (ms, issue_ns, write): (u64, u64, bool),
         len: u64,
         offset: u64,
         lat_ns: u64,
@@ -110,19 +111,24 @@ impl LogBook {
             } else {
                 format!("{d}, {len}, {}", self.prio())
             };
+            // log_issue_time: the latency log's I/O's issue time, 0 in the others (as fio).
+            let (zero, issued) = match self.spec.issue_time {
+                true => (", 0".to_string(), format!(", {issue_ns}")),
+                false => (String::new(), String::new()),
+            };
             if self.spec.bw.is_some() {
                 // Bytes per ms of this I/O's completion latency, as fio logs it.
                 let v = len as u128 * 1_000_000 / lat_ns as u128;
-                let _ = writeln!(self.bw, "{t}, {v}, {tail}");
+                let _ = writeln!(self.bw, "{t}, {v}, {tail}{zero}");
             }
             if self.spec.iops.is_some() {
-                let _ = writeln!(self.iops, "{t}, 1, {tail}");
+                let _ = writeln!(self.iops, "{t}, 1, {tail}{zero}");
             }
             if self.spec.lat.is_some() {
-                let _ = writeln!(self.lat, "{t}, {lat_ns}, {tail}");
+                let _ = writeln!(self.lat, "{t}, {lat_ns}, {tail}{issued}");
                 if parts.is_some() {
-                    let _ = writeln!(self.clat, "{t}, {clat_ns}, {tail}");
-                    let _ = writeln!(self.slat, "{t}, {slat_ns}, {tail}");
+                    let _ = writeln!(self.clat, "{t}, {clat_ns}, {tail}{issued}");
+                    let _ = writeln!(self.slat, "{t}, {slat_ns}, {tail}{issued}");
                 }
             }
         } else {
@@ -165,11 +171,14 @@ impl LogBook {
         };
         for d in 0..2 {
             let a = self.acc[d];
-            let tail = if self.spec.offset {
+            let mut tail = if self.spec.offset {
                 format!("{d}, 0, 0, {}", self.prio())
             } else {
                 format!("{d}, 0, {}", self.prio())
             };
+            if self.spec.issue_time {
+                tail.push_str(", 0");
+            }
             if rates && (self.dirs[d] || a.ios > 0) {
                 if self.spec.bw.is_some() {
                     let kib_s = a.bytes as u128 * 1000 / 1024 / len;

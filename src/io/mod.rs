@@ -77,8 +77,10 @@ pub struct Pattern {
     pub replay: Option<std::sync::Arc<iolog::Replay>>,
     /// Record the I/O as a version 3 iolog naming this file (fio's write_iolog).
     pub record: Option<Vec<String>>,
-    /// Failed reads, writes counted and gone past (fio continue_on_error).
+    /// Failed reads, writes counted and gone past (fio continue_on_error): those with these
+    /// errnos (fio's ignore_error; by default its non-fatal EIO and EILSEQ).
     pub continue_on: [bool; 2],
+    pub ignore_errors: [Vec<i32>; 2],
     /// A write meeting a full filesystem ends the job, not as an error (fio fill_device).
     pub fill_device: bool,
     /// The bytes every write buffer repeats (fio buffer_pattern).
@@ -180,6 +182,7 @@ impl Pattern {
             split_lat: false,
             verify_ranges: None,
             continue_on: [false; 2],
+            ignore_errors: Default::default(),
             fill_device: false,
             buffer_pattern: Vec::new(),
             flow: None,

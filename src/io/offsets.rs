@@ -13,6 +13,10 @@ pub struct Offsets {
     randommap: bool,
     map: Permutation,
     picker: Option<Picker>,
+    /// fio's sequence distribution: the block indices, whether each round strides on, and the
+    /// reads and writes issued so far (each direction walks it on its own, as fio's).
+    seq: Option<(Vec<u64>, bool)>,
+    seq_done: [u64; 2],
     random_pct: u32,
     /// I/Os per random offset (rw=randread:N), and whether they repeat it.
     run: u64,
@@ -40,6 +44,13 @@ impl Offsets {
             randommap: p.randommap && picker.is_none(),
             map: Permutation::new(slots, rng),
             picker,
+            seq: match &p.shape.dist {
+                crate::plan::job::Distribution::Sequence { blocks, stride } => {
+                    Some((blocks.clone(), *stride)).filter(|s| !s.0.is_empty())
+                }
+                _ => None,
+            },
+            seq_done: [0; 2],
             random_pct: p.shape.random_pct,
             run: if random {
                 p.shape.rw_mod.unwrap_or(1).max(1)
@@ -61,9 +72,9 @@ impl Offsets {
     }
 
     /// The offset (in the region) of the next I/O of `len` bytes; None when a sized sequential
-    /// job has reached the end of its region.
+    /// job has reached the end of its region (or a strided sequence has).
     #[inline]
-    pub fn next(&mut self, len: u64, rng: &mut DataGen) -> Option<u64> {
+    pub fn next(&mut self, len: u64, write: bool, rng: &mut DataGen) -> Option<u64> {
         if !self.random {
             return self.sequential(len);
         }
@@ -77,6 +88,19 @@ impl Offsets {
         self.run_left = self.run - 1;
         let o = if self.random_pct < 100 && (rng.next_u64() % 100) as u32 >= self.random_pct {
             self.sequential_from(self.next_seq, len)
+        } else if let Some((blocks, stride)) = &self.seq {
+            let n = &mut self.seq_done[write as usize];
+            let k = blocks.len() as u64;
+            let mut b = blocks[(*n % k) as usize];
+            if *stride {
+                b += *n / k * k;
+            }
+            *n += 1;
+            let o = b * self.align;
+            if o + len > self.region {
+                return None;
+            }
+            o
         } else if let Some(p) = &self.picker {
             p.next(rng) * self.align
         } else if self.randommap {
@@ -149,9 +173,39 @@ mod backwards_tests {
         let mut rng = DataGen::new(1);
         let mut o = Offsets::new(&p, &mut rng);
         let got: Vec<u64> = (0..9)
-            .map(|_| o.next(4096, &mut rng).unwrap() / 1024)
+            .map(|_| o.next(4096, false, &mut rng).unwrap() / 1024)
             .collect();
         // fio 3.33, rw=read:-8k bs=4k size=32k: 0 24576 20480 ... 4096 0 (its write_iolog).
         assert_eq!(got, [0, 24, 20, 16, 12, 8, 4, 0, 24]);
+    }
+}
+
+#[cfg(test)]
+mod sequence_tests {
+    use super::*;
+    use crate::plan::job::{BlockSize, Distribution, Rw};
+
+    fn walk(stride: bool, n: usize) -> Vec<Option<u64>> {
+        let mut p = Pattern::basic(Rw::RandRead, BlockSize::Fixed(4096), 1, 48 << 10);
+        p.shape.dist = Distribution::Sequence {
+            blocks: vec![2, 0, 1],
+            stride,
+        };
+        let mut rng = DataGen::new(1);
+        let mut o = Offsets::new(&p, &mut rng);
+        (0..n)
+            .map(|_| o.next(4096, false, &mut rng).map(|x| x / 4096))
+            .collect()
+    }
+
+    #[test]
+    fn a_sequence_repeats_or_strides_on_as_fio_does() {
+        // fio's examples/sequence-distribution.fio (12 blocks, 6 I/Os).
+        assert_eq!(walk(false, 6), [2, 0, 1, 2, 0, 1].map(Some));
+        assert_eq!(walk(true, 6), [2, 0, 1, 5, 3, 4].map(Some));
+        // Strided past the region's end: the job ends there.
+        let w = walk(true, 13);
+        assert_eq!(w[11], Some(10));
+        assert_eq!(w[12], None);
     }
 }

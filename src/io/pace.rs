@@ -1,6 +1,7 @@
 //! Pacing a worker: rate and rate_iops per direction (evenly spaced, or Poisson arrivals), and
 //! thinktime after every N I/Os. The driver asks before each I/O and waits when told to.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use super::{DataGen, Pattern};
@@ -71,20 +72,29 @@ impl Pacer {
 
 /// Waits until `t` (sleeping; a stop request cuts it short).
 pub fn wait_until(t: Instant) {
+    wait_until_or(t, &[])
+}
+
+/// Waits until `t`; a stop request or a raised flag (steady state reached, exitall) cuts it
+/// short.
+pub fn wait_until_or(t: Instant, ends: &[Option<&AtomicBool>]) {
     loop {
         let now = Instant::now();
-        if now >= t || crate::stop::requested().is_some() {
+        if now >= t
+            || crate::stop::requested().is_some()
+            || ends.iter().flatten().any(|f| f.load(Ordering::Relaxed))
+        {
             return;
         }
         std::thread::sleep((t - now).min(Duration::from_millis(50)));
     }
 }
 
-/// thinktime: `spin` busy, the rest asleep.
-pub fn think(total: Duration, spin: Duration) {
+/// thinktime: `spin` busy, the rest asleep (cut short as `wait_until_or`).
+pub fn think(total: Duration, spin: Duration, ends: &[Option<&AtomicBool>]) {
     let start = Instant::now();
     while start.elapsed() < spin {
         std::hint::spin_loop();
     }
-    wait_until(start + total);
+    wait_until_or(start + total, ends);
 }

@@ -9,6 +9,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 pub struct Progress {
     ops: AtomicU64,
     bytes: AtomicU64,
+    /// The operations' latencies summed, ns (block I/O: for steady state on latency).
+    lat_ns: AtomicU64,
 }
 
 impl Progress {
@@ -26,6 +28,18 @@ impl Progress {
             self.bytes.load(Ordering::Relaxed) + bytes,
             Ordering::Relaxed,
         );
+    }
+
+    /// Adds a finished operation's latency.
+    #[inline]
+    pub fn add_lat(&self, ns: u64) {
+        let v = self.lat_ns.load(Ordering::Relaxed).saturating_add(ns);
+        self.lat_ns.store(v, Ordering::Relaxed);
+    }
+
+    /// The latencies added so far, ns.
+    pub fn lat_ns(&self) -> u64 {
+        self.lat_ns.load(Ordering::Relaxed)
     }
 
     /// (operations, bytes) so far.

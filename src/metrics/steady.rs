@@ -1,6 +1,7 @@
-//! Steady state as fio judges it (`steadystate=iops|iops_slope|bw|bw_slope:LIMIT[%]`, `ss_dur`,
-//! `ss_ramp`): once a second after the ramp, a sample of the job's IOPS and bandwidth over that
-//! second; over the rolling window of the last `ss_dur` samples, either every sample lies within
+//! Steady state as fio judges it (`steadystate=iops|iops_slope|bw|bw_slope|lat|lat_slope:LIMIT[%]`,
+//! `ss_dur`, `ss_ramp`, `ss_interval`): once an interval (a second by default) after the ramp, a
+//! sample of the job's IOPS, bandwidth and mean completion latency over that interval; over the
+//! rolling window of the last `ss_dur / ss_interval` samples, either every sample lies within
 //! LIMIT of the window's mean (`iops`, `bw`: the largest deviation below the limit) or the
 //! least-squares slope of the samples (per second) is below LIMIT (`*_slope`); a LIMIT with `%` is
 //! a percentage of the window's mean. The job ends the moment the criterion holds. Pure: samples
@@ -65,6 +66,8 @@ pub struct Watch {
     pub spec: Steady,
     /// Every sample after the ramp: (seconds from the measured start, IOPS, bytes per second).
     pub samples: Vec<(f64, f64, f64)>,
+    /// Each sample's mean completion latency, ns (0 without I/O).
+    pub lat: Vec<f64>,
     /// The last window judged, and when it held (seconds from the measured start).
     pub last: Option<Verdict>,
     pub at_s: Option<f64>,
@@ -75,6 +78,7 @@ impl Watch {
         Watch {
             spec,
             samples: Vec::new(),
+            lat: Vec::new(),
             last: None,
             at_s: None,
         }
@@ -82,15 +86,23 @@ impl Watch {
 
     /// A sample taken `at_s` seconds after the measured start (one before the ramp ends is not
     /// kept); true when steady state holds from now on.
+    #[cfg(test)]
     pub fn push(&mut self, at_s: f64, iops: f64, bw: f64) -> bool {
+        self.push_lat(at_s, iops, bw, 0.0)
+    }
+
+    /// A sample with its mean latency (ns); as `push`.
+    pub fn push_lat(&mut self, at_s: f64, iops: f64, bw: f64, lat_ns: f64) -> bool {
         if self.at_s.is_some() {
             return true;
         }
-        if at_s + 1e-9 < self.spec.ramp.as_secs_f64() + 1.0 {
+        // The first sample is one interval after the ramp (fio's).
+        if at_s + 1e-9 < (self.spec.ramp + self.spec.every()).as_secs_f64() {
             return false;
         }
         self.samples.push((at_s, iops, bw));
-        let n = self.spec.window().max(1);
+        self.lat.push(lat_ns);
+        let n = self.spec.samples().max(1);
         if self.samples.len() < n {
             return false;
         }
@@ -102,8 +114,11 @@ impl Watch {
         v.attained
     }
 
-    /// The window's samples of the judged figure (IOPS or bandwidth), the last `n`.
+    /// The window's samples of the judged figure (IOPS, bandwidth or latency), the last `n`.
     fn series(&self, n: usize) -> Vec<f64> {
+        if self.spec.kind.lat() {
+            return self.lat[self.lat.len().saturating_sub(n)..].to_vec();
+        }
         let iops = self.spec.kind.iops();
         self.samples[self.samples.len().saturating_sub(n)..]
             .iter()
@@ -113,7 +128,7 @@ impl Watch {
 
     /// The last window's IOPS and bandwidth samples.
     pub fn window(&self) -> (Vec<f64>, Vec<f64>) {
-        let n = self.spec.window().max(1);
+        let n = self.spec.samples().max(1);
         let w = &self.samples[self.samples.len().saturating_sub(n)..];
         (
             w.iter().map(|s| s.1).collect(),

@@ -100,6 +100,9 @@ pub enum Distribution {
     Zoned(Vec<(f64, f64)>),
     /// Zones: (share of accesses %, bytes) (fio `zoned_abs`).
     ZonedAbs(Vec<(f64, u64)>),
+    /// Block indices in this order, over and over (fio `sequence:2,0,1`); with `stride` each
+    /// round moves on by the sequence's length (fio's random_sequence_stride).
+    Sequence { blocks: Vec<u64>, stride: bool },
 }
 
 /// Opening the file with O_SYNC or O_DSYNC (fio `sync=1` / `sync=dsync`).
@@ -112,76 +115,8 @@ pub enum OpenSync {
     Dsync,
 }
 
-/// How written blocks are checked (fio `verify=` and its companions).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(default)]
-pub struct Verify {
-    /// md5, crc32c, crc32, crc64, sha1, sha256, sha512, xxhash, meta, pattern (or null: none).
-    pub kind: String,
-    /// Read back what the job wrote once its writing is done (fio `do_verify`, default 1).
-    pub after_write: bool,
-    /// Only verify: read the region back and check it, writing nothing (fio `verify_only`).
-    pub only: bool,
-    /// Bytes covered by each header (fio `verify_interval`; 0: the block size).
-    pub interval: u64,
-    /// Where in each interval the header goes (fio `verify_offset`).
-    pub offset: u64,
-    /// The bytes written and checked (fio `verify_pattern`); for `pattern`, and after the header
-    /// of the other kinds.
-    pub pattern: Vec<u8>,
-    /// Stop at the first bad block (fio `verify_fatal`); otherwise every block is checked and
-    /// counted.
-    pub fatal: bool,
-    /// Write each bad block's received and expected bytes next to the file (fio `verify_dump`).
-    pub dump: bool,
-    /// Verify after every N blocks written (fio `verify_backlog`; 0: at the end).
-    pub backlog: u64,
-}
-
-impl Default for Verify {
-    fn default() -> Verify {
-        Verify {
-            kind: "crc32c".into(),
-            after_write: true,
-            only: false,
-            interval: 0,
-            offset: 0,
-            pattern: Vec::new(),
-            fatal: false,
-            dump: false,
-            backlog: 0,
-        }
-    }
-}
-
-/// fio's file_service_type: which of a worker's files the next I/O goes to.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
-#[serde(rename_all = "snake_case")]
-pub enum FileServiceKind {
-    /// The next file after `batch` I/Os (fio's default).
-    #[default]
-    Roundrobin,
-    /// A file chosen at random every `batch` I/Os.
-    Random,
-    /// Each file to its end before the next.
-    Sequential,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub struct FileService {
-    pub kind: FileServiceKind,
-    /// I/Os before moving on (fio's `:N` suffix), default 1.
-    pub batch: u32,
-}
-
-impl Default for FileService {
-    fn default() -> FileService {
-        FileService {
-            kind: FileServiceKind::Roundrobin,
-            batch: 1,
-        }
-    }
-}
+mod parts;
+pub use parts::{FileService, FileServiceKind, Verify};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
@@ -360,6 +295,9 @@ pub struct Job {
         default
     )]
     pub issue: crate::plan::issue::IoOpts,
+    /// More of fio's settings (jobmore.rs).
+    #[serde(skip_serializing_if = "super::jobmore::JobMore::is_default", default)]
+    pub more: super::jobmore::JobMore,
 }
 
 fn is_zero(n: &u64) -> bool {
@@ -440,6 +378,10 @@ pub struct FioLogs {
     pub per_job: bool,
     /// Time stamps in ms since the Unix epoch (log_unix_epoch) rather than since the job's start.
     pub unix_epoch: bool,
+    /// A last column: each I/O's issue time in ns since the job's start in the latency log, 0
+    /// elsewhere (log_issue_time; fio asks for write_lat_log and log_offset with it).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub issue_time: bool,
 }
 
 impl FioLogs {
@@ -458,7 +400,7 @@ impl FioLogs {
 }
 
 /// What fio's steadystate judges: the spread of the samples around their mean, or their
-/// least-squares slope, of IOPS or of bandwidth.
+/// least-squares slope, of IOPS, of bandwidth or of the mean completion latency.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum SteadyKind {
@@ -466,14 +408,18 @@ pub enum SteadyKind {
     IopsSlope,
     Bw,
     BwSlope,
+    Lat,
+    LatSlope,
 }
 
 impl SteadyKind {
-    pub const ALL: [(SteadyKind, &'static str); 4] = [
+    pub const ALL: [(SteadyKind, &'static str); 6] = [
         (SteadyKind::Iops, "iops"),
         (SteadyKind::IopsSlope, "iops_slope"),
         (SteadyKind::Bw, "bw"),
         (SteadyKind::BwSlope, "bw_slope"),
+        (SteadyKind::Lat, "lat"),
+        (SteadyKind::LatSlope, "lat_slope"),
     ];
 
     pub fn name(self) -> &'static str {
@@ -488,8 +434,16 @@ impl SteadyKind {
         matches!(self, SteadyKind::Iops | SteadyKind::IopsSlope)
     }
 
+    /// Judges the mean completion latency (ns) of each sample's I/Os.
+    pub fn lat(self) -> bool {
+        matches!(self, SteadyKind::Lat | SteadyKind::LatSlope)
+    }
+
     pub fn slope(self) -> bool {
-        matches!(self, SteadyKind::IopsSlope | SteadyKind::BwSlope)
+        matches!(
+            self,
+            SteadyKind::IopsSlope | SteadyKind::BwSlope | SteadyKind::LatSlope
+        )
     }
 }
 
@@ -508,6 +462,9 @@ pub struct Steady {
     pub ramp: Duration,
     #[serde(default)]
     pub headline: bool,
+    /// A sample every this long (fio's steadystate_check_interval); zero: every second.
+    #[serde(default, skip_serializing_if = "Duration::is_zero")]
+    pub interval: Duration,
 }
 
 impl Default for Steady {
@@ -520,6 +477,7 @@ impl Default for Steady {
             dur: Duration::ZERO,
             ramp: Duration::ZERO,
             headline: false,
+            interval: Duration::ZERO,
         }
     }
 }
@@ -538,6 +496,20 @@ impl Steady {
     /// Whole seconds of the window (at least 1 when judged).
     pub fn window(&self) -> usize {
         self.dur.as_secs_f64().round() as usize
+    }
+
+    /// The time between samples (1 s unless steadystate_check_interval says otherwise).
+    pub fn every(&self) -> Duration {
+        if self.interval.is_zero() {
+            Duration::from_secs(1)
+        } else {
+            self.interval
+        }
+    }
+
+    /// The samples in the window: ss_dur over the interval.
+    pub fn samples(&self) -> usize {
+        (self.dur.as_secs_f64() / self.every().as_secs_f64()).round() as usize
     }
 }
 
@@ -618,6 +590,7 @@ impl Default for Job {
             flow_id: 0,
             flow_sleep: None,
             issue: Default::default(),
+            more: Default::default(),
         }
     }
 }

@@ -148,6 +148,7 @@ impl std::str::FromStr for UntilSteady {
                 dur: std::time::Duration::from_secs(10),
                 ramp: std::time::Duration::from_secs(5),
                 headline: true,
+                interval: std::time::Duration::ZERO,
             },
             max: std::time::Duration::from_secs(120),
         };
@@ -204,7 +205,7 @@ mod until_steady_tests {
         assert_eq!((u.steady.limit, u.steady.pct), (52428800.0, false));
         assert_eq!(u.steady.dur, std::time::Duration::from_secs(20));
         for (bad, says) in [
-            ("lat:1%", "unknown criterion 'lat'"),
+            ("clat:1%", "unknown criterion 'clat'"),
             ("iops:1%,len=3s", "unknown key 'len'"),
             ("iops:1%,max=5s", "shorter than ramp + dur"),
             ("iops:1%,dur=0", "1s or more"),

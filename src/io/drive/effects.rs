@@ -10,6 +10,8 @@ struct Rec {
     done: Vec<(usize, i64)>,
     /// The "device": writes land here, reads come from here.
     disk: Vec<u8>,
+    /// Every write fails with this errno.
+    write_errno: Option<i32>,
 }
 
 impl IoEngine for Rec {
@@ -22,6 +24,10 @@ impl IoEngine for Rec {
     }
     fn queue(&mut self, io: Io) -> std::io::Result<()> {
         self.ios.push((io.write, io.offset, io.len));
+        if let Some(e) = self.write_errno.filter(|_| io.write) {
+            self.done.push((io.slot, -(e as i64)));
+            return Ok(());
+        }
         let end = io.offset as usize + io.len;
         if self.disk.len() < end {
             self.disk.resize(end, 0);
@@ -247,4 +253,34 @@ fn a_ring_of_buffers_keeps_every_block_unique_and_repeats_far_apart() {
     assert_eq!(shifted.len(), (e.disk.len() - 1000) / 4096);
     assert_eq!(closest as u64, crate::io::data::RING_BYTES);
     assert_eq!(run(&p).0.disk, e.disk);
+}
+
+#[test]
+fn continue_on_error_goes_past_the_listed_errnos_only() {
+    let fails = |errno: i32, cont: bool, ignore: Vec<i32>| {
+        let mut p = Pattern::basic(Rw::Write, BlockSize::Fixed(4096), 1, 64 << 10);
+        p.continue_on = [false, cont];
+        p.ignore_errors = [vec![], ignore];
+        let mut e = Rec {
+            bs: 4096,
+            buf: vec![0; 4096],
+            write_errno: Some(errno),
+            ..Rec::default()
+        };
+        let st = drive(
+            &mut e,
+            &p,
+            &WriteData::new(1, 4096, 0),
+            crate::io::Live::of(&Progress::new()),
+        );
+        (st.failure.is_some(), st.io_errors)
+    };
+    // fio's default non-fatal errors (EIO) with continue_on_error=write: all 16 gone past.
+    let eio = vec![libc::EIO, libc::EILSEQ];
+    assert_eq!(fails(libc::EIO, true, eio.clone()), (false, 16));
+    // ENOSPC is fatal unless ignore_error lists it.
+    assert!(fails(libc::ENOSPC, true, eio).0);
+    assert_eq!(fails(libc::ENOSPC, true, vec![libc::ENOSPC]), (false, 16));
+    // Without continue_on_error nothing is gone past.
+    assert_eq!(fails(libc::EIO, false, vec![libc::EIO]), (true, 0));
 }

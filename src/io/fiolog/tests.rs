@@ -34,7 +34,7 @@ fn a_line_per_io_matches_fios_columns_and_values() {
     let mut book = LogBook::new(&spec, true, true, 0);
     for r in rows(&clat) {
         book.io(
-            (num(&r[0]), r[2] == "1"),
+            (num(&r[0]), 0, r[2] == "1"),
             num(&r[3]),
             num(&r[4]),
             num(&r[1]),
@@ -65,7 +65,7 @@ fn windows_have_fios_columns_units_and_directions() {
     for i in 0..20_000u64 {
         let write = i % 2 == 1;
         book.io(
-            (i / 20, write),
+            (i / 20, 0, write),
             4096,
             0,
             if write { 4_000 } else { 50_000 },
@@ -117,8 +117,8 @@ fn max_both_prio_and_epoch_columns() {
         ..FioLogs::new()
     };
     let mut book = LogBook::new(&spec, true, false, 1_000_000);
-    book.io((10, false), 4096, 8192, 100, None);
-    book.io((20, false), 4096, 0, 300, None);
+    book.io((10, 0, false), 4096, 8192, 100, None);
+    book.io((20, 0, false), 4096, 0, 300, None);
     book.finish(150);
     assert_eq!(book.lat, "1000150, 200, 300, 0, 0, 0, 0x0000\n");
     let spec = FioLogs {
@@ -128,9 +128,9 @@ fn max_both_prio_and_epoch_columns() {
         ..FioLogs::new()
     };
     let mut book = LogBook::new(&spec, false, true, 0);
-    book.io((10, true), 4096, 0, 100, None);
-    book.io((20, true), 4096, 0, 300, None);
-    book.io((120, true), 4096, 0, 7, None);
+    book.io((10, 0, true), 4096, 0, 100, None);
+    book.io((20, 0, true), 4096, 0, 300, None);
+    book.io((120, 0, true), 4096, 0, 7, None);
     book.finish(130);
     assert_eq!(book.lat, "100, 300, 1, 0, 0\n130, 7, 1, 0, 0\n");
 }
@@ -159,7 +159,7 @@ fn submission_and_completion_latency_have_their_own_lines_when_timed_apart() {
         ..FioLogs::new()
     };
     let mut book = LogBook::new(&spec, true, false, 0);
-    book.io((5, false), 4096, 0, 900, Some((700, 200)));
+    book.io((5, 0, false), 4096, 0, 900, Some((700, 200)));
     assert!(book.split);
     assert_eq!(book.lat, "5, 900, 0, 4096, 0\n");
     assert_eq!(book.clat, "5, 700, 0, 4096, 0\n");
@@ -170,10 +170,38 @@ fn submission_and_completion_latency_have_their_own_lines_when_timed_apart() {
         ..FioLogs::new()
     };
     let mut book = LogBook::new(&windowed, true, false, 0);
-    book.io((10, false), 4096, 0, 900, Some((700, 200)));
-    book.io((20, false), 4096, 0, 500, Some((300, 200)));
+    book.io((10, 0, false), 4096, 0, 900, Some((700, 200)));
+    book.io((20, 0, false), 4096, 0, 500, Some((300, 200)));
     book.finish(100);
     assert_eq!(book.lat, "100, 700, 0, 0, 0\n");
     assert_eq!(book.clat, "100, 500, 0, 0, 0\n");
     assert_eq!(book.slat, "100, 200, 0, 0, 0\n");
+}
+
+#[test]
+fn log_issue_time_adds_the_issue_time_to_the_latency_log_and_zero_elsewhere() {
+    let spec = FioLogs {
+        bw: Some(String::new()),
+        lat: Some(String::new()),
+        offset: true,
+        issue_time: true,
+        ..FioLogs::new()
+    };
+    let mut book = LogBook::new(&spec, true, false, 0);
+    book.io((5, 4_900_000, false), 4096, 8192, 100_000, None);
+    assert_eq!(book.lat, "5, 100000, 0, 4096, 8192, 0, 4900000\n");
+    assert_eq!(book.bw, "5, 40960, 0, 4096, 8192, 0, 0\n");
+    // Windowed lines: 0 in the issue time column too.
+    let mut book = LogBook::new(
+        &FioLogs {
+            avg_msec: 10,
+            ..spec
+        },
+        true,
+        false,
+        0,
+    );
+    book.io((5, 4_900_000, false), 4096, 8192, 100_000, None);
+    book.finish(10);
+    assert_eq!(book.lat, "10, 100000, 0, 0, 0, 0, 0\n");
 }

@@ -10,6 +10,7 @@ fn spec(kind: SteadyKind, limit: f64, pct: bool, dur: u64, ramp: u64) -> Steady 
         dur: Duration::from_secs(dur),
         ramp: Duration::from_secs(ramp),
         headline: false,
+        interval: Duration::ZERO,
     }
 }
 
@@ -87,4 +88,31 @@ fn samples_during_the_ramp_are_not_judged() {
     let (at, w) = run(spec(SteadyKind::Iops, 5.0, true, 3, 4), &flat);
     assert_eq!(at, Some(7.0));
     assert_eq!(w.samples.first().map(|s| s.0), Some(5.0));
+}
+
+#[test]
+fn latency_is_judged_on_its_own_samples_at_the_check_interval() {
+    // fio's example_latency_steadystate: lat:5% over the window, a sample every 10 s.
+    let mut s = spec(SteadyKind::Lat, 5.0, true, 30, 0);
+    s.interval = Duration::from_secs(10);
+    assert_eq!(s.samples(), 3);
+    let mut w = Watch::new(s);
+    // Before the first interval is over: not a sample.
+    assert!(!w.push_lat(5.0, 100.0, 409600.0, 900.0));
+    // IOPS vary widely, latency hardly: steady on latency at the third sample.
+    assert!(!w.push_lat(10.0, 100.0, 409600.0, 1000.0));
+    assert!(!w.push_lat(20.0, 300.0, 1228800.0, 1010.0));
+    assert!(w.push_lat(30.0, 50.0, 204800.0, 1020.0));
+    assert_eq!(w.at_s, Some(30.0));
+    let v = w.last.unwrap();
+    assert!((v.criterion - 10.0 / 1010.0 * 100.0).abs() < 1e-9, "{v:?}");
+    // lat_slope: a rising latency is not steady.
+    let mut s = spec(SteadyKind::LatSlope, 1.0, true, 3, 0);
+    s.interval = Duration::ZERO;
+    let mut w = Watch::new(s);
+    let rising = [1000.0, 1200.0, 1400.0, 1600.0];
+    assert!(!rising
+        .iter()
+        .enumerate()
+        .any(|(i, l)| w.push_lat(i as f64 + 1.0, 10.0, 10.0, *l)));
 }

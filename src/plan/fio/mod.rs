@@ -4,7 +4,9 @@
 //! group) and their values (values.rs: sizes, durations, per-direction lists, distributions).
 //! Pure: the host's figures and the environment come in as data.
 
+pub mod errno;
 pub mod jobfile;
 pub mod options;
+pub mod pattern;
 pub mod syntax;
 pub mod values;

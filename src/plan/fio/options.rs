@@ -41,11 +41,11 @@ pub const GROUPS: &[(&str, &str)] = &[
     ),
     (
         "steady state",
-        "steadystate ss steadystate_duration ss_dur steadystate_ramp_time ss_ramp",
+        "steadystate ss steadystate_duration ss_dur steadystate_ramp_time ss_ramp steadystate_check_interval ss_interval",
     ),
     (
         "log files",
-        "write_bw_log write_lat_log write_iops_log write_hist_log log_avg_msec log_window_value log_max_value log_hist_msec log_hist_coarseness log_offset log_prio per_job_logs log_unix_epoch log_entries log_compression log_store_compressed",
+        "write_bw_log write_lat_log write_iops_log write_hist_log log_avg_msec log_window_value log_max_value log_hist_msec log_hist_coarseness log_offset log_issue_time log_prio per_job_logs log_unix_epoch log_entries log_compression log_store_compressed",
     ),
     (
         "recording and replaying I/O",
@@ -63,6 +63,7 @@ pub const GROUPS: &[(&str, &str)] = &[
         "engines and reporting",
         "ioengine fixedbufs registerfiles percentile_list clat_percentiles lat_percentiles slat_percentiles disk_util gtod_reduce disable_lat disable_clat disable_slat clocksource kb_base unit_base",
     ),
+    ("more of fio's options", more::MORE),
 ];
 
 pub fn all_options() -> impl Iterator<Item = &'static str> {
@@ -90,6 +91,8 @@ impl Job {
     pub fn apply(&mut self, key: &str, value: Option<&str>) -> R<Option<String>> {
         let key = canonical(key);
         for group in [
+            // First: apply_verify takes every verify* option.
+            Job::apply_more,
             Job::apply_run,
             Job::apply_where,
             Job::apply_shape,
@@ -124,7 +127,6 @@ impl Job {
             }
             "numjobs" => self.numjobs = parse_u32(key, need(key, v)?, 1, 4096)?,
             "group_reporting" => self.group_reporting = parse_bool(key, v)?,
-            "new_group" => {}
             "loops" => self.loops = parse_u32(key, need(key, v)?, 1, u32::MAX)?,
             "io_size" | "io_limit" => {
                 self.io_size =
@@ -156,6 +158,8 @@ impl Job {
             "ss_dur",
             "steadystate_ramp_time",
             "ss_ramp",
+            "steadystate_check_interval",
+            "ss_interval",
         ];
         if !ours.contains(&key) {
             return Ok(NotMine);
@@ -172,6 +176,17 @@ impl Job {
                     return Err(format!("{key}={}: the window holds one sample a second: give 1s or more (0 turns steady state off)", need(key, v)?).into());
                 }
                 ss.dur = d;
+            }
+            "steadystate_check_interval" | "ss_interval" => {
+                let d = duration(key, v)?;
+                if d < std::time::Duration::from_secs(1) {
+                    return Err(format!(
+                        "{key}={}: fio samples at most once a second: give 1s or more",
+                        need(key, v)?
+                    )
+                    .into());
+                }
+                ss.interval = d;
             }
             _ => ss.ramp = duration(key, v)?,
         }
@@ -510,6 +525,7 @@ mod files;
 use families::canonical;
 use files::file_service;
 mod issue;
+mod more;
 
 #[cfg(test)]
 mod tests;

@@ -145,10 +145,11 @@ pub(super) fn per_dir<T: Clone>(v: &str, f: impl Fn(&str) -> R<T>) -> R<[Option<
 }
 
 /// fio's steadystate value, `KIND:LIMIT[%]`: the kind, the limit, and whether it is a
-/// percentage of the mean. A bandwidth limit takes a size (`bw:10m`, bytes per second).
+/// percentage of the mean. A bandwidth limit takes a size (`bw:10m`, bytes per second), a
+/// latency limit a time (`lat:500us`; a bare number is ns, as fio compares it).
 pub fn parse_steady(v: &str) -> R<(SteadyKind, f64, bool)> {
     let fix =
-        "write steadystate=iops|iops_slope|bw|bw_slope:LIMIT[%], e.g. steadystate=iops_slope:0.3%";
+        "write steadystate=iops|iops_slope|bw|bw_slope|lat|lat_slope:LIMIT[%], e.g. steadystate=iops_slope:0.3%";
     let Some((kind, limit)) = v.split_once(':') else {
         return Err(format!("steadystate={v}: no limit after the criterion: {fix}").into());
     };
@@ -170,6 +171,10 @@ pub fn parse_steady(v: &str) -> R<(SteadyKind, f64, bool)> {
     let bad = || format!("steadystate={v}: '{limit}' is not a limit: {fix}");
     let value = if pct || kind.iops() {
         num.parse::<f64>().map_err(|_| bad())?
+    } else if kind.lat() {
+        parse_duration_unit(num, 1e-9)
+            .map_err(|_| bad())?
+            .as_nanos() as f64
     } else {
         parse_fio_size(num).map_err(|_| bad())? as f64
     };
@@ -443,33 +448,9 @@ pub(super) fn parse_verify_kind(v: &str) -> R<Option<&'static str>> {
     }))
 }
 
-/// A verify_pattern: a decimal number (its bytes, least significant first), a 0x hex number
-/// (its bytes in the order written), or a "quoted string". fio's `|`-joined pieces and `%o`
-/// are not read: such a value is not a number and is refused.
+/// A verify_pattern, read as fio does (`pattern.rs`).
 pub(super) fn parse_pattern(v: &str) -> R<Vec<u8>> {
-    let v = v.trim();
-    if let Some(s) = v.strip_prefix('"').and_then(|s| s.strip_suffix('"')) {
-        if s.is_empty() {
-            return Err("verify_pattern=\"\": the pattern is empty".into());
-        }
-        return Ok(s.as_bytes().to_vec());
-    }
-    if let Some(h) = v.strip_prefix("0x").or_else(|| v.strip_prefix("0X")) {
-        if h.is_empty() || h.len() % 2 != 0 || !h.chars().all(|c| c.is_ascii_hexdigit()) {
-            return Err(format!("verify_pattern={v}: a hex pattern has an even number of hex digits, e.g. 0xdeadbeef").into());
-        }
-        // Written as fio does: the digits as bytes in the order given.
-        return Ok((0..h.len())
-            .step_by(2)
-            .map(|i| u8::from_str_radix(&h[i..i + 2], 16).unwrap_or(0))
-            .collect());
-    }
-    let n: u32 = v.parse().map_err(|_| {
-        format!("verify_pattern={v}: give a number (0xff, 255) or a \"quoted string\"")
-    })?;
-    let bytes = n.to_le_bytes();
-    let width = (4 - n.leading_zeros() as usize / 8).max(1);
-    Ok(bytes[..width].to_vec())
+    super::pattern::parse_pattern("verify_pattern", v)
 }
 
 /// The engine, and a note when it was translated.

@@ -85,6 +85,13 @@ pub fn check(jobs: &[Job]) -> Result<(), RunError> {
                     ))
                 })?;
             }
+            if job
+                .logs
+                .as_ref()
+                .is_some_and(|l| l.issue_time && !(l.lat.is_some() && l.offset))
+            {
+                return Err(RunError::Invalid(format!("job '{}': log_issue_time needs write_lat_log and log_offset (as in fio): add them, or leave log_issue_time out", job.name)));
+            }
             let Some(logs) = job.logs.as_ref().filter(|l| l.any()) else {
                 continue;
             };

@@ -6,6 +6,7 @@
 
 mod clones;
 mod cpus;
+mod exits;
 mod issue;
 mod logs;
 mod resolve;

@@ -13,7 +13,7 @@ use crate::engine;
 use crate::frame::{Place, RunError, TargetCtx};
 use crate::io::iolog::{self, Adjust, OpKind, Replay};
 use crate::io::{self, Pace, Pattern, Shape};
-use crate::plan::job::{BlockSize, EngineKind, Job, Rw, SizeSpec};
+use crate::plan::job::{BlockSize, Distribution, EngineKind, Job, Rw, SizeSpec};
 
 /// One worker of a job, resolved: its file, its pattern.
 pub struct Worker {
@@ -242,10 +242,12 @@ fn pattern_of(
         logs: job.logs.clone().filter(|l| l.any()),
         replay: None,
         record: None,
-        continue_on: [
-            job.continue_on_error.iter().any(|k| k == "read"),
-            job.continue_on_error.iter().any(|k| k == "write"),
-        ],
+        continue_on: ["read", "write"].map(|d| job.continue_on_error.iter().any(|k| k == d)),
+        // fio's non-fatal errors unless ignore_error lists the direction's.
+        ignore_errors: [0, 1].map(|d| match &job.more.ignore_error[d] {
+            l if l.is_empty() => vec![libc::EIO, libc::EILSEQ],
+            l => l.clone(),
+        }),
         fill_device: job.fill_device,
         buffer_pattern: job.buffer_pattern.clone(),
         flow: None,
@@ -400,7 +402,12 @@ fn job_notes(b: &Block, job: &Job, place: &Place) -> Vec<String> {
             format!("verify={}: every block read is checked against its header", v.kind)
         });
     }
-    if job.rw.random() && job.distribution != crate::plan::job::Distribution::Random {
+    if job.rw.random()
+        && !matches!(
+            job.distribution,
+            Distribution::Random | Distribution::Sequence { .. }
+        )
+    {
         jn.push(
             "random_distribution: offsets are drawn independently (no random map), as in fio"
                 .into(),

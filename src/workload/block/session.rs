@@ -40,8 +40,8 @@ pub struct BlockSession {
     steady: Vec<Option<SteadyRun>>,
     /// fio's log files, written as each worker ends.
     logs: super::logs::Writer,
-    /// Raised when a worker of a job with exitall ends: its phase's workers end too.
-    exit_all: AtomicBool,
+    /// Which workers end when a worker of a job with exitall ends.
+    exits: super::exits::Exits,
     /// Each worker's own figures (fio's clones, for fio's JSON without group_reporting).
     clones: super::clones::Clones,
 }
@@ -131,7 +131,7 @@ impl BlockSession {
         BlockSession {
             steady,
             logs: Default::default(),
-            exit_all: AtomicBool::new(false),
+            exits: super::exits::Exits::new(&block.jobs),
             clones: super::clones::Clones::new(r.workers.len()),
             block,
             r,
@@ -198,20 +198,14 @@ impl Session for BlockSession {
             Err(e) => return crate::workload::failed(part, e),
         };
         ctx.start_line();
-        let exitall = self.groups[phase]
-            .iter()
-            .any(|&j| self.block.jobs[j].exitall);
         let live = io::Live {
             progress: ctx.progress,
             interval: ctx.interval,
             halt: self.steady[w.job].as_ref().map(|s| &s.halt),
-            exit_all: exitall.then_some(&self.exit_all),
+            exit_all: Some(self.exits.watch(w.job)),
         };
         let mut st = io::drive(eng.as_mut(), &w.pattern, &self.datas[wi], live);
-        if job.exitall {
-            self.exit_all
-                .store(true, std::sync::atomic::Ordering::Relaxed);
-        }
+        (self.exits).ended(&self.block.jobs, w.job, phase, &self.groups[phase]);
         drop(eng);
         if let (Some(m), Some(f)) = (st.mismatch.take(), st.failure.as_mut()) {
             f.message = m.describe(&w.path.display().to_string());
@@ -304,6 +298,7 @@ impl Session for BlockSession {
                 .map(|(k, v)| (k.to_string(), v.clone()))
                 .collect();
             let mut notes = self.notes(ji, part);
+            notes.extend(self.exits.note(phase));
             if let Some(s) = &self.steady[ji] {
                 let w = s.watch.lock().unwrap_or_else(|e| e.into_inner());
                 steady::decorate(&w, &mut metrics, &mut series, &mut notes);

@@ -1,6 +1,7 @@
 //! fio's steady state for block jobs (`steadystate`, `ss_dur`, `ss_ramp`, and `compare
 //! --until-steady`): a monitor beside the phase's workers samples each judged job's I/Os and
-//! bytes once a second (the sum of its workers' progress, which counts only after ramp_time),
+//! bytes and latencies once an interval (a second, or ss_interval; the sum of its workers'
+//! progress, which counts only after ramp_time),
 //! feeds them to the job's `metrics::steady::Watch`, and raises the job's halt flag the moment
 //! the criterion holds; the job's workers stop issuing at their next check. The record then
 //! carries `steady_*` figures, the window's samples and a note; with `--until-steady` the
@@ -47,7 +48,17 @@ struct Clock {
     /// The sample number due next (0: the baseline at the start), when, and the last reading.
     k: u32,
     prev: (u64, u64, Instant),
+    /// The latencies summed at the last reading, ns.
+    prev_lat: u64,
+    /// The time between samples.
+    every: Duration,
     over: bool,
+}
+
+impl Clock {
+    fn due(&self) -> Instant {
+        self.start + self.every * self.k
+    }
 }
 
 /// Samples every judged job once a second from its measured start until `done` (every worker
@@ -60,6 +71,14 @@ pub fn monitor(jobs: &[Judged], progress: &[Progress], done: &AtomicBool) {
             start: t0 + j.offset,
             k: 0,
             prev: (0, 0, t0),
+            prev_lat: 0,
+            every: j
+                .run
+                .watch
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .spec
+                .every(),
             over: false,
         })
         .collect();
@@ -73,28 +92,37 @@ pub fn monitor(jobs: &[Judged], progress: &[Progress], done: &AtomicBool) {
     while !done.load(Ordering::Acquire) && clocks.iter().any(|c| !c.over) {
         let now = Instant::now();
         for (j, c) in jobs.iter().zip(clocks.iter_mut()).filter(|(_, c)| !c.over) {
-            let due = c.start + Duration::from_secs(u64::from(c.k));
-            if now < due {
+            if now < c.due() {
                 continue;
             }
             let (ops, bytes) = sum(j);
+            let lat: u64 = j
+                .workers
+                .iter()
+                .filter_map(|&w| progress.get(w))
+                .map(Progress::lat_ns)
+                .sum();
             if c.k > 0 {
                 let dt = now.duration_since(c.prev.2).as_secs_f64().max(1e-6);
                 let iops = ops.saturating_sub(c.prev.0) as f64 / dt;
                 let bw = bytes.saturating_sub(c.prev.1) as f64 / dt;
+                let n = ops.saturating_sub(c.prev.0);
+                let mean_lat = lat.saturating_sub(c.prev_lat) as f64 / n.max(1) as f64;
+                let at = (c.every * c.k).as_secs_f64();
                 let mut w = j.run.watch.lock().unwrap_or_else(|e| e.into_inner());
-                if w.push(f64::from(c.k), iops, bw) {
+                if w.push_lat(at, iops, bw, mean_lat) {
                     j.run.halt.store(true, Ordering::Release);
                     c.over = true;
                 }
             }
             c.prev = (ops, bytes, now);
+            c.prev_lat = lat;
             c.k += 1;
         }
         let next = clocks
             .iter()
             .filter(|c| !c.over)
-            .map(|c| c.start + Duration::from_secs(u64::from(c.k)))
+            .map(Clock::due)
             .min()
             .unwrap_or(now);
         let wait = next.saturating_duration_since(Instant::now());

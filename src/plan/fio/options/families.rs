@@ -38,6 +38,7 @@ impl Job {
                 }
             }
             "log_offset" => logs.offset = parse_bool(key, v)?,
+            "log_issue_time" => logs.issue_time = parse_bool(key, v)?,
             "log_prio" => logs.prio = parse_bool(key, v)?,
             "per_job_logs" => logs.per_job = parse_bool(key, v)?,
             "log_unix_epoch" => logs.unix_epoch = parse_bool(key, v)?,
@@ -65,12 +66,6 @@ impl Job {
     pub(super) fn apply_misc(&mut self, key: &str, v: Option<&str>) -> R<Got> {
         match key {
             "exitall" => self.exitall = parse_bool(key, v)?,
-            "exit_what" => {
-                // One group runs at a time here: stonewall is the same as group.
-                if !["group", "stonewall"].contains(&need(key, v)?) {
-                    return Err(format!("exit_what={}: fsbench's exitall ends the jobs of the finished job's group (fio's exit_what=group); 'all' and 'stonewall' are not supported: leave exit_what out", v.unwrap_or("")).into());
-                }
-            }
             "continue_on_error" => {
                 self.continue_on_error = match need(key, v)? {
                     "none" | "0" => vec![],
@@ -89,12 +84,8 @@ impl Job {
                 }
             }
             "buffer_pattern" => {
-                let p = need(key, v)?;
-                if p.starts_with('\'') {
-                    return Err(format!("buffer_pattern={p}: a pattern read from a file is not supported by fsbench; give the bytes (0x.. or a \"quoted string\")").into());
-                }
-                self.buffer_pattern = parse_pattern(p)
-                    .map_err(|e| PlanError(e.0.replacen("verify_pattern", "buffer_pattern", 1)))?;
+                self.buffer_pattern =
+                    crate::plan::fio::pattern::parse_pattern(key, need(key, v)?)?;
             }
             "cpus_allowed" => self.cpus_allowed = parse_cpus(need(key, v)?)?,
             "flow" => {
@@ -219,7 +210,7 @@ pub(super) fn canonical(key: &str) -> &str {
 }
 
 /// fio's CPU list: `0,5,8-15`.
-fn parse_cpus(v: &str) -> R<Vec<usize>> {
+pub(super) fn parse_cpus(v: &str) -> R<Vec<usize>> {
     let bad = || {
         PlanError(format!(
             "cpus_allowed={v}: expected CPU numbers and ranges, e.g. 0,5,8-15"

@@ -268,9 +268,9 @@ fn steadystate_takes_fios_criteria_window_and_ramp_in_any_order() {
     let ss = job(&[("ss_dur", Some("10"))]).steadystate.unwrap();
     assert_eq!(ss.criterion(), Steady::default().criterion());
     assert!(job(&[("rw", Some("read"))]).steadystate.is_none());
-    let e = err("steadystate", Some("lat:2%"));
+    let e = err("steadystate", Some("clat:2%"));
     assert!(
-        e.contains("unknown criterion 'lat'") && e.contains("iops|iops_slope|bw|bw_slope"),
+        e.contains("unknown criterion 'clat'") && e.contains("iops|iops_slope|bw|bw_slope|lat"),
         "{e}"
     );
     assert!(err("steadystate", Some("iops")).contains("no limit"));

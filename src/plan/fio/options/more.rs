@@ -1,0 +1,272 @@
+//! fio options of issue 29 part 5: options that change nothing here (fio's tiobench profile's
+//! `threads`, asynchronous verification), and fio's error lists, dedupe modes, sequence
+//! distributions and latency steady state.
+
+use super::{Got, R};
+use crate::plan::fio::values::*;
+use crate::plan::job::Job;
+use crate::plan::jobmore::ExitWhat;
+use Got::{Done, NotMine, Noted};
+
+/// The options `apply_more` adds (listed in `fsbench run --help`; it reads some of other groups
+/// too: new_group, exit_what).
+pub(super) const MORE: &str =
+    "threads verify_async verify_async_cpus experimental_verify ignore_error error_dump random_sequence_stride";
+
+impl Job {
+    /// The options of this module; each sets the job, or says why it changes nothing here.
+    pub(super) fn apply_more(&mut self, key: &str, v: Option<&str>) -> R<Got> {
+        match key {
+            "threads" => {
+                parse_u32(key, need(key, v)?, 1, u32::MAX)?;
+                Ok(Noted(format!("threads={}: fio reads this option only in its tiobench profile (profile=tiobench); in a job file it has no effect in fio, nor here (numjobs sets the workers)", v.unwrap_or(""))))
+            }
+            "verify_async" => {
+                parse_u32(key, need(key, v)?, 0, u32::MAX)?;
+                Ok(Noted(format!("verify_async={}: fsbench checks each block in the worker that reads it (fio's verify_async=0); the blocks checked are the same, only the threads differ", v.unwrap_or(""))))
+            }
+            "verify_async_cpus" => {
+                super::families::parse_cpus(need(key, v)?)
+                    .map_err(|e| e.0.replacen("cpus_allowed", key, 1))?;
+                Ok(Noted(format!("verify_async_cpus={}: fsbench has no verify threads (it checks in the worker, whose CPUs cpus_allowed sets); the option has no effect", v.unwrap_or(""))))
+            }
+            "new_group" => {
+                self.more.new_group = parse_bool(key, v)?;
+                Ok(Done)
+            }
+            "exit_what" => {
+                self.more.exit_what = match need(key, v)? {
+                    "group" => ExitWhat::Group,
+                    "stonewall" => ExitWhat::Stonewall,
+                    "all" => ExitWhat::All,
+                    o => {
+                        return Err(
+                            format!("exit_what={o}: expected group, stonewall or all").into()
+                        )
+                    }
+                };
+                Ok(Done)
+            }
+            "random_distribution" if v.is_some_and(|v| v.trim().starts_with("sequence")) => {
+                self.distribution = crate::plan::job::Distribution::Sequence {
+                    blocks: parse_sequence(need(key, v)?)?,
+                    stride: self.more.seq_stride,
+                };
+                self.dist_center = None;
+                Ok(Done)
+            }
+            "random_sequence_stride" => {
+                let on = parse_bool(key, v)?;
+                self.more.seq_stride = on;
+                if let crate::plan::job::Distribution::Sequence { stride, .. } =
+                    &mut self.distribution
+                {
+                    *stride = on;
+                }
+                Ok(Done)
+            }
+            "experimental_verify" => {
+                if parse_bool(key, v)? {
+                    return Ok(Noted("experimental_verify: fsbench checks the blocks the job wrote once its writing is done, each against its own header (fio's experimental verify replays the job's offsets to find them; fsbench remembers them): the same blocks are checked".into()));
+                }
+                Ok(Done)
+            }
+            "ignore_error" => {
+                self.more.ignore_error = parse_ignore_error(need(key, v)?)?;
+                // As in fio: a direction with a list goes on past its errors.
+                for (d, l) in ["read", "write", "verify"]
+                    .iter()
+                    .zip(&self.more.ignore_error)
+                {
+                    if !l.is_empty() && !self.continue_on_error.iter().any(|k| k == d) {
+                        self.continue_on_error.push(d.to_string());
+                    }
+                }
+                Ok(Done)
+            }
+            "error_dump" => {
+                if parse_bool(key, v)? {
+                    return Ok(Noted("error_dump: fsbench notes how many errors the job went past and the first of them (with its errno, call and offset), not each one".into()));
+                }
+                Ok(Done)
+            }
+            _ => Ok(NotMine),
+        }
+    }
+}
+
+/// fio's sequence distribution, `sequence:2,0,1`: up to 64 block indices.
+fn parse_sequence(v: &str) -> R<Vec<u64>> {
+    let bad = |why: &str| format!("random_distribution={v}: {why}, e.g. sequence:2,0,1");
+    let list = v
+        .trim()
+        .strip_prefix("sequence:")
+        .ok_or_else(|| bad("the sequence's block indices follow 'sequence:'"))?;
+    let blocks = list
+        .split(',')
+        .map(|b| {
+            b.trim()
+                .parse::<u64>()
+                .map_err(|_| bad(&format!("'{b}' is not a block index")))
+        })
+        .collect::<Result<Vec<u64>, String>>()?;
+    if blocks.len() > 64 {
+        return Err(bad("at most 64 block indices (fio's limit)").into());
+    }
+    Ok(blocks)
+}
+
+/// fio's ignore_error: `READ,WRITE,VERIFY` lists, each of errnos separated by `:` (a name such
+/// as ENOSPC, or a number, decimal or 0x hex). A list given makes the job go past those errors
+/// of its direction (fio sets continue_on_error for it).
+fn parse_ignore_error(v: &str) -> R<[Vec<i32>; 3]> {
+    let parts: Vec<&str> = v.split(',').map(str::trim).collect();
+    if parts.len() > 3 {
+        return Err(format!(
+            "ignore_error={v}: at most three lists (reads, writes, verifies), separated by ','"
+        )
+        .into());
+    }
+    let mut out: [Vec<i32>; 3] = Default::default();
+    for (i, part) in parts.iter().enumerate() {
+        for e in part.split(':').map(str::trim) {
+            if e.is_empty() {
+                break;
+            }
+            let n = if e.starts_with('E') {
+                crate::plan::fio::errno::errno_of(e)
+            } else if let Some(h) = e.strip_prefix("0x").or_else(|| e.strip_prefix("0X")) {
+                i32::from_str_radix(h, 16).ok()
+            } else {
+                e.parse::<i32>().ok().map(i32::abs)
+            };
+            match n.filter(|n| *n > 0) {
+                Some(n) => out[i].push(n),
+                None => return Err(format!("ignore_error={v}: '{e}' is not an errno: give its name (ENOSPC, EIO) or its number").into()),
+            }
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn note(k: &str, v: &str) -> String {
+        match Job::default().apply(k, Some(v)) {
+            Ok(Some(n)) => n,
+            o => panic!("{k}={v}: {o:?}"),
+        }
+    }
+
+    #[test]
+    fn options_without_effect_are_accepted_with_a_note() {
+        assert!(note("threads", "1").contains("tiobench"));
+        assert!(Job::default().apply("threads", Some("x")).is_err());
+        let j = {
+            let mut j = Job::default();
+            j.apply("verify_async", Some("6")).unwrap();
+            j
+        };
+        assert_eq!(j, Job::default());
+        assert!(note("verify_async_cpus", "0-3").contains("no effect"));
+        assert!(note("experimental_verify", "1").contains("the same blocks"));
+        let e = Job::default()
+            .apply("verify_async_cpus", Some("3-1"))
+            .unwrap_err();
+        assert!(e.0.contains("verify_async_cpus=3-1"), "{e}");
+    }
+
+    #[test]
+    fn ignore_error_lists_per_direction() {
+        let l = parse_ignore_error(",ENOSPC").unwrap();
+        assert_eq!(l, [vec![], vec![28], vec![]]);
+        let mut j = Job::default();
+        j.apply("ignore_error", Some(",ENOSPC")).unwrap();
+        assert_eq!(j.continue_on_error, ["write"]);
+        assert_eq!(j.more.ignore_error[1], [28]);
+        // fio's HOWTO example: EAGAIN for reads, ENOSPC and 122 (EDQUOT) for writes.
+        let l = parse_ignore_error("EAGAIN,ENOSPC:122").unwrap();
+        assert_eq!(l, [vec![11], vec![28, 122], vec![]]);
+        let l = parse_ignore_error("EIO:0x1c,-5,EILSEQ").unwrap();
+        assert_eq!(l, [vec![5, 28], vec![5], vec![84]]);
+        for bad in ["ENOPE", "0", "x", "1,2,3,4"] {
+            let e = Job::default().apply("ignore_error", Some(bad)).unwrap_err();
+            assert!(e.0.starts_with(&format!("ignore_error={bad}")), "{e}");
+        }
+        assert!(note("error_dump", "1").contains("first"));
+        assert!(Job::default()
+            .apply("error_dump", Some("0"))
+            .unwrap()
+            .is_none());
+    }
+
+    #[test]
+    fn steady_state_on_latency_with_a_check_interval() {
+        use crate::plan::job::SteadyKind;
+        let mut j = Job::default();
+        j.apply("steadystate", Some("lat:5%")).unwrap();
+        j.apply("steadystate_duration", Some("300")).unwrap();
+        j.apply("steadystate_check_interval", Some("10")).unwrap();
+        let s = j.steadystate.unwrap();
+        assert_eq!((s.kind, s.limit, s.pct), (SteadyKind::Lat, 5.0, true));
+        assert_eq!(s.samples(), 30);
+        j.apply("ss", Some("lat_slope:500us")).unwrap();
+        let s = j.steadystate.unwrap();
+        assert_eq!(
+            (s.kind, s.limit, s.pct),
+            (SteadyKind::LatSlope, 500_000.0, false)
+        );
+        // A bare number is ns, as fio compares it.
+        j.apply("ss", Some("lat:2000")).unwrap();
+        assert_eq!(j.steadystate.unwrap().limit, 2000.0);
+        let e = Job::default()
+            .apply("ss_interval", Some("500ms"))
+            .unwrap_err();
+        assert!(e.0.contains("1s or more"), "{e}");
+    }
+
+    #[test]
+    fn a_sequence_distribution_and_its_stride_in_either_order() {
+        use crate::plan::job::Distribution;
+        let mut j = Job::default();
+        j.apply("random_distribution", Some("sequence:2,0,1"))
+            .unwrap();
+        j.apply("random_sequence_stride", Some("1")).unwrap();
+        let seq = |stride| Distribution::Sequence {
+            blocks: vec![2, 0, 1],
+            stride,
+        };
+        assert_eq!(j.distribution, seq(true));
+        let mut j = Job::default();
+        j.apply("random_sequence_stride", Some("1")).unwrap();
+        j.apply("random_distribution", Some("sequence:2,0,1"))
+            .unwrap();
+        assert_eq!(j.distribution, seq(true));
+        j.apply("random_sequence_stride", Some("0")).unwrap();
+        assert_eq!(j.distribution, seq(false));
+        for bad in ["sequence", "sequence:1,x", "sequence:"] {
+            let e = Job::default()
+                .apply("random_distribution", Some(bad))
+                .unwrap_err();
+            assert!(
+                e.0.starts_with(&format!("random_distribution={bad}")),
+                "{e}"
+            );
+        }
+    }
+
+    #[test]
+    fn exit_what_and_new_group_are_kept() {
+        let mut j = Job::default();
+        j.apply("exit_what", Some("stonewall")).unwrap();
+        j.apply("new_group", None).unwrap();
+        assert_eq!(j.more.exit_what, ExitWhat::Stonewall);
+        assert!(j.more.new_group);
+        j.apply("exit_what", Some("all")).unwrap();
+        assert_eq!(j.more.exit_what, ExitWhat::All);
+        let e = Job::default().apply("exit_what", Some("some")).unwrap_err();
+        assert!(e.0.contains("group, stonewall or all"), "{e}");
+    }
+}

@@ -1,0 +1,45 @@
+//! More of a fio job's settings (issue 29 part 5), apart from `Job`'s own fields: fio's
+//! reporting groups and exit_what, its error lists, dedupe modes and sequence distribution.
+
+use serde::{Deserialize, Serialize};
+
+/// Which jobs end when a job with exitall ends (fio's exit_what).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ExitWhat {
+    /// The jobs of its reporting group (fio's default).
+    #[default]
+    Group,
+    /// Every running job (the phase's); the next stonewalled group then runs.
+    Stonewall,
+    /// Every job: the running ones end, the later groups do not run.
+    All,
+}
+
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default)]
+pub struct JobMore {
+    /// The job starts a new reporting group (fio's new_group); so does stonewall.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub new_group: bool,
+    #[serde(skip_serializing_if = "is_default")]
+    pub exit_what: ExitWhat,
+    /// The errnos of failed reads, writes and verifies the job goes past (fio's ignore_error);
+    /// an empty list: fio's non-fatal ones (EIO, EILSEQ) when continue_on_error names the
+    /// direction.
+    #[serde(skip_serializing_if = "is_default")]
+    pub ignore_error: [Vec<i32>; 3],
+    /// fio's random_sequence_stride (kept for a sequence distribution given after it).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub seq_stride: bool,
+}
+
+fn is_default<T: Default + PartialEq>(t: &T) -> bool {
+    *t == T::default()
+}
+
+impl JobMore {
+    pub fn is_default(&self) -> bool {
+        is_default(self)
+    }
+}
