@@ -451,7 +451,7 @@ impl Session for BonnieSession {
 /// last close, which frees the IO file, and the rate without it.
 fn seek_close(ph: &mut Phase, seeks: f64, secs: Duration, close: Duration) {
     ph.metrics
-        .insert("seek_close_s".into(), close.as_secs_f64());
+        .insert(metric::SEEK_CLOSE_S.into(), close.as_secs_f64());
     let without = (secs - close.min(secs)).as_secs_f64().max(1e-9);
     ph.notes.push(format!(
         "seeks/s counts, as bonnie++'s does, the seekers' fsync, unlink and close after their last seek: the last close frees the IO file ({:.0} ms); {:.0} seeks/s without it",
