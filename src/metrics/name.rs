@@ -85,6 +85,7 @@ pub const RETRY_FSYNC_ERRNO: &str = "retry_fsync_errno";
 pub const RUN_BYTES_PER_SEC: &str = "run_bytes_per_sec";
 pub const RUN_IOPS: &str = "run_iops";
 pub const RUNTIME_S: &str = "runtime_s";
+pub const SEEK_CLOSE_S: &str = "seek_close_s";
 pub const SEEK_REWRITES: &str = "seek_rewrites";
 pub const SEEKS_PER_SEC: &str = "seeks_per_sec";
 pub const SNAPSHOT_SPACE_BYTES: &str = "snapshot_space_bytes";
@@ -208,6 +209,7 @@ pub const ALL: &[&str] = &[
     RUN_BYTES_PER_SEC,
     RUN_IOPS,
     RUNTIME_S,
+    SEEK_CLOSE_S,
     SEEK_REWRITES,
     SEEKS_PER_SEC,
     SNAPSHOT_SPACE_BYTES,

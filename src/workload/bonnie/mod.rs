@@ -52,6 +52,7 @@ pub static METRICS: &[MetricDef] = &[
     m("files", Count, Neither),
     m("seeks", Count, Neither),
     m(metric::SEEK_REWRITES, Count, Neither),
+    m(metric::SEEK_CLOSE_S, Seconds, Lower),
     m(metric::CPU_PCT, Percent, Lower),
     m(metric::TOO_FAST, Ratio, Neither),
     m("lat_*_ns", Nanoseconds, Lower),
