@@ -309,6 +309,25 @@ pub struct Walk {
     pub seed: u64,
 }
 
+/// iozone's untimed calls between opening the file and starting its clock, in its -a matrix:
+/// an fsync before each sequential test (it also writes back what the test before left dirty),
+/// and before a sequential read the first record read and the file position put back to 0.
+/// The random tests start their clock right after the open; stream tests have none of this.
+pub fn before<F: Fd>(f: &mut F, t: &TestDef, buf: &mut [u8]) -> io::Result<()> {
+    if t.stream {
+        return Ok(());
+    }
+    match t.access {
+        Create | Write(Sequential) => f.sync(),
+        Read(Sequential) => {
+            f.sync()?;
+            f.read_exact(buf)?;
+            f.seek(SeekFrom::Start(0)).map(|_| ())
+        }
+        Write(_) | Read(_) => Ok(()),
+    }
+}
+
 /// Runs one non-stream test over `w.n` records of `buf.len()` bytes.
 pub fn run<F: Fd>(
     f: &mut F,
@@ -457,6 +476,37 @@ mod tests {
             assert_eq!(
                 f.seeks, seeks,
                 "{}: a seek before each positioned call",
+                t.name
+            );
+        }
+    }
+
+    #[test]
+    fn before_the_clock_the_calls_iozone_makes_untimed() {
+        let rec = 4096usize;
+        let mut buf = vec![0u8; rec];
+        for t in &TESTS {
+            let mut f = Counting {
+                data: Cursor::new(vec![1u8; rec * 4]),
+                ..Default::default()
+            };
+            before(&mut f, t, &mut buf).unwrap();
+            let sequential = matches!(t.access, Create | Write(Sequential) | Read(Sequential));
+            let want_syncs = u64::from(sequential && !t.stream);
+            assert_eq!(
+                f.syncs, want_syncs,
+                "{}: fsync before a sequential test",
+                t.name
+            );
+            let reads = t.access == Read(Sequential) && !t.stream;
+            let want: Vec<usize> = if reads { vec![rec] } else { vec![] };
+            assert_eq!(f.reads, want, "{}: the first record read untimed", t.name);
+            assert_eq!(f.seeks, u64::from(reads), "{}", t.name);
+            assert!(f.writes.is_empty(), "{}: nothing written", t.name);
+            assert_eq!(
+                f.data.position(),
+                0,
+                "{}: the clock starts at offset 0",
                 t.name
             );
         }

@@ -238,6 +238,9 @@ impl IozoneSession {
             .lock()
             .unwrap_or_else(|e| e.into_inner());
         let buf = &mut whole[..cell.record as usize];
+        if !self.z.throughput_mode() {
+            battery::before(&mut f, d, buf)?;
+        }
         ctx.start_line();
         let t0 = Instant::now();
         lat.begin(t0);
