@@ -269,13 +269,20 @@ pub fn records(order: Order, n: u64, stride: u64, seed: u64) -> Box<dyn Iterator
     }
 }
 
-/// Incompressible write data: a random pool at least twice the record, each write taking the
-/// record from the next 4 KiB-aligned place in it (no buffer is regenerated per write, as
-/// iozone writes one buffer; unlike it, the bytes are random).
+/// Incompressible write data: a random pool at least twice the largest record, each write taking
+/// its record from the next 4 KiB-aligned place in a window of the pool's start (no buffer is
+/// regenerated per write, as iozone writes one buffer; unlike it, the bytes are random).
+///
+/// The window is twice the record and at least 256 KiB: the writes of a cell read their data
+/// from the CPU's caches, as iozone's one buffer is. Over the whole pool (32 MiB for the matrix's
+/// 16 MiB records) every 4 KiB write read its data from memory, which cost rewrite and random
+/// write about a fifth of iozone's rate at every file size.
 pub struct Pool {
     buf: AlignedBuf,
-    places: u64,
 }
+
+/// The least window a record's data comes from.
+const WINDOW: usize = 256 << 10;
 
 impl Pool {
     /// A pool for records of up to `max_record` bytes.
@@ -283,20 +290,29 @@ impl Pool {
         let len = (2 * max_record).max(1 << 20).next_multiple_of(4096) as usize;
         let mut buf = AlignedBuf::new(len);
         DataGen::new(seed).fill(&mut buf);
-        Pool {
-            places: ((len - max_record as usize) / 4096 + 1) as u64,
-            buf,
-        }
+        Pool { buf }
     }
 
     pub fn len(&self) -> usize {
         self.buf.len()
     }
 
+    /// How much of the pool's start records of `len` bytes come from (given a pool for them).
+    pub fn window(len: usize) -> usize {
+        (2 * len).max(WINDOW)
+    }
+
+    /// How many places records of `len` bytes come from.
+    #[inline]
+    fn places(&self, len: usize) -> u64 {
+        let window = Pool::window(len).min(self.buf.len());
+        ((window - len) / 4096 + 1) as u64
+    }
+
     /// The data of write number `i`, `len` bytes (at most the pool's record size).
     #[inline]
     pub fn record(&self, i: u64, len: usize) -> &[u8] {
-        let at = ((i.wrapping_mul(7919)) % self.places) as usize * 4096;
+        let at = ((i.wrapping_mul(7919)) % self.places(len)) as usize * 4096;
         &self.buf[at..at + len]
     }
 }
@@ -522,6 +538,24 @@ mod tests {
             4096,
             "a cell's record, not the largest"
         );
+        for len in [4096usize, 65536] {
+            let ends: Vec<usize> = (0..1000)
+                .map(|i| pool.record(i, len).as_ptr() as usize + len - pool.buf.as_ptr() as usize)
+                .collect();
+            let most = ends.iter().max().copied().unwrap_or(0);
+            assert!(
+                most <= WINDOW.max(2 * len),
+                "{len}: from a window that stays cached"
+            );
+            let mut starts: Vec<usize> = ends.iter().map(|e| e - len).collect();
+            starts.sort_unstable();
+            starts.dedup();
+            assert!(
+                starts.len() > 32,
+                "{len}: from many places: {}",
+                starts.len()
+            );
+        }
         let zeros = pool.record(5, 65536).iter().filter(|b| **b == 0).count();
         assert!(zeros < 65536 / 64, "random bytes, not a pattern");
     }
