@@ -269,13 +269,20 @@ pub fn records(order: Order, n: u64, stride: u64, seed: u64) -> Box<dyn Iterator
     }
 }
 
-/// Incompressible write data: a random pool at least twice the record, each write taking the
-/// record from the next 4 KiB-aligned place in it (no buffer is regenerated per write, as
-/// iozone writes one buffer; unlike it, the bytes are random).
+/// Incompressible write data: a random pool at least twice the largest record, each write taking
+/// its record from the next 4 KiB-aligned place in a window of the pool's start (no buffer is
+/// regenerated per write, as iozone writes one buffer; unlike it, the bytes are random).
+///
+/// The window is twice the record and at least 256 KiB: the writes of a cell read their data
+/// from the CPU's caches, as iozone's one buffer is. Over the whole pool (32 MiB for the matrix's
+/// 16 MiB records) every 4 KiB write read its data from memory, which cost rewrite and random
+/// write about a fifth of iozone's rate at every file size.
 pub struct Pool {
     buf: AlignedBuf,
-    places: u64,
 }
+
+/// The least window a record's data comes from.
+const WINDOW: usize = 256 << 10;
 
 impl Pool {
     /// A pool for records of up to `max_record` bytes.
@@ -283,20 +290,29 @@ impl Pool {
         let len = (2 * max_record).max(1 << 20).next_multiple_of(4096) as usize;
         let mut buf = AlignedBuf::new(len);
         DataGen::new(seed).fill(&mut buf);
-        Pool {
-            places: ((len - max_record as usize) / 4096 + 1) as u64,
-            buf,
-        }
+        Pool { buf }
     }
 
     pub fn len(&self) -> usize {
         self.buf.len()
     }
 
+    /// How much of the pool's start records of `len` bytes come from (given a pool for them).
+    pub fn window(len: usize) -> usize {
+        (2 * len).max(WINDOW)
+    }
+
+    /// How many places records of `len` bytes come from.
+    #[inline]
+    fn places(&self, len: usize) -> u64 {
+        let window = Pool::window(len).min(self.buf.len());
+        ((window - len) / 4096 + 1) as u64
+    }
+
     /// The data of write number `i`, `len` bytes (at most the pool's record size).
     #[inline]
     pub fn record(&self, i: u64, len: usize) -> &[u8] {
-        let at = ((i.wrapping_mul(7919)) % self.places) as usize * 4096;
+        let at = ((i.wrapping_mul(7919)) % self.places(len)) as usize * 4096;
         &self.buf[at..at + len]
     }
 }
@@ -307,6 +323,25 @@ pub struct Walk {
     pub n: u64,
     pub stride: u64,
     pub seed: u64,
+}
+
+/// iozone's untimed calls between opening the file and starting its clock, in its -a matrix:
+/// an fsync before each sequential test (it also writes back what the test before left dirty),
+/// and before a sequential read the first record read and the file position put back to 0.
+/// The random tests start their clock right after the open; stream tests have none of this.
+pub fn before<F: Fd>(f: &mut F, t: &TestDef, buf: &mut [u8]) -> io::Result<()> {
+    if t.stream {
+        return Ok(());
+    }
+    match t.access {
+        Create | Write(Sequential) => f.sync(),
+        Read(Sequential) => {
+            f.sync()?;
+            f.read_exact(buf)?;
+            f.seek(SeekFrom::Start(0)).map(|_| ())
+        }
+        Write(_) | Read(_) => Ok(()),
+    }
 }
 
 /// Runs one non-stream test over `w.n` records of `buf.len()` bytes.
@@ -463,6 +498,37 @@ mod tests {
     }
 
     #[test]
+    fn before_the_clock_the_calls_iozone_makes_untimed() {
+        let rec = 4096usize;
+        let mut buf = vec![0u8; rec];
+        for t in &TESTS {
+            let mut f = Counting {
+                data: Cursor::new(vec![1u8; rec * 4]),
+                ..Default::default()
+            };
+            before(&mut f, t, &mut buf).unwrap();
+            let sequential = matches!(t.access, Create | Write(Sequential) | Read(Sequential));
+            let want_syncs = u64::from(sequential && !t.stream);
+            assert_eq!(
+                f.syncs, want_syncs,
+                "{}: fsync before a sequential test",
+                t.name
+            );
+            let reads = t.access == Read(Sequential) && !t.stream;
+            let want: Vec<usize> = if reads { vec![rec] } else { vec![] };
+            assert_eq!(f.reads, want, "{}: the first record read untimed", t.name);
+            assert_eq!(f.seeks, u64::from(reads), "{}", t.name);
+            assert!(f.writes.is_empty(), "{}: nothing written", t.name);
+            assert_eq!(
+                f.data.position(),
+                0,
+                "{}: the clock starts at offset 0",
+                t.name
+            );
+        }
+    }
+
+    #[test]
     fn write_data_is_random_and_varies_between_records() {
         let pool = Pool::new(65536, 3);
         assert!(pool.len() >= 2 * 65536);
@@ -472,6 +538,24 @@ mod tests {
             4096,
             "a cell's record, not the largest"
         );
+        for len in [4096usize, 65536] {
+            let ends: Vec<usize> = (0..1000)
+                .map(|i| pool.record(i, len).as_ptr() as usize + len - pool.buf.as_ptr() as usize)
+                .collect();
+            let most = ends.iter().max().copied().unwrap_or(0);
+            assert!(
+                most <= WINDOW.max(2 * len),
+                "{len}: from a window that stays cached"
+            );
+            let mut starts: Vec<usize> = ends.iter().map(|e| e - len).collect();
+            starts.sort_unstable();
+            starts.dedup();
+            assert!(
+                starts.len() > 32,
+                "{len}: from many places: {}",
+                starts.len()
+            );
+        }
         let zeros = pool.record(5, 65536).iter().filter(|b| **b == 0).count();
         assert!(zeros < 65536 / 64, "random bytes, not a pattern");
     }

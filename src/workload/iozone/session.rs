@@ -238,6 +238,9 @@ impl IozoneSession {
             .lock()
             .unwrap_or_else(|e| e.into_inner());
         let buf = &mut whole[..cell.record as usize];
+        if !self.z.throughput_mode() {
+            battery::before(&mut f, d, buf)?;
+        }
         ctx.start_line();
         let t0 = Instant::now();
         lat.begin(t0);
@@ -481,7 +484,7 @@ impl IozoneSession {
             "fsync": self.z.fsync, "close": self.z.close, "direct": self.z.direct && !step.test.def().stream,
             "purge": self.z.purge, "stride": self.z.stride, "threads": self.z.threads,
             "all_records": self.z.all_records, "seed": self.z.seed,
-            "data": format!("incompressible random bytes, each record from a {} pool", format_bytes(self.pool.len() as u64)),
+            "data": format!("incompressible random bytes, each record from a 4 KiB-aligned place in the first {} of a {} pool", format_bytes(battery::Pool::window(cell.record as usize) as u64), format_bytes(self.pool.len() as u64)),
         }));
     }
 

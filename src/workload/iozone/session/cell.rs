@@ -1,7 +1,7 @@
 //! A whole cell's phase: the cell's tests back to back, as iozone runs them, each measured on
 //! its own (clock, histogram, this thread's CPU), one record each.
 
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime};
 
 use super::battery::Test;
 use super::{size_label, IozoneSession, Measured, Step};
@@ -23,6 +23,16 @@ pub(super) struct TestOut {
     cpu: (u64, u64),
     cpu_wall: Duration,
     error: Option<(String, crate::io::Failure)>,
+}
+
+/// What one test of a whole cell left, kept as it was until the cell's last test has run.
+struct Raw {
+    test: Test,
+    started_at: SystemTime,
+    span: Option<(Instant, Instant, u64)>,
+    cpu: (u64, u64),
+    cpu_wall: Duration,
+    r: std::io::Result<(u64, u64)>,
 }
 
 /// What a whole-cell phase leaves for `finish`: each test that ran, and why the rest did not.
@@ -51,12 +61,21 @@ impl IozoneSession {
         })
     }
 
+    /// The cell's tests back to back. Nothing is allocated, formatted or summed between two
+    /// tests (iozone closes the file and prints two figures there): each test's latency counters
+    /// are made and touched before the first, and turned into histograms after the last, so no
+    /// test starts on caches that a 270 KiB histogram's zeroing has just evicted.
     fn run_cell(&self, step: Step, ctx: &WorkerCtx) -> WorkerOut {
         let cell = self.cells[step.cell];
         let mut out = WorkerOut::default();
         let mut got = CellOut::default();
-        let (mut ops, mut bytes, mut written) = (0u64, 0u64, 0u64);
-        for &test in &self.tests {
+        let mut lats: Vec<Lat> = self
+            .tests
+            .iter()
+            .map(|_| Lat::over(ctx.interval).touched())
+            .collect();
+        let mut raw = Vec::with_capacity(self.tests.len());
+        for (&test, lat) in self.tests.iter().zip(lats.iter_mut()) {
             if let Some(why) = crate::stop::requested() {
                 out.stopped = Some(why);
                 break;
@@ -72,10 +91,9 @@ impl IozoneSession {
                     break;
                 }
             }
-            let started_at = crate::metrics::clock::now_rfc3339();
-            let mut lat = Lat::over(ctx.interval);
+            let started_at = SystemTime::now();
             let (c0, w0) = (crate::sys::thread_cpu_ns(), Instant::now());
-            let r = self.one(one, ctx, &mut lat);
+            let r = self.one(one, ctx, lat);
             let (c1, cpu_wall) = (crate::sys::thread_cpu_ns(), w0.elapsed());
             let span = self
                 .spans
@@ -83,48 +101,68 @@ impl IozoneSession {
                 .unwrap_or_else(|e| e.into_inner())
                 .first_mut()
                 .and_then(Option::take);
-            let mut h = hist::new();
-            let latency = lat.timeline(Instant::now());
-            lat.into_hist(&mut h);
-            let mut t = TestOut {
+            let failed = r.is_err();
+            raw.push(Raw {
+                test,
                 started_at,
-                ops: 0,
-                bytes: 0,
                 span,
-                hist: h,
-                latency,
                 cpu: (c1.0.saturating_sub(c0.0), c1.1.saturating_sub(c0.1)),
                 cpu_wall,
-                error: None,
-            };
-            match r {
-                Ok((o, b)) => {
-                    (t.ops, t.bytes) = (o, b);
-                    ops += o;
-                    bytes += b;
-                    if test.writes() {
-                        written += b;
-                    }
-                }
-                Err(e) => {
-                    let op = if test.writes() { "write" } else { "read" };
-                    let failure = crate::io::Failure::io(op, &e).path(&self.file(ctx.index));
-                    t.error = Some((format!("{}: {e}", test.def().name), failure));
-                    if test.writes() {
-                        got.broken = Some(format!("{}: {e}", test.def().name));
-                    }
-                }
-            }
-            got.tests.push(t);
-            if got.broken.is_some() {
+                r,
+            });
+            if failed && test.writes() {
                 break;
             }
+        }
+        let (mut ops, mut bytes, mut written) = (0u64, 0u64, 0u64);
+        for (x, lat) in raw.into_iter().zip(lats) {
+            if let Ok((o, b)) = x.r {
+                ops += o;
+                bytes += b;
+                if x.test.writes() {
+                    written += b;
+                }
+            }
+            let t = self.test_out(x, lat, ctx, &mut got);
+            got.tests.push(t);
         }
         out.counters.insert("ops", ops as f64);
         out.counters.insert("bytes", bytes as f64);
         out.counters.insert(metric::WRITE_BYTES, written as f64);
         *self.cell_out.lock().unwrap_or_else(|e| e.into_inner()) = got;
         out
+    }
+
+    /// A test's figures, made after the cell's last test.
+    fn test_out(&self, x: Raw, mut lat: Lat, ctx: &WorkerCtx, got: &mut CellOut) -> TestOut {
+        let mut h = hist::new();
+        let end = x.span.map_or_else(Instant::now, |s| s.1);
+        let latency = lat.timeline(end);
+        lat.into_hist(&mut h);
+        let mut t = TestOut {
+            started_at: crate::metrics::clock::rfc3339(x.started_at),
+            ops: 0,
+            bytes: 0,
+            span: x.span,
+            hist: h,
+            latency,
+            cpu: x.cpu,
+            cpu_wall: x.cpu_wall,
+            error: None,
+        };
+        match x.r {
+            Ok((o, b)) => (t.ops, t.bytes) = (o, b),
+            Err(e) => {
+                let name = x.test.def().name;
+                let op = if x.test.writes() { "write" } else { "read" };
+                let failure = crate::io::Failure::io(op, &e).path(&self.file(ctx.index));
+                t.error = Some((format!("{name}: {e}"), failure));
+                if x.test.writes() {
+                    got.broken = Some(format!("{name}: {e}"));
+                }
+            }
+        }
+        t
     }
 
     /// One record per test of a whole cell's phase: those that ran with their own figures, the
