@@ -86,3 +86,34 @@ fn exit_what_all_ends_every_job_and_no_later_group_runs() {
         "{later}"
     );
 }
+
+#[test]
+fn wait_for_starts_a_job_once_its_waitee_is_done() {
+    let dir = workdir();
+    let d = dir.path();
+    // One group: without wait_for the reader would check blocks the writer has not written yet.
+    std::fs::write(
+        d.join("w.fio"),
+        "[global]\nfilename=f\nsize=4m\nbs=4k\nverify=crc32c\n[writer]\nrw=write\ndo_verify=0\nnumjobs=1\nrate=8m\n[reader]\nwait_for=writer\nrw=read\n",
+    )
+    .unwrap();
+    let o = bin()
+        .current_dir(d)
+        .args(["run", "w.fio", "--out", "s"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = std::fs::read_to_string(d.join("s/results.jsonl")).unwrap();
+    assert!(text.contains("wait_for: started when every worker of 'writer' was done"));
+    let bad = |opts: &str| {
+        std::fs::write(d.join("b.fio"), opts).unwrap();
+        let o = bin()
+            .current_dir(d)
+            .args(["run", "--check", "b.fio"])
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(2), "{opts}");
+        stderr(&o)
+    };
+    assert!(bad("[r]\nsize=1m\nwait_for=w\n[w]\nsize=1m\n").contains("defined earlier"));
+}

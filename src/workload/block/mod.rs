@@ -17,6 +17,7 @@ pub mod snap;
 mod steady;
 mod trims;
 mod vstate;
+mod waits;
 
 use std::path::Path;
 

@@ -32,6 +32,8 @@ pub struct Resolved {
     /// used; with several ranks on one file, each lays out its own segment).
     pub layout: Vec<(PathBuf, u64, u64)>,
     pub notes: Vec<Vec<String>>,
+    /// fio's wait_for between the jobs.
+    pub waits: super::waits::Waits,
 }
 
 fn invalid(s: String) -> RunError {
@@ -432,6 +434,7 @@ mod clone;
 use clone::{files_note, resolve_clone};
 
 pub fn resolve(b: &Block, t: &TargetCtx) -> Result<Resolved, RunError> {
+    let waits = super::waits::Waits::new(&b.jobs)?;
     super::logs::check(&b.jobs)?;
     super::cpus::check(&b.jobs)?;
     super::issue::check(&b.jobs)?;
@@ -487,6 +490,7 @@ pub fn resolve(b: &Block, t: &TargetCtx) -> Result<Resolved, RunError> {
         workers,
         layout,
         notes,
+        waits,
     })
 }
 

@@ -190,6 +190,8 @@ impl Session for BlockSession {
             .iter()
             .filter(|x| x.job == w.job)
             .count();
+        // Done however it ends; a job with wait_for starts once its waitee's workers are.
+        let _finished = self.r.waits.worker(w.job);
         if let Err(e) = super::cpus::pin(job, clone) {
             return crate::workload::failed(part, e);
         }
@@ -198,6 +200,8 @@ impl Session for BlockSession {
             Err(e) => return crate::workload::failed(part, e),
         };
         ctx.start_line();
+        // After the start line, which every worker of the phase (its waitee's too) must reach.
+        let waited = self.r.waits.wait(w.job);
         let live = io::Live {
             progress: ctx.progress,
             interval: ctx.interval,
@@ -221,6 +225,11 @@ impl Session for BlockSession {
         let (book, rec) = (st.logs.take(), st.iolog.take());
         self.clones.keep(wi, clone, &st);
         let mut out = worker_out(part, st, how);
+        if let (Some(_), Some(name)) = (waited, &job.wait_for) {
+            out.how.push(format!(
+                "wait_for: started when every worker of '{name}' was done (the wait is not in its figures)"
+            ));
+        }
         if let Some(b) = book {
             if let Err(e) = self.logs.write(job, wi + 1, &b) {
                 out.error.get_or_insert(e);
