@@ -6,6 +6,7 @@
 
 mod clones;
 mod cpus;
+mod dedupe;
 mod exits;
 mod logs;
 mod resolve;

@@ -210,6 +210,7 @@ fn pattern_of(job: &Job, clone: u32, base: u64, region: u64, rank: usize) -> Pat
         } else {
             job.dedupe_pct
         },
+        working_set: None,
         verify: job.verify.clone(),
         logs: job.logs.clone().filter(|l| l.any()),
         replay: None,
@@ -241,6 +242,15 @@ fn pattern_of(job: &Job, clone: u32, base: u64, region: u64, rank: usize) -> Pat
         }
     }
     p
+}
+
+/// fio's dedupe working sets (dedupe.rs).
+fn working_sets(b: &Block, workers: &mut [Worker]) {
+    let mut ws: Vec<(usize, &mut Pattern)> = workers
+        .iter_mut()
+        .map(|w| (w.job, &mut w.pattern))
+        .collect();
+    super::dedupe::assign(&b.jobs, &mut ws);
 }
 
 /// fio's flow control: the workers of jobs with a weight, one shared flow per flow id.
@@ -395,6 +405,7 @@ fn job_notes(b: &Block, job: &Job, place: &Place) -> Vec<String> {
 pub fn resolve(b: &Block, t: &TargetCtx) -> Result<Resolved, RunError> {
     super::logs::check(&b.jobs)?;
     super::cpus::check(&b.jobs)?;
+    super::dedupe::check(&b.jobs)?;
     let mut workers = Vec::new();
     let mut layout: Vec<(PathBuf, u64, u64)> = Vec::new();
     let rk = t.ranks;
@@ -492,6 +503,7 @@ pub fn resolve(b: &Block, t: &TargetCtx) -> Result<Resolved, RunError> {
         notes.push(jn);
     }
     join_flows(b, &mut workers);
+    working_sets(b, &mut workers);
     check_space(&workers, new_bytes)?;
     check_buffers(&workers)?;
     for job in &b.jobs {

@@ -11,7 +11,7 @@ use Got::{Done, NotMine, Noted};
 /// The options `apply_more` adds (listed in `fsbench run --help`; it reads some of other groups
 /// too: new_group, exit_what).
 pub(super) const MORE: &str =
-    "threads verify_async verify_async_cpus experimental_verify ignore_error error_dump random_sequence_stride";
+    "threads verify_async verify_async_cpus experimental_verify ignore_error error_dump random_sequence_stride dedupe_mode dedupe_working_set_percentage dedupe_global";
 
 impl Job {
     /// The options of this module; each sets the job, or says why it changes nothing here.
@@ -63,6 +63,26 @@ impl Job {
                 {
                     *stride = on;
                 }
+                Ok(Done)
+            }
+            "dedupe_mode" => {
+                self.more.dedupe_working_set = match need(key, v)? {
+                    "repeat" => false,
+                    "working_set" => true,
+                    o => {
+                        return Err(
+                            format!("dedupe_mode={o}: expected repeat or working_set").into()
+                        )
+                    }
+                };
+                Ok(Done)
+            }
+            "dedupe_working_set_percentage" => {
+                self.more.dedupe_ws_pct = Some(parse_u32(key, need(key, v)?, 0, 100)?);
+                Ok(Done)
+            }
+            "dedupe_global" => {
+                self.more.dedupe_global = parse_bool(key, v)?;
                 Ok(Done)
             }
             "experimental_verify" => {
@@ -255,6 +275,21 @@ mod tests {
                 "{e}"
             );
         }
+    }
+
+    #[test]
+    fn dedupe_modes_are_kept() {
+        let mut j = Job::default();
+        j.apply("dedupe_mode", Some("working_set")).unwrap();
+        j.apply("dedupe_working_set_percentage", Some("50"))
+            .unwrap();
+        j.apply("dedupe_global", Some("1")).unwrap();
+        assert!(j.more.dedupe_working_set && j.more.dedupe_global);
+        assert_eq!(j.more.dedupe_ws_pct, Some(50));
+        j.apply("dedupe_mode", Some("repeat")).unwrap();
+        assert!(!j.more.dedupe_working_set);
+        let e = Job::default().apply("dedupe_mode", Some("x")).unwrap_err();
+        assert!(e.0.contains("repeat or working_set"), "{e}");
     }
 
     #[test]

@@ -45,6 +45,7 @@ fn every_listed_option_is_accepted_with_a_sensible_value() {
             "continue_on_error" => "io",
             "io_submit_mode" => "offload",
             "replay_align" => "4k",
+            "dedupe_mode" => "working_set",
             _ => example(key),
         };
         let mut j = Job::default();
