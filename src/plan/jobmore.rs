@@ -42,6 +42,9 @@ pub struct JobMore {
     /// fio's dedupe_global: the working set is shared by every job that sets it.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub dedupe_global: bool,
+    /// fio's wait_for: the job starts once this job has ended (read as a stonewall).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub wait_for: Option<String>,
 }
 
 fn is_default<T: Default + PartialEq>(t: &T) -> bool {

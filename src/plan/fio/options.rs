@@ -525,6 +525,7 @@ fn fixed_note(key: &str, v: Option<&str>) -> Option<String> {
 mod families;
 use families::canonical;
 mod more;
+pub use more::wait_for;
 
 #[cfg(test)]
 mod tests;

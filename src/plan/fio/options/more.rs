@@ -11,7 +11,7 @@ use Got::{Done, NotMine, Noted};
 /// The options `apply_more` adds (listed in `fsbench run --help`; it reads some of other groups
 /// too: new_group, exit_what).
 pub(super) const MORE: &str =
-    "threads verify_async verify_async_cpus experimental_verify ignore_error error_dump random_sequence_stride dedupe_mode dedupe_working_set_percentage dedupe_global";
+    "threads verify_async verify_async_cpus experimental_verify ignore_error error_dump random_sequence_stride dedupe_mode dedupe_working_set_percentage dedupe_global wait_for";
 
 impl Job {
     /// The options of this module; each sets the job, or says why it changes nothing here.
@@ -85,6 +85,10 @@ impl Job {
                 self.more.dedupe_global = parse_bool(key, v)?;
                 Ok(Done)
             }
+            "wait_for" => {
+                self.more.wait_for = Some(need(key, v)?.to_string());
+                Ok(Done)
+            }
             "experimental_verify" => {
                 if parse_bool(key, v)? {
                     return Ok(Noted("experimental_verify: fsbench checks the blocks the job wrote once its writing is done, each against its own header (fio's experimental verify replays the job's offsets to find them; fsbench remembers them): the same blocks are checked".into()));
@@ -113,6 +117,40 @@ impl Job {
             _ => Ok(NotMine),
         }
     }
+}
+
+/// fio's wait_for, read once every job is known: a job waiting for the only job of the group
+/// running before it starts a group of its own (a stonewall, exactly what fio does then); one
+/// waiting for a job of an earlier group waits for nothing. Any other case is refused: fsbench
+/// runs a group of jobs at a time.
+pub fn wait_for(jobs: &mut [Job]) -> Result<(), String> {
+    for i in 0..jobs.len() {
+        let Some(x) = jobs[i].more.wait_for.clone() else {
+            continue;
+        };
+        let name = &jobs[i].name;
+        let Some(k) = jobs[..i].iter().rposition(|j| j.name == x) else {
+            return Err(format!("job '{name}': wait_for={x}: no job named '{x}' before this one (fio's waitee comes first in the file)"));
+        };
+        if jobs[..i].iter().filter(|j| j.name == x).count() > 1 {
+            return Err(format!("job '{name}': wait_for={x}: several jobs are named '{x}'; fio's waitee has a name of its own"));
+        }
+        let start = jobs[..i].iter().rposition(|j| j.stonewall).unwrap_or(0);
+        if k < start {
+            continue;
+        }
+        if let Some(o) = jobs[start..i].iter().find(|j| j.name != x) {
+            return Err(format!("job '{name}': wait_for={x}: job '{}' runs with '{x}', and fsbench runs one group of jobs at a time: this job would wait for it too; give the jobs it should not wait for a group before (stonewall), or run this file with fio", o.name));
+        }
+        if let Some(n) = jobs
+            .get(i + 1)
+            .filter(|n| !n.stonewall && n.more.wait_for.is_none())
+        {
+            return Err(format!("job '{name}': wait_for={x}: job '{}' after it runs with '{x}' in fio, but fsbench would start it with '{name}' (a group at a time); give it a stonewall or a wait_for of its own, or run this file with fio", n.name));
+        }
+        jobs[i].stonewall = true;
+    }
+    Ok(())
 }
 
 /// fio's sequence distribution, `sequence:2,0,1`: up to 64 block indices.
@@ -290,6 +328,68 @@ mod tests {
         assert!(!j.more.dedupe_working_set);
         let e = Job::default().apply("dedupe_mode", Some("x")).unwrap_err();
         assert!(e.0.contains("repeat or working_set"), "{e}");
+    }
+
+    #[test]
+    fn wait_for_reads_as_a_stonewall_where_it_is_one() {
+        let jobs = |spec: &[(&str, &[(&str, &str)])]| -> Vec<Job> {
+            spec.iter()
+                .map(|(n, o)| {
+                    let mut j = Job {
+                        name: n.to_string(),
+                        ..Job::default()
+                    };
+                    for (k, v) in o.iter() {
+                        j.apply(k, Some(v)).unwrap();
+                    }
+                    j
+                })
+                .collect()
+        };
+        // fio's examples/waitfor.fio: a chain, each waiting for the one before.
+        let mut js = jobs(&[
+            ("writers", &[]),
+            ("readers", &[("new_group", "1"), ("wait_for", "writers")]),
+            ("writers2", &[("wait_for", "readers")]),
+        ]);
+        wait_for(&mut js).unwrap();
+        assert_eq!(
+            js.iter().map(|j| j.stonewall).collect::<Vec<_>>(),
+            [false, true, true]
+        );
+        // Waiting for an earlier group's job: nothing to wait for.
+        let mut js = jobs(&[
+            ("a", &[]),
+            ("b", &[("stonewall", "1")]),
+            ("c", &[("wait_for", "a")]),
+        ]);
+        wait_for(&mut js).unwrap();
+        assert!(!js[2].stonewall);
+        for (spec, says) in [
+            (
+                vec![("a", &[][..]), ("c", &[("wait_for", "x")][..])],
+                "no job named 'x'",
+            ),
+            (
+                vec![
+                    ("a", &[][..]),
+                    ("b", &[][..]),
+                    ("c", &[("wait_for", "a")][..]),
+                ],
+                "job 'b' runs with 'a'",
+            ),
+            (
+                vec![
+                    ("a", &[][..]),
+                    ("c", &[("wait_for", "a")][..]),
+                    ("d", &[][..]),
+                ],
+                "job 'd' after it",
+            ),
+        ] {
+            let e = wait_for(&mut jobs(&spec)).unwrap_err();
+            assert!(e.contains(says), "{e}");
+        }
     }
 
     #[test]
