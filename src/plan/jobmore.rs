@@ -45,6 +45,10 @@ pub struct JobMore {
     /// fio's wait_for: the job starts once this job has ended (read as a stonewall).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub wait_for: Option<String>,
+    /// buffer_pattern and verify_pattern values with a `'file'` piece, as written: the bytes
+    /// are read when the job runs (workload::block's pattern_files).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub pattern_src: Vec<(String, String)>,
 }
 
 fn is_default<T: Default + PartialEq>(t: &T) -> bool {

@@ -9,6 +9,7 @@ mod cpus;
 mod dedupe;
 mod exits;
 mod logs;
+mod patterns;
 mod resolve;
 mod session;
 use crate::metrics::name as metric;
@@ -314,13 +315,16 @@ impl Block {
                 ))
             }
         };
-        let r = resolve::resolve(self, &ctx)?;
-        Ok(session::BlockSession::new(self.clone(), r, &ctx, snapper))
+        let loaded = patterns::load(self)?;
+        let this = loaded.as_ref().unwrap_or(self);
+        let r = resolve::resolve(this, &ctx)?;
+        Ok(session::BlockSession::new(this.clone(), r, &ctx, snapper))
     }
 
     /// Everything that can be checked before running: files, sizes, space, guards, engines.
     pub fn check(&self, t: &TargetCtx) -> Result<(), RunError> {
-        resolve::resolve(self, t).map(|_| ())
+        let loaded = patterns::load(self)?;
+        resolve::resolve(loaded.as_ref().unwrap_or(self), t).map(|_| ())
     }
 }
 

@@ -85,6 +85,22 @@ impl Job {
                 self.more.dedupe_global = parse_bool(key, v)?;
                 Ok(Done)
             }
+            "buffer_pattern" | "verify_pattern" => {
+                let p = need(key, v)?;
+                self.more.pattern_src.retain(|(k, _)| k != key);
+                if !crate::plan::fio::pattern::has_file(p) {
+                    return Ok(NotMine);
+                }
+                // The other pieces checked now, the file read when the job runs.
+                let none = |_: &str| Ok(vec![0]);
+                crate::plan::fio::pattern::parse_pattern_with(key, p, Some(&none))?;
+                self.more.pattern_src.push((key.to_string(), p.to_string()));
+                if key == "buffer_pattern" {
+                    self.buffer_pattern = vec![0];
+                    return Ok(Done);
+                }
+                self.apply_verify(key, Some("0"))
+            }
             "wait_for" => {
                 self.more.wait_for = Some(need(key, v)?.to_string());
                 Ok(Done)
