@@ -292,7 +292,7 @@ pub struct Job {
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub flow_sleep: Option<Duration>,
     /// More of fio's settings (jobmore.rs).
-    #[serde(skip_serializing_if = "super::jobmore::JobMore::is_default", default)]
+    #[serde(flatten)]
     pub more: super::jobmore::JobMore,
 }
 
