@@ -185,6 +185,11 @@ impl Job {
             }
             _ => ss.ramp = duration(key, v)?,
         }
+        // fio's rule: the window is a whole number of intervals, more than one.
+        let (dur, every) = (ss.dur.as_millis(), ss.every().as_millis());
+        if dur > 0 && (dur % every != 0 || dur <= every) {
+            return Err(format!("{key}={}: ss_dur ({} s) must be a multiple of ss_interval ({} s) and longer, as fio requires", need(key, v)?, ss.dur.as_secs_f64(), ss.every().as_secs_f64()).into());
+        }
         Ok(Done)
     }
 

@@ -299,6 +299,8 @@ mod tests {
             .apply("ss_interval", Some("500ms"))
             .unwrap_err();
         assert!(e.0.contains("1s or more"), "{e}");
+        let e = j.apply("ss_interval", Some("7")).unwrap_err();
+        assert!(e.0.contains("multiple of ss_interval"), "{e}");
     }
 
     #[test]
