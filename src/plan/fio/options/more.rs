@@ -422,4 +422,22 @@ mod tests {
         let e = Job::default().apply("exit_what", Some("some")).unwrap_err();
         assert!(e.0.contains("group, stonewall or all"), "{e}");
     }
+
+    #[test]
+    fn the_settings_read_back_flat_with_the_jobs_own() {
+        let mut j = Job::default();
+        for (k, v) in [
+            ("exit_what", "all"),
+            ("ignore_error", ",ENOSPC"),
+            ("dedupe_mode", "working_set"),
+            ("wait_for", "a"),
+        ] {
+            j.apply(k, Some(v)).unwrap();
+        }
+        let v = serde_json::to_value(&j).unwrap();
+        assert_eq!(v["exit_what"], "all");
+        assert_eq!(v["wait_for"], "a");
+        assert!(v.get("more").is_none() && v.get("new_group").is_none());
+        assert_eq!(serde_json::from_value::<Job>(v).unwrap(), j);
+    }
 }
