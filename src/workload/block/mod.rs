@@ -91,6 +91,7 @@ pub static METRICS: &[MetricDef] = &[
     m(metric::STEADY_SLOPE, Ratio, Neither),
     m(metric::STEADY_MAX_DEVIATION, Ratio, Neither),
     m(metric::STEADY_IOPS, OpsPerSec, Higher),
+    m(metric::STEADY_LAT_NS, Nanoseconds, Lower),
     m(metric::STEADY_BYTES_PER_SEC, BytesPerSec, Higher),
     m(metric::RUN_IOPS, OpsPerSec, Higher),
     m(metric::RUN_BYTES_PER_SEC, BytesPerSec, Higher),
