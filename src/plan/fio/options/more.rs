@@ -85,22 +85,7 @@ impl Job {
                 self.more.dedupe_global = parse_bool(key, v)?;
                 Ok(Done)
             }
-            "buffer_pattern" | "verify_pattern" => {
-                let p = need(key, v)?;
-                self.more.pattern_src.retain(|(k, _)| k != key);
-                if !crate::plan::fio::pattern::has_file(p) {
-                    return Ok(NotMine);
-                }
-                // The other pieces checked now, the file read when the job runs.
-                let none = |_: &str| Ok(vec![0]);
-                crate::plan::fio::pattern::parse_pattern_with(key, p, Some(&none))?;
-                self.more.pattern_src.push((key.to_string(), p.to_string()));
-                if key == "buffer_pattern" {
-                    self.buffer_pattern = vec![0];
-                    return Ok(Done);
-                }
-                self.apply_verify(key, Some("0"))
-            }
+            "buffer_pattern" | "verify_pattern" => self.apply_pattern(key, need(key, v)?),
             "wait_for" => {
                 self.more.wait_for = Some(need(key, v)?.to_string());
                 Ok(Done)
@@ -131,6 +116,41 @@ impl Job {
                 Ok(Done)
             }
             _ => Ok(NotMine),
+        }
+    }
+}
+
+impl Job {
+    /// buffer_pattern and verify_pattern: a value with a `'file'` piece is kept as written (the
+    /// file read when the job runs); verify_pattern without verify= verifies the pattern.
+    fn apply_pattern(&mut self, key: &str, p: &str) -> R<Got> {
+        self.more.pattern_src.retain(|(k, _)| k != key);
+        let unset = self.verify.is_none();
+        if !crate::plan::fio::pattern::has_file(p) {
+            if key == "buffer_pattern" {
+                return Ok(NotMine);
+            }
+            let got = self.apply_verify(key, Some(p))?;
+            self.pattern_verify(unset);
+            return Ok(got);
+        }
+        // The other pieces checked now, the file read when the job runs.
+        let none = |_: &str| Ok(vec![0]);
+        crate::plan::fio::pattern::parse_pattern_with(key, p, Some(&none))?;
+        self.more.pattern_src.push((key.to_string(), p.to_string()));
+        if key == "buffer_pattern" {
+            self.buffer_pattern = vec![0];
+            return Ok(Done);
+        }
+        let got = self.apply_verify(key, Some("0"))?;
+        self.pattern_verify(unset);
+        Ok(got)
+    }
+
+    /// verify_pattern without verify= verifies the pattern (fio's verify=pattern).
+    fn pattern_verify(&mut self, verify_was_unset: bool) {
+        if let Some(v) = self.verify.as_mut().filter(|_| verify_was_unset) {
+            v.kind = "pattern".into();
         }
     }
 }
@@ -408,6 +428,21 @@ mod tests {
             let e = wait_for(&mut jobs(&spec)).unwrap_err();
             assert!(e.contains(says), "{e}");
         }
+    }
+
+    #[test]
+    fn verify_pattern_alone_verifies_the_pattern() {
+        let mut j = Job::default();
+        j.apply("verify_pattern", Some("0xaaa")).unwrap();
+        let v = j.verify.clone().unwrap();
+        assert_eq!((v.kind.as_str(), v.pattern), ("pattern", vec![0x0a, 0xaa]));
+        // With verify= given (before or after), its kind stands.
+        j.apply("verify", Some("meta")).unwrap();
+        assert_eq!(j.verify.clone().unwrap().kind, "meta");
+        let mut j = Job::default();
+        j.apply("verify", Some("crc32c")).unwrap();
+        j.apply("verify_pattern", Some("0xff")).unwrap();
+        assert_eq!(j.verify.unwrap().kind, "crc32c");
     }
 
     #[test]
