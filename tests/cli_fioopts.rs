@@ -46,7 +46,7 @@ fn exitall_buffer_pattern_cpus_and_aliases_take_effect() {
     assert!(bad("cpus_allowed=0,1000").contains("names CPU 1000"));
     assert!(bad("continue_on_error=some").contains("expected none, read"));
     assert!(bad("exit_what=some").contains("exit_what=some"));
-    assert!(bad("buffer_pattern='file'").contains("from a file"));
+    assert!(bad("buffer_pattern='file'").contains("cannot read the pattern file 'file'"));
     assert!(bad("zonemode=zbd").contains("zoned block devices"));
     assert!(bad("flow=-1").contains("positive weights"));
     assert!(bad("cpuload=1").contains("'cpuload' is not supported"));
@@ -84,6 +84,35 @@ fn exit_what_all_ends_every_job_and_no_later_group_runs() {
     assert!(
         later["notes"].to_string().contains("exit_what=all"),
         "{later}"
+    );
+}
+
+#[test]
+fn a_pattern_file_is_read_when_the_job_runs_and_verified() {
+    // fio's t/jobs/t0027.fio: a writer fills the file from a pattern file, a reader verifies it.
+    let dir = workdir();
+    let d = dir.path();
+    let pat: Vec<u8> = (0..=255u8).chain(*b"xyz").collect();
+    std::fs::write(d.join("t.pattern"), &pat).unwrap();
+    std::fs::write(
+        d.join("t.fio"),
+        "[global]\nfilename=tfile\nsize=16k\nbs=16k\n[write_job]\nreadwrite=write\nbuffer_pattern='t.pattern'\n\
+         [read_job]\nstonewall=1\nreadwrite=read\nverify=pattern\nverify_pattern='t.pattern'\n",
+    )
+    .unwrap();
+    let o = bin()
+        .current_dir(d)
+        .args(["run", "t.fio", "--out", "s"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let data = std::fs::read(d.join("tfile")).unwrap();
+    let want: Vec<u8> = pat.iter().copied().cycle().take(16 << 10).collect();
+    assert_eq!(data, want);
+    let text = std::fs::read_to_string(d.join("s/results.jsonl")).unwrap();
+    assert!(
+        text.contains("\"verify_errors\":0.0") || text.contains("\"verify_errors\":0"),
+        "{text}"
     );
 }
 

@@ -142,6 +142,18 @@ impl WriteData {
                 rest.copy_from_slice(&(src[words - 1] ^ key).to_ne_bytes()[..n]);
             }
         }
+        self.compress(dst);
+    }
+
+    /// A page of a dedupe working set: `page`'s stream (the same in every worker), made as
+    /// compressible as the job's other writes.
+    pub fn fill_page(&self, dst: &mut [u8], page: &mut DataGen) {
+        page.fill(dst);
+        self.compress(dst);
+    }
+
+    /// The compressible share of every 4 KiB (buffer_compress_percentage): zeros at its start.
+    fn compress(&self, dst: &mut [u8]) {
         if self.compress_pct > 0 {
             let zeros = 4096 * self.compress_pct as usize / 100;
             for seg in dst.chunks_mut(4096) {

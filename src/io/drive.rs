@@ -124,6 +124,8 @@ struct Driver<'a> {
     rpos: usize,
     /// What the issuing options keep between I/Os (`issue`).
     issue: issue::State,
+    /// Unique writes made so far (the first are the dedupe working set's pages).
+    unique: u64,
 }
 
 impl<'a> Driver<'a> {
@@ -195,6 +197,7 @@ impl<'a> Driver<'a> {
             began: start,
             rpos: 0,
             issue: issue::State::new(p, start),
+            unique: 0,
         }
     }
 
@@ -231,7 +234,19 @@ impl<'a> Driver<'a> {
             }
             self.filled[slot] = false;
         } else if p.dedupe_pct > 0 && (self.rng.next_u64() % 100) < p.dedupe_pct as u64 {
-            self.data.fill(buf, &mut DataGen::new(p.seed ^ 0xd0d0));
+            match &p.working_set {
+                // A page of the working set, drawn at random (fio's working_set).
+                Some(ws) => {
+                    let (t, k) = (self.rng.next_u64() % ws.of, self.rng.next_u64() % ws.per);
+                    self.data.fill_page(buf, &mut ws.page(t, k));
+                }
+                None => self.data.fill(buf, &mut DataGen::new(p.seed ^ 0xd0d0)),
+            }
+            self.filled[slot] = false;
+        } else if let Some(ws) = p.working_set.filter(|ws| self.unique < ws.per) {
+            // The job's first unique writes are its pages of the working set.
+            self.data.fill_page(buf, &mut ws.page(ws.me, self.unique));
+            self.unique += 1;
             self.filled[slot] = false;
         } else if p.refill || !self.filled[slot] {
             self.data.fill(buf, &mut self.rng);

@@ -70,6 +70,8 @@ pub struct Pattern {
     pub pace: Pace,
     /// Share of writes that repeat an earlier buffer (fio dedupe_percentage).
     pub dedupe_pct: u32,
+    /// fio's dedupe_mode=working_set: the pages deduped writes copy.
+    pub working_set: Option<WorkingSet>,
     pub verify: Option<Verify>,
     /// fio's log files, written by the loop as text (write_bw_log and its companions).
     pub logs: Option<FioLogs>,
@@ -172,6 +174,7 @@ impl Pattern {
             shape: Shape::default(),
             pace: Pace::default(),
             dedupe_pct: 0,
+            working_set: None,
             verify: None,
             logs: None,
             replay: None,
@@ -313,5 +316,23 @@ impl Stats {
 impl Default for Stats {
     fn default() -> Self {
         Stats::new()
+    }
+}
+
+/// fio's dedupe working set: the first `per` unique writes of each of `of` workers (one, or
+/// every worker of the jobs with dedupe_global) are its pages; a deduped write copies one of
+/// them, drawn at random. Page `k` of worker `t` is the stream of `key` and (t, k).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct WorkingSet {
+    pub key: u64,
+    pub per: u64,
+    pub me: u64,
+    pub of: u64,
+}
+
+impl WorkingSet {
+    /// The generator of page `k` of worker `t`.
+    pub fn page(&self, t: u64, k: u64) -> DataGen {
+        DataGen::new(self.key ^ (t << 40) ^ k.wrapping_mul(0x9E37_79B9_7F4A_7C15))
     }
 }

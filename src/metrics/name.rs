@@ -99,6 +99,7 @@ pub const STEADY_AT_S: &str = "steady_at_s";
 pub const STEADY_BYTES_PER_SEC: &str = "steady_bytes_per_sec";
 pub const STEADY_CRITERION: &str = "steady_criterion";
 pub const STEADY_IOPS: &str = "steady_iops";
+pub const STEADY_LAT_NS: &str = "steady_lat_ns";
 pub const STEADY_MAX_DEVIATION: &str = "steady_max_deviation";
 pub const STEADY_REACHED: &str = "steady_reached";
 pub const STEADY_SLOPE: &str = "steady_slope";
@@ -223,6 +224,7 @@ pub const ALL: &[&str] = &[
     STEADY_BYTES_PER_SEC,
     STEADY_CRITERION,
     STEADY_IOPS,
+    STEADY_LAT_NS,
     STEADY_MAX_DEVIATION,
     STEADY_REACHED,
     STEADY_SLOPE,

@@ -158,6 +158,14 @@ impl Watch {
             out.insert(metric::STEADY_IOPS.into(), mean(&iops));
             out.insert(metric::STEADY_BYTES_PER_SEC.into(), mean(&bw));
         }
+        // Judged on latency: the window's mean completion latency too.
+        let lat = &self.lat[self.lat.len().saturating_sub(self.spec.samples().max(1))..];
+        if self.spec.kind.lat() && !lat.is_empty() {
+            out.insert(
+                metric::STEADY_LAT_NS.into(),
+                lat.iter().sum::<f64>() / lat.len() as f64,
+            );
+        }
     }
 }
 

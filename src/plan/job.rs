@@ -256,9 +256,6 @@ pub struct Job {
     /// When a worker of this job ends, the others of its phase end too (fio exitall).
     #[serde(skip_serializing_if = "std::ops::Not::not", default)]
     pub exitall: bool,
-    /// Start only once every worker of this (earlier) job is done (fio wait_for).
-    #[serde(skip_serializing_if = "Option::is_none", default)]
-    pub wait_for: Option<String>,
     /// Errors the job counts and goes on past (fio continue_on_error): read, write, verify.
     #[serde(skip_serializing_if = "Vec::is_empty", default)]
     pub continue_on_error: Vec<String>,
@@ -299,7 +296,7 @@ pub struct Job {
     )]
     pub issue: crate::plan::issue::IoOpts,
     /// More of fio's settings (jobmore.rs).
-    #[serde(skip_serializing_if = "super::jobmore::JobMore::is_default", default)]
+    #[serde(flatten)]
     pub more: super::jobmore::JobMore,
 }
 
@@ -581,7 +578,6 @@ impl Default for Job {
             write_iolog: None,
             replay: None,
             exitall: false,
-            wait_for: None,
             continue_on_error: Vec::new(),
             fill_device: false,
             verify_state_save: false,

@@ -32,14 +32,25 @@ pub struct JobMore {
     /// fio's random_sequence_stride (kept for a sequence distribution given after it).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub seq_stride: bool,
+    /// fio's dedupe_mode=working_set: a deduped write copies one of the job's first unique
+    /// pages (this percentage of its size), not the last unique one (repeat).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub dedupe_working_set: bool,
+    /// fio's dedupe_working_set_percentage (default 5).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dedupe_ws_pct: Option<u32>,
+    /// fio's dedupe_global: the working set is shared by every job that sets it.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub dedupe_global: bool,
+    /// fio's wait_for: the job's workers start once every worker of this (earlier) job is done.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub wait_for: Option<String>,
+    /// buffer_pattern and verify_pattern values with a `'file'` piece, as written: the bytes
+    /// are read when the job runs (workload::block's pattern_files).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub pattern_src: Vec<(String, String)>,
 }
 
 fn is_default<T: Default + PartialEq>(t: &T) -> bool {
     *t == T::default()
-}
-
-impl JobMore {
-    pub fn is_default(&self) -> bool {
-        is_default(self)
-    }
 }

@@ -284,3 +284,45 @@ fn continue_on_error_goes_past_the_listed_errnos_only() {
     // Without continue_on_error nothing is gone past.
     assert_eq!(fails(libc::EIO, false, vec![libc::EIO]), (true, 0));
 }
+
+#[test]
+fn a_dedupe_working_set_is_the_first_unique_pages() {
+    let mut p = Pattern::basic(Rw::Write, BlockSize::Fixed(4096), 1, 64 * 4096);
+    p.dedupe_pct = 50;
+    let ws = crate::io::WorkingSet {
+        key: 7,
+        per: 8,
+        me: 0,
+        of: 1,
+    };
+    p.working_set = Some(ws);
+    let (e, _) = run(&p);
+    let data = WriteData::new(1, 4096, 0);
+    let pages: Vec<Vec<u8>> = (0..8)
+        .map(|k| {
+            let mut b = vec![0u8; 4096];
+            data.fill_page(&mut b, &mut ws.page(0, k));
+            b
+        })
+        .collect();
+    let blocks: Vec<&[u8]> = e.disk.chunks(4096).collect();
+    // The first unique writes are the pages, and about half the writes copy one of them.
+    assert!(pages.iter().all(|pg| blocks.contains(&pg.as_slice())));
+    let copies = blocks
+        .iter()
+        .filter(|b| pages.contains(&b.to_vec()))
+        .count();
+    assert!(
+        (24..=56).contains(&copies),
+        "{copies} of 64 blocks are pages"
+    );
+    let mut others: Vec<&[u8]> = blocks
+        .iter()
+        .filter(|b| !pages.contains(&b.to_vec()))
+        .copied()
+        .collect();
+    let n = others.len();
+    others.sort();
+    others.dedup();
+    assert_eq!(others.len(), n, "the other writes are unique");
+}

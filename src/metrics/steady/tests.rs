@@ -106,6 +106,9 @@ fn latency_is_judged_on_its_own_samples_at_the_check_interval() {
     assert_eq!(w.at_s, Some(30.0));
     let v = w.last.unwrap();
     assert!((v.criterion - 10.0 / 1010.0 * 100.0).abs() < 1e-9, "{v:?}");
+    let mut m = BTreeMap::new();
+    w.metrics(&mut m);
+    assert_eq!(m[metric::STEADY_LAT_NS], 1010.0);
     // lat_slope: a rising latency is not steady.
     let mut s = spec(SteadyKind::LatSlope, 1.0, true, 3, 0);
     s.interval = Duration::ZERO;

@@ -157,6 +157,9 @@ pub fn parse_with(
             "no job section: add one, e.g. [randread] with rw=randread".into(),
         ));
     }
+    if let Err(e) = super::options::wait_for(&mut jobs) {
+        errors.push((origin.to_string(), e));
+    }
     if errors.is_empty() {
         Ok(JobFile {
             jobs,

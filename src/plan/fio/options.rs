@@ -53,7 +53,7 @@ pub const GROUPS: &[(&str, &str)] = &[
     ),
     (
         "errors, ends and CPUs",
-        "exitall exit_what wait_for flow flow_id flow_sleep verify_state_save verify_state_load continue_on_error fill_device fill_fs buffer_pattern cpus_allowed cpus_allowed_policy numa_cpu_nodes numa_mem_policy io_submit_mode zonemode random_generator create_serialize",
+        "exitall exit_what flow flow_id flow_sleep verify_state_save verify_state_load continue_on_error fill_device fill_fs buffer_pattern cpus_allowed cpus_allowed_policy numa_cpu_nodes numa_mem_policy io_submit_mode zonemode random_generator create_serialize",
     ),
     (
         "how each I/O is issued",
@@ -189,6 +189,11 @@ impl Job {
                 ss.interval = d;
             }
             _ => ss.ramp = duration(key, v)?,
+        }
+        // fio's rule: the window is a whole number of intervals, more than one.
+        let (dur, every) = (ss.dur.as_millis(), ss.every().as_millis());
+        if dur > 0 && (dur % every != 0 || dur <= every) {
+            return Err(format!("{key}={}: ss_dur ({} s) must be a multiple of ss_interval ({} s) and longer, as fio requires", need(key, v)?, ss.dur.as_secs_f64(), ss.every().as_secs_f64()).into());
         }
         Ok(Done)
     }
@@ -526,6 +531,7 @@ use families::canonical;
 use files::file_service;
 mod issue;
 mod more;
+pub use more::wait_for;
 
 #[cfg(test)]
 mod tests;

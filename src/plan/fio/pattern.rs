@@ -2,8 +2,9 @@
 //! them: pieces one after another, each a `"quoted string"` (its bytes), a hex number `0x...` (its digits as bytes in the order written; an odd count's first digit is a
 //! byte of its own: `0xaaa` is 0a aa) or a decimal number from -2^31 to 2^31-1 (its bytes,
 //! least significant first, as few as it needs: 66 is 42, -1024 is 00 fc ff ff, 0 is 00).
-//! `"abcd"-120xdeadface` is "abcd", then -12, then 0xdeadface. fio's `'file'` pieces (a file's
-//! contents) and `%o` (each block's offset) are refused.
+//! `"abcd"-120xdeadface` is "abcd", then -12, then 0xdeadface. A `'file'` piece is the file's
+//! contents, read when the job runs (the caller's reader); fio's `%o` (each block's offset) is
+//! refused.
 
 use crate::plan::PlanError;
 
@@ -12,8 +13,31 @@ type R<T> = Result<T, PlanError>;
 /// fio's limit on a pattern's length.
 const MAX_PATTERN: usize = 128 << 20;
 
-/// The bytes of a pattern; `key` names the option in errors.
+/// Reads a pattern file's contents (the caller's: nothing here reads files).
+pub type ReadFile<'a> = &'a dyn Fn(&str) -> std::io::Result<Vec<u8>>;
+
+/// The bytes of a pattern; `key` names the option in errors. A `'file'` piece is refused here:
+/// `parse_pattern_with` reads it.
 pub fn parse_pattern(key: &str, v: &str) -> R<Vec<u8>> {
+    parse_pattern_with(key, v, None)
+}
+
+/// Whether the pattern holds a `'file'` piece (outside a quoted string).
+pub fn has_file(v: &str) -> bool {
+    let mut quoted = false;
+    for c in v.trim().chars() {
+        match c {
+            '"' => quoted = !quoted,
+            '\'' if !quoted => return true,
+            _ => {}
+        }
+    }
+    false
+}
+
+/// The bytes of a pattern, its `'file'` pieces read with `read` (relative to the current
+/// directory, as fio reads them).
+pub fn parse_pattern_with(key: &str, v: &str, read: Option<ReadFile>) -> R<Vec<u8>> {
     let v = v.trim();
     let bad = |why: &str| PlanError(format!("{key}={v}: {why}"));
     if v.is_empty() {
@@ -30,7 +54,21 @@ pub fn parse_pattern(key: &str, v: &str) -> R<Vec<u8>> {
                 out.extend_from_slice(&rest.as_bytes()[1..1 + end]);
                 end + 2
             }
-            b'\'' => return Err(bad("a pattern read from a file ('name') is not supported by fsbench (fsbench reads no file while it reads a job); give the bytes: 0x.. or a \"quoted string\"")),
+            b'\'' => {
+                let end = rest[1..]
+                    .find('\'')
+                    .ok_or_else(|| bad("a 'file name' has no closing quote"))?;
+                let name = &rest[1..1 + end];
+                let read = read.ok_or_else(|| bad("a pattern file is read when the job runs"))?;
+                let data = read(name).map_err(|e| {
+                    bad(&format!("cannot read the pattern file '{name}' (from the current directory, as fio reads it): {e}"))
+                })?;
+                if data.is_empty() {
+                    return Err(bad(&format!("the pattern file '{name}' is empty")));
+                }
+                out.extend_from_slice(&data);
+                end + 2
+            }
             b'%' => return Err(bad("fio's %o (each block's offset in the pattern) is not supported by fsbench; give the bytes only")),
             _ => number(rest, &mut out).ok_or_else(|| {
                 bad("expected pieces such as 0xdeadbeef, 255, -1, \"a string\" or 'a file'")
@@ -118,6 +156,27 @@ mod tests {
             p("\"abcd\"-120xdeadface"),
             [b'a', b'b', b'c', b'd', 0xf4, 0xff, 0xff, 0xff, 0xde, 0xad, 0xfa, 0xce]
         );
+    }
+
+    #[test]
+    fn files_are_read_by_the_callers_reader() {
+        let read = |name: &str| -> std::io::Result<Vec<u8>> {
+            match name {
+                "t0027.pattern" => Ok(vec![1, 2, 3]),
+                "empty" => Ok(vec![]),
+                _ => Err(std::io::Error::from_raw_os_error(2)),
+            }
+        };
+        let p = parse_pattern_with("verify_pattern", "'t0027.pattern'0x04", Some(&read));
+        assert_eq!(p.unwrap(), [1, 2, 3, 4]);
+        assert!(has_file("'t0027.pattern'") && has_file("0x01'f'"));
+        assert!(!has_file("\"it's\"") && !has_file("0xff"));
+        for bad in ["'nope'", "'empty'", "'open"] {
+            let e = parse_pattern_with("buffer_pattern", bad, Some(&read))
+                .unwrap_err()
+                .0;
+            assert!(e.starts_with("buffer_pattern="), "{bad}: {e}");
+        }
     }
 
     #[test]

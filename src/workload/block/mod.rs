@@ -6,9 +6,11 @@
 
 mod clones;
 mod cpus;
+mod dedupe;
 mod exits;
 mod issue;
 mod logs;
+mod patterns;
 mod resolve;
 mod session;
 use crate::metrics::name as metric;
@@ -102,6 +104,7 @@ pub static METRICS: &[MetricDef] = &[
     m(metric::STEADY_SLOPE, Ratio, Neither),
     m(metric::STEADY_MAX_DEVIATION, Ratio, Neither),
     m(metric::STEADY_IOPS, OpsPerSec, Higher),
+    m(metric::STEADY_LAT_NS, Nanoseconds, Lower),
     m(metric::STEADY_BYTES_PER_SEC, BytesPerSec, Higher),
     m(metric::RUN_IOPS, OpsPerSec, Higher),
     m(metric::RUN_BYTES_PER_SEC, BytesPerSec, Higher),
@@ -326,13 +329,16 @@ impl Block {
                 ))
             }
         };
-        let r = resolve::resolve(self, &ctx)?;
-        Ok(session::BlockSession::new(self.clone(), r, &ctx, snapper))
+        let loaded = patterns::load(self)?;
+        let this = loaded.as_ref().unwrap_or(self);
+        let r = resolve::resolve(this, &ctx)?;
+        Ok(session::BlockSession::new(this.clone(), r, &ctx, snapper))
     }
 
     /// Everything that can be checked before running: files, sizes, space, guards, engines.
     pub fn check(&self, t: &TargetCtx) -> Result<(), RunError> {
-        resolve::resolve(self, t).map(|_| ())
+        let loaded = patterns::load(self)?;
+        resolve::resolve(loaded.as_ref().unwrap_or(self), t).map(|_| ())
     }
 }
 

@@ -240,6 +240,7 @@ fn pattern_of(
         } else {
             job.dedupe_pct
         },
+        working_set: None,
         verify: job.verify.clone(),
         logs: job.logs.clone().filter(|l| l.any()),
         replay: None,
@@ -279,6 +280,26 @@ fn pattern_of(
         }
     }
     p
+}
+
+/// fio's dedupe working sets (dedupe.rs); a sequence distribution's blocks inside the region
+/// (fio fails a job whose sequence names a block past its end).
+fn finish_patterns(b: &Block, workers: &mut [Worker]) -> Result<(), RunError> {
+    for w in workers.iter() {
+        let p = &w.pattern;
+        if let Distribution::Sequence { blocks, .. } = &p.shape.dist {
+            let have = p.region / p.align();
+            if let Some(x) = blocks.iter().find(|&&x| x >= have) {
+                return Err(invalid(format!("job '{}': random_distribution=sequence names block {x}, past the job's {have} blocks of {} (fio fails such a job): give blocks below {have}, or a larger size", b.jobs[w.job].name, fmt(p.align()))));
+            }
+        }
+    }
+    let mut ws: Vec<(usize, &mut Pattern)> = workers
+        .iter_mut()
+        .map(|w| (w.job, &mut w.pattern))
+        .collect();
+    super::dedupe::assign(&b.jobs, &mut ws);
+    Ok(())
 }
 
 /// fio's flow control: the workers of jobs with a weight, one shared flow per flow id.
@@ -438,6 +459,7 @@ pub fn resolve(b: &Block, t: &TargetCtx) -> Result<Resolved, RunError> {
     super::logs::check(&b.jobs)?;
     super::cpus::check(&b.jobs)?;
     super::issue::check(&b.jobs)?;
+    super::dedupe::check(&b.jobs)?;
     let mut workers = Vec::new();
     let mut layout: Vec<(PathBuf, u64, u64)> = Vec::new();
     let rk = t.ranks;
@@ -475,6 +497,7 @@ pub fn resolve(b: &Block, t: &TargetCtx) -> Result<Resolved, RunError> {
         notes.push(jn);
     }
     join_flows(b, &mut workers);
+    finish_patterns(b, &mut workers)?;
     check_space(&workers, new_bytes)?;
     check_buffers(&workers)?;
     for job in &b.jobs {

@@ -225,7 +225,7 @@ impl Session for BlockSession {
         let (book, rec) = (st.logs.take(), st.iolog.take());
         self.clones.keep(wi, clone, &st);
         let mut out = worker_out(part, st, how);
-        if let (Some(_), Some(name)) = (waited, &job.wait_for) {
+        if let (Some(_), Some(name)) = (waited, &job.more.wait_for) {
             out.how.push(format!(
                 "wait_for: started when every worker of '{name}' was done (the wait is not in its figures)"
             ));

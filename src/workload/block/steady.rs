@@ -142,6 +142,13 @@ pub fn decorate(
     let (iops, bw) = w.window();
     series.insert(metric::STEADY_IOPS.into(), iops);
     series.insert(metric::STEADY_BYTES_PER_SEC.into(), bw);
+    if w.spec.kind.lat() {
+        let n = w.spec.samples().max(1);
+        series.insert(
+            metric::STEADY_LAT_NS.into(),
+            w.lat[w.lat.len().saturating_sub(n)..].to_vec(),
+        );
+    }
     let s = &w.spec;
     let judged = format!(
         "{} over {} s after a ramp of {} s",

@@ -20,7 +20,7 @@ impl Waits {
     pub fn new(jobs: &[Job]) -> Result<Waits, RunError> {
         let mut waitee = Vec::new();
         for (i, j) in jobs.iter().enumerate() {
-            let Some(name) = &j.wait_for else {
+            let Some(name) = &j.more.wait_for else {
                 waitee.push(None);
                 continue;
             };
@@ -80,8 +80,11 @@ mod tests {
     fn job(name: &str, wait_for: Option<&str>, numjobs: u32) -> Job {
         Job {
             name: name.into(),
-            wait_for: wait_for.map(String::from),
             numjobs,
+            more: crate::plan::jobmore::JobMore {
+                wait_for: wait_for.map(String::from),
+                ..Default::default()
+            },
             ..Job::default()
         }
     }

@@ -66,7 +66,6 @@ impl Job {
     pub(super) fn apply_misc(&mut self, key: &str, v: Option<&str>) -> R<Got> {
         match key {
             "exitall" => self.exitall = parse_bool(key, v)?,
-            "wait_for" => self.wait_for = Some(need(key, v)?.to_string()),
             "continue_on_error" => {
                 self.continue_on_error = match need(key, v)? {
                     "none" | "0" => vec![],

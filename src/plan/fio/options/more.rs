@@ -11,7 +11,7 @@ use Got::{Done, NotMine, Noted};
 /// The options `apply_more` adds (listed in `fsbench run --help`; it reads some of other groups
 /// too: new_group, exit_what).
 pub(super) const MORE: &str =
-    "threads verify_async verify_async_cpus experimental_verify ignore_error error_dump random_sequence_stride";
+    "threads verify_async verify_async_cpus experimental_verify ignore_error error_dump random_sequence_stride dedupe_mode dedupe_working_set_percentage dedupe_global wait_for";
 
 impl Job {
     /// The options of this module; each sets the job, or says why it changes nothing here.
@@ -65,6 +65,31 @@ impl Job {
                 }
                 Ok(Done)
             }
+            "dedupe_mode" => {
+                self.more.dedupe_working_set = match need(key, v)? {
+                    "repeat" => false,
+                    "working_set" => true,
+                    o => {
+                        return Err(
+                            format!("dedupe_mode={o}: expected repeat or working_set").into()
+                        )
+                    }
+                };
+                Ok(Done)
+            }
+            "dedupe_working_set_percentage" => {
+                self.more.dedupe_ws_pct = Some(parse_u32(key, need(key, v)?, 0, 100)?);
+                Ok(Done)
+            }
+            "dedupe_global" => {
+                self.more.dedupe_global = parse_bool(key, v)?;
+                Ok(Done)
+            }
+            "buffer_pattern" | "verify_pattern" => self.apply_pattern(key, need(key, v)?),
+            "wait_for" => {
+                self.more.wait_for = Some(need(key, v)?.to_string());
+                Ok(Done)
+            }
             "experimental_verify" => {
                 if parse_bool(key, v)? {
                     return Ok(Noted("experimental_verify: fsbench checks the blocks the job wrote once its writing is done, each against its own header (fio's experimental verify replays the job's offsets to find them; fsbench remembers them): the same blocks are checked".into()));
@@ -93,6 +118,59 @@ impl Job {
             _ => Ok(NotMine),
         }
     }
+}
+
+impl Job {
+    /// buffer_pattern and verify_pattern: a value with a `'file'` piece is kept as written (the
+    /// file read when the job runs); verify_pattern without verify= verifies the pattern.
+    fn apply_pattern(&mut self, key: &str, p: &str) -> R<Got> {
+        self.more.pattern_src.retain(|(k, _)| k != key);
+        let unset = self.verify.is_none();
+        if !crate::plan::fio::pattern::has_file(p) {
+            if key == "buffer_pattern" {
+                return Ok(NotMine);
+            }
+            let got = self.apply_verify(key, Some(p))?;
+            self.pattern_verify(unset);
+            return Ok(got);
+        }
+        // The other pieces checked now, the file read when the job runs.
+        let none = |_: &str| Ok(vec![0]);
+        crate::plan::fio::pattern::parse_pattern_with(key, p, Some(&none))?;
+        self.more.pattern_src.push((key.to_string(), p.to_string()));
+        if key == "buffer_pattern" {
+            self.buffer_pattern = vec![0];
+            return Ok(Done);
+        }
+        let got = self.apply_verify(key, Some("0"))?;
+        self.pattern_verify(unset);
+        Ok(got)
+    }
+
+    /// verify_pattern without verify= verifies the pattern (fio's verify=pattern).
+    fn pattern_verify(&mut self, verify_was_unset: bool) {
+        if let Some(v) = self.verify.as_mut().filter(|_| verify_was_unset) {
+            v.kind = "pattern".into();
+        }
+    }
+}
+
+/// fio's wait_for, read once every job is known: the waitee is a job before the waiter (fio
+/// allows no forward reference) with a name of its own. The waiting itself is the block
+/// workload's (`workload::block::waits`).
+pub fn wait_for(jobs: &mut [Job]) -> Result<(), String> {
+    for i in 0..jobs.len() {
+        let Some(x) = jobs[i].more.wait_for.clone() else {
+            continue;
+        };
+        let name = &jobs[i].name;
+        match jobs[..i].iter().filter(|j| j.name == x).count() {
+            0 => return Err(format!("job '{name}': wait_for={x}: no job named '{x}' before this one (fio's waitee is defined earlier in the file)")),
+            1 => {}
+            _ => return Err(format!("job '{name}': wait_for={x}: several jobs are named '{x}'; fio's waitee has a name of its own")),
+        }
+    }
+    Ok(())
 }
 
 /// fio's sequence distribution, `sequence:2,0,1`: up to 64 block indices.
@@ -225,6 +303,8 @@ mod tests {
             .apply("ss_interval", Some("500ms"))
             .unwrap_err();
         assert!(e.0.contains("1s or more"), "{e}");
+        let e = j.apply("ss_interval", Some("7")).unwrap_err();
+        assert!(e.0.contains("multiple of ss_interval"), "{e}");
     }
 
     #[test]
@@ -258,6 +338,84 @@ mod tests {
     }
 
     #[test]
+    fn dedupe_modes_are_kept() {
+        let mut j = Job::default();
+        j.apply("dedupe_mode", Some("working_set")).unwrap();
+        j.apply("dedupe_working_set_percentage", Some("50"))
+            .unwrap();
+        j.apply("dedupe_global", Some("1")).unwrap();
+        assert!(j.more.dedupe_working_set && j.more.dedupe_global);
+        assert_eq!(j.more.dedupe_ws_pct, Some(50));
+        j.apply("dedupe_mode", Some("repeat")).unwrap();
+        assert!(!j.more.dedupe_working_set);
+        let e = Job::default().apply("dedupe_mode", Some("x")).unwrap_err();
+        assert!(e.0.contains("repeat or working_set"), "{e}");
+    }
+
+    #[test]
+    fn wait_for_names_an_earlier_job_of_its_own_name() {
+        let jobs = |spec: &[(&str, &[(&str, &str)])]| -> Vec<Job> {
+            spec.iter()
+                .map(|(n, o)| {
+                    let mut j = Job {
+                        name: n.to_string(),
+                        ..Job::default()
+                    };
+                    for (k, v) in o.iter() {
+                        j.apply(k, Some(v)).unwrap();
+                    }
+                    j
+                })
+                .collect()
+        };
+        // fio's examples/waitfor.fio: a chain, each waiting for the one before; groups unchanged
+        // (the waiting is done as the jobs run).
+        let mut js = jobs(&[
+            ("writers", &[]),
+            ("readers", &[("new_group", "1"), ("wait_for", "writers")]),
+            ("writers2", &[("wait_for", "readers")]),
+        ]);
+        wait_for(&mut js).unwrap();
+        assert!(js.iter().all(|j| !j.stonewall));
+        for (spec, says) in [
+            (
+                vec![("a", &[][..]), ("c", &[("wait_for", "x")][..])],
+                "no job named 'x'",
+            ),
+            (
+                vec![("c", &[("wait_for", "a")][..]), ("a", &[][..])],
+                "defined earlier",
+            ),
+            (
+                vec![
+                    ("a", &[][..]),
+                    ("a", &[][..]),
+                    ("c", &[("wait_for", "a")][..]),
+                ],
+                "several jobs",
+            ),
+        ] {
+            let e = wait_for(&mut jobs(&spec)).unwrap_err();
+            assert!(e.contains(says), "{e}");
+        }
+    }
+
+    #[test]
+    fn verify_pattern_alone_verifies_the_pattern() {
+        let mut j = Job::default();
+        j.apply("verify_pattern", Some("0xaaa")).unwrap();
+        let v = j.verify.clone().unwrap();
+        assert_eq!((v.kind.as_str(), v.pattern), ("pattern", vec![0x0a, 0xaa]));
+        // With verify= given (before or after), its kind stands.
+        j.apply("verify", Some("meta")).unwrap();
+        assert_eq!(j.verify.clone().unwrap().kind, "meta");
+        let mut j = Job::default();
+        j.apply("verify", Some("crc32c")).unwrap();
+        j.apply("verify_pattern", Some("0xff")).unwrap();
+        assert_eq!(j.verify.unwrap().kind, "crc32c");
+    }
+
+    #[test]
     fn exit_what_and_new_group_are_kept() {
         let mut j = Job::default();
         j.apply("exit_what", Some("stonewall")).unwrap();
@@ -268,5 +426,23 @@ mod tests {
         assert_eq!(j.more.exit_what, ExitWhat::All);
         let e = Job::default().apply("exit_what", Some("some")).unwrap_err();
         assert!(e.0.contains("group, stonewall or all"), "{e}");
+    }
+
+    #[test]
+    fn the_settings_read_back_flat_with_the_jobs_own() {
+        let mut j = Job::default();
+        for (k, v) in [
+            ("exit_what", "all"),
+            ("ignore_error", ",ENOSPC"),
+            ("dedupe_mode", "working_set"),
+            ("wait_for", "a"),
+        ] {
+            j.apply(k, Some(v)).unwrap();
+        }
+        let v = serde_json::to_value(&j).unwrap();
+        assert_eq!(v["exit_what"], "all");
+        assert_eq!(v["wait_for"], "a");
+        assert!(v.get("more").is_none() && v.get("new_group").is_none());
+        assert_eq!(serde_json::from_value::<Job>(v).unwrap(), j);
     }
 }
