@@ -399,6 +399,7 @@ impl<'a> Driver<'a> {
             return;
         }
         let ns = (now.duration_since(self.stamp[slot]).as_nanos() as u64).max(1);
+        self.probe(ns, now);
         if self.slicer.due(now) {
             self.slicer.cut_hist(now, &self.st.lat);
         }
@@ -592,6 +593,8 @@ mod replay;
 mod issue;
 
 mod trim;
+
+mod latency;
 
 #[cfg(test)]
 mod effects;

@@ -209,10 +209,8 @@ pub struct Stats {
     pub writes: u64,
     pub read_bytes: u64,
     pub write_bytes: u64,
-    /// Trims (fio's trim direction: rw=trim and its kin): count, bytes, latencies.
-    pub trims: u64,
-    pub trim_bytes: u64,
-    pub trim_lat: Hist,
+    /// Trims, and the depth latency_target found.
+    pub issued: Issued,
     /// Completed I/Os and bytes per whole second of the measured window.
     pub per_sec: Vec<(u64, u64)>,
     pub measured: Duration,
@@ -259,9 +257,7 @@ impl Stats {
             writes: 0,
             read_bytes: 0,
             write_bytes: 0,
-            trims: 0,
-            trim_bytes: 0,
-            trim_lat: hist::new(),
+            issued: Issued::default(),
             per_sec: Vec::new(),
             measured: Duration::ZERO,
             error: None,
@@ -277,6 +273,28 @@ impl Stats {
             io_errors: 0,
             first_ignored: None,
             filled: false,
+        }
+    }
+}
+
+/// What the issuing options add to a worker's statistics.
+#[derive(Debug, Clone)]
+pub struct Issued {
+    /// Trims (fio's trim direction: rw=trim and its kin): count, bytes, latencies.
+    pub trims: u64,
+    pub trim_bytes: u64,
+    pub trim_lat: Hist,
+    /// The queue depth latency_target's search settled on (or was at when the job ended).
+    pub latency_qd: Option<u32>,
+}
+
+impl Default for Issued {
+    fn default() -> Issued {
+        Issued {
+            trims: 0,
+            trim_bytes: 0,
+            trim_lat: hist::new(),
+            latency_qd: None,
         }
     }
 }

@@ -5,6 +5,7 @@
 
 use std::time::Instant;
 
+use super::latency::Probe;
 use super::{Driver, Pattern};
 use crate::sys::issue::IoFlags;
 
@@ -13,19 +14,39 @@ pub(super) struct State {
     /// An I/O drawn but held back (write, length, offset in the region): it overlaps one in
     /// flight (serialize_overlap). It is issued next, once that one completes.
     pub held: Option<(bool, u64, u64)>,
+    /// The queue-depth search of latency_target.
+    pub probe: Option<Probe>,
 }
 
 impl State {
-    pub fn new(_p: &Pattern, _start: Instant) -> State {
-        State { held: None }
+    pub fn new(p: &Pattern, start: Instant) -> State {
+        State {
+            held: None,
+            probe: p
+                .issue
+                .latency
+                .as_ref()
+                .filter(|t| !t.target.is_zero())
+                .map(|t| Probe::new(t, p.depth, start)),
+        }
     }
 }
 
 impl Driver<'_> {
-    /// The most I/Os in flight now: the job's iodepth.
+    /// The most I/Os in flight now: the job's iodepth, or the depth latency_target's search
+    /// is at (none while it waits for the queue to drain).
     #[inline]
-    pub(super) fn depth(&self) -> usize {
-        self.p.depth.max(1)
+    pub(super) fn depth(&mut self) -> usize {
+        let Some(pr) = self.issue.probe.as_mut() else {
+            return self.p.depth.max(1);
+        };
+        if pr.quiesce {
+            if self.free.len() < self.slots {
+                return 0;
+            }
+            pr.quiesce = false;
+        }
+        pr.qd
     }
 
     /// With serialize_overlap, holds back an I/O whose bytes overlap one in flight (fio's

@@ -59,9 +59,9 @@ impl Driver<'_> {
         }
         let st = &mut self.st;
         st.lat.saturating_record(ns);
-        st.trim_lat.saturating_record(ns);
-        st.trims += 1;
-        st.trim_bytes += len;
+        st.issued.trim_lat.saturating_record(ns);
+        st.issued.trims += 1;
+        st.issued.trim_bytes += len;
         let sec = now.duration_since(self.measure_from).as_secs() as usize;
         if st.per_sec.len() <= sec {
             st.per_sec.resize(sec + 1, (0, 0));
@@ -132,8 +132,11 @@ mod tests {
             assert_eq!(at.windows(2).all(|w| w[0] < w[1]), rw == Rw::Trim);
             at.sort_unstable();
             assert_eq!(at, (0..32).map(|i| i * 8192).collect::<Vec<_>>());
-            assert_eq!((st.trims, st.trim_bytes, st.writes), (32, 256 << 10, 0));
-            assert_eq!(st.trim_lat.len(), 32);
+            assert_eq!(
+                (st.issued.trims, st.issued.trim_bytes, st.writes),
+                (32, 256 << 10, 0)
+            );
+            assert_eq!(st.issued.trim_lat.len(), 32);
         }
     }
 
@@ -146,7 +149,10 @@ mod tests {
                 assert_eq!((pair[0].0, pair[1].0), ('t', 'w'));
                 assert_eq!((pair[0].1, pair[0].2), (pair[1].1, pair[1].2));
             }
-            assert_eq!((st.trims, st.writes, st.write_bytes), (32, 32, 256 << 10));
+            assert_eq!(
+                (st.issued.trims, st.writes, st.write_bytes),
+                (32, 32, 256 << 10)
+            );
         }
     }
 }

@@ -483,7 +483,7 @@ fn worker_out(part: usize, st: Stats, how: Vec<String>) -> WorkerOut {
     o.hists.insert("lat", st.lat);
     o.hists.insert("read_lat", st.read_lat);
     o.hists.insert("write_lat", st.write_lat);
-    super::trims::count(&mut o, st.trims, st.trim_bytes, st.trim_lat);
+    super::issued::count(&mut o, st.issued);
     o
 }
 
@@ -538,7 +538,7 @@ fn job_metrics(job: &Job, p: &WorkerOut) -> BTreeMap<String, f64> {
             }
         }
     }
-    super::trims::metrics(p, &mut metrics);
+    super::issued::metrics(p, &mut metrics);
     metrics
 }
 
@@ -557,7 +557,7 @@ fn histograms(p: &WorkerOut) -> BTreeMap<String, String> {
             out.insert(name.to_string(), hist::encode(h));
         }
     }
-    super::trims::histograms(p, &mut out);
+    super::issued::histograms(p, &mut out);
     out
 }
 

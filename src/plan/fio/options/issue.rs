@@ -39,11 +39,33 @@ impl Job {
                 parse_bool(key, v)?;
                 return Ok(Noted("verify_write_sequence: fsbench's verify header carries no write sequence number (only what identifies the block and its checksum): there is nothing to check or skip".into()));
             }
+            "latency_target" | "latency_window" | "latency_percentile" | "latency_run" => {
+                let t = io.latency.get_or_insert_with(Default::default);
+                match key {
+                    "latency_target" => t.target = usecs(key, v)?,
+                    "latency_window" => t.window = usecs(key, v)?,
+                    "latency_percentile" => t.percentile = percent(key, need(key, v)?)?,
+                    _ => t.run = parse_bool(key, v)?,
+                }
+            }
             "serialize_overlap" => io.serialize_overlap = parse_bool(key, v)?,
             _ => return Ok(NotMine),
         }
         Ok(Done)
     }
+}
+
+/// A time whose unit, when left out, is microseconds (fio's latency options).
+fn usecs(key: &str, v: Option<&str>) -> R<std::time::Duration> {
+    parse_duration_unit(need(key, v)?, 1e-6).map_err(|e| format!("{key}: {e}").into())
+}
+
+fn percent(key: &str, v: &str) -> R<f64> {
+    v.trim()
+        .parse::<f64>()
+        .ok()
+        .filter(|p| *p > 0.0 && *p <= 100.0)
+        .ok_or_else(|| format!("{key}={v}: expected a percentage above 0, up to 100").into())
 }
 
 fn exclusive() -> PlanError {
