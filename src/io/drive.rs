@@ -306,7 +306,7 @@ impl<'a> Driver<'a> {
                 write,
                 offset,
                 len: len as usize,
-                flags: self.flags_of(write, len),
+                flags: self.flags_of(slot, write, len),
             };
             if let Err(e) = engine.queue(io) {
                 let what = if write {
@@ -423,6 +423,7 @@ impl<'a> Driver<'a> {
         st.per_sec[sec].1 += bytes;
         if let Some(l) = st.logs.as_mut() {
             let ms = now.duration_since(self.measure_from).as_millis() as u64;
+            l.prio = self.issue.slot_prio[slot];
             l.io(ms, write, bytes, offset, ns);
         }
         self.progress.add(1, bytes);
