@@ -204,6 +204,7 @@ impl<'a> Driver<'a> {
             (Some(w), true) => w,
             _ => &p.bs,
         };
+        let bs = p.trim_bs.as_ref().filter(|_| p.rw.trims()).unwrap_or(bs);
         (write, pick_bs(bs, &mut self.rng).min(p.region))
     }
 

@@ -87,6 +87,8 @@ pub struct Pattern {
     pub flow: Option<(std::sync::Arc<flow::Flow>, usize, Duration)>,
     /// How each I/O is issued: priorities, atomic writes, latency_target, serialize_overlap.
     pub issue: crate::plan::issue::IoOpts,
+    /// The block size of trims when it is not the writes' (fio's third bs= value).
+    pub trim_bs: Option<BlockSize>,
 }
 
 /// Where offsets fall beyond rw: fio's rw=...:N, rw_sequencer, percentage_random,
@@ -166,15 +168,22 @@ impl Pattern {
             buffer_pattern: Vec::new(),
             flow: None,
             issue: Default::default(),
+            trim_bs: None,
         }
     }
 
     pub fn max_bs(&self) -> u64 {
-        max_bs(&self.bs).max(self.wbs.as_ref().map_or(0, max_bs))
+        let trim = self.trim_bs.as_ref().filter(|_| self.rw.trims());
+        max_bs(&self.bs)
+            .max(self.wbs.as_ref().map_or(0, max_bs))
+            .max(trim.map_or(0, max_bs))
     }
 
     pub fn min_bs(&self) -> u64 {
-        min_bs(&self.bs).min(self.wbs.as_ref().map_or(u64::MAX, min_bs))
+        let trim = self.trim_bs.as_ref().filter(|_| self.rw.trims());
+        min_bs(&self.bs)
+            .min(self.wbs.as_ref().map_or(u64::MAX, min_bs))
+            .min(trim.map_or(u64::MAX, min_bs))
     }
 
     /// Offsets are multiples of this.

@@ -114,7 +114,12 @@ mod tests {
     }
 
     fn run(rw: Rw) -> (Vec<(char, u64, u64)>, Stats) {
-        let p = Pattern::basic(rw, BlockSize::Fixed(8192), 4, 256 << 10);
+        run_bs(rw, BlockSize::Fixed(8192), None)
+    }
+
+    fn run_bs(rw: Rw, bs: BlockSize, trim_bs: Option<BlockSize>) -> (Vec<(char, u64, u64)>, Stats) {
+        let mut p = Pattern::basic(rw, bs, 4, 256 << 10);
+        p.trim_bs = trim_bs;
         let progress = crate::metrics::progress::Progress::new();
         let mut e = Log::default();
         let st = drive(&mut e, &p, &WriteData::new(1, 8192, 0), Live::of(&progress));
@@ -138,6 +143,17 @@ mod tests {
             );
             assert_eq!(st.issued.trim_lat.len(), 32);
         }
+    }
+
+    /// bs=4k,4k,8k: trims of 8 KiB, and trimwrite writes each trimmed block whole.
+    #[test]
+    fn trims_take_their_own_block_size() {
+        let eight = Some(BlockSize::Fixed(8192));
+        let (ops, st) = run_bs(Rw::RandTrim, BlockSize::Fixed(4096), eight.clone());
+        assert!(ops.len() == 32 && ops.iter().all(|o| o.2 == 8192));
+        assert_eq!(st.issued.trim_bytes, 256 << 10);
+        let (ops, _) = run_bs(Rw::RandTrimWrite, BlockSize::Fixed(4096), eight);
+        assert!(ops.len() == 64 && ops.iter().all(|o| o.2 == 8192));
     }
 
     #[test]

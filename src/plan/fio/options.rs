@@ -92,6 +92,7 @@ impl Job {
         for group in [
             Job::apply_run,
             Job::apply_where,
+            Job::apply_trim_bs,
             Job::apply_shape,
             Job::apply_pace,
             Job::apply_data,

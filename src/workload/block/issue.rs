@@ -90,7 +90,7 @@ pub fn notes(job: &Job) -> Vec<String> {
         ));
     }
     if job.rw.trims() {
-        n.push("trims: each is done when issued, as fio's engines do them: a hole punched in a file (fallocate PUNCH_HOLE|KEEP_SIZE), a discard on a block device (BLKDISCARD); counted as fio's trim direction (trim_ios, trim_bytes, the fio JSON's trim); trims take the write block size (a third bs= value is not read)".into());
+        n.push("trims: each is done when issued, as fio's engines do them: a hole punched in a file (fallocate PUNCH_HOLE|KEEP_SIZE), a discard on a block device (BLKDISCARD); counted as fio's trim direction (trim_ios, trim_bytes, the fio JSON's trim); trims take the third value of bs=, bsrange= or bssplit= (or the last one before it, as fio reads them), and trimwrite writes each trimmed block whole".into());
     }
     if io.atomic {
         n.push(if job.rw.writes() {

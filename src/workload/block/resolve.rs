@@ -222,6 +222,7 @@ fn pattern_of(job: &Job, clone: u32, base: u64, region: u64, rank: usize) -> Pat
         buffer_pattern: job.buffer_pattern.clone(),
         flow: None,
         issue: job.issue.clone(),
+        trim_bs: job.trim_bs.clone(),
     };
     // Unique, incompressible data for large writes at the cost of a stamp per sector: a ring of
     // random buffers (io::data::ring_buffers) instead of regenerating each one in full.
