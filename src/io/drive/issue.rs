@@ -87,7 +87,7 @@ impl Driver<'_> {
     }
 
     /// The priority and flags of the next I/O: a cmdprio priority for the share of I/Os its
-    /// options give (drawn as fio draws it), else the job's own (0: the thread's).
+    /// options give (drawn as fio draws it), else the job's own (0: none given).
     #[inline]
     pub(super) fn flags_of(&mut self, slot: usize, write: bool, len: u64) -> IoFlags {
         let pattern = self.p;
@@ -97,7 +97,9 @@ impl Driver<'_> {
             let r = (self.rng.next_u64() % 100) as u32;
             prio = io.cmdprio.pick(write, len, r).unwrap_or(0);
         }
-        if prio == 0 && !io.cmdprio.is_off() {
+        // Else the job's (fio's io_uring puts td->ioprio in every SQE: a submitting context
+        // need not be the worker's; for libaio it is the priority ioprio_set gave the thread).
+        if prio == 0 {
             prio = io.ioprio().unwrap_or(0);
         }
         // What the logs say it ran at: its own, else the job's.
@@ -232,6 +234,11 @@ mod tests {
         assert_eq!(rt + idle, seen.len());
         let share = rt as f64 / seen.len() as f64;
         assert!((0.17..0.23).contains(&share), "{share}");
+        p.issue.cmdprio = Default::default();
+        assert!(
+            run(&p).iter().all(|s| s.2.prio == 3 << 13),
+            "the job's own, every I/O"
+        );
     }
 
     /// The latency log's priority column says each I/O's priority, as fio's log_prio does.
