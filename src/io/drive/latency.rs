@@ -172,6 +172,8 @@ impl Driver<'_> {
         (st.reads, st.writes, st.issued.trims) = (0, 0, 0);
         (st.read_bytes, st.write_bytes, st.issued.trim_bytes) = (0, 0, 0);
         st.per_sec.clear();
+        // The latency over time too starts at the found depth.
+        self.slicer = crate::metrics::timeline::Slicer::new(self.slicer.width(), now);
         self.measure_from = now;
         self.last_done = now;
     }
