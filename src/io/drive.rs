@@ -219,6 +219,7 @@ impl<'a> Driver<'a> {
             (Some(w), true) => w,
             _ => &p.bs,
         };
+        let bs = p.trim_bs.as_ref().filter(|_| p.rw.trims()).unwrap_or(bs);
         (write, pick_bs(bs, &mut self.rng).min(p.region))
     }
 
@@ -336,7 +337,7 @@ impl<'a> Driver<'a> {
                 write,
                 offset: at,
                 len: len as usize,
-                flags: self.flags_of(write, len),
+                flags: self.flags_of(slot, write, len),
             };
             if let Err(e) = engine.queue(io) {
                 let what = if write {
@@ -437,6 +438,7 @@ impl<'a> Driver<'a> {
             return;
         }
         let ns = (now.duration_since(self.stamp[slot]).as_nanos() as u64).max(1);
+        self.probe(ns, now);
         if self.slicer.due(now) {
             self.slicer.cut_hist(now, &self.st.lat);
         }
@@ -471,6 +473,7 @@ impl<'a> Driver<'a> {
             let since = now.duration_since(self.measure_from);
             let issued = (since.as_nanos() as u64).saturating_sub(ns);
             let ms = since.as_millis() as u64;
+            l.prio = self.issue.slot_prio[slot];
             l.io(
                 (ms, issued, write),
                 bytes,
@@ -660,6 +663,8 @@ mod replay;
 mod issue;
 
 mod trim;
+
+mod latency;
 
 #[cfg(test)]
 mod effects;

@@ -64,6 +64,8 @@ pub struct LogBook {
     bins: [Vec<u64>; 2],
     hist_bs: [u64; 2],
     hist_end: u64,
+    /// The ioprio value of the I/O logged next (the loop sets it: cmdprio's, or the job's).
+    pub prio: u16,
 }
 
 impl LogBook {
@@ -79,13 +81,13 @@ impl LogBook {
         }
     }
 
-    /// The priority column: fio's "not the highest RT class" (0), or with log_prio the class
-    /// and level in hexadecimal (fsbench submits at the default: 0).
-    fn prio(&self) -> &'static str {
+    /// The priority column: whether the I/O's class is realtime (1 or 0, fio's), or with
+    /// log_prio its ioprio value in hexadecimal (class << 13 | hint << 3 | level).
+    fn prio(&self) -> String {
         if self.spec.prio {
-            "0x0000"
+            format!("0x{:04x}", self.prio)
         } else {
-            "0"
+            u8::from(self.prio >> 13 == 1).to_string()
         }
     }
 

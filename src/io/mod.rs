@@ -104,6 +104,8 @@ pub struct Pattern {
     pub verify_ranges: Option<std::sync::Arc<Vec<(u64, u64)>>>,
     /// How each I/O is issued: priorities, atomic writes, latency_target, serialize_overlap.
     pub issue: crate::plan::issue::IoOpts,
+    /// The block size of trims when it is not the writes' (fio's third bs= value).
+    pub trim_bs: Option<BlockSize>,
 }
 
 /// Where offsets fall beyond rw: fio's rw=...:N, rw_sequencer, percentage_random,
@@ -190,15 +192,22 @@ impl Pattern {
             buffer_pattern: Vec::new(),
             flow: None,
             issue: Default::default(),
+            trim_bs: None,
         }
     }
 
     pub fn max_bs(&self) -> u64 {
-        max_bs(&self.bs).max(self.wbs.as_ref().map_or(0, max_bs))
+        let trim = self.trim_bs.as_ref().filter(|_| self.rw.trims());
+        max_bs(&self.bs)
+            .max(self.wbs.as_ref().map_or(0, max_bs))
+            .max(trim.map_or(0, max_bs))
     }
 
     pub fn min_bs(&self) -> u64 {
-        min_bs(&self.bs).min(self.wbs.as_ref().map_or(u64::MAX, min_bs))
+        let trim = self.trim_bs.as_ref().filter(|_| self.rw.trims());
+        min_bs(&self.bs)
+            .min(self.wbs.as_ref().map_or(u64::MAX, min_bs))
+            .min(trim.map_or(u64::MAX, min_bs))
     }
 
     /// Offsets are multiples of this.
@@ -236,10 +245,8 @@ pub struct Stats {
     pub writes: u64,
     pub read_bytes: u64,
     pub write_bytes: u64,
-    /// Trims (fio's trim direction: rw=trim and its kin): count, bytes, latencies.
-    pub trims: u64,
-    pub trim_bytes: u64,
-    pub trim_lat: Hist,
+    /// Trims, and the depth latency_target found.
+    pub issued: Issued,
     /// Completed I/Os and bytes per whole second of the measured window.
     pub per_sec: Vec<(u64, u64)>,
     pub measured: Duration,
@@ -290,9 +297,7 @@ impl Stats {
             writes: 0,
             read_bytes: 0,
             write_bytes: 0,
-            trims: 0,
-            trim_bytes: 0,
-            trim_lat: hist::new(),
+            issued: Issued::default(),
             per_sec: Vec::new(),
             measured: Duration::ZERO,
             error: None,
@@ -309,6 +314,28 @@ impl Stats {
             io_errors: 0,
             first_ignored: None,
             filled: false,
+        }
+    }
+}
+
+/// What the issuing options add to a worker's statistics.
+#[derive(Debug, Clone)]
+pub struct Issued {
+    /// Trims (fio's trim direction: rw=trim and its kin): count, bytes, latencies.
+    pub trims: u64,
+    pub trim_bytes: u64,
+    pub trim_lat: Hist,
+    /// The queue depth latency_target's search settled on (or was at when the job ended).
+    pub latency_qd: Option<u32>,
+}
+
+impl Default for Issued {
+    fn default() -> Issued {
+        Issued {
+            trims: 0,
+            trim_bytes: 0,
+            trim_lat: hist::new(),
+            latency_qd: None,
         }
     }
 }

@@ -107,6 +107,7 @@ pub const STEADY_WINDOW_S: &str = "steady_window_s";
 pub const SYSTEM_CPU_IOWAIT_PCT: &str = "system_cpu_iowait_pct";
 pub const SYSTEM_CPU_SYS_PCT: &str = "system_cpu_sys_pct";
 pub const SYSTEM_CPU_USER_PCT: &str = "system_cpu_user_pct";
+pub const LATENCY_QD: &str = "latency_qd";
 pub const TOO_FAST: &str = "too_fast";
 pub const TRIM_BYTES: &str = "trim_bytes";
 pub const TRIM_BYTES_PER_SEC: &str = "trim_bytes_per_sec";
@@ -232,6 +233,7 @@ pub const ALL: &[&str] = &[
     SYSTEM_CPU_IOWAIT_PCT,
     SYSTEM_CPU_SYS_PCT,
     SYSTEM_CPU_USER_PCT,
+    LATENCY_QD,
     TOO_FAST,
     TRIM_BYTES,
     TRIM_BYTES_PER_SEC,

@@ -289,6 +289,10 @@ pub struct Job {
     pub flow_id: u64,
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub flow_sleep: Option<Duration>,
+    /// The block size of trims (the third value of bs=, bsrange= or bssplit=, or the last one
+    /// given before it, as fio reads them); None: the writes'.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub trim_bs: Option<BlockSize>,
     /// How each I/O is issued: priorities, atomic writes, latency_target, serialize_overlap.
     #[serde(
         skip_serializing_if = "crate::plan::issue::IoOpts::is_default",
@@ -589,6 +593,7 @@ impl Default for Job {
             flow: 0,
             flow_id: 0,
             flow_sleep: None,
+            trim_bs: None,
             issue: Default::default(),
             more: Default::default(),
         }

@@ -5,6 +5,7 @@
 
 use std::time::Instant;
 
+use super::latency::Probe;
 use super::{Driver, Pattern};
 use crate::sys::issue::IoFlags;
 
@@ -13,19 +14,42 @@ pub(super) struct State {
     /// An I/O drawn but held back (write, length, file, offset in the region): it overlaps one
     /// in flight (serialize_overlap). It is issued next, once that one completes.
     pub held: Option<(bool, u64, usize, u64)>,
+    /// The queue-depth search of latency_target.
+    pub probe: Option<Probe>,
+    /// The priority each slot's I/O was issued at (for the logs' priority column).
+    pub slot_prio: Vec<u16>,
 }
 
 impl State {
-    pub fn new(_p: &Pattern, _start: Instant) -> State {
-        State { held: None }
+    pub fn new(p: &Pattern, start: Instant) -> State {
+        State {
+            held: None,
+            slot_prio: vec![p.issue.ioprio().unwrap_or(0); p.buffers.max(p.depth).max(1)],
+            probe: p
+                .issue
+                .latency
+                .as_ref()
+                .filter(|t| !t.target.is_zero())
+                .map(|t| Probe::new(t, p.depth, start)),
+        }
     }
 }
 
 impl Driver<'_> {
-    /// The most I/Os in flight now: the job's iodepth.
+    /// The most I/Os in flight now: the job's iodepth, or the depth latency_target's search
+    /// is at (none while it waits for the queue to drain).
     #[inline]
-    pub(super) fn depth(&self) -> usize {
-        self.p.depth.max(1)
+    pub(super) fn depth(&mut self) -> usize {
+        let Some(pr) = self.issue.probe.as_mut() else {
+            return self.p.depth.max(1);
+        };
+        if pr.quiesce {
+            if self.free.len() < self.slots {
+                return 0;
+            }
+            pr.quiesce = false;
+        }
+        pr.qd
     }
 
     /// With serialize_overlap, holds back an I/O whose bytes overlap one in flight (fio's
@@ -65,18 +89,27 @@ impl Driver<'_> {
     }
 
     /// The priority and flags of the next I/O: a cmdprio priority for the share of I/Os its
-    /// options give (drawn as fio draws it), else the job's own (0: the thread's).
+    /// options give (drawn as fio draws it), else the job's own (0: none given).
     #[inline]
-    pub(super) fn flags_of(&mut self, write: bool, len: u64) -> IoFlags {
-        let io = &self.p.issue;
+    pub(super) fn flags_of(&mut self, slot: usize, write: bool, len: u64) -> IoFlags {
+        let pattern = self.p;
+        let io = &pattern.issue;
         let mut prio = 0;
         if !io.cmdprio.is_off() && io.cmdprio.share(write, len) > 0 {
             let r = (self.rng.next_u64() % 100) as u32;
             prio = io.cmdprio.pick(write, len, r).unwrap_or(0);
         }
-        if prio == 0 && !io.cmdprio.is_off() {
+        // Else the job's (fio's io_uring puts td->ioprio in every SQE: a submitting context
+        // need not be the worker's; for libaio it is the priority ioprio_set gave the thread).
+        if prio == 0 {
             prio = io.ioprio().unwrap_or(0);
         }
+        // What the logs say it ran at: its own, else the job's.
+        self.issue.slot_prio[slot] = if prio != 0 {
+            prio
+        } else {
+            io.ioprio().unwrap_or(0)
+        };
         let atomic = write && io.atomic;
         IoFlags {
             prio,
@@ -203,6 +236,33 @@ mod tests {
         assert_eq!(rt + idle, seen.len());
         let share = rt as f64 / seen.len() as f64;
         assert!((0.17..0.23).contains(&share), "{share}");
+        p.issue.cmdprio = Default::default();
+        assert!(
+            run(&p).iter().all(|s| s.2.prio == 3 << 13),
+            "the job's own, every I/O"
+        );
+    }
+
+    /// The latency log's priority column says each I/O's priority, as fio's log_prio does.
+    #[test]
+    fn the_logs_say_each_ios_priority() {
+        let mut p = Pattern::basic(Rw::RandRead, BlockSize::Fixed(4096), 4, 4 << 20);
+        p.issue.class = Some(3);
+        p.issue.cmdprio.percentage = [20, 20];
+        for (log_prio, rt, idle) in [(true, "0x2000", "0x6000"), (false, "1", "0")] {
+            let mut logs = crate::plan::job::FioLogs::new();
+            (logs.lat, logs.prio) = (Some("l".into()), log_prio);
+            p.logs = Some(logs);
+            let mut e = Flags::default();
+            let progress = crate::metrics::progress::Progress::new();
+            let st = drive(&mut e, &p, &WriteData::new(1, 4096, 0), Live::of(&progress));
+            let text = st.logs.unwrap().lat;
+            let last = |l: &str| l.rsplit(", ").next().unwrap().to_string();
+            let cols: Vec<String> = text.lines().map(last).collect();
+            let n_rt = cols.iter().filter(|c| *c == rt).count();
+            assert_eq!(n_rt + cols.iter().filter(|c| *c == idle).count(), 1024);
+            assert!((150..260).contains(&n_rt), "{n_rt}");
+        }
     }
 
     #[test]

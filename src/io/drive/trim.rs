@@ -60,9 +60,9 @@ impl Driver<'_> {
         }
         let st = &mut self.st;
         st.lat.saturating_record(ns);
-        st.trim_lat.saturating_record(ns);
-        st.trims += 1;
-        st.trim_bytes += len;
+        st.issued.trim_lat.saturating_record(ns);
+        st.issued.trims += 1;
+        st.issued.trim_bytes += len;
         let sec = now.duration_since(self.measure_from).as_secs() as usize;
         if st.per_sec.len() <= sec {
             st.per_sec.resize(sec + 1, (0, 0));
@@ -115,7 +115,12 @@ mod tests {
     }
 
     fn run(rw: Rw) -> (Vec<(char, u64, u64)>, Stats) {
-        let p = Pattern::basic(rw, BlockSize::Fixed(8192), 4, 256 << 10);
+        run_bs(rw, BlockSize::Fixed(8192), None)
+    }
+
+    fn run_bs(rw: Rw, bs: BlockSize, trim_bs: Option<BlockSize>) -> (Vec<(char, u64, u64)>, Stats) {
+        let mut p = Pattern::basic(rw, bs, 4, 256 << 10);
+        p.trim_bs = trim_bs;
         let progress = crate::metrics::progress::Progress::new();
         let mut e = Log::default();
         let st = drive(&mut e, &p, &WriteData::new(1, 8192, 0), Live::of(&progress));
@@ -133,9 +138,23 @@ mod tests {
             assert_eq!(at.windows(2).all(|w| w[0] < w[1]), rw == Rw::Trim);
             at.sort_unstable();
             assert_eq!(at, (0..32).map(|i| i * 8192).collect::<Vec<_>>());
-            assert_eq!((st.trims, st.trim_bytes, st.writes), (32, 256 << 10, 0));
-            assert_eq!(st.trim_lat.len(), 32);
+            assert_eq!(
+                (st.issued.trims, st.issued.trim_bytes, st.writes),
+                (32, 256 << 10, 0)
+            );
+            assert_eq!(st.issued.trim_lat.len(), 32);
         }
+    }
+
+    /// bs=4k,4k,8k: trims of 8 KiB, and trimwrite writes each trimmed block whole.
+    #[test]
+    fn trims_take_their_own_block_size() {
+        let eight = Some(BlockSize::Fixed(8192));
+        let (ops, st) = run_bs(Rw::RandTrim, BlockSize::Fixed(4096), eight.clone());
+        assert!(ops.len() == 32 && ops.iter().all(|o| o.2 == 8192));
+        assert_eq!(st.issued.trim_bytes, 256 << 10);
+        let (ops, _) = run_bs(Rw::RandTrimWrite, BlockSize::Fixed(4096), eight);
+        assert!(ops.len() == 64 && ops.iter().all(|o| o.2 == 8192));
     }
 
     #[test]
@@ -147,7 +166,10 @@ mod tests {
                 assert_eq!((pair[0].0, pair[1].0), ('t', 'w'));
                 assert_eq!((pair[0].1, pair[0].2), (pair[1].1, pair[1].2));
             }
-            assert_eq!((st.trims, st.writes, st.write_bytes), (32, 32, 256 << 10));
+            assert_eq!(
+                (st.issued.trims, st.writes, st.write_bytes),
+                (32, 32, 256 << 10)
+            );
         }
     }
 }

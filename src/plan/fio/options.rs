@@ -57,7 +57,7 @@ pub const GROUPS: &[(&str, &str)] = &[
     ),
     (
         "how each I/O is issued",
-        "prio prioclass priohint cmdprio_percentage cmdprio_class cmdprio cmdprio_hint cmdprio_bssplit atomic verify_write_sequence serialize_overlap",
+        "prio prioclass priohint cmdprio_percentage cmdprio_class cmdprio cmdprio_hint cmdprio_bssplit atomic verify_write_sequence latency_target latency_window latency_percentile latency_run serialize_overlap",
     ),
     (
         "engines and reporting",
@@ -95,6 +95,7 @@ impl Job {
             Job::apply_more,
             Job::apply_run,
             Job::apply_where,
+            Job::apply_trim_bs,
             Job::apply_shape,
             Job::apply_pace,
             Job::apply_data,

@@ -90,7 +90,7 @@ pub fn notes(job: &Job) -> Vec<String> {
         ));
     }
     if job.rw.trims() {
-        n.push("trims: each is done when issued, as fio's engines do them: a hole punched in a file (fallocate PUNCH_HOLE|KEEP_SIZE), a discard on a block device (BLKDISCARD); counted as fio's trim direction (trim_ios, trim_bytes, the fio JSON's trim); trims take the write block size (a third bs= value is not read)".into());
+        n.push("trims: each is done when issued, as fio's engines do them: a hole punched in a file (fallocate PUNCH_HOLE|KEEP_SIZE), a discard on a block device (BLKDISCARD); counted as fio's trim direction (trim_ios, trim_bytes, the fio JSON's trim); trims take the third value of bs=, bsrange= or bssplit= (or the last one before it, as fio reads them), and trimwrite writes each trimmed block whole".into());
     }
     if io.atomic {
         n.push(if job.rw.writes() {
@@ -98,6 +98,20 @@ pub fn notes(job: &Job) -> Vec<String> {
         } else {
             "atomic=1: no effect, the job does not write (as in fio)".to_string()
         });
+    }
+    if let Some(t) = io.latency.as_ref().filter(|t| !t.target.is_zero()) {
+        n.push(format!(
+            "latency_target={} us: the queue depth is searched from 1 to iodepth={} as fio searches it, each depth judged over latency_window={} us by whether {}% of its I/Os complete within the target; {}; the depth found is the record's latency_qd",
+            t.target.as_micros(),
+            job.iodepth,
+            t.window.as_micros(),
+            t.percentile,
+            if t.run {
+                "latency_run=1: the search goes on until the job ends"
+            } else {
+                "once found, one more window runs at it, the job's figures started afresh, and the job ends"
+            }
+        ));
     }
     if io.serialize_overlap {
         n.push("serialize_overlap: an I/O whose bytes overlap one of the worker's I/Os in flight waits until that one completes (fio's serialize_overlap within a job; fsbench submits from the worker itself, fio's io_submit_mode=inline)".into());

@@ -15,9 +15,9 @@ mod resolve;
 mod session;
 use crate::metrics::name as metric;
 pub use session::BlockSession;
+mod issued;
 pub mod snap;
 mod steady;
-mod trims;
 mod vstate;
 mod waits;
 
@@ -80,6 +80,7 @@ pub static METRICS: &[MetricDef] = &[
     m(metric::TRIM_IOPS, OpsPerSec, Higher),
     m(metric::TRIM_BYTES_PER_SEC, BytesPerSec, Higher),
     m("trim_lat_*_ns", Nanoseconds, Lower),
+    m(metric::LATENCY_QD, Count, Higher),
     m("iodepth", Count, Neither),
     m("numjobs", Count, Neither),
     m(metric::CPU_USER_NS_PER_IO, Nanoseconds, Lower),

@@ -262,6 +262,7 @@ fn pattern_of(
             && (job.split_lat || job.logs.as_ref().is_some_and(|l| l.lat.is_some())),
         verify_ranges: None,
         issue: job.issue.clone(),
+        trim_bs: job.trim_bs.clone(),
     };
     // Unique, incompressible data for large writes at the cost of a stamp per sector: a ring of
     // random buffers (io::data::ring_buffers) instead of regenerating each one in full.

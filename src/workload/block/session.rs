@@ -511,7 +511,7 @@ fn worker_out(part: usize, st: Stats, how: Vec<String>) -> WorkerOut {
         o.hists.insert("read_clat", rc);
         o.hists.insert("write_clat", wc);
     }
-    super::trims::count(&mut o, st.trims, st.trim_bytes, st.trim_lat);
+    super::issued::count(&mut o, st.issued);
     o
 }
 
@@ -572,7 +572,7 @@ fn job_metrics(job: &Job, p: &WorkerOut) -> BTreeMap<String, f64> {
             hist::summarize(h, k, &mut metrics);
         }
     }
-    super::trims::metrics(p, &mut metrics);
+    super::issued::metrics(p, &mut metrics);
     metrics
 }
 
@@ -601,7 +601,7 @@ fn histograms(p: &WorkerOut) -> BTreeMap<String, String> {
             out.insert(name.to_string(), hist::encode(h));
         }
     }
-    super::trims::histograms(p, &mut out);
+    super::issued::histograms(p, &mut out);
     out
 }
 

@@ -5,11 +5,39 @@
 use super::{Got, R};
 use crate::plan::fio::values::*;
 use crate::plan::issue::{ioprio_value, SplitPrio};
-use crate::plan::job::Job;
+use crate::plan::job::{BlockSize, Job};
 use crate::plan::PlanError;
 use Got::{Done, NotMine, Noted};
 
 impl Job {
+    /// The trims' block size from bs=, bsrange= or bssplit=: its third value, or the last one
+    /// before it ("a value not terminated in a comma applies to subsequent types", fio's
+    /// HOWTO). Never the option's group: `apply_shape` reads the reads' and writes' sizes.
+    pub(super) fn apply_trim_bs(&mut self, key: &str, v: Option<&str>) -> R<Got> {
+        let parse: fn(&str) -> R<BlockSize> = match key {
+            "bs" | "blocksize" => |s| block_size("bs", s).map(BlockSize::Fixed),
+            "bsrange" | "blocksize_range" => parse_bsrange,
+            "bssplit" => parse_bssplit,
+            _ => return Ok(NotMine),
+        };
+        let parts: Vec<&str> = v.unwrap_or("").split(',').map(str::trim).collect();
+        let last = match parts.len() {
+            1 | 2 => parts[parts.len() - 1],
+            _ => parts[2],
+        };
+        let write = parts.get(1).unwrap_or(&parts[0]);
+        if !last.is_empty() && last == *write {
+            // The writes' size (None says so).
+            self.trim_bs = None;
+        } else if !last.is_empty() {
+            // Errors are apply_shape's to tell (it reads the same text next).
+            if let Ok(bs) = parse(last) {
+                self.trim_bs = Some(bs);
+            }
+        }
+        Ok(NotMine)
+    }
+
     pub(super) fn apply_issue(&mut self, key: &str, v: Option<&str>) -> R<Got> {
         let io = &mut self.issue;
         match key {
@@ -39,11 +67,33 @@ impl Job {
                 parse_bool(key, v)?;
                 return Ok(Noted("verify_write_sequence: fsbench's verify header carries no write sequence number (only what identifies the block and its checksum): there is nothing to check or skip".into()));
             }
+            "latency_target" | "latency_window" | "latency_percentile" | "latency_run" => {
+                let t = io.latency.get_or_insert_with(Default::default);
+                match key {
+                    "latency_target" => t.target = usecs(key, v)?,
+                    "latency_window" => t.window = usecs(key, v)?,
+                    "latency_percentile" => t.percentile = percent(key, need(key, v)?)?,
+                    _ => t.run = parse_bool(key, v)?,
+                }
+            }
             "serialize_overlap" => io.serialize_overlap = parse_bool(key, v)?,
             _ => return Ok(NotMine),
         }
         Ok(Done)
     }
+}
+
+/// A time whose unit, when left out, is microseconds (fio's latency options).
+fn usecs(key: &str, v: Option<&str>) -> R<std::time::Duration> {
+    parse_duration_unit(need(key, v)?, 1e-6).map_err(|e| format!("{key}: {e}").into())
+}
+
+fn percent(key: &str, v: &str) -> R<f64> {
+    v.trim()
+        .parse::<f64>()
+        .ok()
+        .filter(|p| *p > 0.0 && *p <= 100.0)
+        .ok_or_else(|| format!("{key}={v}: expected a percentage above 0, up to 100").into())
 }
 
 fn exclusive() -> PlanError {
@@ -118,6 +168,32 @@ mod tests {
             "no class: best effort"
         );
         assert!(Job::default().apply("prio", Some("8")).is_err());
+    }
+
+    #[test]
+    fn trims_take_the_third_block_size_or_the_last_before_it() {
+        let bs = |v: &str| job(&[("bs", v)]).trim_bs;
+        // None: the writes' size.
+        assert_eq!(bs("4k,4k,8k"), Some(BlockSize::Fixed(8192)));
+        assert_eq!(bs("4k,16k"), None);
+        assert_eq!(bs("2k"), None);
+        assert_eq!(bs("4k,"), None);
+        assert_eq!(bs("4k,8k,"), None);
+        assert_eq!(bs("8k,8k,8k"), None);
+        let j = job(&[("bs", "4k,4k,8k"), ("bs", "4k,4k,")]);
+        assert_eq!(j.trim_bs, Some(BlockSize::Fixed(8192)), "kept");
+        let j = job(&[("bs", "4k,4k,8k"), ("bs", "16k")]);
+        assert_eq!(j.trim_bs, None, "all three from the last");
+        let j = job(&[("bssplit", "4k/50:8k/50,4k/100,512/25:1k/:2k/:4k/")]);
+        let want = Some(BlockSize::Split(vec![
+            (512, 25),
+            (1024, 25),
+            (2048, 25),
+            (4096, 25),
+        ]));
+        assert_eq!(j.trim_bs, want);
+        let j = job(&[("bsrange", "1k-4k,1k-4k,512-4k")]);
+        assert_eq!(j.trim_bs, Some(BlockSize::Range(512, 4096)));
     }
 
     #[test]

@@ -1,16 +1,23 @@
-//! fio's trim direction in a block job's figures: the trims a worker did (rw=trim and its kin)
-//! as counters, metrics (trim_ios, trim_bytes, trim_iops, trim_bytes_per_sec; with the reads
-//! and writes in ios, bytes, iops and bytes_per_sec, as fio counts every direction) and the
-//! trims' latency histogram when the job also reads or writes.
+//! What fio's issuing options add to a block job's figures: fio's trim direction (the trims a
+//! worker did, rw=trim and its kin, as counters, metrics: trim_ios, trim_bytes, trim_iops,
+//! trim_bytes_per_sec, counted in ios, bytes, iops and bytes_per_sec as fio counts every
+//! direction; and the trims' latency histogram when the job also reads or writes), and the
+//! queue depth latency_target's search found (latency_qd, the mean over the job's workers).
 
 use std::collections::BTreeMap;
 
 use crate::frame::WorkerOut;
-use crate::metrics::hist::{self, Hist};
+use crate::io::Issued;
+use crate::metrics::hist;
 use crate::metrics::name as metric;
 
-/// Puts a worker's trims on its output.
-pub fn count(o: &mut WorkerOut, trims: u64, bytes: u64, lat: Hist) {
+/// Puts a worker's trims (count, bytes, latencies) and its latency_target depth on its output.
+pub fn count(o: &mut WorkerOut, st: Issued) {
+    let (trims, bytes, lat) = (st.trims, st.trim_bytes, st.trim_lat);
+    if let Some(qd) = st.latency_qd {
+        o.counters.insert(metric::LATENCY_QD, qd as f64);
+        o.counters.insert("latency_workers", 1.0);
+    }
     if trims == 0 {
         return;
     }
@@ -19,8 +26,13 @@ pub fn count(o: &mut WorkerOut, trims: u64, bytes: u64, lat: Hist) {
     o.hists.insert("trim_lat", lat);
 }
 
-/// Adds the trims to a job's metrics (nothing when it did none).
+/// Adds the trims and the latency_target depth to a job's metrics (when it has them).
 pub fn metrics(p: &WorkerOut, metrics: &mut BTreeMap<String, f64>) {
+    let workers = p.counter("latency_workers");
+    if workers > 0.0 {
+        let qd = p.counter(metric::LATENCY_QD) / workers;
+        metrics.insert(metric::LATENCY_QD.into(), qd);
+    }
     let (trims, bytes) = (p.counter("trims"), p.counter(metric::TRIM_BYTES));
     if trims == 0.0 {
         return;
