@@ -379,9 +379,10 @@ impl Session for IozoneSession {
         if step.whole {
             self.done += cell.file * self.tests.len() as u64;
             self.live.set(self.done, None);
-            let phases = self.finish_cell(step);
-            self.remove_files();
-            return Ok(phases);
+            // The file stays until the next cell's write removes it (or `close`): its pages are
+            // then freed on the cell's thread just before that write takes new ones, as in
+            // iozone's loop, not before the frame's end-of-phase work has churned the memory.
+            return Ok(self.finish_cell(step));
         }
         self.done += cell.file * self.z.threads.max(1) as u64;
         self.live.set(self.done, None);
