@@ -196,3 +196,59 @@ fn a_reader_verifies_only_what_an_interrupted_writer_saved_in_its_state() {
     let (_, study) = post("0");
     assert_eq!(metric(&study, "job", "verify_errors"), 64.0 - wrote);
 }
+
+#[test]
+fn strided_zones_read_where_fio_reads() {
+    let job = "[global]\nbs=64k\nrw=read\nioengine=libaio\niodepth=2\nzonemode=strided\nzonesize=1m\nzoneskip=3m\n[zones]\nfilename=disk\nsize=16m\nwrite_iolog=z.log\n";
+    let reads = |dir: &Path| -> Vec<u64> {
+        std::fs::read_to_string(dir.join("z.log"))
+            .unwrap()
+            .lines()
+            .filter_map(|l| {
+                let f: Vec<&str> = l.split_whitespace().collect();
+                (f.len() == 5 && f[2] == "read").then(|| f[3].parse().unwrap())
+            })
+            .collect()
+    };
+    let dir = workdir();
+    std::fs::write(dir.path().join("z.fio"), job).unwrap();
+    let o = bin()
+        .current_dir(dir.path())
+        .args(["run", "z.fio", "--out", "s"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let ours = reads(dir.path());
+    // 1 MiB (16 reads) in each zone at 0, 4, 8 and 12 MiB, then from the start again, until
+    // 16 MiB were read (fio does not count the skipped bytes).
+    assert_eq!(ours.len(), 256);
+    let mib = 1 << 20;
+    let expect: Vec<u64> = (0..256u64)
+        .map(|i| (i / 16 % 4) * 4 * mib + (i % 16) * 65536)
+        .collect();
+    assert_eq!(ours, expect);
+    if !have("fio") {
+        eprintln!("SKIPPED: the comparison with fio (fio is not installed)");
+        return;
+    }
+    let fio_dir = workdir();
+    std::fs::write(fio_dir.path().join("z.fio"), job).unwrap();
+    let (ok, out) = sh(&format!(
+        "cd {} && fio --output=/dev/null z.fio",
+        fio_dir.path().display()
+    ));
+    assert!(ok, "{out}");
+    assert_eq!(ours, reads(fio_dir.path()), "fio's offsets");
+    let bad = |opts: &str| {
+        std::fs::write(dir.path().join("b.fio"), format!("[b]\nsize=1m\n{opts}\n")).unwrap();
+        let o = bin()
+            .current_dir(dir.path())
+            .args(["run", "--check", "b.fio"])
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(2), "{opts}");
+        stderr(&o)
+    };
+    assert!(bad("zonemode=strided").contains("needs zonesize="));
+    assert!(bad("zonemode=strided\nzonesize=4m").contains("fit in the job's region"));
+}

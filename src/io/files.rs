@@ -7,6 +7,18 @@
 use super::offsets::Offsets;
 use super::{DataGen, Pattern};
 use crate::plan::job::FileServiceKind;
+use crate::plan::jobmore::Strided;
+
+/// fio's strided zones over each file: the offsets of a zone of `range` bytes from `start`,
+/// moved on by `range + skip` once `size` bytes were done in it.
+struct Zones {
+    /// The pattern a zone's offsets are drawn over (its region: the zone's range).
+    zone: Pattern,
+    z: Strided,
+    region: u64,
+    start: Vec<u64>,
+    done: Vec<u64>,
+}
 
 pub struct FileSet {
     offsets: Vec<Offsets>,
@@ -20,13 +32,26 @@ pub struct FileSet {
     issued: Vec<u64>,
     share: Option<u64>,
     stride: u64,
+    zones: Option<Zones>,
 }
 
 impl FileSet {
     pub fn new(p: &Pattern, rng: &mut DataGen) -> FileSet {
         let n = p.files.max(1) as usize;
+        let zones = p.zones.map(|z| Zones {
+            zone: Pattern {
+                region: z.range,
+                ..p.clone()
+            },
+            z,
+            region: p.region,
+            start: vec![0; n],
+            done: vec![0; n],
+        });
+        let first = zones.as_ref().map_or(p, |z| &z.zone);
         FileSet {
-            offsets: (0..n).map(|_| Offsets::new(p, rng)).collect(),
+            offsets: (0..n).map(|_| Offsets::new(first, rng)).collect(),
+            zones,
             kind: p.file_service.kind,
             batch: p.file_service.batch.max(1),
             cur: 0,
@@ -46,7 +71,7 @@ impl FileSet {
     /// file is done.
     #[inline]
     pub fn next(&mut self, len: u64, write: bool, rng: &mut DataGen) -> Option<(usize, u64)> {
-        if self.offsets.len() == 1 {
+        if self.offsets.len() == 1 && self.zones.is_none() {
             return self.offsets[0].next(len, write, rng).map(|o| (0, o));
         }
         loop {
@@ -57,7 +82,7 @@ impl FileSet {
                     if self.share.is_some_and(|s| self.issued[f] >= s) {
                         self.done[f] = true;
                     }
-                    return Some((f, o));
+                    return Some((f, self.in_zone(f, o, len, rng)));
                 }
                 None => {
                     self.done[f] = true;
@@ -92,6 +117,26 @@ impl FileSet {
         }
         self.left = self.left.saturating_sub(1);
         Some(self.cur)
+    }
+
+    /// With strided zones, the offset `o` in file `f`'s zone as an offset in its region; the zone
+    /// moves on once `size` bytes were done in it (fio's setup_strided_zone_mode).
+    fn in_zone(&mut self, f: usize, o: u64, len: u64, rng: &mut DataGen) -> u64 {
+        let Some(zs) = self.zones.as_mut() else {
+            return o;
+        };
+        let at = zs.start[f] + o;
+        zs.done[f] += len;
+        if zs.done[f] >= zs.z.size {
+            zs.done[f] = 0;
+            zs.start[f] += zs.z.range + zs.z.skip;
+            // From the start again past the end (a zone is never cut short by the region's end).
+            if zs.start[f] + zs.z.range > zs.region {
+                zs.start[f] = 0;
+            }
+            self.offsets[f] = Offsets::new(&zs.zone, rng);
+        }
+        at
     }
 
     /// The loop's offset of byte `at` of file `f`.
@@ -164,6 +209,29 @@ mod tests {
         assert!(
             switches >= 3,
             "files chosen at random, not in runs: {got:?}"
+        );
+    }
+
+    #[test]
+    fn strided_zones_do_zonesize_bytes_then_skip_as_fio() {
+        // A 64 KiB region, zones of 8 KiB every 8 + 16 KiB, 4 KiB sequential reads.
+        let mut p = Pattern::basic(Rw::Read, BlockSize::Fixed(4096), 1, 64 << 10);
+        p.limit_bytes = Some(64 << 10);
+        p.zones = Some(Strided {
+            size: 8192,
+            range: 8192,
+            skip: 16384,
+        });
+        let mut rng = DataGen::new(3);
+        let mut s = FileSet::new(&p, &mut rng);
+        let got: Vec<u64> = (0..8)
+            .map(|_| s.next(4096, false, &mut rng).unwrap().1)
+            .collect();
+        let k = 1024;
+        assert_eq!(
+            got,
+            [0, 4 * k, 24 * k, 28 * k, 48 * k, 52 * k, 0, 4 * k],
+            "each zone's 8 KiB, then 16 KiB skipped; from the start again at the end"
         );
     }
 

@@ -94,6 +94,8 @@ pub struct Pattern {
     /// how it moves between them; `limit_bytes` is over them all.
     pub files: u32,
     pub file_service: FileService,
+    /// fio's strided zones (zonemode=strided), the range filled in.
+    pub zones: Option<crate::plan::jobmore::Strided>,
     /// Keep the writes' offsets even without a verify pass (verify_state_save).
     pub save_written: bool,
     /// Time each I/O's submission (the engine's queue call) and completion apart: fio's slat
@@ -184,6 +186,7 @@ impl Pattern {
             files: 1,
             file_service: FileService::default(),
             save_written: false,
+            zones: None,
             split_lat: false,
             verify_ranges: None,
             continue_on: [false; 2],

@@ -49,6 +49,21 @@ pub struct JobMore {
     /// are read when the job runs (workload::block's pattern_files).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub pattern_src: Vec<(String, String)>,
+    /// fio's zonemode=strided, and its zonesize, zonerange and zoneskip in bytes (kept
+    /// whatever the zonemode, as fio reads them).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub strided: bool,
+    #[serde(skip_serializing_if = "is_default")]
+    pub zones: Strided,
+}
+
+/// fio's strided zones: I/O stays in a zone of `range` bytes (0: `size`) until `size` bytes are
+/// done, then moves on by `range + skip` (wrapping at the end of the region).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct Strided {
+    pub size: u64,
+    pub range: u64,
+    pub skip: u64,
 }
 
 fn is_default<T: Default + PartialEq>(t: &T) -> bool {

@@ -53,7 +53,7 @@ pub const GROUPS: &[(&str, &str)] = &[
     ),
     (
         "errors, ends and CPUs",
-        "exitall exit_what flow flow_id flow_sleep verify_state_save verify_state_load continue_on_error fill_device fill_fs buffer_pattern cpus_allowed cpus_allowed_policy numa_cpu_nodes numa_mem_policy io_submit_mode zonemode random_generator create_serialize",
+        "exitall exit_what flow flow_id flow_sleep verify_state_save verify_state_load continue_on_error fill_device fill_fs buffer_pattern cpus_allowed cpus_allowed_policy numa_cpu_nodes numa_mem_policy io_submit_mode zonemode zonesize zonerange zoneskip random_generator create_serialize",
     ),
     (
         "how each I/O is issued",

@@ -100,10 +100,20 @@ impl Job {
             "flow_id" => self.flow_id = parse_u64(key, need(key, v)?)?,
             "flow_sleep" => self.flow_sleep = Some(std::time::Duration::from_micros(parse_u64(key, need(key, v)?)?)),
             "zonemode" => match need(key, v)? {
-                "none" => {}
+                "none" => self.more.strided = false,
                 "zbd" => return Err("zonemode=zbd: zoned block devices (SMR disks, ZNS SSDs) cannot be a target here: fsbench runs on files and conventional block devices, whose writes need no zone write pointer; run this job with fio on the zoned device".into()),
-                o => return Err(format!("zonemode={o}: fio's strided zones (zonesize, zonerange, zoneskip) are not supported by fsbench; give offset= and size= per job instead").into()),
+                "strided" => self.more.strided = true,
+                o => return Err(format!("zonemode={o}: expected none, strided or zbd").into()),
             },
+            "zonesize" | "zonerange" | "zoneskip" => {
+                let b = byte_size(key, need(key, v)?)?;
+                let z = &mut self.more.zones;
+                match key {
+                    "zonesize" => z.size = b,
+                    "zonerange" => z.range = b,
+                    _ => z.skip = b,
+                }
+            }
             "random_generator" => match need(key, v)? {
                 "tausworthe" | "lfsr" | "tausworthe64" => return Ok(Noted(format!("random_generator={}: fsbench draws offsets with its own generator (every block once per pass with the random map, as fio's); the sequence differs from fio's", v.unwrap_or("")))),
                 o => return Err(format!("random_generator={o}: expected tausworthe, lfsr or tausworthe64").into()),

@@ -75,6 +75,7 @@ pub(super) fn resolve_clone(
     if let Some(r) = replay {
         check_replay(job, r, &paths[0], base + region)?;
     }
+    check_zones(job, region)?;
     let end = base + region;
     let mut new_bytes = 0;
     for path in &paths {
@@ -111,6 +112,32 @@ pub(super) fn resolve_clone(
         },
         new_bytes,
     ))
+}
+
+/// fio's strided zones need a zone size, and a zone within the job's region.
+fn check_zones(job: &Job, region: u64) -> Result<(), RunError> {
+    if !job.more.strided {
+        return Ok(());
+    }
+    let z = job.more.zones;
+    let range = if z.range == 0 { z.size } else { z.range };
+    if z.size == 0 {
+        return Err(invalid(format!(
+            "job '{}': zonemode=strided needs zonesize= (the bytes done in a zone before moving on), e.g. zonesize=256m",
+            job.name
+        )));
+    }
+    let max_bs = io::max_bs(&job.bs).max(io::max_bs(job.wbs()));
+    if range > region || range < max_bs {
+        return Err(invalid(format!(
+            "job '{}': a strided zone of {} (zonerange, else zonesize) must hold a block ({}) and fit in the job's region ({}): change zonerange= or size=",
+            job.name,
+            fmt(range),
+            fmt(max_bs),
+            fmt(region)
+        )));
+    }
+    Ok(())
 }
 
 /// What a job with several files per worker does, for its record.
