@@ -300,14 +300,15 @@ impl<'a> Driver<'a> {
                     }
                 }
             } else {
-                let (write, len) = self.draw();
+                let (write, mut len) = self.draw();
                 if let Some(t) = self.pacer.admit(write, len, &mut self.rng) {
                     self.pending = Some((write, len));
                     self.hold = Some(Hold::Until(t));
                     self.free.push_front(slot);
                     break;
                 }
-                let Some((file, offset)) = self.files.next(len, write, &mut self.rng) else {
+                // May come back shorter (several block sizes: cut at a block done this pass).
+                let Some((file, offset)) = self.files.next(&mut len, write, &mut self.rng) else {
                     self.free.push_front(slot);
                     self.issuing = false;
                     break;

@@ -70,7 +70,7 @@ impl FileSet {
     /// The file and the offset (in the region) of the next I/O of `len` bytes; None when every
     /// file is done.
     #[inline]
-    pub fn next(&mut self, len: u64, write: bool, rng: &mut DataGen) -> Option<(usize, u64)> {
+    pub fn next(&mut self, len: &mut u64, write: bool, rng: &mut DataGen) -> Option<(usize, u64)> {
         if self.offsets.len() == 1 && self.zones.is_none() {
             return self.offsets[0].next(len, write, rng).map(|o| (0, o));
         }
@@ -78,11 +78,11 @@ impl FileSet {
             let f = self.pick(rng)?;
             match self.offsets[f].next(len, write, rng) {
                 Some(o) => {
-                    self.issued[f] += len;
+                    self.issued[f] += *len;
                     if self.share.is_some_and(|s| self.issued[f] >= s) {
                         self.done[f] = true;
                     }
-                    return Some((f, self.in_zone(f, o, len, rng)));
+                    return Some((f, self.in_zone(f, o, *len, rng)));
                 }
                 None => {
                     self.done[f] = true;
@@ -170,7 +170,7 @@ mod tests {
     }
 
     fn drain(s: &mut FileSet, rng: &mut DataGen) -> Vec<(usize, u64)> {
-        std::iter::from_fn(|| s.next(4096, true, rng))
+        std::iter::from_fn(|| s.next(&mut 4096, true, rng))
             .take(100)
             .collect()
     }
@@ -225,7 +225,7 @@ mod tests {
         let mut rng = DataGen::new(3);
         let mut s = FileSet::new(&p, &mut rng);
         let got: Vec<u64> = (0..8)
-            .map(|_| s.next(4096, false, &mut rng).unwrap().1)
+            .map(|_| s.next(&mut 4096, false, &mut rng).unwrap().1)
             .collect();
         let k = 1024;
         assert_eq!(

@@ -3,6 +3,7 @@
 //! and sizes, fills write buffers with fresh data, and times every I/O from queue to completion
 //! (the engine never reads the clock). One call drives one worker (one of a job's `numjobs`).
 
+pub mod blockmap;
 pub mod calls;
 pub mod content;
 pub mod data;

@@ -3,6 +3,7 @@
 //! non-uniform (`dist`), partly random (`percentage_random`), and random with runs
 //! (`rw=randread:8`, sequential or identical).
 
+use super::blockmap::BlockMap;
 use super::dist::Picker;
 use super::{DataGen, Pattern, Permutation};
 
@@ -12,6 +13,10 @@ pub struct Offsets {
     random: bool,
     randommap: bool,
     map: Permutation,
+    /// With several block sizes, the blocks done this pass (fio's map cuts I/Os at them), and
+    /// the length the last I/O was cut to.
+    blocks: Option<BlockMap>,
+    cut: Option<u64>,
     picker: Option<Picker>,
     /// fio's sequence distribution: the block indices, whether each round strides on, and the
     /// reads and writes issued so far (each direction walks it on its own, as fio's).
@@ -31,6 +36,19 @@ pub struct Offsets {
     last: u64,
 }
 
+/// Does fio's random map cut this job's I/Os? When reads and writes share one spread of sizes
+/// (bsrange, bssplit) smaller than its largest: fio marks and cuts in units of each direction's
+/// smallest size, so a direction of one size (bs=4k,64k) or trims of their own never are.
+fn cuts(p: &Pattern) -> bool {
+    use crate::plan::job::BlockSize;
+    let spread = match &p.bs {
+        BlockSize::Fixed(_) => false,
+        BlockSize::Range(lo, hi) => lo < hi,
+        BlockSize::Split(v) => v.iter().any(|x| x.0 != v[0].0),
+    };
+    spread && p.wbs.is_none() && !p.rw.trims()
+}
+
 impl Offsets {
     pub fn new(p: &Pattern, rng: &mut DataGen) -> Offsets {
         let align = p.align();
@@ -42,6 +60,9 @@ impl Offsets {
             align,
             random,
             randommap: p.randommap && picker.is_none(),
+            blocks: (random && p.randommap && picker.is_none() && cuts(p))
+                .then(|| BlockMap::new(p.region / align, slots)),
+            cut: None,
             map: Permutation::new(slots, rng),
             picker,
             seq: match &p.shape.dist {
@@ -74,7 +95,18 @@ impl Offsets {
     /// The offset (in the region) of the next I/O of `len` bytes; None when a sized sequential
     /// job has reached the end of its region (or a strided sequence has).
     #[inline]
-    pub fn next(&mut self, len: u64, write: bool, rng: &mut DataGen) -> Option<u64> {
+    /// With several block sizes and the random map, `len` may come back shorter: cut at the
+    /// first block this pass already did (fio's random map does so).
+    pub fn next(&mut self, len: &mut u64, write: bool, rng: &mut DataGen) -> Option<u64> {
+        let o = self.next_of(*len, write, rng)?;
+        if let Some(c) = self.cut.take() {
+            *len = c;
+        }
+        Some(o)
+    }
+
+    #[inline]
+    fn next_of(&mut self, len: u64, write: bool, rng: &mut DataGen) -> Option<u64> {
         if !self.random {
             return self.sequential(len);
         }
@@ -103,6 +135,10 @@ impl Offsets {
             o
         } else if let Some(p) = &self.picker {
             p.next(rng) * self.align
+        } else if let Some(b) = self.blocks.as_mut() {
+            let (k, n) = b.claim(&mut self.map, len.div_ceil(self.align), rng);
+            self.cut = Some(len.min(n * self.align));
+            k * self.align
         } else if self.randommap {
             self.map.next(rng) * self.align
         } else {
@@ -173,7 +209,7 @@ mod backwards_tests {
         let mut rng = DataGen::new(1);
         let mut o = Offsets::new(&p, &mut rng);
         let got: Vec<u64> = (0..9)
-            .map(|_| o.next(4096, false, &mut rng).unwrap() / 1024)
+            .map(|_| o.next(&mut 4096, false, &mut rng).unwrap() / 1024)
             .collect();
         // fio 3.33, rw=read:-8k bs=4k size=32k: 0 24576 20480 ... 4096 0 (its write_iolog).
         assert_eq!(got, [0, 24, 20, 16, 12, 8, 4, 0, 24]);
@@ -194,7 +230,7 @@ mod sequence_tests {
         let mut rng = DataGen::new(1);
         let mut o = Offsets::new(&p, &mut rng);
         (0..n)
-            .map(|_| o.next(4096, false, &mut rng).map(|x| x / 4096))
+            .map(|_| o.next(&mut 4096, false, &mut rng).map(|x| x / 4096))
             .collect()
     }
 
@@ -207,5 +243,43 @@ mod sequence_tests {
         let w = walk(true, 13);
         assert_eq!(w[11], Some(10));
         assert_eq!(w[12], None);
+    }
+}
+
+#[cfg(test)]
+mod cut_tests {
+    use super::*;
+    use crate::plan::job::{BlockSize, Rw};
+
+    #[test]
+    fn a_spread_of_sizes_is_cut_at_blocks_done_this_pass_as_fio_does() {
+        let split = BlockSize::Split(vec![(4096, 50), (65536, 50)]);
+        let p = Pattern::basic(Rw::RandRead, split, 1, 1 << 20);
+        let mut rng = DataGen::new(9);
+        let mut o = Offsets::new(&p, &mut rng);
+        let mut done = vec![false; 256];
+        let mut ios = Vec::new();
+        // One pass: I/Os until every block an I/O may start at is done (the last 15 blocks can
+        // only be reached by an I/O starting before them).
+        while done[..241].iter().any(|d| !d) {
+            let mut len = if rng.next_u64() % 2 == 0 { 4096 } else { 65536 };
+            let at = o.next(&mut len, false, &mut rng).unwrap();
+            assert!(len % 4096 == 0 && (4096..=65536).contains(&len));
+            for b in at / 4096..(at + len) / 4096 {
+                assert!(!done[b as usize], "block {b} twice in a pass");
+                done[b as usize] = true;
+            }
+            ios.push(len);
+        }
+        let cut = ios.iter().filter(|&&l| l != 4096 && l != 65536).count();
+        assert!(cut > 0, "some 64 KiB I/Os were cut short");
+        // One size (or sizes per direction) is never cut.
+        let p = Pattern::basic(Rw::RandRead, BlockSize::Fixed(65536), 1, 1 << 20);
+        let mut o = Offsets::new(&p, &mut rng);
+        for _ in 0..64 {
+            let mut len = 65536;
+            o.next(&mut len, false, &mut rng).unwrap();
+            assert_eq!(len, 65536);
+        }
     }
 }
