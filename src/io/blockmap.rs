@@ -8,6 +8,9 @@ use super::{DataGen, Permutation};
 
 pub struct BlockMap {
     used: Vec<u64>,
+    /// A bit per word of `used` that is all done, to find the next block not done in a few
+    /// steps (fio's axmap is a tree of such levels).
+    full: Vec<u64>,
     /// Blocks in the region, and those an I/O may start at (its largest size still fits).
     blocks: u64,
     starts: u64,
@@ -17,8 +20,10 @@ pub struct BlockMap {
 
 impl BlockMap {
     pub fn new(blocks: u64, starts: u64) -> BlockMap {
+        let words = blocks.div_ceil(64);
         BlockMap {
-            used: vec![0; blocks.div_ceil(64) as usize],
+            used: vec![0; words as usize],
+            full: vec![0; words.div_ceil(64) as usize],
             blocks,
             starts: starts.min(blocks),
             free: starts.min(blocks),
@@ -31,25 +36,36 @@ impl BlockMap {
 
     /// The first start block not done from `k` on, wrapping to 0 (one exists: `free` > 0).
     fn next_free(&self, k: u64) -> u64 {
+        self.free_from(k)
+            .or_else(|| self.free_from(0))
+            .expect("a start block is free")
+    }
+
+    /// The first start block not done at or after `k`: whole words that are done are passed a
+    /// summary word (64 of them) at a time.
+    fn free_from(&self, k: u64) -> Option<u64> {
         let words = self.starts.div_ceil(64);
-        for step in 0..=words {
-            let w = (k / 64 + step) % words;
-            let mut free = !self.used[w as usize];
-            if step == 0 {
-                free &= !0u64 << (k % 64);
-            }
-            while free != 0 {
+        let mut w = k / 64;
+        let mut mask = !0u64 << (k % 64);
+        while w < words {
+            let free = !self.used[w as usize] & mask;
+            if free != 0 {
                 let b = w * 64 + free.trailing_zeros() as u64;
-                if b < self.starts {
-                    return b;
+                return (b < self.starts).then_some(b);
+            }
+            mask = !0;
+            w += 1;
+            // Skip the words that are all done.
+            while w < words {
+                let open = !self.full[(w / 64) as usize] & (!0u64 << (w % 64));
+                if open != 0 {
+                    w = (w / 64) * 64 + open.trailing_zeros() as u64;
+                    break;
                 }
-                free &= free - 1;
+                w = (w / 64 + 1) * 64;
             }
         }
-        // Only blocks before `k` in its own word are left.
-        (0..self.starts)
-            .find(|&b| !self.is_used(b))
-            .expect("a start block is free")
+        None
     }
 
     /// The first block and the number of blocks (at most `want`, at least 1) of the next I/O,
@@ -57,6 +73,7 @@ impl BlockMap {
     pub fn claim(&mut self, map: &mut Permutation, want: u64, rng: &mut DataGen) -> (u64, u64) {
         if self.free == 0 {
             self.used.iter_mut().for_each(|w| *w = 0);
+            self.full.iter_mut().for_each(|w| *w = 0);
             self.free = self.starts;
         }
         // A random start block; when it is done, the next one not done after it (wrapping), as
@@ -70,7 +87,11 @@ impl BlockMap {
         let mut run = 0;
         while run < want.max(1) && k + run < self.blocks && !self.is_used(k + run) {
             let b = k + run;
-            self.used[(b / 64) as usize] |= 1 << (b % 64);
+            let w = (b / 64) as usize;
+            self.used[w] |= 1 << (b % 64);
+            if self.used[w] == !0 {
+                self.full[w / 64] |= 1 << (w % 64);
+            }
             if b < self.starts {
                 self.free -= 1;
             }
@@ -83,6 +104,30 @@ impl BlockMap {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_next_block_not_done_is_found_past_whole_words_done() {
+        let n = 64 * 130;
+        let mut m = BlockMap::new(n, n);
+        let mut perm = Permutation::new(1, &mut DataGen::new(1));
+        let mut rng = DataGen::new(2);
+        // Every block done but two: word 129's bit 5, and block 3.
+        for b in 0..n {
+            if b != 129 * 64 + 5 && b != 3 {
+                let w = (b / 64) as usize;
+                m.used[w] |= 1 << (b % 64);
+                if m.used[w] == !0 {
+                    m.full[w / 64] |= 1 << (w % 64);
+                }
+            }
+        }
+        assert_eq!(m.next_free(4), 129 * 64 + 5);
+        assert_eq!(m.next_free(129 * 64 + 6), 3, "wraps to the start");
+        assert_eq!(m.next_free(0), 3);
+        // claim from a done block (perm over 1 start: block 0) takes the next not done.
+        m.free = 2;
+        assert_eq!(m.claim(&mut perm, 4, &mut rng), (3, 1), "cut at block 4, done");
+    }
 
     #[test]
     fn an_io_starts_at_a_free_block_and_stops_at_a_done_one() {
