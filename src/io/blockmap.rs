@@ -126,7 +126,11 @@ mod tests {
         assert_eq!(m.next_free(0), 3);
         // claim from a done block (perm over 1 start: block 0) takes the next not done.
         m.free = 2;
-        assert_eq!(m.claim(&mut perm, 4, &mut rng), (3, 1), "cut at block 4, done");
+        assert_eq!(
+            m.claim(&mut perm, 4, &mut rng),
+            (3, 1),
+            "cut at block 4, done"
+        );
     }
 
     #[test]
