@@ -52,16 +52,7 @@ fn trims_priorities_and_the_latency_search_take_effect() {
     let lat = by("lat");
     assert_eq!(lat["metrics"]["latency_qd"], 16.0);
     assert!(lat["duration_s"].as_f64().unwrap() < 10.0);
-    let bad = |opts: &str| {
-        std::fs::write(d.join("b.fio"), format!("[b]\nsize=1m\n{opts}\n")).unwrap();
-        let o = bin()
-            .current_dir(d)
-            .args(["run", "--check", "b.fio"])
-            .output()
-            .unwrap();
-        assert_eq!(o.status.code(), Some(2), "{opts}");
-        stderr(&o)
-    };
+    let bad = |opts: &str| refused_opts(d, opts);
     assert!(bad("rw=write\natomic=1\nioengine=psync").contains("does not support atomic"));
     assert!(bad("rw=write\natomic=1\nioengine=libaio").contains("direct=1"));
     assert!(bad("rw=read\ncmdprio_percentage=10").contains("io_uring and libaio"));

@@ -126,16 +126,7 @@ fn nrfiles_makes_fios_files_and_bad_values_are_refused() {
         }
     }
     assert_eq!(metric(&d.join("s"), "j", "write_ios"), 24.0);
-    let bad = |opts: &str| {
-        std::fs::write(d.join("b.fio"), format!("[b]\nsize=1m\n{opts}\n")).unwrap();
-        let o = bin()
-            .current_dir(d)
-            .args(["run", "--check", "b.fio"])
-            .output()
-            .unwrap();
-        assert_eq!(o.status.code(), Some(2), "{opts}");
-        stderr(&o)
-    };
+    let bad = |opts: &str| refused_opts(d, opts);
     assert!(bad("file_service_type=zipf:1.1").contains("use random"));
     assert!(bad("file_service_type=roundrobin:x").contains("at least 1"));
     assert!(bad("filename=a::b").contains("empty file name"));
@@ -239,16 +230,7 @@ fn strided_zones_read_where_fio_reads() {
     ));
     assert!(ok, "{out}");
     assert_eq!(ours, reads(fio_dir.path()), "fio's offsets");
-    let bad = |opts: &str| {
-        std::fs::write(dir.path().join("b.fio"), format!("[b]\nsize=1m\n{opts}\n")).unwrap();
-        let o = bin()
-            .current_dir(dir.path())
-            .args(["run", "--check", "b.fio"])
-            .output()
-            .unwrap();
-        assert_eq!(o.status.code(), Some(2), "{opts}");
-        stderr(&o)
-    };
+    let bad = |opts: &str| refused_opts(dir.path(), opts);
     assert!(bad("zonemode=strided").contains("needs zonesize="));
     assert!(bad("zonemode=strided\nzonesize=4m").contains("fit in the job's region"));
 }

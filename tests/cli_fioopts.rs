@@ -32,16 +32,7 @@ fn exitall_buffer_pattern_cpus_and_aliases_take_effect() {
         data.chunks(4096).all(|c| c == block),
         "the pattern, repeated"
     );
-    let bad = |opts: &str| {
-        std::fs::write(d.join("b.fio"), format!("[b]\nsize=1m\n{opts}\n")).unwrap();
-        let o = bin()
-            .current_dir(d)
-            .args(["run", "--check", "b.fio"])
-            .output()
-            .unwrap();
-        assert_eq!(o.status.code(), Some(2), "{opts}");
-        stderr(&o)
-    };
+    let bad = |opts: &str| refused_opts(d, opts);
     assert!(bad("cpus_allowed=3-1").contains("cpus_allowed=3-1"));
     assert!(bad("cpus_allowed=0,1000").contains("names CPU 1000"));
     assert!(bad("continue_on_error=some").contains("expected none, read"));
@@ -134,15 +125,6 @@ fn wait_for_starts_a_job_once_its_waitee_is_done() {
     assert!(o.status.success(), "{}", stderr(&o));
     let text = std::fs::read_to_string(d.join("s/results.jsonl")).unwrap();
     assert!(text.contains("wait_for: started when every worker of 'writer' was done"));
-    let bad = |opts: &str| {
-        std::fs::write(d.join("b.fio"), opts).unwrap();
-        let o = bin()
-            .current_dir(d)
-            .args(["run", "--check", "b.fio"])
-            .output()
-            .unwrap();
-        assert_eq!(o.status.code(), Some(2), "{opts}");
-        stderr(&o)
-    };
+    let bad = |opts: &str| refused_job(d, opts);
     assert!(bad("[r]\nsize=1m\nwait_for=w\n[w]\nsize=1m\n").contains("defined earlier"));
 }

@@ -44,6 +44,24 @@ pub fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
+/// `fsbench run --check` of a job file holding `text` (written as b.fio in `dir`): asserts it is
+/// refused with exit 2, and returns what it said.
+pub fn refused_job(dir: &Path, text: &str) -> String {
+    std::fs::write(dir.join("b.fio"), text).unwrap();
+    let o = bin()
+        .current_dir(dir)
+        .args(["run", "--check", "b.fio"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2), "{text}: {}", stderr(&o));
+    stderr(&o)
+}
+
+/// The same for one job `[b]` of 1 MiB with these options (a line each).
+pub fn refused_opts(dir: &Path, opts: &str) -> String {
+    refused_job(dir, &format!("[b]\nsize=1m\n{opts}\n"))
+}
+
 pub fn sh(cmd: &str) -> (bool, String) {
     let o = Command::new("sh").arg("-c").arg(cmd).output().expect("sh");
     (
