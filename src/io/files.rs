@@ -63,7 +63,7 @@ impl FileSet {
                 .limit_bytes
                 .filter(|_| n > 1)
                 .map(|l| l.div_ceil(n as u64)),
-            stride: (p.base + p.region).max(1),
+            stride: p.file_stride(),
         }
     }
 

@@ -215,6 +215,12 @@ impl Pattern {
     }
 
     /// Offsets are multiples of this.
+    /// The loop's offsets put file f of a worker's files at f x this (the end of a file's
+    /// region), so that offsets stay unique across files.
+    pub fn file_stride(&self) -> u64 {
+        (self.base + self.region).max(1)
+    }
+
     pub fn align(&self) -> u64 {
         self.shape.align.unwrap_or_else(|| self.min_bs()).max(1)
     }

@@ -66,6 +66,20 @@ pub struct Strided {
     pub skip: u64,
 }
 
+impl Strided {
+    /// As run: the zone's range is its size when zonerange is not given.
+    pub fn resolved(self) -> Strided {
+        Strided {
+            range: if self.range == 0 {
+                self.size
+            } else {
+                self.range
+            },
+            ..self
+        }
+    }
+}
+
 fn is_default<T: Default + PartialEq>(t: &T) -> bool {
     *t == T::default()
 }

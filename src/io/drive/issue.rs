@@ -104,12 +104,8 @@ impl Driver<'_> {
         if prio == 0 {
             prio = io.ioprio().unwrap_or(0);
         }
-        // What the logs say it ran at: its own, else the job's.
-        self.issue.slot_prio[slot] = if prio != 0 {
-            prio
-        } else {
-            io.ioprio().unwrap_or(0)
-        };
+        // What the logs say it ran at: its own, else the job's (prio is that by now).
+        self.issue.slot_prio[slot] = prio;
         let atomic = write && io.atomic;
         IoFlags {
             prio,

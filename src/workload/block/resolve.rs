@@ -257,13 +257,7 @@ fn pattern_of(
         files: job.files_per_worker(),
         file_service: job.file_service,
         save_written: job.verify_state_save,
-        zones: job.more.strided.then(|| {
-            let z = job.more.zones;
-            crate::plan::jobmore::Strided {
-                range: if z.range == 0 { z.size } else { z.range },
-                ..z
-            }
-        }),
+        zones: job.more.strided.then(|| job.more.zones.resolved()),
         // fio's slat and clat: the asynchronous engines, when the job asks for them.
         split_lat: matches!(job.engine, EngineKind::IoUring | EngineKind::Libaio)
             && (job.split_lat || job.logs.as_ref().is_some_and(|l| l.lat.is_some())),

@@ -236,10 +236,6 @@ impl Session for BlockSession {
             }
         }
         if let Some(r) = rec {
-            let clone = self.r.workers[..wi]
-                .iter()
-                .filter(|x| x.job == w.job)
-                .count();
             if let Err(e) = super::logs::write_iolog(job, clone as u32, &r.text) {
                 out.error.get_or_insert(e);
             }

@@ -35,15 +35,22 @@ pub(super) fn resolve_clone(
     for i in 0..nfiles {
         paths.push(path_of(&t.place, base, job, clone, i)?);
     }
-    let (blockdev, _) = existing(&paths[0], &job.name)?;
+    let mut stats = paths
+        .iter()
+        .map(|p| existing(p, &job.name))
+        .collect::<Result<Vec<_>, _>>()?;
     // Several ranks: a file each (N-N), or one file (or a device) in segments (N-1).
-    let segment = many && (rk.plan.shared_file || blockdev);
+    let segment = many && (rk.plan.shared_file || stats[0].0);
     if many && !segment {
         for p in &mut paths {
             *p = rank_file(p, rk.rank.index);
         }
+        stats = paths
+            .iter()
+            .map(|p| existing(p, &job.name))
+            .collect::<Result<Vec<_>, _>>()?;
     }
-    let (blockdev, have) = existing(&paths[0], &job.name)?;
+    let (blockdev, have) = stats[0];
     let seg = segment.then_some(rk.rank.index);
     let sizing = match (replay, job.size, job.filesize) {
         // A replay without size= covers the trace (or the file, when larger).
@@ -78,8 +85,7 @@ pub(super) fn resolve_clone(
     check_zones(job, region)?;
     let end = base + region;
     let mut new_bytes = 0;
-    for path in &paths {
-        let (blockdev, have) = existing(path, &job.name)?;
+    for (path, &(blockdev, have)) in paths.iter().zip(&stats) {
         new_bytes += check_and_lay(
             job,
             (path, blockdev, have),
@@ -119,8 +125,8 @@ fn check_zones(job: &Job, region: u64) -> Result<(), RunError> {
     if !job.more.strided {
         return Ok(());
     }
-    let z = job.more.zones;
-    let range = if z.range == 0 { z.size } else { z.range };
+    let z = job.more.zones.resolved();
+    let range = z.range;
     if z.size == 0 {
         return Err(invalid(format!(
             "job '{}': zonemode=strided needs zonesize= (the bytes done in a zone before moving on), e.g. zonesize=256m",

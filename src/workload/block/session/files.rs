@@ -22,19 +22,20 @@ pub(super) fn verify_written(job: &Job, w: &Worker, written: &[(u64, u32)], out:
         return;
     }
     // Each file's writes, read back from it (the loop's offsets put file f at f x stride).
-    let stride = (w.pattern.base + w.pattern.region).max(1);
+    let stride = w.pattern.file_stride();
     let mut rb = io::verify::ReadBack::default();
     let mut bad_path = &w.path;
     for (f, path) in w.files().enumerate() {
-        let mine: Vec<(u64, u32)> = if w.more.is_empty() {
-            written.to_vec()
+        let mine: std::borrow::Cow<[(u64, u32)]> = if w.more.is_empty() {
+            written.into()
         } else {
             let range = f as u64 * stride..(f as u64 + 1) * stride;
             written
                 .iter()
                 .copied()
                 .filter(|x| range.contains(&x.0))
-                .collect()
+                .collect::<Vec<_>>()
+                .into()
         };
         let one = io::verify::read_back(
             (path, f as u64 * stride),
