@@ -58,3 +58,60 @@ fn trims_priorities_and_the_latency_search_take_effect() {
     assert!(bad("rw=read\ncmdprio_percentage=10").contains("io_uring and libaio"));
     assert!(bad("cmdprio_bssplit=4k/50:4k/60").contains("more than 100"));
 }
+
+/// A buffered libaio job reaps as fio does (iodepth_batch_complete_max defaults to 1: one
+/// io_getevents per completion) from buffers 16 bytes past a page boundary, where fio's malloc'd
+/// buffers sit; iodepth_batch_complete_max and iomem_align change both. Seen with strace.
+#[test]
+fn libaio_reaps_and_places_its_buffers_as_fio() {
+    if !have("strace") {
+        eprintln!("skipped: strace is not installed (scripts/setup installs it)");
+        return;
+    }
+    let dir = workdir();
+    let d = dir.path();
+    let calls = |extra: &str| {
+        let job = format!(
+            "[a]\nfilename=a.dat\nsize=1m\nbs=4k\nrw=randread\nioengine=libaio\niodepth=8\n{extra}"
+        );
+        std::fs::write(d.join("a.fio"), job).unwrap();
+        let _ = std::fs::remove_dir_all(d.join("s"));
+        let o = std::process::Command::new("strace")
+            .current_dir(d)
+            .env_remove("FSBENCH_WORKDIR")
+            .env("FSBENCH_HISTORY", history_path())
+            .args(["-f", "-qq", "-e", "trace=io_submit,io_getevents", "-o", "t"])
+            .arg(bin().get_program())
+            .args(["run", "a.fio", "--out", "s", "-q"])
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", stderr(&o));
+        let trace = std::fs::read_to_string(d.join("t")).unwrap();
+        // io_getevents(ctx, min_nr, nr, ...) and io_submit's aio_buf=0x...
+        let nrs: Vec<u64> = trace
+            .lines()
+            .filter_map(|l| l.split("io_getevents(").nth(1))
+            .map(|a| a.split(", ").nth(2).unwrap().parse().unwrap())
+            .collect();
+        let leads: std::collections::BTreeSet<u64> = trace
+            .lines()
+            .filter_map(|l| l.split("aio_buf=0x").nth(1))
+            .map(|a| u64::from_str_radix(a.split(',').next().unwrap(), 16).unwrap() % 4096)
+            .collect();
+        (nrs, leads)
+    };
+    // 256 reads at depth 8: one reap per read once the queue is full, then the last 8 at once.
+    let (nrs, leads) = calls("");
+    let ones = nrs.iter().filter(|&&n| n == 1).count();
+    assert!(ones >= 240, "{ones} single reaps for 256 reads: {nrs:?}");
+    assert!(nrs.iter().all(|&n| n <= 8), "{nrs:?}");
+    assert_eq!(leads, [16].into());
+    let (nrs, leads) = calls("iodepth_batch_complete_max=8\niomem_align=0\n");
+    assert!(nrs.iter().all(|&n| n == 8), "{nrs:?}");
+    assert_eq!(leads, [0].into());
+    let bad = refused_opts(d, "rw=read\niomem=mmaphuge");
+    assert!(
+        bad.contains("iomem=mmaphuge") && bad.contains("huge pages"),
+        "{bad}"
+    );
+}

@@ -18,7 +18,7 @@ fn write(kind: EngineKind, flags: IoFlags) -> i64 {
     if atomic_write_units(&path).unwrap().is_some() {
         return -1;
     }
-    let mut e = (def(kind).open)(vec![file], 1, 4096).unwrap();
+    let mut e = (def(kind).open)(vec![file], super::Slots::new(1, 4096)).unwrap();
     e.buffer(0).fill(7);
     let io = Io {
         len: 4096,

@@ -19,11 +19,13 @@ pub const DEF: EngineDef = EngineDef {
 
 struct Libaio {
     aio: Aio,
+    reap_max: usize,
 }
 
-fn open(files: Vec<File>, depth: usize, buf_size: usize) -> io::Result<Box<dyn IoEngine>> {
+fn open(files: Vec<File>, slots: super::Slots) -> io::Result<Box<dyn IoEngine>> {
     Ok(Box::new(Libaio {
-        aio: Aio::new(super::need_files(files)?, depth, buf_size)?,
+        aio: Aio::new(super::need_files(files)?, slots)?,
+        reap_max: slots.depth,
     }))
 }
 
@@ -43,6 +45,11 @@ impl IoEngine for Libaio {
         self.aio.complete(min, done)
     }
 
+    fn set_reap_max(&mut self, n: usize) {
+        self.aio.set_reap_max(n);
+        self.reap_max = n;
+    }
+
     fn sync(&mut self, data_only: bool) -> io::Result<()> {
         super::sync_all(self.aio.files(), data_only)
     }
@@ -52,7 +59,10 @@ impl IoEngine for Libaio {
     }
 
     fn describe(&self) -> String {
-        "libaio (io_submit per I/O)".into()
+        format!(
+            "libaio (io_submit per I/O, io_getevents of up to {})",
+            self.reap_max
+        )
     }
 }
 
@@ -76,7 +86,7 @@ mod tests {
                 .write(true)
                 .open(&path)
                 .unwrap();
-            let mut e = (def.open)(vec![file], 4, 4096).unwrap();
+            let mut e = (def.open)(vec![file], crate::engine::Slots::new(4, 4096)).unwrap();
             for slot in 0..4 {
                 e.buffer(slot).fill(b'a' + slot as u8);
                 let offset = (3 - slot as u64) * 4096;

@@ -41,6 +41,9 @@ pub trait IoEngine: Send {
     fn sync(&mut self, data_only: bool) -> io::Result<()>;
     /// How the engine runs, for the record (e.g. "registered buffers and file").
     fn describe(&self) -> String;
+    /// Takes at most `n` completions per reap where reaping is a system call of its own (fio's
+    /// iodepth_batch_complete_max; libaio's io_getevents). Other engines ignore it.
+    fn set_reap_max(&mut self, _n: usize) {}
     /// Trims `len` bytes at `offset` of file `file` (fio's trim), done when it returns: as fio's engines do
     /// trims, synchronously (`sys::issue::trim`).
     fn trim(&mut self, _file: usize, _offset: u64, _len: u64) -> io::Result<()> {
@@ -51,9 +54,10 @@ pub trait IoEngine: Send {
     }
 }
 
-/// Builds an engine over a worker's files (none only for `null`) with `depth` slots of `buf_size`
-/// bytes.
-pub type OpenFn = fn(Vec<File>, usize, usize) -> io::Result<Box<dyn IoEngine>>;
+/// Builds an engine over a worker's files (none only for `null`) with its slots' buffers.
+pub type OpenFn = fn(Vec<File>, Slots) -> io::Result<Box<dyn IoEngine>>;
+
+pub use crate::sys::Slots;
 
 /// Why this host cannot run an engine.
 #[derive(Debug, thiserror::Error)]

@@ -22,11 +22,11 @@ struct Null {
     done: Vec<(usize, i64)>,
 }
 
-fn open(_files: Vec<File>, depth: usize, buf_size: usize) -> io::Result<Box<dyn IoEngine>> {
+fn open(_files: Vec<File>, slots: super::Slots) -> io::Result<Box<dyn IoEngine>> {
     Ok(Box::new(Null {
-        bufs: AlignedBuf::new(depth * buf_size),
-        buf_size,
-        done: Vec::with_capacity(depth),
+        bufs: slots.alloc(),
+        buf_size: slots.size,
+        done: Vec::with_capacity(slots.depth),
     }))
 }
 

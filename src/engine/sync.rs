@@ -52,30 +52,25 @@ struct Sync {
     calls: Calls,
 }
 
-fn open(files: Vec<File>, depth: usize, buf_size: usize) -> io::Result<Box<dyn IoEngine>> {
-    open_with(files, depth, buf_size, Calls::Plain)
+fn open(files: Vec<File>, slots: super::Slots) -> io::Result<Box<dyn IoEngine>> {
+    open_with(files, slots, Calls::Plain)
 }
 
-fn open_pvsync(files: Vec<File>, depth: usize, buf_size: usize) -> io::Result<Box<dyn IoEngine>> {
-    open_with(files, depth, buf_size, Calls::Vectored)
+fn open_pvsync(files: Vec<File>, slots: super::Slots) -> io::Result<Box<dyn IoEngine>> {
+    open_with(files, slots, Calls::Vectored)
 }
 
-fn open_pvsync2(files: Vec<File>, depth: usize, buf_size: usize) -> io::Result<Box<dyn IoEngine>> {
-    open_with(files, depth, buf_size, Calls::Vectored2)
+fn open_pvsync2(files: Vec<File>, slots: super::Slots) -> io::Result<Box<dyn IoEngine>> {
+    open_with(files, slots, Calls::Vectored2)
 }
 
-fn open_with(
-    files: Vec<File>,
-    depth: usize,
-    buf_size: usize,
-    calls: Calls,
-) -> io::Result<Box<dyn IoEngine>> {
+fn open_with(files: Vec<File>, slots: super::Slots, calls: Calls) -> io::Result<Box<dyn IoEngine>> {
     Ok(Box::new(Sync {
         calls,
         files: super::need_files(files)?,
-        bufs: AlignedBuf::new(depth * buf_size),
-        buf_size,
-        done: Vec::with_capacity(depth),
+        bufs: slots.alloc(),
+        buf_size: slots.size,
+        done: Vec::with_capacity(slots.depth),
     }))
 }
 

@@ -22,9 +22,9 @@ struct Uring {
     ring: Ring,
 }
 
-fn open(files: Vec<File>, depth: usize, buf_size: usize) -> io::Result<Box<dyn IoEngine>> {
+fn open(files: Vec<File>, slots: super::Slots) -> io::Result<Box<dyn IoEngine>> {
     Ok(Box::new(Uring {
-        ring: Ring::new(super::need_files(files)?, depth, buf_size)?,
+        ring: Ring::new(super::need_files(files)?, slots)?,
     }))
 }
 

@@ -48,7 +48,13 @@ pub enum HistoryError {
     /// Any other database error (its text, where).
     #[error("{path}: {why}")]
     Sql { path: String, why: String },
+    /// Locked by other writers beyond the busy timeout and the retries.
+    #[error("{path}: {why} (other fsbench processes kept it locked for over {BUSY_WAIT_S} s)")]
+    Busy { path: String, why: String },
 }
+
+/// How long opening the database waits, retrying, while other processes hold it locked.
+const BUSY_WAIT_S: u64 = 30;
 
 /// Where the history is: `--history`/`FSBENCH_HISTORY`, else as root `/var/lib/fsbench`, else
 /// `$XDG_DATA_HOME/fsbench` (`~/.local/share/fsbench`). None with `--no-history`.
@@ -86,13 +92,25 @@ impl Db {
                 why: format!("cannot create {}: {e}", parent.display()),
             })?;
         }
-        let conn = Connection::open(path).map_err(|e| classify(path, e))?;
-        let mut db = Db {
-            conn,
-            path: path.to_path_buf(),
-        };
-        db.setup()?;
-        Ok(db)
+        // SQLite can answer "database is locked" at once, without its busy handler, while
+        // other connections create the same database and switch it to WAL: start again then.
+        let start = std::time::Instant::now();
+        loop {
+            let conn = Connection::open(path).map_err(|e| classify(path, e))?;
+            let mut db = Db {
+                conn,
+                path: path.to_path_buf(),
+            };
+            match db.setup() {
+                Err(HistoryError::Busy { .. })
+                    if start.elapsed() < Duration::from_secs(BUSY_WAIT_S) =>
+                {
+                    std::thread::sleep(Duration::from_millis(20));
+                }
+                Err(e) => return Err(e),
+                Ok(()) => return Ok(db),
+            }
+        }
     }
 
     /// Opens an existing database without creating it (the readers: list, trend, check).
@@ -107,7 +125,7 @@ impl Db {
 
     fn setup(&mut self) -> Result<(), HistoryError> {
         let c = &self.conn;
-        c.busy_timeout(Duration::from_secs(30))
+        c.busy_timeout(Duration::from_secs(BUSY_WAIT_S))
             .map_err(|e| self.err(e))?;
         // A file that is not a database fails on its first read: said as corrupt.
         c.query_row("PRAGMA journal_mode=WAL", [], |r| r.get::<_, String>(0))
@@ -138,6 +156,10 @@ fn classify(path: &Path, e: rusqlite::Error) -> HistoryError {
         Some(C::ReadOnly) | Some(C::CannotOpen) | Some(C::PermissionDenied) => HistoryError::Path {
             path: shown,
             why: format!("cannot write it ({e})"),
+        },
+        Some(C::DatabaseBusy) | Some(C::DatabaseLocked) => HistoryError::Busy {
+            path: shown,
+            why: e.to_string(),
         },
         _ => HistoryError::Sql {
             path: shown,

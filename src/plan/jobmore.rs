@@ -55,6 +55,42 @@ pub struct JobMore {
     pub strided: bool,
     #[serde(skip_serializing_if = "is_default")]
     pub zones: Strided,
+    /// fio's iodepth_batch_complete_min and iodepth_batch_complete_max, as given.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reap_min: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reap_max: Option<u32>,
+    /// fio's iomem_align (mem_align): the buffers start this many bytes past a page boundary.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mem_align: Option<u32>,
+    /// The job comes from a fio job file with fio's iomem=malloc (its default): without
+    /// O_DIRECT or mem_align, its buffers sit where malloc puts them, not on a page boundary.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub malloc_buffers: bool,
+}
+
+/// Where glibc's malloc puts a large allocation (one mmap'd chunk): 16 bytes past a page
+/// boundary, after the chunk's header. fio's buffers of a buffered job sit there.
+pub const MALLOC_LEAD: usize = 16;
+
+impl JobMore {
+    /// How far past a page boundary the job's buffers start, by fio's rule (backend.c): with
+    /// O_DIRECT or mem_align, a page boundary plus mem_align; otherwise where fio's memory came
+    /// from (malloc: `MALLOC_LEAD`; mmap or shm: a page boundary).
+    pub fn buffer_lead(&self, direct: bool) -> usize {
+        match self.mem_align {
+            Some(a) => a as usize,
+            None if self.malloc_buffers && !direct => MALLOC_LEAD,
+            None => 0,
+        }
+    }
+
+    /// How many completions one reap takes at most, by fio's rule: iodepth_batch_complete_max,
+    /// raised to iodepth_batch_complete_min (default 1) when below it, and at least 1.
+    pub fn completions_per_reap(&self) -> usize {
+        let min = self.reap_min.unwrap_or(1);
+        self.reap_max.unwrap_or(0).max(min).max(1) as usize
+    }
 }
 
 /// fio's strided zones: I/O stays in a zone of `range` bytes (0: `size`) until `size` bytes are
@@ -82,4 +118,39 @@ impl Strided {
 
 fn is_default<T: Default + PartialEq>(t: &T) -> bool {
     *t == T::default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// fio's rules: one completion per reap unless iodepth_batch_complete_max (or a larger
+    /// minimum) says more; buffers on a page boundary unless a fio job file's malloc'd buffers
+    /// are buffered, or mem_align moves them.
+    #[test]
+    fn reaps_and_buffer_leads_follow_fio() {
+        let m = |min, max| JobMore {
+            reap_min: min,
+            reap_max: max,
+            ..JobMore::default()
+        };
+        assert_eq!(m(None, None).completions_per_reap(), 1);
+        assert_eq!(m(None, Some(16)).completions_per_reap(), 16);
+        assert_eq!(m(Some(4), None).completions_per_reap(), 4);
+        assert_eq!(m(Some(4), Some(2)).completions_per_reap(), 4);
+        assert_eq!(m(Some(0), Some(0)).completions_per_reap(), 1);
+        let fio = JobMore {
+            malloc_buffers: true,
+            ..JobMore::default()
+        };
+        assert_eq!(fio.buffer_lead(false), MALLOC_LEAD);
+        assert_eq!(fio.buffer_lead(true), 0);
+        assert_eq!(JobMore::default().buffer_lead(false), 0);
+        let aligned = JobMore {
+            mem_align: Some(512),
+            ..fio
+        };
+        assert_eq!(aligned.buffer_lead(true), 512);
+        assert_eq!(aligned.buffer_lead(false), 512);
+    }
 }

@@ -50,6 +50,8 @@ pub struct Aio {
     events: Vec<IoEvent>,
     in_flight: Vec<bool>,
     count: usize,
+    /// At most this many events per io_getevents (fio's iodepth_batch_complete_max).
+    reap_max: usize,
     bufs: AlignedBuf,
     buf_size: usize,
     files: Vec<File>,
@@ -66,7 +68,8 @@ fn check(r: libc::c_long) -> io::Result<libc::c_long> {
 impl Aio {
     /// A context for `depth` I/Os in flight with `depth` buffers of `buf_size` bytes each.
     /// An I/O names one of `files` by index.
-    pub fn new(files: Vec<File>, depth: usize, buf_size: usize) -> io::Result<Aio> {
+    pub fn new(files: Vec<File>, slots: super::Slots) -> io::Result<Aio> {
+        let (depth, buf_size) = (slots.depth, slots.size);
         let mut ctx: libc::c_ulong = 0;
         // SAFETY: io_setup(2) writes the new context to `ctx`, which must be zero on entry.
         check(unsafe { libc::syscall(libc::SYS_io_setup, depth as libc::c_long, &mut ctx) })?;
@@ -76,10 +79,17 @@ impl Aio {
             events: vec![IoEvent::default(); depth],
             in_flight: vec![false; depth],
             count: 0,
-            bufs: AlignedBuf::new(depth * buf_size),
+            reap_max: depth,
+            bufs: slots.alloc(),
             buf_size,
             files,
         })
+    }
+
+    /// Takes at most `n` events per io_getevents(2) call, more only when more are waited for
+    /// (fio's iodepth_batch_complete_max, whose default 1 makes one call per completion).
+    pub fn set_reap_max(&mut self, n: usize) {
+        self.reap_max = n.clamp(1, self.events.len());
     }
 
     pub fn files(&self) -> &[File] {
@@ -155,19 +165,21 @@ impl Aio {
         Ok(())
     }
 
-    /// Waits until at least `min` I/Os have completed (io_getevents(2)) and hands each
-    /// completed slot and its result (bytes, or a negative errno) to `done`.
+    /// Waits until at least `min` I/Os have completed (io_getevents(2) for at least the ones
+    /// still waited for, and at most `reap_max` or that many) and hands each completed slot and
+    /// its result (bytes, or a negative errno) to `done`.
     pub fn complete(&mut self, min: usize, done: &mut dyn FnMut(usize, i64)) -> io::Result<()> {
         let mut left = min.min(self.count);
         loop {
-            // SAFETY: `events` has room for `events.len()` events; no timeout (NULL) waits for
-            // `left` of them.
+            let nr = left.max(self.reap_max).min(self.events.len());
+            // SAFETY: `events` has room for `nr` events; no timeout (NULL) waits for `left` of
+            // them.
             let r = unsafe {
                 libc::syscall(
                     libc::SYS_io_getevents,
                     self.ctx,
                     left as libc::c_long,
-                    self.events.len() as libc::c_long,
+                    nr as libc::c_long,
                     self.events.as_mut_ptr(),
                     std::ptr::null_mut::<libc::timespec>(),
                 )

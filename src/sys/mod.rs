@@ -173,10 +173,12 @@ pub fn split_dev(rdev: u64) -> (u32, u32) {
     (major as u32, minor as u32)
 }
 
-/// Heap memory aligned for O_DIRECT (4096 bytes), zero-filled, freed on drop.
+/// Heap memory aligned for O_DIRECT (4096 bytes), zero-filled, freed on drop; or, `placed`,
+/// starting `lead` bytes past a page boundary (as fio's buffers sit where malloc put them).
 pub struct AlignedBuf {
     ptr: std::ptr::NonNull<u8>,
     len: usize,
+    lead: usize,
 }
 
 // SAFETY: AlignedBuf owns its allocation exclusively, like a Vec<u8>.
@@ -188,41 +190,74 @@ impl AlignedBuf {
     pub const ALIGN: usize = 4096;
 
     pub fn new(len: usize) -> AlignedBuf {
-        let layout = std::alloc::Layout::from_size_align(len.max(1), Self::ALIGN)
-            .expect("buffer size fits in isize");
+        Self::placed(len, 0)
+    }
+
+    /// `len` bytes starting `lead` bytes past a page boundary.
+    pub fn placed(len: usize, lead: usize) -> AlignedBuf {
+        let layout = Self::layout(len, lead);
         // SAFETY: the layout has a non-zero size (std::alloc::alloc_zeroed's only precondition).
         let raw = unsafe { std::alloc::alloc_zeroed(layout) };
         let ptr =
             std::ptr::NonNull::new(raw).unwrap_or_else(|| std::alloc::handle_alloc_error(layout));
-        AlignedBuf { ptr, len }
+        AlignedBuf { ptr, len, lead }
+    }
+
+    fn layout(len: usize, lead: usize) -> std::alloc::Layout {
+        std::alloc::Layout::from_size_align((len + lead).max(1), Self::ALIGN)
+            .expect("buffer size fits in isize")
     }
 
     pub fn as_mut_ptr(&mut self) -> *mut u8 {
-        self.ptr.as_ptr()
+        std::ops::DerefMut::deref_mut(self).as_mut_ptr()
     }
 }
 
 impl std::ops::Deref for AlignedBuf {
     type Target = [u8];
     fn deref(&self) -> &[u8] {
-        // SAFETY: ptr points to `len` initialised (zeroed) bytes that we own.
-        unsafe { std::slice::from_raw_parts(self.ptr.as_ptr(), self.len) }
+        // SAFETY: the allocation holds `lead + len` initialised (zeroed) bytes that we own.
+        unsafe { std::slice::from_raw_parts(self.ptr.as_ptr().add(self.lead), self.len) }
     }
 }
 
 impl std::ops::DerefMut for AlignedBuf {
     fn deref_mut(&mut self) -> &mut [u8] {
         // SAFETY: as in deref, and &mut self guarantees exclusive access.
-        unsafe { std::slice::from_raw_parts_mut(self.ptr.as_ptr(), self.len) }
+        unsafe { std::slice::from_raw_parts_mut(self.ptr.as_ptr().add(self.lead), self.len) }
     }
 }
 
 impl Drop for AlignedBuf {
     fn drop(&mut self) {
-        let layout = std::alloc::Layout::from_size_align(self.len.max(1), Self::ALIGN)
-            .expect("same layout as allocated");
         // SAFETY: ptr was returned by alloc_zeroed with this very layout and is freed once.
-        unsafe { std::alloc::dealloc(self.ptr.as_ptr(), layout) };
+        unsafe { std::alloc::dealloc(self.ptr.as_ptr(), Self::layout(self.len, self.lead)) };
+    }
+}
+
+/// An engine's buffers: `depth` slots of `size` bytes each, one after another, the first
+/// `lead` bytes past a page boundary (0: page-aligned, as O_DIRECT needs; fio places a
+/// buffered job's buffers where malloc put them, and mem_align past a page).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Slots {
+    pub depth: usize,
+    pub size: usize,
+    pub lead: usize,
+}
+
+impl Slots {
+    /// `depth` page-aligned buffers of `size` bytes.
+    pub fn new(depth: usize, size: usize) -> Slots {
+        Slots {
+            depth,
+            size,
+            lead: 0,
+        }
+    }
+
+    /// The memory of all the slots.
+    pub fn alloc(&self) -> AlignedBuf {
+        AlignedBuf::placed(self.depth * self.size, self.lead)
     }
 }
 

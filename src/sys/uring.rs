@@ -26,7 +26,8 @@ pub struct Ring {
 impl Ring {
     /// A ring of `depth` entries with `depth` buffers of `buf_size` bytes each.
     /// `files` are registered together (fio's registerfiles): an I/O names its file by index.
-    pub fn new(files: Vec<File>, depth: usize, buf_size: usize) -> io::Result<Ring> {
+    pub fn new(files: Vec<File>, slots: super::Slots) -> io::Result<Ring> {
+        let (depth, buf_size) = (slots.depth, slots.size);
         let entries = depth.next_power_of_two().max(1) as u32;
         // As fio does: no IPIs for completions (COOP_TASKRUN), one submitting thread, task work
         // run only when we reap (DEFER_TASKRUN). Older kernels lack them: fall back to none.
@@ -37,7 +38,7 @@ impl Ring {
             .build(entries)
             .or_else(|_| IoUring::builder().setup_coop_taskrun().build(entries))
             .or_else(|_| IoUring::builder().build(entries))?;
-        let mut bufs = AlignedBuf::new(depth * buf_size);
+        let mut bufs = slots.alloc();
         let base = bufs.as_mut_ptr();
         let iovecs: Vec<libc::iovec> = (0..depth)
             .map(|i| libc::iovec {

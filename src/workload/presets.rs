@@ -179,6 +179,8 @@ pub fn expand(p: &Preset, extra: &str) -> Result<Vec<Job>, PlanError> {
         .iter()
         .map(|(name, opts)| {
             let mut job = Job::default();
+            // A preset is its fio job file: buffers where fio's would be (jobmore::MALLOC_LEAD).
+            job.more.malloc_buffers = true;
             apply_options(&mut job, p.global)?;
             job.filename = Some(SHARED_FILE.to_string());
             apply_options(&mut job, opts)?;

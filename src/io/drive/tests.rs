@@ -16,8 +16,11 @@ fn pattern(rw: Rw, bs: BlockSize, limit: u64) -> Pattern {
 }
 
 fn null_engine(p: &Pattern) -> Box<dyn IoEngine> {
-    (engine::def(EngineKind::Null).open)(Vec::new(), p.buffers.max(p.depth), p.max_bs() as usize)
-        .unwrap()
+    (engine::def(EngineKind::Null).open)(
+        Vec::new(),
+        engine::Slots::new(p.buffers.max(p.depth), p.max_bs() as usize),
+    )
+    .unwrap()
 }
 
 #[test]

@@ -69,6 +69,7 @@ pub fn parse_with(
     let mut errors: Vec<(String, String)> = Vec::new();
     let mut notes = Vec::new();
     let mut global = Job::default();
+    global.more.malloc_buffers = true;
     let mut global_src: Vec<Source> = Vec::new();
     let mut jobs: Vec<Job> = Vec::new();
     let mut sources: Vec<Vec<Source>> = Vec::new();

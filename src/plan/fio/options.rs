@@ -33,7 +33,7 @@ pub const GROUPS: &[(&str, &str)] = &[
     ),
     (
         "data written",
-        "refill_buffers scramble_buffers zero_buffers buffer_compress_percentage buffer_compress_chunk dedupe_percentage",
+        "refill_buffers scramble_buffers zero_buffers buffer_compress_percentage buffer_compress_chunk dedupe_percentage iomem mem iomem_align mem_align",
     ),
     (
         "verification",
@@ -339,12 +339,13 @@ impl Job {
 
     fn apply_pace(&mut self, key: &str, v: Option<&str>) -> R<Got> {
         match key {
-            "iodepth_batch"
-            | "iodepth_batch_submit"
-            | "iodepth_batch_complete"
-            | "iodepth_batch_complete_min"
-            | "iodepth_batch_complete_max"
-            | "iodepth_low" => {
+            "iodepth_batch_complete" | "iodepth_batch_complete_min" => {
+                self.more.reap_min = Some(parse_u32(key, need(key, v)?, 0, 65536)?);
+            }
+            "iodepth_batch_complete_max" => {
+                self.more.reap_max = Some(parse_u32(key, need(key, v)?, 0, 65536)?);
+            }
+            "iodepth_batch" | "iodepth_batch_submit" | "iodepth_low" => {
                 parse_u32(key, need(key, v)?, 0, 65536)?;
             }
             "rate" => self.rate = per_dir(need(key, v)?, |s| parse_u64(key, s))?,
@@ -417,6 +418,14 @@ impl Job {
                 parse_u64(key, need(key, v)?)?;
             }
             "dedupe_percentage" => self.dedupe_pct = parse_u32(key, need(key, v)?, 0, 100)?,
+            "iomem_align" | "mem_align" => {
+                self.more.mem_align = Some(parse_u32(key, need(key, v)?, 0, 1 << 20)?)
+            }
+            "iomem" | "mem" => match need(key, v)? {
+                "malloc" => self.more.malloc_buffers = true,
+                "mmap" | "mmapshared" | "shm" => self.more.malloc_buffers = false,
+                o => return Err(format!("{key}={o}: fsbench takes its buffers from malloc (fio's default) or as mmap/mmapshared/shm memory (page-aligned); huge pages, a backing file and GPU memory are not supported: run this job with fio").into()),
+            },
             _ => return Ok(NotMine),
         }
         Ok(Done)
@@ -518,7 +527,8 @@ fn fixed_note(key: &str, v: Option<&str>) -> Option<String> {
             "{key}={}: fsbench lays a job's file out with data before its first phase (as fio's overwrite=1), whatever this says",
             v.unwrap_or("1")
         ),
-        k if k.starts_with("iodepth_") => format!("{key}: fsbench submits each I/O as soon as a slot is free and reaps completions as they come (no batching); the option has no effect"),
+        "iodepth_batch_complete" | "iodepth_batch_complete_min" | "iodepth_batch_complete_max" => format!("{key}: fsbench waits for one completion when its queue is full and takes up to iodepth_batch_complete_max of them per reap (libaio: per io_getevents), as fio does with iodepth_batch_complete_min=1; a larger minimum is not waited for"),
+        k if k.starts_with("iodepth_") => format!("{key}: fsbench submits each I/O as soon as a slot is free (fio's iodepth_batch_submit=1, iodepth_low=iodepth); the option has no effect"),
         "buffer_compress_chunk" => "buffer_compress_chunk: fsbench's compressible share is laid out per 4 KiB (the start of every 4 KiB is zeros), whatever the chunk".into(),
         "verify_backlog" => "verify_backlog: fsbench checks the blocks once the job's writing is done, not every N blocks while it writes (the same blocks, checked later)".into(),
         "gtod_reduce" | "disable_lat" | "disable_clat" | "disable_slat" | "clocksource" => format!("{key}: fsbench times every I/O from queue to completion with the monotonic clock, whatever this says"),

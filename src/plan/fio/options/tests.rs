@@ -48,6 +48,7 @@ fn every_listed_option_is_accepted_with_a_sensible_value() {
             "replay_align" => "4k",
             "cmdprio_bssplit" => "4k/50",
             "dedupe_mode" => "working_set",
+            "iomem" | "mem" => "malloc",
             _ => example(key),
         };
         let mut j = Job::default();

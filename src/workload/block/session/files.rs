@@ -89,7 +89,8 @@ pub(super) fn open_engine(job: &Job, w: &Worker) -> Result<Prepared, String> {
     let depth = w.pattern.buffers.max(job.iodepth.max(1) as usize);
     let bs = w.pattern.max_bs() as usize;
     if job.engine == EngineKind::Null {
-        let eng = (def.open)(Vec::new(), depth, bs).map_err(|e| e.to_string())?;
+        let eng =
+            (def.open)(Vec::new(), engine::Slots::new(depth, bs)).map_err(|e| e.to_string())?;
         return Ok((eng, vec!["null".into()]));
     }
     let mut how = Vec::new();
@@ -129,8 +130,24 @@ pub(super) fn open_engine(job: &Job, w: &Worker) -> Result<Prepared, String> {
     if files.len() > 1 {
         how.push(format!("{} files", files.len()));
     }
-    let eng = (def.open)(files, depth, bs)
+    let slots = engine::Slots {
+        lead: job.more.buffer_lead(job.direct),
+        ..engine::Slots::new(depth, bs)
+    };
+    if slots.lead != 0 {
+        how.push(format!(
+            "buffers {} bytes past a page boundary (as fio's {})",
+            slots.lead,
+            if job.more.mem_align.is_some() {
+                "mem_align"
+            } else {
+                "malloc'd buffers"
+            }
+        ));
+    }
+    let mut eng = (def.open)(files, slots)
         .map_err(|e| format!("cannot set up {} on {}: {e}", def.name, w.path.display()))?;
+    eng.set_reap_max(job.more.completions_per_reap());
     how.push(eng.describe());
     Ok((eng, how))
 }
