@@ -80,7 +80,8 @@ fn libaio_reaps_and_places_its_buffers_as_fio() {
             .current_dir(d)
             .env_remove("FSBENCH_WORKDIR")
             .env("FSBENCH_HISTORY", history_path())
-            .args(["-f", "-qq", "-e", "trace=io_submit,io_getevents", "-o", "t"])
+            .args(["-f", "-qq", "-e", "trace=io_submit,io_getevents,fadvise64"])
+            .args(["-o", "t"])
             .arg(bin().get_program())
             .args(["run", "a.fio", "--out", "s", "-q"])
             .output()
@@ -98,6 +99,15 @@ fn libaio_reaps_and_places_its_buffers_as_fio() {
             .filter_map(|l| l.split("aio_buf=0x").nth(1))
             .map(|a| u64::from_str_radix(a.split(',').next().unwrap(), 16).unwrap() % 4096)
             .collect();
+        // fio's invalidate and fadvise_hint: the job's own file only, before its reads.
+        let advice: Vec<&str> = trace
+            .lines()
+            .filter(|l| l.contains("fadvise64("))
+            .filter_map(|l| l.split("POSIX_FADV_").nth(1))
+            .map(|a| a.split(')').next().unwrap())
+            .collect();
+        assert!(advice.contains(&"DONTNEED"), "{advice:?}");
+        assert!(advice.contains(&"RANDOM"), "{advice:?}");
         (nrs, leads)
     };
     // 256 reads at depth 8: one reap per read once the queue is full, then the last 8 at once.

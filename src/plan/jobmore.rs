@@ -16,6 +16,21 @@ pub enum ExitWhat {
     All,
 }
 
+/// What a job tells the kernel of its access pattern when it opens its files (fio's
+/// fadvise_hint, posix_fadvise(2)): on a buffered file it sets the readahead.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Fadvise {
+    /// By the job's rw: random for random jobs, sequential otherwise (fio's fadvise_hint=1,
+    /// its default).
+    #[default]
+    Pattern,
+    /// Nothing (fadvise_hint=0).
+    Off,
+    Sequential,
+    Random,
+}
+
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(default)]
 pub struct JobMore {
@@ -67,6 +82,8 @@ pub struct JobMore {
     /// O_DIRECT or mem_align, its buffers sit where malloc puts them, not on a page boundary.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub malloc_buffers: bool,
+    #[serde(skip_serializing_if = "is_default")]
+    pub fadvise: Fadvise,
 }
 
 /// Where glibc's malloc puts a large allocation (one mmap'd chunk): 16 bytes past a page

@@ -87,9 +87,14 @@ pub fn send_signal(pid: u32, signal: i32) -> bool {
 /// posix_fadvise(2) POSIX_FADV_DONTNEED over the whole file: asks the kernel to drop its cached
 /// pages, so that the next read comes from the device.
 pub fn fadvise_dontneed(file: &std::fs::File) -> io::Result<()> {
+    fadvise(file, libc::POSIX_FADV_DONTNEED)
+}
+
+/// posix_fadvise(2) of `advice` (a POSIX_FADV_* value) over the whole file.
+pub fn fadvise(file: &std::fs::File, advice: libc::c_int) -> io::Result<()> {
     // SAFETY: the descriptor is valid for the lifetime of `file`; offset 0 and length 0 mean
     // "the whole file" (posix_fadvise(2)).
-    let rc = unsafe { libc::posix_fadvise(file.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED) };
+    let rc = unsafe { libc::posix_fadvise(file.as_raw_fd(), 0, 0, advice) };
     if rc != 0 {
         return Err(io::Error::from_raw_os_error(rc));
     }

@@ -84,8 +84,9 @@ impl BlockSession {
                         .collect::<Vec<_>>()
                         .join("+"),
                     does: "fio-class block I/O".into(),
-                    // invalidate=0 on every job of the group: the page cache is kept.
-                    cache: if jobs.iter().all(|j| !j.invalidate) {
+                    // invalidate=0 on every job of the group: the page cache is kept. A fio
+                    // job file's jobs drop only their files' pages, as fio (`prepare`).
+                    cache: if block.from_jobfile || jobs.iter().all(|j| !j.invalidate) {
                         CachePolicy::Keep
                     } else {
                         CachePolicy::Drop
@@ -149,6 +150,30 @@ impl BlockSession {
     }
 }
 
+impl BlockSession {
+    /// fio's invalidate for a job file's jobs: each job with invalidate=1 drops its own files'
+    /// cached pages (posix_fadvise DONTNEED, as fio's file_invalidate_cache) before the phase;
+    /// the rest of the page cache (other files, a loop image's backing file) is left, as fio
+    /// leaves it. fsbench's own workloads drop the whole cache instead (CachePolicy::Drop).
+    fn invalidate_files(&self, phase: usize) -> Result<(), RunError> {
+        for &wi in &self.members[phase] {
+            let w = &self.r.workers[wi];
+            if !self.block.jobs[w.job].invalidate {
+                continue;
+            }
+            for path in w.files().filter(|p| p.exists()) {
+                let f = std::fs::File::open(path)
+                    .map_err(RunError::io(format!("opening {}", path.display())))?;
+                crate::sys::fadvise_dontneed(&f).map_err(RunError::io(format!(
+                    "dropping the cached pages of {} (fio's invalidate)",
+                    path.display()
+                )))?;
+            }
+        }
+        Ok(())
+    }
+}
+
 impl Session for BlockSession {
     fn phases(&self) -> &[PhaseSpec] {
         &self.specs
@@ -174,6 +199,9 @@ impl Session for BlockSession {
                     lay_out(path, (*start, *end), w.blockdev, self.quiet)?;
                 }
             }
+        }
+        if self.block.from_jobfile {
+            self.invalidate_files(phase)?;
         }
         Ok(())
     }

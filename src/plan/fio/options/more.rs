@@ -11,7 +11,7 @@ use Got::{Done, NotMine, Noted};
 /// The options `apply_more` adds (listed in `fsbench run --help`; it reads some of other groups
 /// too: new_group, exit_what).
 pub(super) const MORE: &str =
-    "threads verify_async verify_async_cpus experimental_verify ignore_error error_dump random_sequence_stride dedupe_mode dedupe_working_set_percentage dedupe_global wait_for";
+    "threads verify_async verify_async_cpus experimental_verify ignore_error error_dump random_sequence_stride dedupe_mode dedupe_working_set_percentage dedupe_global wait_for fadvise_hint";
 
 impl Job {
     /// The options of this module; each sets the job, or says why it changes nothing here.
@@ -88,6 +88,22 @@ impl Job {
             "buffer_pattern" | "verify_pattern" => self.apply_pattern(key, need(key, v)?),
             "wait_for" => {
                 self.more.wait_for = Some(need(key, v)?.to_string());
+                Ok(Done)
+            }
+            "fadvise_hint" => {
+                use crate::plan::jobmore::Fadvise;
+                self.more.fadvise = match v.unwrap_or("1") {
+                    "1" => Fadvise::Pattern,
+                    "0" => Fadvise::Off,
+                    "sequential" => Fadvise::Sequential,
+                    "random" => Fadvise::Random,
+                    o => {
+                        return Err(format!(
+                            "fadvise_hint={o}: expected 0, 1, sequential or random"
+                        )
+                        .into())
+                    }
+                };
                 Ok(Done)
             }
             "experimental_verify" => {

@@ -127,6 +127,13 @@ pub(super) fn open_engine(job: &Job, w: &Worker) -> Result<Prepared, String> {
     if direct == job.direct {
         how.push(if job.direct { "direct" } else { "buffered" }.to_string());
     }
+    if let Some((advice, name)) = fadvise_of(job) {
+        for (f, path) in files.iter().zip(w.files()) {
+            crate::sys::fadvise(f, advice)
+                .map_err(|e| format!("posix_fadvise {name} on {}: {e}", path.display()))?;
+        }
+        how.push(format!("fadvise {name}"));
+    }
     if files.len() > 1 {
         how.push(format!("{} files", files.len()));
     }
@@ -150,6 +157,22 @@ pub(super) fn open_engine(job: &Job, w: &Worker) -> Result<Prepared, String> {
     eng.set_reap_max(job.more.completions_per_reap());
     how.push(eng.describe());
     Ok((eng, how))
+}
+
+/// The posix_fadvise(2) advice a job gives its files when it opens them (fio's fadvise_hint).
+fn fadvise_of(job: &Job) -> Option<(libc::c_int, &'static str)> {
+    use crate::plan::jobmore::Fadvise;
+    let random = match job.more.fadvise {
+        Fadvise::Off => return None,
+        Fadvise::Pattern => job.rw.random(),
+        Fadvise::Random => true,
+        Fadvise::Sequential => false,
+    };
+    Some(if random {
+        (libc::POSIX_FADV_RANDOM, "random")
+    } else {
+        (libc::POSIX_FADV_SEQUENTIAL, "sequential")
+    })
 }
 
 /// Writes `region` bytes of fresh data to a job's file (or fsbench's device) and syncs it, so that
