@@ -45,28 +45,23 @@ fn flag(cell: &OnceLock<Arc<AtomicBool>>) -> &Arc<AtomicBool> {
 ///
 /// SIGHUP (the terminal closed) gets the same orderly end, but a second SIGHUP never exits at once:
 /// a closing terminal may deliver it twice (the kernel to the foreground group, the shell to its
-/// jobs), and the run must still tear down. `on_hangup` runs on a thread of its own when the
-/// first SIGHUP arrives (the caller points outputs that were the terminal somewhere harmless).
-pub fn install_signal_handlers(on_hangup: Box<dyn FnOnce() + Send>) -> std::io::Result<()> {
-    use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+/// jobs), and the run must still tear down. Its handler is the system layer's
+/// (`sys::install_hangup`, in the signal handler itself: no thread waits for signals, as a
+/// second thread would make every read and write of a single-threaded phase, bonnie++'s
+/// per-character tests, take the file position lock); it sets `hangup_flag`.
+pub fn install_signal_handlers() -> std::io::Result<()> {
+    use signal_hook::consts::{SIGINT, SIGTERM};
     for (sig, cell) in [(SIGINT, &INTERRUPT), (SIGTERM, &TERMINATE)] {
         let f = flag(cell).clone();
         signal_hook::flag::register_conditional_shutdown(sig, 128 + sig, f.clone())?;
         signal_hook::flag::register(sig, f)?;
     }
-    let mut hup = signal_hook::iterator::Signals::new([SIGHUP])?;
-    let f = flag(&HANGUP).clone();
-    std::thread::Builder::new()
-        .name("sighup".into())
-        .spawn(move || {
-            if hup.forever().next().is_some() {
-                on_hangup();
-                f.store(true, Ordering::SeqCst);
-                // Later SIGHUPs are taken by the iterator's handler and ignored.
-                for _ in hup.forever() {}
-            }
-        })?;
     Ok(())
+}
+
+/// The flag a SIGHUP sets.
+pub fn hangup_flag() -> Arc<AtomicBool> {
+    flag(&HANGUP).clone()
 }
 
 /// Why the run was asked to stop, if it was.

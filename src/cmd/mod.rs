@@ -60,7 +60,9 @@ pub fn exit_for(records: &[Record]) -> Exit {
 /// SIGINT, SIGTERM and SIGHUP end a run in order (stop.rs); after a hangup, the outputs that
 /// were the terminal go to /dev/null.
 pub fn install_signals() -> std::io::Result<()> {
-    crate::stop::install_signal_handlers(crate::sys::terminal_quieter())
+    crate::sys::note_terminals();
+    crate::stop::install_signal_handlers()?;
+    crate::sys::install_hangup(crate::stop::hangup_flag())
 }
 
 /// Joins the ranks an MPI launcher started (one process without a launcher); a binary without

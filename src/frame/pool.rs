@@ -204,7 +204,13 @@ where
         interval,
         start: &start,
     };
-    let out = work(&ctx);
+    // The point of running here: no other thread shares the file table (else every read and
+    // write takes the file position lock). Said in the record when that does not hold.
+    let threads = crate::sys::host::threads();
+    let mut out = work(&ctx);
+    if threads > 1 {
+        out.how.push(format!("{threads} threads were alive in fsbench's process during this single-threaded phase: each call took the file position lock, which a single-threaded program such as bonnie++ does not"));
+    }
     let at = t0.elapsed().as_secs_f64();
     PoolRun {
         outs: vec![out],

@@ -127,6 +127,16 @@ pub fn mem_total_bytes() -> u64 {
         .unwrap_or(0)
 }
 
+/// The number of threads of this process (Threads: in /proc/self/status; 0 when unknown).
+pub fn threads() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .unwrap_or_default()
+        .lines()
+        .find_map(|l| l.strip_prefix("Threads:"))
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or(0)
+}
+
 /// sync(2), then drop the page cache, dentries and inodes. Returns false if the caches could not
 /// be dropped (not root), so that the reads that follow are flagged.
 pub fn sync_and_drop_caches() -> bool {

@@ -54,31 +54,57 @@ pub fn statvfs(path: &Path) -> io::Result<FsStat> {
     })
 }
 
-/// kill(2) with signal 0 or a real signal. Returns false when the process does not exist.
-/// What to do after the terminal hung up: the standard input, output and error that are the
-/// terminal now (checked here: a hung-up terminal no longer answers isatty) will read from and
-/// write to /dev/null, so that no later message fails (or panics) on the dead terminal. Outputs
-/// redirected to files or pipes are left as they are.
-pub fn terminal_quieter() -> Box<dyn FnOnce() + Send> {
-    // SAFETY: isatty on the three standard descriptors.
-    let ttys: Vec<i32> = (0..3)
-        .filter(|&fd| unsafe { libc::isatty(fd) } == 1)
-        .collect();
-    Box::new(move || {
-        // SAFETY: open, dup2 and close on plain descriptors; nothing is shared with Rust.
-        unsafe {
-            let null = libc::open(c"/dev/null".as_ptr(), libc::O_RDWR | libc::O_CLOEXEC);
-            if null < 0 {
-                return;
-            }
-            for &fd in &ttys {
-                libc::dup2(null, fd);
-            }
-            libc::close(null);
+/// What to do after the terminal hung up: the standard input, output and error that were the
+/// terminal when fsbench started (`note_terminals`; a hung-up terminal no longer answers isatty)
+/// will read from and write to /dev/null, so that no later message fails (or panics) on the dead
+/// terminal. Outputs redirected to files or pipes are left as they are. Async-signal-safe
+/// (atomics, open, dup2, close): it runs in the SIGHUP handler.
+pub fn quiet_terminals() {
+    let ttys = TTYS.load(std::sync::atomic::Ordering::SeqCst);
+    // SAFETY: open, dup2 and close on plain descriptors; nothing is shared with Rust.
+    unsafe {
+        let null = libc::open(c"/dev/null".as_ptr(), libc::O_RDWR | libc::O_CLOEXEC);
+        if null < 0 {
+            return;
         }
-    })
+        for fd in (0..3).filter(|fd| ttys & (1 << fd) != 0) {
+            libc::dup2(null, fd);
+        }
+        libc::close(null);
+    }
 }
 
+/// Which of the standard descriptors 0-2 are a terminal (a bit each), noted at start.
+static TTYS: std::sync::atomic::AtomicU8 = std::sync::atomic::AtomicU8::new(0);
+
+/// SIGHUP's handler: on the first one, `quiet_terminals` and then `flag` set (the run ends in
+/// order); later ones are ignored. It runs in the signal handler, with no thread of its own.
+pub fn install_hangup(flag: std::sync::Arc<std::sync::atomic::AtomicBool>) -> io::Result<()> {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    static SEEN: AtomicBool = AtomicBool::new(false);
+    // SAFETY: the action only swaps and stores atomics and calls quiet_terminals (atomics, open,
+    // dup2, close): all async-signal-safe (signal_hook::low_level::register's requirement).
+    unsafe {
+        signal_hook::low_level::register(signal_hook::consts::SIGHUP, move || {
+            if !SEEN.swap(true, Ordering::SeqCst) {
+                quiet_terminals();
+                flag.store(true, Ordering::SeqCst);
+            }
+        })?;
+    }
+    Ok(())
+}
+
+/// Notes which standard descriptors are the terminal, for `quiet_terminals`.
+pub fn note_terminals() {
+    // SAFETY: isatty on the three standard descriptors.
+    let mask = (0..3)
+        .filter(|&fd| unsafe { libc::isatty(fd) } == 1)
+        .fold(0u8, |m, fd| m | 1 << fd);
+    TTYS.store(mask, std::sync::atomic::Ordering::SeqCst);
+}
+
+/// kill(2) with signal 0 or a real signal. Returns false when the process does not exist.
 pub fn send_signal(pid: u32, signal: i32) -> bool {
     // SAFETY: kill takes plain integers; no memory is shared (kill(2)).
     unsafe { libc::kill(pid as libc::pid_t, signal) == 0 }

@@ -520,6 +520,7 @@ impl BonnieSession {
                 .lock()
                 .unwrap_or_else(|e| e.into_inner())
                 .iter()
+                .chain(&p.how)
                 .cloned(),
         );
         ph.config = Some(serde_json::json!({
