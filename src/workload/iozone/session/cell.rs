@@ -203,6 +203,7 @@ impl IozoneSession {
                             bytes: t.bytes as f64,
                             hist: Some(&t.hist),
                             spans: t.span.into_iter().collect(),
+                            parent_end: None,
                             window: t.cpu_wall,
                         };
                         self.figures(one, measured, &mut ph);
