@@ -6,35 +6,14 @@ use common::*;
 
 #[test]
 fn throughput_workers_fsync_after_their_clock_as_iozones_children() {
-    if !have("strace") {
-        eprintln!("skipped: strace is not installed (scripts/setup installs it)");
-        return;
-    }
     let dir = workdir();
     let d = dir.path();
-    let o = std::process::Command::new("strace")
-        .current_dir(d)
-        .env_remove("FSBENCH_WORKDIR")
-        .env("FSBENCH_HISTORY", history_path())
-        .args([
-            "-f",
-            "-qq",
-            "-e",
-            "trace=pwrite64,write,fsync",
-            "-e",
-            "signal=none",
-        ])
-        .args(["-ff", "-o", "t"])
-        .arg(bin().get_program())
-        .arg("compare")
-        .arg(format!("dir:{}", d.display()))
-        .args([
-            "--workload",
-            "iozone:threads=2,size=256k,record=64k,tests=write",
-        ])
-        .args(["-q", "--out", "s"])
-        .output()
-        .unwrap();
+    let target = format!("dir:{}", d.display());
+    let w = "iozone:threads=2,size=256k,record=64k,tests=write";
+    let args = ["compare", &target, "--workload", w, "-q", "--out", "s"];
+    let Some(o) = straced(d, "pwrite64,write,fsync", true, &args) else {
+        return;
+    };
     assert!(o.status.success(), "{}", stderr(&o));
     // Per thread (strace -ff: a file each): its 64 KiB writes and fsyncs, in order.
     let mut by: std::collections::BTreeMap<String, Vec<&str>> = Default::default();

@@ -100,6 +100,26 @@ pub fn skip(missing: bool, why: &str) -> bool {
     missing
 }
 
+/// The binary under `strace -f -qq -e trace=CALLS` in `dir`, its trace written to `dir/t` (or,
+/// with `per_thread`, to `dir/t.TID`, one file per thread); None, said, when strace is missing.
+pub fn straced(dir: &Path, calls: &str, per_thread: bool, args: &[&str]) -> Option<Output> {
+    if skip(
+        !have("strace"),
+        "strace is not installed (scripts/setup installs it)",
+    ) {
+        return None;
+    }
+    let mut c = Command::new("strace");
+    c.current_dir(dir)
+        .env_remove("FSBENCH_WORKDIR")
+        .env("FSBENCH_HISTORY", history_path())
+        .args(["-qq", "-e", &format!("trace={calls}"), "-e", "signal=none"])
+        .args([if per_thread { "-ff" } else { "-f" }, "-o", "t"])
+        .arg(bin().get_program())
+        .args(args);
+    Some(c.output().unwrap())
+}
+
 /// Tests that take loop devices or pools must not run at the same time.
 pub fn serial() -> MutexGuard<'static, ()> {
     static LOCK: Mutex<()> = Mutex::new(());
