@@ -6,15 +6,7 @@ use super::*;
 use crate::sys::issue::{atomic_write_units, IoFlags, RWF_ATOMIC};
 
 fn write(kind: EngineKind, flags: IoFlags) -> i64 {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("f");
-    let file = std::fs::OpenOptions::new()
-        .create(true)
-        .truncate(true)
-        .read(true)
-        .write(true)
-        .open(&path)
-        .unwrap();
+    let (_dir, path, file) = scratch_file();
     if atomic_write_units(&path).unwrap().is_some() {
         return -1;
     }

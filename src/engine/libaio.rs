@@ -19,13 +19,11 @@ pub const DEF: EngineDef = EngineDef {
 
 struct Libaio {
     aio: Aio,
-    reap_max: usize,
 }
 
 fn open(files: Vec<File>, slots: super::Slots) -> io::Result<Box<dyn IoEngine>> {
     Ok(Box::new(Libaio {
         aio: Aio::new(super::need_files(files)?, slots)?,
-        reap_max: slots.depth,
     }))
 }
 
@@ -47,7 +45,6 @@ impl IoEngine for Libaio {
 
     fn set_reap_max(&mut self, n: usize) {
         self.aio.set_reap_max(n);
-        self.reap_max = n;
     }
 
     fn sync(&mut self, data_only: bool) -> io::Result<()> {
@@ -61,7 +58,7 @@ impl IoEngine for Libaio {
     fn describe(&self) -> String {
         format!(
             "libaio (io_submit per I/O, io_getevents of up to {})",
-            self.reap_max
+            self.aio.reap_max()
         )
     }
 }
@@ -77,15 +74,7 @@ mod tests {
     fn libaio_and_the_vectored_engines_write_and_read_the_bytes_asked() {
         for kind in [EngineKind::Libaio, EngineKind::Pvsync, EngineKind::Pvsync2] {
             let def = ENGINES.iter().find(|d| d.kind == kind).unwrap();
-            let dir = tempfile::tempdir().unwrap();
-            let path = dir.path().join("f");
-            let file = std::fs::OpenOptions::new()
-                .create(true)
-                .truncate(true)
-                .read(true)
-                .write(true)
-                .open(&path)
-                .unwrap();
+            let (_dir, path, file) = crate::engine::scratch_file();
             let mut e = (def.open)(vec![file], crate::engine::Slots::new(4, 4096)).unwrap();
             for slot in 0..4 {
                 e.buffer(slot).fill(b'a' + slot as u8);

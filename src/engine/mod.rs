@@ -10,6 +10,22 @@ pub mod uring;
 #[cfg(test)]
 mod flags_tests;
 
+/// A new empty file, open for reading and writing, in a directory of its own (kept while the
+/// TempDir lives), for an engine's tests.
+#[cfg(test)]
+fn scratch_file() -> (tempfile::TempDir, std::path::PathBuf, File) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("f");
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(true)
+        .read(true)
+        .write(true)
+        .open(&path)
+        .unwrap();
+    (dir, path, file)
+}
+
 use std::fs::File;
 use std::io;
 

@@ -669,3 +669,6 @@ mod latency;
 
 #[cfg(test)]
 mod effects;
+
+#[cfg(test)]
+mod fake;

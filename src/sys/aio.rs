@@ -92,6 +92,10 @@ impl Aio {
         self.reap_max = n.clamp(1, self.events.len());
     }
 
+    pub fn reap_max(&self) -> usize {
+        self.reap_max
+    }
+
     pub fn files(&self) -> &[File] {
         &self.files
     }

@@ -16,11 +16,7 @@ struct Rec {
 
 impl IoEngine for Rec {
     fn buffer(&mut self, slot: usize) -> &mut [u8] {
-        let bs = self.bs;
-        if self.buf.len() < (slot + 1) * bs {
-            self.buf.resize((slot + 1) * bs, 0);
-        }
-        &mut self.buf[slot * bs..(slot + 1) * bs]
+        super::fake::slot(&mut self.buf, slot, self.bs)
     }
     fn queue(&mut self, io: Io) -> std::io::Result<()> {
         self.ios.push((io.write, io.offset, io.len));

@@ -123,44 +123,15 @@ mod tests {
     use super::super::*;
     use crate::plan::issue::ioprio_value;
 
-    /// Completes every I/O at once, keeping the flags each came with.
-    #[derive(Default)]
-    struct Flags {
-        buf: Vec<u8>,
-        seen: Vec<(bool, usize, crate::sys::issue::IoFlags)>,
-        done: Vec<(usize, i64)>,
-    }
-
-    impl IoEngine for Flags {
-        fn buffer(&mut self, slot: usize) -> &mut [u8] {
-            if self.buf.len() < (slot + 1) << 20 {
-                self.buf.resize((slot + 1) << 20, 0);
-            }
-            &mut self.buf[slot << 20..(slot + 1) << 20]
-        }
-        fn queue(&mut self, io: Io) -> std::io::Result<()> {
-            self.seen.push((io.write, io.len, io.flags));
-            self.done.push((io.slot, io.len as i64));
-            Ok(())
-        }
-        fn complete(&mut self, _: usize, done: &mut dyn FnMut(usize, i64)) -> std::io::Result<()> {
-            self.done.drain(..).for_each(|(s, r)| done(s, r));
-            Ok(())
-        }
-        fn sync(&mut self, _: bool) -> std::io::Result<()> {
-            Ok(())
-        }
-        fn describe(&self) -> String {
-            "flags".into()
-        }
-    }
-
     fn run(p: &Pattern) -> Vec<(bool, usize, crate::sys::issue::IoFlags)> {
-        let mut e = Flags::default();
+        let mut e = super::super::fake::Seen::default();
         let progress = crate::metrics::progress::Progress::new();
         let st = drive(&mut e, p, &WriteData::new(1, 4096, 0), Live::of(&progress));
         assert!(st.error.is_none(), "{:?}", st.error);
-        e.seen
+        e.ops
+            .iter()
+            .map(|(_, io)| (io.write, io.len, io.flags))
+            .collect()
     }
 
     /// Keeps every I/O in flight until asked for completions, then completes the oldest; counts
@@ -175,10 +146,7 @@ mod tests {
 
     impl IoEngine for Slow {
         fn buffer(&mut self, slot: usize) -> &mut [u8] {
-            if self.buf.len() < (slot + 1) * 8192 {
-                self.buf.resize((slot + 1) * 8192, 0);
-            }
-            &mut self.buf[slot * 8192..(slot + 1) * 8192]
+            super::super::fake::slot(&mut self.buf, slot, 8192)
         }
         fn queue(&mut self, io: Io) -> std::io::Result<()> {
             let end = io.offset + io.len as u64;
@@ -249,7 +217,7 @@ mod tests {
             let mut logs = crate::plan::job::FioLogs::new();
             (logs.lat, logs.prio) = (Some("l".into()), log_prio);
             p.logs = Some(logs);
-            let mut e = Flags::default();
+            let mut e = super::super::fake::Seen::default();
             let progress = crate::metrics::progress::Progress::new();
             let st = drive(&mut e, &p, &WriteData::new(1, 4096, 0), Live::of(&progress));
             let text = st.logs.unwrap().lat;

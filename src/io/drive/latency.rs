@@ -195,10 +195,7 @@ mod tests {
 
     impl IoEngine for Queue {
         fn buffer(&mut self, slot: usize) -> &mut [u8] {
-            if self.buf.len() < (slot + 1) * 4096 {
-                self.buf.resize((slot + 1) * 4096, 0);
-            }
-            &mut self.buf[slot * 4096..(slot + 1) * 4096]
+            super::super::fake::slot(&mut self.buf, slot, 4096)
         }
         fn queue(&mut self, io: Io) -> std::io::Result<()> {
             self.flight.push(io.slot);

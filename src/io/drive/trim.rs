@@ -77,43 +77,6 @@ impl Driver<'_> {
 mod tests {
     use super::super::*;
 
-    /// Does every I/O at once, keeping what was trimmed and written, in order.
-    #[derive(Default)]
-    struct Log {
-        buf: Vec<u8>,
-        ops: Vec<(char, u64, u64)>,
-        done: Vec<(usize, i64)>,
-    }
-
-    impl IoEngine for Log {
-        fn buffer(&mut self, slot: usize) -> &mut [u8] {
-            if self.buf.len() < (slot + 1) * 8192 {
-                self.buf.resize((slot + 1) * 8192, 0);
-            }
-            &mut self.buf[slot * 8192..(slot + 1) * 8192]
-        }
-        fn queue(&mut self, io: Io) -> std::io::Result<()> {
-            let c = if io.write { 'w' } else { 'r' };
-            self.ops.push((c, io.offset, io.len as u64));
-            self.done.push((io.slot, io.len as i64));
-            Ok(())
-        }
-        fn complete(&mut self, _: usize, done: &mut dyn FnMut(usize, i64)) -> std::io::Result<()> {
-            self.done.drain(..).for_each(|(s, r)| done(s, r));
-            Ok(())
-        }
-        fn sync(&mut self, _: bool) -> std::io::Result<()> {
-            Ok(())
-        }
-        fn describe(&self) -> String {
-            "log".into()
-        }
-        fn trim(&mut self, _file: usize, offset: u64, len: u64) -> std::io::Result<()> {
-            self.ops.push(('t', offset, len));
-            Ok(())
-        }
-    }
-
     fn run(rw: Rw) -> (Vec<(char, u64, u64)>, Stats) {
         run_bs(rw, BlockSize::Fixed(8192), None)
     }
@@ -122,10 +85,11 @@ mod tests {
         let mut p = Pattern::basic(rw, bs, 4, 256 << 10);
         p.trim_bs = trim_bs;
         let progress = crate::metrics::progress::Progress::new();
-        let mut e = Log::default();
+        let mut e = super::super::fake::Seen::default();
         let st = drive(&mut e, &p, &WriteData::new(1, 8192, 0), Live::of(&progress));
         assert!(st.error.is_none(), "{:?}", st.error);
-        (e.ops, st)
+        let ops = e.ops.iter().map(|(c, io)| (*c, io.offset, io.len as u64));
+        (ops.collect(), st)
     }
 
     #[test]

@@ -156,19 +156,21 @@ impl BlockSession {
     /// the rest of the page cache (other files, a loop image's backing file) is left, as fio
     /// leaves it. fsbench's own workloads drop the whole cache instead (CachePolicy::Drop).
     fn invalidate_files(&self, phase: usize) -> Result<(), RunError> {
-        for &wi in &self.members[phase] {
-            let w = &self.r.workers[wi];
-            if !self.block.jobs[w.job].invalidate {
-                continue;
-            }
-            for path in w.files().filter(|p| p.exists()) {
-                let f = std::fs::File::open(path)
-                    .map_err(RunError::io(format!("opening {}", path.display())))?;
-                crate::sys::fadvise_dontneed(&f).map_err(RunError::io(format!(
-                    "dropping the cached pages of {} (fio's invalidate)",
-                    path.display()
-                )))?;
-            }
+        // Each file once, however many of the phase's workers share it (numjobs on one file).
+        let files: std::collections::BTreeSet<&std::path::PathBuf> = self.members[phase]
+            .iter()
+            .map(|&wi| &self.r.workers[wi])
+            .filter(|w| self.block.jobs[w.job].invalidate)
+            .flat_map(|w| w.files())
+            .filter(|p| p.exists())
+            .collect();
+        for path in files {
+            let f = std::fs::File::open(path)
+                .map_err(RunError::io(format!("opening {}", path.display())))?;
+            crate::sys::fadvise_dontneed(&f).map_err(RunError::io(format!(
+                "dropping the cached pages of {} (fio's invalidate)",
+                path.display()
+            )))?;
         }
         Ok(())
     }

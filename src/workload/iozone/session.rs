@@ -82,11 +82,8 @@ pub struct IozoneSession {
     bufs: Vec<Mutex<AlignedBuf>>,
     /// Why the rest of the cell cannot run (its file could not be written).
     broken: Option<String>,
-    /// Throughput mode: each worker's (start, end, bytes) of the current test.
-    spans: Mutex<Vec<Option<(Instant, Instant, u64)>>>,
-    /// Throughput mode: when each worker had also done iozone's untimed fsync and close (the
-    /// end of the parent's span).
-    parent_ends: Mutex<Vec<Option<Instant>>>,
+    /// Each worker's span of the current test.
+    spans: Mutex<Vec<Option<Span>>>,
     /// A whole-cell phase's tests, for `finish`.
     cell_out: Mutex<CellOut>,
     mem_total: u64,
@@ -188,7 +185,6 @@ impl IozoneSession {
             pool: Pool::new(max_record, z.seed ^ 0x10_2e),
             bufs,
             spans: Mutex::new(vec![None; workers]),
-            parent_ends: Mutex::new(vec![None; workers]),
             cell_out: Mutex::new(CellOut::default()),
             tests,
             z,
@@ -264,24 +260,23 @@ impl IozoneSession {
         // Closed inside the clock when asked (iozone -c), else after it.
         let f = (!self.z.close).then_some(f);
         let end = Instant::now();
+        // iozone's children fsync and close the file after their clock stops (every test,
+        // readers too) before they report to the parent, whose figure counts it.
+        if let Some(f) = f.filter(|_| self.z.throughput_mode() && !self.z.fsync) {
+            f.sync_all()?;
+        }
         if let Some(s) = self
             .spans
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .get_mut(ctx.index)
         {
-            *s = Some((t0, end, done.bytes));
-        }
-        if self.z.throughput_mode() {
-            // iozone's children fsync and close the file after their clock stops (every test,
-            // readers too) before they report to the parent, whose figure counts it.
-            if let Some(f) = f.filter(|_| !self.z.fsync) {
-                f.sync_all()?;
-            }
-            let mut ends = self.parent_ends.lock().unwrap_or_else(|e| e.into_inner());
-            if let Some(e) = ends.get_mut(ctx.index) {
-                *e = Some(Instant::now());
-            }
+            *s = Some(Span {
+                start: t0,
+                end,
+                bytes: done.bytes,
+                closed: Instant::now(),
+            });
         }
         ctx.progress.add(done.ops, done.bytes);
         Ok((done.ops, done.bytes))
@@ -348,14 +343,6 @@ impl Session for IozoneSession {
         {
             *s = None;
         }
-        for e in self
-            .parent_ends
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .iter_mut()
-        {
-            *e = None;
-        }
         Ok(())
     }
 
@@ -420,7 +407,7 @@ impl Session for IozoneSession {
             self.broken = Some(e.clone());
         }
         if ph.skipped.is_none() && ph.error.is_none() {
-            let spans: Vec<(Instant, Instant, u64)> = self
+            let spans: Vec<Span> = self
                 .spans
                 .lock()
                 .unwrap_or_else(|e| e.into_inner())
@@ -428,20 +415,11 @@ impl Session for IozoneSession {
                 .flatten()
                 .copied()
                 .collect();
-            let parent_end = self
-                .parent_ends
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .iter()
-                .flatten()
-                .max()
-                .copied();
             let measured = Measured {
                 ops: p.counter("ops"),
                 bytes: p.counter("bytes"),
                 hist: p.hists.get("lat"),
                 spans,
-                parent_end,
                 window: p.window,
             };
             self.figures(step, measured, &mut ph);
@@ -467,12 +445,11 @@ impl IozoneSession {
             bytes,
             hist: lat,
             spans,
-            parent_end,
             window,
         } = m;
         let (first, last) = (
-            spans.iter().map(|s| s.0).min(),
-            spans.iter().map(|s| s.1).max(),
+            spans.iter().map(|s| s.start).min(),
+            spans.iter().map(|s| s.end).max(),
         );
         let wall = match (first, last) {
             (Some(a), Some(b)) => b.duration_since(a),
@@ -482,13 +459,15 @@ impl IozoneSession {
         let mx = &mut ph.metrics;
         let rates: Vec<f64> = spans
             .iter()
-            .map(|(a, b, n)| *n as f64 / 1024.0 / b.duration_since(*a).as_secs_f64().max(1e-9))
+            .map(|x| {
+                x.bytes as f64 / 1024.0 / x.end.duration_since(x.start).as_secs_f64().max(1e-9)
+            })
             .collect();
         if self.z.throughput_mode() {
             let children: f64 = rates.iter().sum();
             mx.insert(metric::CHILDREN_KIB_PER_SEC.into(), children);
             // The parent's span, as iozone's: to the last worker's untimed fsync and close.
-            let parent = match (first, parent_end.or(last)) {
+            let parent = match (first, spans.iter().map(|s| s.closed).max()) {
                 (Some(a), Some(b)) => b.duration_since(a).as_secs_f64().max(1e-9),
                 _ => s,
             };
@@ -598,10 +577,19 @@ struct Measured<'a> {
     ops: f64,
     bytes: f64,
     hist: Option<&'a hist::Hist>,
-    spans: Vec<(Instant, Instant, u64)>,
-    /// Throughput mode: when the last worker had also fsynced and closed its file.
-    parent_end: Option<Instant>,
+    spans: Vec<Span>,
     window: Duration,
+}
+
+/// A worker's timed span of a test and the bytes it moved; `closed`: when it had also done
+/// what follows its clock (throughput mode: iozone's untimed fsync and close, which the
+/// parent's figure counts; else the end).
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Span {
+    pub start: Instant,
+    pub end: Instant,
+    pub bytes: u64,
+    pub closed: Instant,
 }
 
 #[cfg(test)]

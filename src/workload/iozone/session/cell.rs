@@ -16,7 +16,7 @@ pub(super) struct TestOut {
     started_at: String,
     ops: u64,
     bytes: u64,
-    span: Option<(Instant, Instant, u64)>,
+    span: Option<super::Span>,
     hist: hist::Hist,
     latency: Option<crate::metrics::timeline::Timeline>,
     /// This thread's CPU time (user, system) over the test, open to close, and that span.
@@ -29,7 +29,7 @@ pub(super) struct TestOut {
 struct Raw {
     test: Test,
     started_at: SystemTime,
-    span: Option<(Instant, Instant, u64)>,
+    span: Option<super::Span>,
     cpu: (u64, u64),
     cpu_wall: Duration,
     r: std::io::Result<(u64, u64)>,
@@ -136,7 +136,7 @@ impl IozoneSession {
     /// A test's figures, made after the cell's last test.
     fn test_out(&self, x: Raw, mut lat: Lat, ctx: &WorkerCtx, got: &mut CellOut) -> TestOut {
         let mut h = hist::new();
-        let end = x.span.map_or_else(Instant::now, |s| s.1);
+        let end = x.span.map_or_else(Instant::now, |s| s.end);
         let latency = lat.timeline(end);
         lat.into_hist(&mut h);
         let mut t = TestOut {
@@ -203,7 +203,6 @@ impl IozoneSession {
                             bytes: t.bytes as f64,
                             hist: Some(&t.hist),
                             spans: t.span.into_iter().collect(),
-                            parent_end: None,
                             window: t.cpu_wall,
                         };
                         self.figures(one, measured, &mut ph);
