@@ -345,3 +345,42 @@ fn a_killed_study_resumes_and_every_target_test_repeat_appears_once() {
     assert!(out.join("report.md").exists());
     no_leftovers(wd.path());
 }
+
+/// On a btrfs subvolume, stat(2) gives the subvolume's device number and /proc/locks the
+/// filesystem's: the study's writer is still named by its pid.
+#[test]
+fn the_writer_of_a_study_on_a_btrfs_subvolume_is_named() {
+    if needs("btrfs", "mkfs.btrfs") || skip(!have("flock"), "flock(1) is not installed") {
+        return;
+    }
+    let _g = serial();
+    let lo = TestLoop::new(256);
+    assert!(sh(&format!("mkfs.btrfs -q -f {}", lo.device)).0);
+    let mnt = lo.dir.path().join("mnt");
+    std::fs::create_dir(&mnt).unwrap();
+    assert!(sh(&format!("mount {} {}", lo.device, mnt.display())).0);
+    let sub = mnt.join("sub");
+    assert!(sh(&format!("btrfs -q subvolume create {}", sub.display())).0);
+    let study = copy_fixture_study(&sub);
+    // flock(1) holds the lock; cat (without the descriptor: -o) keeps it alive until its input
+    // closes.
+    let mut holder = std::process::Command::new("flock")
+        .args(["-x", "-n", "-o"])
+        .arg(&study)
+        .arg("cat")
+        .stdin(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let t0 = Instant::now();
+    let said = loop {
+        let o = run(&["report", study.to_str().unwrap()]);
+        let e = stderr(&o);
+        if e.contains("in progress") || t0.elapsed() > Duration::from_secs(20) {
+            break e;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    drop(holder.stdin.take());
+    holder.wait().unwrap();
+    assert!(said.contains(&format!("(pid {})", holder.id())), "{said}");
+}

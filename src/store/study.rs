@@ -41,17 +41,46 @@ fn holder_text(pid: Option<u32>) -> String {
 
 /// The pid holding a flock(2) on the file with this device number and inode, from /proc/locks
 /// (`1: FLOCK ADVISORY WRITE 1234 08:01:5678 0 EOF`, the device as hex major:minor).
+///
+/// /proc/locks is read in pages, each under its own hold of the kernel's lock list, so a line
+/// can slip between two pages while other locks come and go: it is read again (three times at
+/// most) before the holder is said to be unknown. Where the device number stat(2) gives is not
+/// the superblock's (a btrfs subvolume, overlayfs), a line with the inode is taken when its pid
+/// has the directory itself open.
 fn lock_holder(dev: u64, ino: u64) -> Option<u32> {
-    let text = std::fs::read_to_string("/proc/locks").ok()?;
     let (major, minor) = crate::sys::split_dev(dev);
     let want = format!("{major:02x}:{minor:02x}:{ino}");
-    text.lines().find_map(|l| {
-        let f: Vec<&str> = l.split_whitespace().collect();
-        let at = f.iter().position(|w| *w == "FLOCK")?;
-        (f.get(at + 4) == Some(&want.as_str()))
-            .then(|| f.get(at + 3)?.parse().ok())
-            .flatten()
+    let tail = format!(":{ino}");
+    (0..3).find_map(|_| {
+        let text = std::fs::read_to_string("/proc/locks").ok()?;
+        let flocks = || {
+            text.lines().filter_map(|l| {
+                let f: Vec<&str> = l.split_whitespace().collect();
+                let at = f.iter().position(|w| *w == "FLOCK")?;
+                let pid: u32 = f.get(at + 3)?.parse().ok()?;
+                Some((pid, f.get(at + 4)?.to_string()))
+            })
+        };
+        flocks()
+            .find(|(_, at)| *at == want)
+            .map(|(pid, _)| pid)
+            .or_else(|| {
+                flocks()
+                    .filter(|(_, at)| at.ends_with(&tail))
+                    .map(|(pid, _)| pid)
+                    .find(|pid| has_open(*pid, dev, ino))
+            })
     })
+}
+
+/// Whether a process has the file with this device number and inode open.
+fn has_open(pid: u32, dev: u64, ino: u64) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    let Ok(fds) = std::fs::read_dir(format!("/proc/{pid}/fd")) else {
+        return false;
+    };
+    fds.flatten()
+        .any(|fd| std::fs::metadata(fd.path()).is_ok_and(|m| m.dev() == dev && m.ino() == ino))
 }
 
 fn holder_of(dir: &Path) -> Option<u32> {
@@ -441,5 +470,39 @@ mod tests {
         let fd = Dir::open(t.path()).unwrap();
         assert!(crate::sys::try_lock(fd.file(), true).unwrap());
         assert_eq!(holder_of(t.path()), Some(std::process::id()));
+    }
+
+    /// Other locks taken and dropped while /proc/locks is read (as other tests and other
+    /// processes do) never hide the holder.
+    #[test]
+    fn holders_are_found_while_other_locks_come_and_go() {
+        let t = tempfile::tempdir().unwrap();
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let churn: Vec<_> = (0..2)
+            .map(|_| {
+                let (stop, t) = (stop.clone(), t.path().to_path_buf());
+                std::thread::spawn(move || {
+                    while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                        let held: Vec<File> = (0..200)
+                            .map(|_| tempfile::tempfile_in(&t).unwrap())
+                            .collect();
+                        for f in &held {
+                            assert!(crate::sys::try_lock(f, true).unwrap());
+                        }
+                    }
+                })
+            })
+            .collect();
+        let d = tempfile::tempdir().unwrap();
+        let fd = Dir::open(d.path()).unwrap();
+        assert!(crate::sys::try_lock(fd.file(), true).unwrap());
+        let until = std::time::Instant::now() + std::time::Duration::from_millis(500);
+        let mut missed = 0;
+        while std::time::Instant::now() < until {
+            missed += usize::from(holder_of(d.path()) != Some(std::process::id()));
+        }
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        churn.into_iter().for_each(|c| c.join().unwrap());
+        assert_eq!(missed, 0, "the holder went unseen {missed} times");
     }
 }
