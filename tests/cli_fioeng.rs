@@ -115,3 +115,41 @@ fn libaio_reaps_and_places_its_buffers_as_fio() {
         "{bad}"
     );
 }
+
+/// A buffered time-based job drops its file's cached pages each time a pass over it ends (fio's
+/// loop_cache_invalidate), besides once before it starts; with invalidate=0 never. Seen with
+/// strace: posix_fadvise DONTNEED on the job's file, counted against the passes the record names.
+#[test]
+fn a_time_based_buffered_job_invalidates_its_file_at_each_pass_as_fio() {
+    let dir = workdir();
+    let d = dir.path();
+    let dontneeds = |extra: &str| {
+        let job = format!(
+            "[a]\nfilename=a.dat\nsize=256k\nbs=64k\nrw=read\nioengine=psync\ntime_based\nruntime=200ms\n{extra}"
+        );
+        std::fs::write(d.join("a.fio"), job).unwrap();
+        let _ = std::fs::remove_dir_all(d.join("s"));
+        let run = ["run", "a.fio", "--out", "s", "-q"];
+        let o = straced(d, "fadvise64", false, &run)?;
+        assert!(o.status.success(), "{}", stderr(&o));
+        let trace = std::fs::read_to_string(d.join("t")).unwrap();
+        let n = trace
+            .lines()
+            .filter(|l| l.contains("fadvise64(") && l.contains("DONTNEED"))
+            .count();
+        let record = std::fs::read_to_string(d.join("s/results.jsonl")).unwrap();
+        let passes = record
+            .split("dropped at the end of each pass (")
+            .nth(1)
+            .map(|t| t.split(' ').next().unwrap().parse::<usize>().unwrap());
+        Some((n, passes))
+    };
+    let Some((n, passes)) = dontneeds("") else {
+        return;
+    };
+    let passes = passes.expect("the record names the passes that ended");
+    assert!(passes >= 2, "{passes} passes over 256 KiB in 200 ms");
+    // Once before the job (fio's invalidate at open), then once per pass that ended.
+    assert_eq!(n, passes + 1, "{n} DONTNEED for {passes} passes");
+    assert_eq!(dontneeds("invalidate=0").unwrap(), (0, None));
+}

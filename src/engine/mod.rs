@@ -13,7 +13,7 @@ mod flags_tests;
 /// A new empty file, open for reading and writing, in a directory of its own (kept while the
 /// TempDir lives), for an engine's tests.
 #[cfg(test)]
-fn scratch_file() -> (tempfile::TempDir, std::path::PathBuf, File) {
+pub(crate) fn scratch_file() -> (tempfile::TempDir, std::path::PathBuf, File) {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("f");
     let file = std::fs::OpenOptions::new()

@@ -56,6 +56,9 @@ pub struct Live<'a> {
     pub halt: Option<&'a std::sync::atomic::AtomicBool>,
     /// Turns true when another job of the phase ended and one of them has exitall.
     pub exit_all: Option<&'a std::sync::atomic::AtomicBool>,
+    /// The worker's files, when a pass over one ends by dropping its cached pages (fio's
+    /// invalidate of a buffered time-based job: `wraps`).
+    pub invalidate: Option<&'a [std::fs::File]>,
 }
 
 impl<'a> Live<'a> {
@@ -67,6 +70,7 @@ impl<'a> Live<'a> {
             interval: crate::metrics::timeline::DEFAULT,
             halt: None,
             exit_all: None,
+            invalidate: None,
         }
     }
 }
@@ -78,6 +82,8 @@ struct Driver<'a> {
     progress: &'a Progress,
     halt: Option<&'a std::sync::atomic::AtomicBool>,
     exit_all: Option<&'a std::sync::atomic::AtomicBool>,
+    /// The files whose cached pages are dropped when a pass over one ends (`invalidates_at_wraps`).
+    invalidate: Option<&'a [std::fs::File]>,
     /// Cuts the latencies into intervals (from the measured start).
     slicer: Slicer,
     st: Stats,
@@ -163,6 +169,9 @@ impl<'a> Driver<'a> {
             progress: live.progress,
             halt: live.halt,
             exit_all: live.exit_all,
+            invalidate: live
+                .invalidate
+                .filter(|_| super::offsets::invalidates_at_wraps(p)),
             slicer: Slicer::new(live.interval, measure_from),
             st,
             rng,
@@ -198,6 +207,17 @@ impl<'a> Driver<'a> {
             rpos: 0,
             issue: issue::State::new(p, start),
             unique: 0,
+        }
+    }
+
+    /// A pass over `file` ended: its cached pages are dropped (posix_fadvise DONTNEED, which
+    /// also starts the write-back of its dirty ones), as fio does there. Advice that fails
+    /// changes no figure, so it is not an error.
+    #[cold]
+    fn wrapped(&mut self, file: usize) {
+        if let Some(f) = self.invalidate.and_then(|fs| fs.get(file)) {
+            let _ = crate::sys::fadvise_dontneed(f);
+            self.st.invalidated += 1;
         }
     }
 
@@ -313,6 +333,9 @@ impl<'a> Driver<'a> {
                     self.issuing = false;
                     break;
                 };
+                if self.files.take_wrapped(file) {
+                    self.wrapped(file);
+                }
                 (write, len, file, offset)
             };
             if self.hold_overlap(slot, (write, len, file, offset)) {

@@ -92,6 +92,14 @@ impl FileSet {
         }
     }
 
+    /// Whether a pass over `file` ended with its last offset (`Offsets::take_wrapped`).
+    #[inline]
+    pub fn take_wrapped(&mut self, file: usize) -> bool {
+        self.offsets
+            .get_mut(file)
+            .is_some_and(Offsets::take_wrapped)
+    }
+
     /// The file of the next I/O (fio's file_service_type), skipping the done ones.
     fn pick(&mut self, rng: &mut DataGen) -> Option<usize> {
         let n = self.offsets.len();

@@ -285,6 +285,8 @@ pub struct Stats {
     pub first_ignored: Option<String>,
     /// The filesystem filled up (fill_device ended the job).
     pub filled: bool,
+    /// Passes that ended by dropping the file's cached pages (fio's invalidate at a wrap).
+    pub invalidated: u64,
 }
 
 impl Stats {
@@ -324,6 +326,7 @@ impl Stats {
             io_errors: 0,
             first_ignored: None,
             filled: false,
+            invalidated: 0,
         }
     }
 }

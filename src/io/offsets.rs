@@ -32,8 +32,16 @@ pub struct Offsets {
     back: bool,
     /// Sequential I/O wraps at the end of the region (time based, or more than one pass).
     wrap: bool,
-    next_seq: u64,
+    /// Where the next sequential read and write go: each direction walks the region on its own,
+    /// as fio's last_pos[ddir] (rw=rw reads 0, 4k, 8k while its writes go 0, 4k).
+    next_seq: [u64; 2],
     last: u64,
+    /// Offsets drawn through the random map (a pass is `map`'s slots of them).
+    drawn: u64,
+    slots: u64,
+    /// A sequential direction went back to the start, or the random map began a new pass, since
+    /// the last `take_wrapped` (fio invalidates the file's cache there).
+    wrapped: bool,
 }
 
 /// Does fio's random map cut this job's I/Os? When reads and writes share one spread of sizes
@@ -47,6 +55,19 @@ fn cuts(p: &Pattern) -> bool {
         BlockSize::Split(v) => v.iter().any(|x| x.0 != v[0].0),
     };
     spread && p.wbs.is_none() && !p.rw.trims()
+}
+
+/// Whether fio drops a file's cached pages when a pass over it ends (io_u.c's
+/// loop_cache_invalidate): a sequential direction back at the start of a time-based job's only
+/// file (or a writing job asked for more bytes than the file), or a time-based random job's
+/// random map full.
+pub fn invalidates_at_wraps(p: &Pattern) -> bool {
+    let more = p.limit_bytes.is_some_and(|l| l > p.region) && p.rw.writes();
+    if p.rw.random() {
+        p.runtime.is_some()
+    } else {
+        p.runtime.is_some() && p.files <= 1 || more
+    }
 }
 
 impl Offsets {
@@ -87,8 +108,11 @@ impl Offsets {
             },
             back: p.shape.backwards && !random,
             wrap: p.runtime.is_some() || p.limit_bytes.is_none_or(|l| l > p.region),
-            next_seq: 0,
+            next_seq: [0; 2],
             last: 0,
+            drawn: 0,
+            slots,
+            wrapped: false,
         }
     }
 
@@ -107,8 +131,9 @@ impl Offsets {
 
     #[inline]
     fn next_of(&mut self, len: u64, write: bool, rng: &mut DataGen) -> Option<u64> {
+        let d = usize::from(write);
         if !self.random {
-            return self.sequential(len);
+            return self.sequential(len, d);
         }
         if self.run_left > 0 {
             self.run_left -= 1;
@@ -119,7 +144,7 @@ impl Offsets {
         }
         self.run_left = self.run - 1;
         let o = if self.random_pct < 100 && (rng.next_u64() % 100) as u32 >= self.random_pct {
-            self.sequential_from(self.next_seq, len)
+            self.sequential_from(self.next_seq[d], len)
         } else if let Some((blocks, stride)) = &self.seq {
             let n = &mut self.seq_done[write as usize];
             let k = blocks.len() as u64;
@@ -140,14 +165,24 @@ impl Offsets {
             self.cut = Some(len.min(n * self.align));
             k * self.align
         } else if self.randommap {
+            if self.drawn > 0 && self.drawn % self.slots == 0 {
+                self.wrapped = true;
+            }
+            self.drawn += 1;
             self.map.next(rng) * self.align
         } else {
             let slots = (self.region - len) / self.align + 1;
             (rng.next_u64() % slots) * self.align
         };
-        self.next_seq = o + len;
+        self.next_seq[d] = o + len;
         self.last = o;
         Some(o)
+    }
+
+    /// Whether a pass over the region ended since the last call: a sequential direction went
+    /// back to its start, or the random map began again.
+    pub fn take_wrapped(&mut self) -> bool {
+        std::mem::take(&mut self.wrapped)
     }
 
     /// `from`, or the start when a block of `len` does not fit there.
@@ -159,31 +194,32 @@ impl Offsets {
         }
     }
 
-    fn sequential(&mut self, len: u64) -> Option<u64> {
+    fn sequential(&mut self, len: u64, d: usize) -> Option<u64> {
         if self.back {
-            return self.backwards(len);
+            return self.backwards(len, d);
         }
-        if self.next_seq + len > self.region {
+        if self.next_seq[d] + len > self.region {
             if !self.wrap {
                 return None;
             }
-            self.next_seq = 0;
+            self.next_seq[d] = 0;
+            self.wrapped = true;
         }
-        let o = self.next_seq;
-        self.next_seq += len + self.skip;
+        let o = self.next_seq[d];
+        self.next_seq[d] += len + self.skip;
         Some(o)
     }
 
     /// rw=read:-N: each I/O steps N less its own size back from the last; below the region's
     /// start it wraps towards the end (the job's size or runtime ends it, as fio's).
-    fn backwards(&mut self, len: u64) -> Option<u64> {
-        let o = self.next_seq;
+    fn backwards(&mut self, len: u64, d: usize) -> Option<u64> {
+        let o = self.next_seq[d];
         if o + len > self.region {
             return None;
         }
         let step = self.skip as i128 - len as i128;
         let next = o as i128 - step;
-        self.next_seq = if next < 0 || next as u64 + len > self.region {
+        self.next_seq[d] = if next < 0 || next as u64 + len > self.region {
             // Below the start: as far from the region's last block as it went below (fio's
             // wrap: from 0 with 4 KiB blocks and -8k, the next is 24 KiB of 32).
             let wrapped = self.region as i128 + next - len as i128;

@@ -132,3 +132,79 @@ fn every_write_gets_fresh_data() {
     assert!(a[..2048].iter().all(|&x| x == 0));
     assert!(a[2048..].iter().filter(|&&x| x == 0).count() < 64);
 }
+
+/// fio's rw=rw walks reads and writes on their own (last_pos[ddir]): each direction goes 0, 4k,
+/// 8k..., and a time-based (or more-than-one-pass writing) job ends each pass of its only file by
+/// dropping the file's cached pages (loop_cache_invalidate), as a random job does when its
+/// random map is full; a sized job of one pass never does.
+#[test]
+fn each_direction_walks_on_its_own_and_a_pass_ends_with_fios_invalidate() {
+    let p = pattern(Rw::Rw, BlockSize::Fixed(4096), 64 << 10);
+    let mut rng = DataGen::new(1);
+    let mut o = crate::io::offsets::Offsets::new(&p, &mut rng);
+    let mut next = [0u64; 2];
+    for i in 0..16 {
+        let write = i % 3 == 0;
+        let at = o.next(&mut 4096, write, &mut rng).unwrap();
+        assert_eq!(at, next[usize::from(write)], "I/O {i}");
+        next[usize::from(write)] += 4096;
+    }
+
+    let (_dir, _path, file) = crate::engine::scratch_file();
+    let files = [file];
+    let progress = Progress::new();
+    let passes = |p: &Pattern| {
+        let live = Live {
+            invalidate: Some(&files[..]),
+            ..Live::of(&progress)
+        };
+        drive(
+            null_engine(p).as_mut(),
+            p,
+            &WriteData::new(1, 4096, 0),
+            live,
+        )
+        .invalidated
+    };
+    // Four passes of writes over 64 KiB: three ends of a pass before the fourth.
+    let mut p = pattern(Rw::Write, BlockSize::Fixed(4096), 256 << 10);
+    p.region = 64 << 10;
+    assert_eq!(passes(&p), 3);
+    // Reads asked for more than the file, not time based: fio wraps without invalidating.
+    p.rw = Rw::Read;
+    assert_eq!(passes(&p), 0);
+    // A time-based random job: once per pass of the random map.
+    let mut p = pattern(Rw::RandRead, BlockSize::Fixed(4096), 1 << 40);
+    p.region = 64 << 10;
+    p.limit_bytes = None;
+    p.runtime = Some(Duration::from_millis(100));
+    let s = drive(
+        null_engine(&p).as_mut(),
+        &p,
+        &WriteData::new(1, 4096, 0),
+        Live {
+            invalidate: Some(&files[..]),
+            ..Live::of(&progress)
+        },
+    );
+    assert!(s.reads > 64, "{}", s.reads);
+    // (Up to a queue's depth more were drawn than read when the time ran out.)
+    let least = (s.reads - 1) / 16;
+    assert!(
+        (least..=least + 1).contains(&s.invalidated),
+        "{} passes ended in {} reads",
+        s.invalidated,
+        s.reads
+    );
+    // Without the files (a job with invalidate=0, or direct I/O) nothing is dropped.
+    assert_eq!(
+        drive(
+            null_engine(&p).as_mut(),
+            &p,
+            &WriteData::new(1, 4096, 0),
+            Live::of(&progress)
+        )
+        .invalidated,
+        0
+    );
+}

@@ -225,7 +225,7 @@ impl Session for BlockSession {
         if let Err(e) = super::cpus::pin(job, clone) {
             return crate::workload::failed(part, e);
         }
-        let (mut eng, how) = match open_engine(job, w) {
+        let (mut eng, mut how, kept) = match open_engine(job, w) {
             Ok(x) => x,
             Err(e) => return crate::workload::failed(part, e),
         };
@@ -237,8 +237,15 @@ impl Session for BlockSession {
             interval: ctx.interval,
             halt: self.steady[w.job].as_ref().map(|s| &s.halt),
             exit_all: Some(self.exits.watch(w.job)),
+            invalidate: Some(&kept[..]).filter(|k| self.block.from_jobfile && !k.is_empty()),
         };
         let mut st = io::drive(eng.as_mut(), &w.pattern, &self.datas[wi], live);
+        if st.invalidated > 0 {
+            how.push(format!(
+                "fio's invalidate: the file's cached pages dropped at the end of each pass ({} times)",
+                st.invalidated
+            ));
+        }
         (self.exits).ended(&self.block.jobs, w.job, phase, &self.groups[phase]);
         drop(eng);
         if let (Some(m), Some(f)) = (st.mismatch.take(), st.failure.as_mut()) {

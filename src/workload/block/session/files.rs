@@ -1,7 +1,7 @@
 //! A worker's files: opening its engine over them, laying them out, and reading back what a
 //! verifying job wrote to each.
 
-use std::fs::OpenOptions;
+use std::fs::{File, OpenOptions};
 use std::io::Write;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
@@ -81,7 +81,9 @@ pub(super) fn verify_written(job: &Job, w: &Worker, written: &[(u64, u32)], out:
     }
 }
 
-type Prepared = (Box<dyn engine::IoEngine>, Vec<String>);
+/// A worker's engine, how it runs (for the record), and (a buffered job with fio's invalidate)
+/// its files again, for dropping their cached pages when a pass ends (`io::Live::invalidate`).
+type Prepared = (Box<dyn engine::IoEngine>, Vec<String>, Vec<File>);
 
 pub(super) fn open_engine(job: &Job, w: &Worker) -> Result<Prepared, String> {
     let def = engine::def(job.engine);
@@ -91,7 +93,7 @@ pub(super) fn open_engine(job: &Job, w: &Worker) -> Result<Prepared, String> {
     if job.engine == EngineKind::Null {
         let eng =
             (def.open)(Vec::new(), engine::Slots::new(depth, bs)).map_err(|e| e.to_string())?;
-        return Ok((eng, vec!["null".into()]));
+        return Ok((eng, vec!["null".into()], Vec::new()));
     }
     let mut how = Vec::new();
     let open = |path: &Path, direct: bool| {
@@ -152,11 +154,17 @@ pub(super) fn open_engine(job: &Job, w: &Worker) -> Result<Prepared, String> {
             }
         ));
     }
+    let kept = if job.invalidate && !direct {
+        let again: std::io::Result<Vec<File>> = files.iter().map(File::try_clone).collect();
+        again.map_err(|e| format!("{}: {e}", w.path.display()))?
+    } else {
+        Vec::new()
+    };
     let mut eng = (def.open)(files, slots)
         .map_err(|e| format!("cannot set up {} on {}: {e}", def.name, w.path.display()))?;
     eng.set_reap_max(job.more.completions_per_reap());
     how.push(eng.describe());
-    Ok((eng, how))
+    Ok((eng, how, kept))
 }
 
 /// The posix_fadvise(2) advice a job gives its files when it opens them (fio's fadvise_hint).
