@@ -174,7 +174,7 @@ impl IozoneSession {
             * workers as u64;
         let bufs = (0..workers)
             .map(|_| {
-                let mut b = AlignedBuf::new(max_record as usize);
+                let mut b = AlignedBuf::large(max_record as usize);
                 b.fill(1);
                 Mutex::new(b)
             })
