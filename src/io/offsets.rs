@@ -62,11 +62,13 @@ fn cuts(p: &Pattern) -> bool {
 /// file (or a writing job asked for more bytes than the file), or a time-based random job's
 /// random map full.
 pub fn invalidates_at_wraps(p: &Pattern) -> bool {
+    // A time-based job has no byte limit (its runtime ends it).
+    let time_based = p.limit_bytes.is_none();
     let more = p.limit_bytes.is_some_and(|l| l > p.region) && p.rw.writes();
     if p.rw.random() {
-        p.runtime.is_some()
+        time_based
     } else {
-        p.runtime.is_some() && p.files <= 1 || more
+        time_based && p.files <= 1 || more
     }
 }
 

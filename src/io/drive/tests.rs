@@ -170,8 +170,10 @@ fn each_direction_walks_on_its_own_and_a_pass_ends_with_fios_invalidate() {
     let mut p = pattern(Rw::Write, BlockSize::Fixed(4096), 256 << 10);
     p.region = 64 << 10;
     assert_eq!(passes(&p), 3);
-    // Reads asked for more than the file, not time based: fio wraps without invalidating.
+    // Reads asked for more than the file, not time based: fio wraps without invalidating, even
+    // with a runtime (which only caps a sized job).
     p.rw = Rw::Read;
+    p.runtime = Some(Duration::from_secs(60));
     assert_eq!(passes(&p), 0);
     // A time-based random job: once per pass of the random map.
     let mut p = pattern(Rw::RandRead, BlockSize::Fixed(4096), 1 << 40);
