@@ -347,7 +347,8 @@ fn a_killed_study_resumes_and_every_target_test_repeat_appears_once() {
 }
 
 /// On a btrfs subvolume, stat(2) gives the subvolume's device number and /proc/locks the
-/// filesystem's: the study's writer is still named by its pid.
+/// filesystem's, and inode numbers repeat from one subvolume to the next: the study's writer is
+/// still named by its pid, not a process holding a lock on another subvolume's same inode.
 #[test]
 fn the_writer_of_a_study_on_a_btrfs_subvolume_is_named() {
     if needs("btrfs", "mkfs.btrfs") || skip(!have("flock"), "flock(1) is not installed") {
@@ -364,13 +365,29 @@ fn the_writer_of_a_study_on_a_btrfs_subvolume_is_named() {
     let study = copy_fixture_study(&sub);
     // flock(1) holds the lock; cat (without the descriptor: -o) keeps it alive until its input
     // closes.
-    let mut holder = std::process::Command::new("flock")
-        .args(["-x", "-n", "-o"])
-        .arg(&study)
-        .arg("cat")
-        .stdin(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+    let hold = |path: &Path| {
+        std::process::Command::new("flock")
+            .args(["-x", "-n", "-o"])
+            .arg(path)
+            .arg("cat")
+            .stdin(std::process::Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    // A decoy: the same inode number in a second subvolume, locked first.
+    let other = mnt.join("other");
+    assert!(sh(&format!("btrfs -q subvolume create {}", other.display())).0);
+    let twin = copy_fixture_study(&other);
+    use std::os::unix::fs::MetadataExt;
+    let ino = |p: &Path| std::fs::metadata(p).unwrap().ino();
+    assert_eq!(
+        ino(&twin),
+        ino(&study),
+        "btrfs numbers each subvolume's inodes alike"
+    );
+    let mut decoy = hold(&twin);
+    std::thread::sleep(Duration::from_millis(100));
+    let mut holder = hold(&study);
     let t0 = Instant::now();
     let said = loop {
         let o = run(&["report", study.to_str().unwrap()]);
@@ -380,7 +397,9 @@ fn the_writer_of_a_study_on_a_btrfs_subvolume_is_named() {
         }
         std::thread::sleep(Duration::from_millis(50));
     };
-    drop(holder.stdin.take());
-    holder.wait().unwrap();
+    for h in [&mut holder, &mut decoy] {
+        drop(h.stdin.take());
+        h.wait().unwrap();
+    }
     assert!(said.contains(&format!("(pid {})", holder.id())), "{said}");
 }

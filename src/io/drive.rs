@@ -210,13 +210,15 @@ impl<'a> Driver<'a> {
         }
     }
 
-    /// A pass over `file` ended: its cached pages are dropped (posix_fadvise DONTNEED, which
-    /// also starts the write-back of its dirty ones), as fio does there. Advice that fails
-    /// changes no figure, so it is not an error.
+    /// A pass over `file` ended: the cached pages of the job's range of it are dropped
+    /// (posix_fadvise DONTNEED, which also starts the write-back of its dirty ones), as fio's
+    /// file_invalidate_cache does over the job's offset and size (other jobs of a shared file
+    /// keep theirs). Advice that fails changes no figure, so it is not an error.
     #[cold]
     fn wrapped(&mut self, file: usize) {
         if let Some(f) = self.invalidate.and_then(|fs| fs.get(file)) {
-            let _ = crate::sys::fadvise_dontneed(f);
+            let dontneed = libc::POSIX_FADV_DONTNEED;
+            let _ = crate::sys::fadvise_range(f, self.p.base, self.p.region, dontneed);
             self.st.invalidated += 1;
         }
     }

@@ -146,7 +146,9 @@ impl Offsets {
         }
         self.run_left = self.run - 1;
         let o = if self.random_pct < 100 && (rng.next_u64() % 100) as u32 >= self.random_pct {
-            self.sequential_from(self.next_seq[d], len)
+            let o = self.sequential_from(self.next_seq[d], len);
+            self.wrapped |= o == 0 && self.next_seq[d] != 0;
+            o
         } else if let Some((blocks, stride)) = &self.seq {
             let n = &mut self.seq_done[write as usize];
             let k = blocks.len() as u64;
@@ -205,7 +207,8 @@ impl Offsets {
                 return None;
             }
             self.next_seq[d] = 0;
-            self.wrapped = true;
+            // With holes (rw=read:8k) fio wraps without invalidating (its ddir_seq_add branch).
+            self.wrapped |= self.skip == 0;
         }
         let o = self.next_seq[d];
         self.next_seq[d] += len + self.skip;

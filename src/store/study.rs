@@ -39,48 +39,32 @@ fn holder_text(pid: Option<u32>) -> String {
     }
 }
 
-/// The pid holding a flock(2) on the file with this device number and inode, from /proc/locks
-/// (`1: FLOCK ADVISORY WRITE 1234 08:01:5678 0 EOF`, the device as hex major:minor).
+/// The pid holding a flock(2) on the file with this device number and inode: a process with a
+/// descriptor open on that file (stat(2) through /proc/PID/fd/N) whose /proc/PID/fdinfo/N lists
+/// a FLOCK lock (fdinfo lists the locks taken through that descriptor's open file only).
 ///
-/// /proc/locks is read in pages, each under its own hold of the kernel's lock list, so a line
-/// can slip between two pages while other locks come and go: it is read again (three times at
-/// most) before the holder is said to be unknown. Where the device number stat(2) gives is not
-/// the superblock's (a btrfs subvolume, overlayfs), a line with the inode is taken when its pid
-/// has the directory itself open.
+/// Not /proc/locks: it is read a page at a time, each page under its own hold of the kernel's
+/// list, so a line slips between two pages while other locks come and go; and it names the
+/// superblock's device, which is not the one stat(2) gives on a btrfs subvolume or overlayfs
+/// (where inode numbers also repeat from one subvolume to the next).
 fn lock_holder(dev: u64, ino: u64) -> Option<u32> {
-    let (major, minor) = crate::sys::split_dev(dev);
-    let want = format!("{major:02x}:{minor:02x}:{ino}");
-    let tail = format!(":{ino}");
-    (0..3).find_map(|_| {
-        let text = std::fs::read_to_string("/proc/locks").ok()?;
-        let flocks = || {
-            text.lines().filter_map(|l| {
-                let f: Vec<&str> = l.split_whitespace().collect();
-                let at = f.iter().position(|w| *w == "FLOCK")?;
-                let pid: u32 = f.get(at + 3)?.parse().ok()?;
-                Some((pid, f.get(at + 4)?.to_string()))
-            })
-        };
-        flocks()
-            .find(|(_, at)| *at == want)
-            .map(|(pid, _)| pid)
-            .or_else(|| {
-                flocks()
-                    .filter(|(_, at)| at.ends_with(&tail))
-                    .map(|(pid, _)| pid)
-                    .find(|pid| has_open(*pid, dev, ino))
-            })
-    })
-}
-
-/// Whether a process has the file with this device number and inode open.
-fn has_open(pid: u32, dev: u64, ino: u64) -> bool {
     use std::os::unix::fs::MetadataExt;
-    let Ok(fds) = std::fs::read_dir(format!("/proc/{pid}/fd")) else {
-        return false;
-    };
-    fds.flatten()
-        .any(|fd| std::fs::metadata(fd.path()).is_ok_and(|m| m.dev() == dev && m.ino() == ino))
+    let procs = std::fs::read_dir("/proc").ok()?;
+    procs.flatten().find_map(|p| {
+        let pid: u32 = p.file_name().to_str()?.parse().ok()?;
+        let fds = std::fs::read_dir(p.path().join("fd")).ok()?;
+        let mut mine = fds.flatten().filter(|fd| {
+            std::fs::metadata(fd.path()).is_ok_and(|m| m.dev() == dev && m.ino() == ino)
+        });
+        mine.any(|fd| {
+            let info = p.path().join("fdinfo").join(fd.file_name());
+            std::fs::read_to_string(info).is_ok_and(|t| {
+                t.lines()
+                    .any(|l| l.starts_with("lock:") && l.contains(" FLOCK "))
+            })
+        })
+        .then_some(pid)
+    })
 }
 
 fn holder_of(dir: &Path) -> Option<u32> {

@@ -118,9 +118,21 @@ pub fn fadvise_dontneed(file: &std::fs::File) -> io::Result<()> {
 
 /// posix_fadvise(2) of `advice` (a POSIX_FADV_* value) over the whole file.
 pub fn fadvise(file: &std::fs::File, advice: libc::c_int) -> io::Result<()> {
-    // SAFETY: the descriptor is valid for the lifetime of `file`; offset 0 and length 0 mean
-    // "the whole file" (posix_fadvise(2)).
-    let rc = unsafe { libc::posix_fadvise(file.as_raw_fd(), 0, 0, advice) };
+    fadvise_range(file, 0, 0, advice)
+}
+
+/// posix_fadvise(2) of `advice` over `len` bytes from `offset` (a length of 0: to the end).
+pub fn fadvise_range(
+    file: &std::fs::File,
+    offset: u64,
+    len: u64,
+    advice: libc::c_int,
+) -> io::Result<()> {
+    let (Ok(offset), Ok(len)) = (libc::off_t::try_from(offset), libc::off_t::try_from(len)) else {
+        return Err(io::Error::from_raw_os_error(libc::EINVAL));
+    };
+    // SAFETY: the descriptor is valid for the lifetime of `file`; the range is plain integers.
+    let rc = unsafe { libc::posix_fadvise(file.as_raw_fd(), offset, len, advice) };
     if rc != 0 {
         return Err(io::Error::from_raw_os_error(rc));
     }
@@ -276,8 +288,11 @@ impl AlignedBuf {
 
     /// The allocation: `len + lead` bytes, rounded up to `align` (a multiple of a page).
     fn layout(len: usize, lead: usize, align: usize) -> std::alloc::Layout {
-        std::alloc::Layout::from_size_align((len + lead).max(1).next_multiple_of(align), align)
-            .expect("buffer size fits in isize")
+        let size = len
+            .checked_add(lead)
+            .and_then(|n| n.max(1).checked_next_multiple_of(align))
+            .expect("buffer size fits in usize");
+        std::alloc::Layout::from_size_align(size, align).expect("buffer size fits in isize")
     }
 
     pub fn as_mut_ptr(&mut self) -> *mut u8 {

@@ -190,6 +190,12 @@ fn each_direction_walks_on_its_own_and_a_pass_ends_with_fios_invalidate() {
         },
     );
     assert!(s.reads > 64, "{}", s.reads);
+    // Time-based sequential reads wrap with it; with holes (rw=read:8k) fio wraps without it.
+    let mut q = p.clone();
+    q.rw = Rw::Read;
+    assert!(passes(&q) > 2);
+    q.shape.rw_mod = Some(8192);
+    assert_eq!(passes(&q), 0);
     // (Up to a queue's depth more were drawn than read when the time ran out.)
     let least = (s.reads - 1) / 16;
     assert!(
@@ -197,16 +203,5 @@ fn each_direction_walks_on_its_own_and_a_pass_ends_with_fios_invalidate() {
         "{} passes ended in {} reads",
         s.invalidated,
         s.reads
-    );
-    // Without the files (a job with invalidate=0, or direct I/O) nothing is dropped.
-    assert_eq!(
-        drive(
-            null_engine(&p).as_mut(),
-            &p,
-            &WriteData::new(1, 4096, 0),
-            Live::of(&progress)
-        )
-        .invalidated,
-        0
     );
 }
