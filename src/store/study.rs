@@ -27,7 +27,7 @@ pub struct Study {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum LockState {
     Free,
-    /// Held by this process (the pid, when /proc/locks names it).
+    /// Held by this process (the pid, when /proc names it).
     Held(Option<u32>),
 }
 
@@ -35,7 +35,7 @@ pub enum LockState {
 fn holder_text(pid: Option<u32>) -> String {
     match pid {
         Some(p) => format!("pid {p}"),
-        None => "a process /proc/locks does not name".into(),
+        None => "a process /proc does not name".into(),
     }
 }
 
@@ -449,14 +449,14 @@ mod tests {
     }
 
     #[test]
-    fn holders_are_read_from_proc_locks() {
+    fn holders_are_named_by_pid() {
         let t = tempfile::tempdir().unwrap();
         let fd = Dir::open(t.path()).unwrap();
         assert!(crate::sys::try_lock(fd.file(), true).unwrap());
         assert_eq!(holder_of(t.path()), Some(std::process::id()));
     }
 
-    /// Other locks taken and dropped while /proc/locks is read (as other tests and other
+    /// Other locks taken and dropped while the holder is looked for (as other tests and other
     /// processes do) never hide the holder.
     #[test]
     fn holders_are_found_while_other_locks_come_and_go() {
