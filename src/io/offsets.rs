@@ -165,6 +165,7 @@ impl Offsets {
         } else if let Some(p) = &self.picker {
             p.next(rng) * self.align
         } else if let Some(b) = self.blocks.as_mut() {
+            self.wrapped |= b.spent();
             let (k, n) = b.claim(&mut self.map, len.div_ceil(self.align), rng);
             self.cut = Some(len.min(n * self.align));
             k * self.align
@@ -314,6 +315,10 @@ mod cut_tests {
         }
         let cut = ios.iter().filter(|&&l| l != 4096 && l != 65536).count();
         assert!(cut > 0, "some 64 KiB I/Os were cut short");
+        // The pass ends with the next I/O, which says so (fio invalidates there).
+        assert!(!o.take_wrapped(), "no pass ended during the first");
+        o.next(&mut 4096, false, &mut rng).unwrap();
+        assert!(o.take_wrapped());
         // One size (or sizes per direction) is never cut.
         let p = Pattern::basic(Rw::RandRead, BlockSize::Fixed(65536), 1, 1 << 20);
         let mut o = Offsets::new(&p, &mut rng);
