@@ -41,6 +41,9 @@ pub struct Pattern {
     pub region: u64,
     /// Stop after this many bytes (None: only the runtime stops it).
     pub limit_bytes: Option<u64>,
+    /// Passes the limit is made of (fio loops; fio opens its files again, and drops their cache,
+    /// for each).
+    pub loops: u32,
     pub runtime: Option<Duration>,
     pub ramp: Duration,
     pub fsync_every: u32,
@@ -163,6 +166,7 @@ impl Pattern {
             depth,
             region,
             limit_bytes: Some(region),
+            loops: 1,
             runtime: None,
             ramp: Duration::ZERO,
             fsync_every: 0,

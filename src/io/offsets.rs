@@ -60,13 +60,13 @@ fn cuts(p: &Pattern) -> bool {
 /// Whether fio drops a file's cached pages when a pass over it ends (io_u.c's
 /// loop_cache_invalidate): a sequential direction back at the start of a time-based job's only
 /// file (or a writing job asked for more bytes than the file), or a time-based random job's
-/// random map full.
+/// random map full; and with `loops`, at each loop (fio opens the files again).
 pub fn invalidates_at_wraps(p: &Pattern) -> bool {
     // A time-based job has no byte limit (its runtime ends it).
     let time_based = p.limit_bytes.is_none();
-    let more = p.limit_bytes.is_some_and(|l| l > p.region) && p.rw.writes();
+    let more = p.limit_bytes.is_some_and(|l| l > p.region) && p.rw.writes() || p.loops > 1;
     if p.rw.random() {
-        time_based
+        time_based || p.loops > 1
     } else {
         time_based && p.files <= 1 || more
     }

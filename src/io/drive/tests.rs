@@ -175,6 +175,9 @@ fn each_direction_walks_on_its_own_and_a_pass_ends_with_fios_invalidate() {
     p.rw = Rw::Read;
     p.runtime = Some(Duration::from_secs(60));
     assert_eq!(passes(&p), 0);
+    // loops=4: fio opens the file again for each loop, dropping its cache each time.
+    p.loops = 4;
+    assert_eq!(passes(&p), 3);
     // A time-based random job: once per pass of the random map.
     let mut p = pattern(Rw::RandRead, BlockSize::Fixed(4096), 1 << 40);
     p.region = 64 << 10;

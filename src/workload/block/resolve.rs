@@ -200,6 +200,7 @@ fn pattern_of(
         depth: job.iodepth as usize,
         region,
         limit_bytes: if job.time_based { None } else { Some(passes) },
+        loops: job.loops.max(1),
         runtime: job.runtime,
         ramp: job.ramp_time.unwrap_or(Duration::ZERO),
         fsync_every: job.fsync,
