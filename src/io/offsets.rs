@@ -35,7 +35,8 @@ pub struct Offsets {
     /// Where the next sequential read and write go: each direction walks the region on its own,
     /// as fio's last_pos[ddir] (rw=rw reads 0, 4k, 8k while its writes go 0, 4k).
     next_seq: [u64; 2],
-    last: u64,
+    /// Where the last read and the last write started.
+    last: [u64; 2],
     /// Offsets drawn through the random map (a pass is `map`'s slots of them).
     drawn: u64,
     slots: u64,
@@ -111,7 +112,7 @@ impl Offsets {
             back: p.shape.backwards && !random,
             wrap: p.runtime.is_some() || p.limit_bytes.is_none_or(|l| l > p.region),
             next_seq: [0; 2],
-            last: 0,
+            last: [0; 2],
             drawn: 0,
             slots,
             wrapped: false,
@@ -138,13 +139,22 @@ impl Offsets {
             return self.sequential(len, d);
         }
         if self.run_left > 0 {
+            // A run (rw=randrw:N) goes on in this direction from where its last I/O was
+            // (identical) or ended, as fio's last_start[ddir] / last_pos[ddir]: a write after a
+            // random read continues the writes. Past the region's end, a random block.
             self.run_left -= 1;
-            if !self.identical {
-                self.last = self.sequential_from(self.last + len, len);
+            if self.identical {
+                return Some(self.last[d]);
             }
-            return Some(self.last);
+            let o = self.next_seq[d];
+            if o + len <= self.region {
+                self.next_seq[d] = o + len;
+                self.last[d] = o;
+                return Some(o);
+            }
+        } else {
+            self.run_left = self.run - 1;
         }
-        self.run_left = self.run - 1;
         let o = if self.random_pct < 100 && (rng.next_u64() % 100) as u32 >= self.random_pct {
             let o = self.sequential_from(self.next_seq[d], len);
             self.wrapped |= o == 0 && self.next_seq[d] != 0;
@@ -180,7 +190,7 @@ impl Offsets {
             (rng.next_u64() % slots) * self.align
         };
         self.next_seq[d] = o + len;
-        self.last = o;
+        self.last[d] = o;
         Some(o)
     }
 
@@ -255,6 +265,36 @@ mod backwards_tests {
             .collect();
         // fio 3.33, rw=read:-8k bs=4k size=32k: 0 24576 20480 ... 4096 0 (its write_iolog).
         assert_eq!(got, [0, 24, 20, 16, 12, 8, 4, 0, 24]);
+    }
+}
+
+#[cfg(test)]
+mod run_tests {
+    use super::*;
+    use crate::plan::job::{BlockSize, Rw};
+
+    /// rw=randrw:4 as fio 3.33's write_iolog shows it: a random I/O, then three that go on in
+    /// their own direction (a write after a random read continues the writes, from 0 at first);
+    /// with rw_sequencer=identical, each repeats its direction's last start.
+    #[test]
+    fn a_run_goes_on_in_each_direction_as_fio_does() {
+        let mut p = Pattern::basic(Rw::RandRw, BlockSize::Fixed(4096), 1, 1 << 20);
+        p.shape.rw_mod = Some(4);
+        let mut rng = DataGen::new(3);
+        let mut o = Offsets::new(&p, &mut rng);
+        let mut at = |w: bool| o.next(&mut 4096, w, &mut rng).unwrap();
+        let r0 = at(false);
+        assert_eq!([at(true), at(true), at(false)], [0, 4096, r0 + 4096]);
+        let w1 = at(true);
+        assert_eq!(
+            [at(false), at(true), at(true)],
+            [r0 + 8192, w1 + 4096, w1 + 8192]
+        );
+        p.shape.rw_identical = true;
+        let mut o = Offsets::new(&p, &mut rng);
+        let mut at = |w: bool| o.next(&mut 4096, w, &mut rng).unwrap();
+        let r0 = at(false);
+        assert_eq!([at(true), at(false), at(false)], [0, r0, r0]);
     }
 }
 
