@@ -59,6 +59,16 @@ fn trims_priorities_and_the_latency_search_take_effect() {
     assert!(bad("cmdprio_bssplit=4k/50:4k/60").contains("more than 100"));
 }
 
+/// `fsbench run` of the fio job `job` (as a.fio in `d`, its study in d/s) under strace of
+/// `calls`: the trace (None, said, without strace).
+fn straced_job(d: &std::path::Path, job: &str, calls: &str) -> Option<String> {
+    std::fs::write(d.join("a.fio"), job).unwrap();
+    let _ = std::fs::remove_dir_all(d.join("s"));
+    let o = straced(d, calls, false, &["run", "a.fio", "--out", "s", "-q"])?;
+    assert!(o.status.success(), "{}", stderr(&o));
+    Some(std::fs::read_to_string(d.join("t")).unwrap())
+}
+
 /// A buffered libaio job reaps as fio does (iodepth_batch_complete_max defaults to 1: one
 /// io_getevents per completion) from buffers 16 bytes past a page boundary, where fio's malloc'd
 /// buffers sit; iodepth_batch_complete_max and iomem_align change both. Seen with strace.
@@ -70,12 +80,7 @@ fn libaio_reaps_and_places_its_buffers_as_fio() {
         let job = format!(
             "[a]\nfilename=a.dat\nsize=1m\nbs=4k\nrw=randread\nioengine=libaio\niodepth=8\n{extra}"
         );
-        std::fs::write(d.join("a.fio"), job).unwrap();
-        let _ = std::fs::remove_dir_all(d.join("s"));
-        let run = ["run", "a.fio", "--out", "s", "-q"];
-        let o = straced(d, "io_submit,io_getevents,fadvise64", false, &run)?;
-        assert!(o.status.success(), "{}", stderr(&o));
-        let trace = std::fs::read_to_string(d.join("t")).unwrap();
+        let trace = straced_job(d, &job, "io_submit,io_getevents,fadvise64")?;
         // io_getevents(ctx, min_nr, nr, ...) and io_submit's aio_buf=0x...
         let nrs: Vec<u64> = trace
             .lines()
@@ -127,12 +132,7 @@ fn a_time_based_buffered_job_invalidates_its_file_at_each_pass_as_fio() {
         let job = format!(
             "[a]\nfilename=a.dat\nsize=256k\nbs=64k\nrw=read\nioengine=psync\ntime_based\nruntime=200ms\n{extra}"
         );
-        std::fs::write(d.join("a.fio"), job).unwrap();
-        let _ = std::fs::remove_dir_all(d.join("s"));
-        let run = ["run", "a.fio", "--out", "s", "-q"];
-        let o = straced(d, "fadvise64", false, &run)?;
-        assert!(o.status.success(), "{}", stderr(&o));
-        let trace = std::fs::read_to_string(d.join("t")).unwrap();
+        let trace = straced_job(d, &job, "fadvise64")?;
         let n = trace
             .lines()
             .filter(|l| l.contains("fadvise64(") && l.contains("DONTNEED"))

@@ -18,10 +18,7 @@ fn cleanup_after_sigkill_removes_only_fsbenchs_own() {
     let _g = serial();
     // A decoy that fsbench does not own: a loop device and a mount of the test's.
     let decoy = TestLoop::new(64);
-    assert!(sh(&format!("mkfs.ext4 -q {}", decoy.device)).0);
-    let decoy_mnt = decoy.dir.path().join("decoy-mnt");
-    std::fs::create_dir(&decoy_mnt).unwrap();
-    assert!(sh(&format!("mount {} {}", decoy.device, decoy_mnt.display())).0);
+    let decoy_mnt = decoy.format_and_mount("mkfs.ext4 -q", "decoy-mnt");
 
     let wd = workdir();
     let mut child = spawn_compare(wd.path(), "ext4");
@@ -356,10 +353,7 @@ fn the_writer_of_a_study_on_a_btrfs_subvolume_is_named() {
     }
     let _g = serial();
     let lo = TestLoop::new(256);
-    assert!(sh(&format!("mkfs.btrfs -q -f {}", lo.device)).0);
-    let mnt = lo.dir.path().join("mnt");
-    std::fs::create_dir(&mnt).unwrap();
-    assert!(sh(&format!("mount {} {}", lo.device, mnt.display())).0);
+    let mnt = lo.format_and_mount("mkfs.btrfs -q -f", "mnt");
     let sub = mnt.join("sub");
     assert!(sh(&format!("btrfs -q subvolume create {}", sub.display())).0);
     let study = copy_fixture_study(&sub);

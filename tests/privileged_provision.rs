@@ -279,10 +279,7 @@ fn a_mounted_device_is_refused_even_with_wipe_and_through_a_symlink() {
     }
     let _g = serial();
     let lo = TestLoop::new(64);
-    assert!(sh(&format!("mkfs.ext4 -q {}", lo.device)).0);
-    let mnt = lo.dir.path().join("mnt");
-    std::fs::create_dir(&mnt).unwrap();
-    assert!(sh(&format!("mount {} {}", lo.device, mnt.display())).0);
+    let mnt = lo.format_and_mount("mkfs.ext4 -q", "mnt");
     let link = lo.dir.path().join("innocent-link");
     std::os::unix::fs::symlink(&lo.device, &link).unwrap();
     let dotted = lo.device.replace("/dev/", "/dev/./");

@@ -68,13 +68,13 @@ impl BlockMap {
         None
     }
 
-    /// The first block and the number of blocks (at most `want`, at least 1) of the next I/O,
-    /// its start drawn from `map` (a permutation of the start blocks) among those not yet done.
     /// Whether every block an I/O may start at is done: the next claim begins a new pass.
     pub fn spent(&self) -> bool {
         self.free == 0
     }
 
+    /// The first block and the number of blocks (at most `want`, at least 1) of the next I/O,
+    /// its start drawn from `map` (a permutation of the start blocks) among those not yet done.
     pub fn claim(&mut self, map: &mut Permutation, want: u64, rng: &mut DataGen) -> (u64, u64) {
         if self.free == 0 {
             self.used.iter_mut().for_each(|w| *w = 0);

@@ -335,7 +335,7 @@ impl<'a> Driver<'a> {
                     self.issuing = false;
                     break;
                 };
-                if self.files.take_wrapped(file) {
+                if self.invalidate.is_some() && self.files.take_wrapped(file) {
                     self.wrapped(file);
                 }
                 (write, len, file, offset)

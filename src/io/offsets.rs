@@ -37,9 +37,6 @@ pub struct Offsets {
     next_seq: [u64; 2],
     /// Where the last read and the last write started.
     last: [u64; 2],
-    /// Offsets drawn through the random map (a pass is `map`'s slots of them).
-    drawn: u64,
-    slots: u64,
     /// A sequential direction went back to the start, or the random map began a new pass, since
     /// the last `take_wrapped` (fio invalidates the file's cache there).
     wrapped: bool,
@@ -65,12 +62,13 @@ fn cuts(p: &Pattern) -> bool {
 pub fn invalidates_at_wraps(p: &Pattern) -> bool {
     // A time-based job has no byte limit (its runtime ends it).
     let time_based = p.limit_bytes.is_none();
-    let more = p.limit_bytes.is_some_and(|l| l > p.region) && p.rw.writes() || p.loops > 1;
-    if p.rw.random() {
-        time_based || p.loops > 1
+    let passes = if p.rw.random() {
+        time_based
     } else {
+        let more = p.limit_bytes.is_some_and(|l| l > p.region) && p.rw.writes();
         time_based && p.files <= 1 || more
-    }
+    };
+    passes || p.loops > 1
 }
 
 impl Offsets {
@@ -113,8 +111,6 @@ impl Offsets {
             wrap: p.runtime.is_some() || p.limit_bytes.is_none_or(|l| l > p.region),
             next_seq: [0; 2],
             last: [0; 2],
-            drawn: 0,
-            slots,
             wrapped: false,
         }
     }
@@ -180,11 +176,10 @@ impl Offsets {
             self.cut = Some(len.min(n * self.align));
             k * self.align
         } else if self.randommap {
-            if self.drawn > 0 && self.drawn % self.slots == 0 {
-                self.wrapped = true;
-            }
-            self.drawn += 1;
-            self.map.next(rng) * self.align
+            let pass = self.map.pass();
+            let k = self.map.next(rng);
+            self.wrapped |= self.map.pass() != pass;
+            k * self.align
         } else {
             let slots = (self.region - len) / self.align + 1;
             (rng.next_u64() % slots) * self.align

@@ -10,6 +10,8 @@ pub struct Permutation {
     half: u32,
     keys: [u64; 4],
     i: u64,
+    /// Passes begun (each with keys of its own).
+    passes: u64,
 }
 
 fn mix(mut z: u64) -> u64 {
@@ -27,6 +29,7 @@ impl Permutation {
             half,
             keys: [0; 4],
             i: 0,
+            passes: 0,
         };
         p.rekey(rng);
         p
@@ -37,6 +40,13 @@ impl Permutation {
             *k = rng.next_u64();
         }
         self.i = 0;
+        self.passes += 1;
+    }
+
+    /// The pass the last value came from (the first is 1): it changes with the first value of
+    /// the next pass.
+    pub fn pass(&self) -> u64 {
+        self.passes
     }
 
     fn apply(&self, x: u64) -> u64 {

@@ -179,6 +179,18 @@ impl TestLoop {
     }
 }
 
+impl TestLoop {
+    /// Formats the device with `mkfs` (a command its path follows, e.g. "mkfs.ext4 -q") and
+    /// mounts it on a new directory `name` in the test's directory, which it returns.
+    pub fn format_and_mount(&self, mkfs: &str, name: &str) -> PathBuf {
+        assert!(sh(&format!("{mkfs} {}", self.device)).0, "{mkfs}");
+        let mnt = self.dir.path().join(name);
+        std::fs::create_dir(&mnt).unwrap();
+        assert!(sh(&format!("mount {} {}", self.device, mnt.display())).0);
+        mnt
+    }
+}
+
 impl Drop for TestLoop {
     fn drop(&mut self) {
         // Unmount anything this test mounted from the device, then detach only this device.

@@ -225,7 +225,7 @@ impl Session for BlockSession {
         if let Err(e) = super::cpus::pin(job, clone) {
             return crate::workload::failed(part, e);
         }
-        let (mut eng, mut how, kept) = match open_engine(job, w) {
+        let (mut eng, mut how, kept) = match open_engine(job, w, self.block.from_jobfile) {
             Ok(x) => x,
             Err(e) => return crate::workload::failed(part, e),
         };
@@ -237,7 +237,7 @@ impl Session for BlockSession {
             interval: ctx.interval,
             halt: self.steady[w.job].as_ref().map(|s| &s.halt),
             exit_all: Some(self.exits.watch(w.job)),
-            invalidate: Some(&kept[..]).filter(|k| self.block.from_jobfile && !k.is_empty()),
+            invalidate: Some(&kept[..]).filter(|k| !k.is_empty()),
         };
         let mut st = io::drive(eng.as_mut(), &w.pattern, &self.datas[wi], live);
         if st.invalidated > 0 {

@@ -81,11 +81,14 @@ pub(super) fn verify_written(job: &Job, w: &Worker, written: &[(u64, u32)], out:
     }
 }
 
-/// A worker's engine, how it runs (for the record), and (a buffered job with fio's invalidate)
-/// its files again, for dropping their cached pages when a pass ends (`io::Live::invalidate`).
+/// A worker's engine, how it runs (for the record), and (a fio job file's buffered job with
+/// fio's invalidate) its files again, for dropping their cached pages when a pass ends
+/// (`io::Live::invalidate`).
 type Prepared = (Box<dyn engine::IoEngine>, Vec<String>, Vec<File>);
 
-pub(super) fn open_engine(job: &Job, w: &Worker) -> Result<Prepared, String> {
+/// Opens a worker's engine over its files; `from_jobfile`: the job is a fio job file's, whose
+/// invalidate also applies at the end of each pass.
+pub(super) fn open_engine(job: &Job, w: &Worker, from_jobfile: bool) -> Result<Prepared, String> {
     let def = engine::def(job.engine);
     // One buffer per slot: iodepth of them, or the ring of write buffers (io::data).
     let depth = w.pattern.buffers.max(job.iodepth.max(1) as usize);
@@ -154,7 +157,7 @@ pub(super) fn open_engine(job: &Job, w: &Worker) -> Result<Prepared, String> {
             }
         ));
     }
-    let kept = if job.invalidate && !direct {
+    let kept = if from_jobfile && job.invalidate && !direct {
         let again: std::io::Result<Vec<File>> = files.iter().map(File::try_clone).collect();
         again.map_err(|e| format!("{}: {e}", w.path.display()))?
     } else {
