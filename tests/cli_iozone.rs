@@ -1,5 +1,7 @@
-//! iozone's throughput mode through the binary: each worker ends as iozone's children do, with an
-//! fsync and a close after its clock stops, and the parent's figure spans them (seen with strace).
+//! iozone through the binary, its calls seen with strace: in throughput mode each worker ends as
+//! iozone's children do, with an fsync and a close after its clock stops, and the parent's figure
+//! spans them; in the matrix a cell's write test first reads the file of the cell before (untimed)
+//! and then removes it.
 
 mod common;
 use common::*;
@@ -56,4 +58,81 @@ fn throughput_workers_fsync_after_their_clock_as_iozones_children() {
             .contains("after it, an fsync and the close"),
         "{r}"
     );
+}
+
+#[test]
+fn a_cells_write_test_reads_the_file_of_the_cell_before_then_removes_it() {
+    let dir = workdir();
+    let d = dir.path();
+    let target = format!("dir:{}", d.display());
+    let w = "iozone:min_file=64k,max_file=128k,min_record=64k,max_record=64k,tests=write";
+    let args = ["compare", &target, "--workload", w, "-q", "--out", "s"];
+    let Some(o) = straced(d, "openat,read,write,unlink", true, &args) else {
+        return;
+    };
+    assert!(o.status.success(), "{}", stderr(&o));
+    // Per thread, the calls on the cell's file: its opens, its removal and its 64 KiB calls.
+    let mut cells = Vec::new();
+    for e in std::fs::read_dir(d).unwrap() {
+        let name = e.unwrap().file_name().to_string_lossy().to_string();
+        if !name.starts_with("t.") {
+            continue;
+        }
+        let text = std::fs::read_to_string(d.join(&name)).unwrap();
+        let mut calls = Vec::new();
+        for l in text.lines() {
+            let on_file = l.contains("fsbench-iozone.tmp");
+            if on_file && l.starts_with("unlink(") {
+                calls.push("unlink");
+            } else if on_file && l.starts_with("openat(") && !l.contains("= -1") {
+                calls.push(if l.contains("O_CREAT") {
+                    "create"
+                } else if l.contains("O_RDONLY") {
+                    "open to read"
+                } else {
+                    "open to write"
+                });
+            } else if l.starts_with("read(") && l.ends_with("65536) = 65536") {
+                calls.push("read");
+            } else if l.starts_with("write(") && l.ends_with("65536) = 65536") {
+                calls.push("write");
+            }
+        }
+        if calls.contains(&"create") {
+            cells.push(calls);
+        }
+    }
+    cells.sort_by_key(|c| c.len());
+    // The first cell has no file before it; the second reads the first's (64 KiB) once, untimed,
+    // before its write test removes it and writes its own 128 KiB.
+    assert_eq!(
+        cells,
+        vec![
+            vec!["unlink", "create", "write", "open to write", "write"],
+            vec![
+                "open to read",
+                "read",
+                "unlink",
+                "create",
+                "write",
+                "write",
+                "open to write",
+                "write",
+                "write"
+            ],
+        ]
+    );
+    let text = std::fs::read_to_string(d.join("s/results.jsonl")).unwrap();
+    let notes = |test: &str| {
+        text.lines()
+            .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+            .find(|r| r["test"] == test)
+            .map(|r| r["notes"].to_string())
+            .unwrap_or_default()
+    };
+    assert!(
+        notes("write/128K/64K").contains("the previous cell's file read once and removed"),
+        "{text}"
+    );
+    assert!(!notes("write/64K/64K").contains("previous cell"), "{text}");
 }

@@ -58,6 +58,9 @@ pub struct Done {
     pub stopped: Option<StopReason>,
     /// When the first seek's ticket arrived (the seekers' clock starts there).
     pub started: Option<Instant>,
+    /// When the last call ended (the clock read after it): a test timed with `calls_from` from
+    /// its own clock read ends here, with no clock read of its own.
+    pub ended: Option<Instant>,
 }
 
 /// Latencies of cheap calls (one-byte writes take half a microsecond): 16 buckets per power of
@@ -198,12 +201,6 @@ struct Clock {
 }
 
 impl Clock {
-    fn new() -> Clock {
-        Clock {
-            last: Instant::now(),
-        }
-    }
-
     #[inline]
     fn lap(&mut self, lat: &mut Lat) {
         let now = Instant::now();
@@ -226,13 +223,22 @@ pub fn stopped(i: u64) -> Option<StopReason> {
 /// Makes up to `n` timed calls of `op` (given the call's number, returning the bytes it moved;
 /// 0 ends early), checking for a stop request as it goes.
 #[inline]
-pub fn calls(
+pub fn calls(n: u64, lat: &mut Lat, op: impl FnMut(u64) -> io::Result<u64>) -> io::Result<Done> {
+    calls_from(Instant::now(), n, lat, op)
+}
+
+/// `calls`, the first call timed from `start`, the caller's clock read that opens the test's span.
+/// With `Done::ended` closing it, a test reads the clock once before its first call and once
+/// after each call, as iozone's two reads enclose its loop (and nothing else).
+#[inline]
+pub fn calls_from(
+    start: Instant,
     n: u64,
     lat: &mut Lat,
     mut op: impl FnMut(u64) -> io::Result<u64>,
 ) -> io::Result<Done> {
     let mut d = Done::default();
-    let mut c = Clock::new();
+    let mut c = Clock { last: start };
     for i in 0..n {
         if let Some(why) = stopped(i) {
             d.stopped = Some(why);
@@ -246,6 +252,7 @@ pub fn calls(
         d.ops += 1;
         d.bytes += bytes;
     }
+    d.ended = (d.ops > 0).then_some(c.last);
     Ok(d)
 }
 
@@ -326,5 +333,31 @@ mod tests {
             let m = middle(bucket(v)) as f64;
             assert!((m - v as f64).abs() / v as f64 <= 0.07, "{v} -> {m}");
         }
+    }
+
+    #[test]
+    fn calls_from_a_clock_read_time_the_first_call_from_it_and_end_with_the_last() {
+        let mut l = Lat::default();
+        let start = Instant::now();
+        std::thread::sleep(Duration::from_millis(3));
+        let mut ends = Vec::new();
+        let d = calls_from(start, 3, &mut l, |_| {
+            std::thread::sleep(Duration::from_millis(2));
+            ends.push(Instant::now());
+            Ok(1)
+        })
+        .unwrap();
+        let ended = d.ended.expect("the last call's end");
+        assert!(
+            ended >= *ends.last().unwrap()
+                && ended < *ends.last().unwrap() + Duration::from_millis(1)
+        );
+        let mut h = crate::metrics::hist::new();
+        l.into_hist(&mut h);
+        assert_eq!(h.len(), 3);
+        // The first call's latency runs from the caller's read, 3 ms before it began.
+        assert!(h.max() >= 5_000_000, "{}", h.max());
+        let none = calls_from(start, 0, &mut Lat::default(), |_| Ok(1)).unwrap();
+        assert_eq!(none.ended, None, "no call, no end");
     }
 }

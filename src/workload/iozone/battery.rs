@@ -3,8 +3,9 @@
 //! tests checks the calls and their offsets).
 
 use std::io::{self, BufReader, BufWriter, Read, SeekFrom, Write};
+use std::time::Instant;
 
-use crate::io::calls::{calls, Done, Fd, Lat};
+use crate::io::calls::{calls_from, Done, Fd, Lat};
 use crate::io::{DataGen, Permutation};
 use crate::sys::AlignedBuf;
 
@@ -273,10 +274,13 @@ pub fn records(order: Order, n: u64, stride: u64, seed: u64) -> Box<dyn Iterator
 /// its record from the next 4 KiB-aligned place in a window of the pool's start (no buffer is
 /// regenerated per write, as iozone writes one buffer; unlike it, the bytes are random).
 ///
-/// The window is twice the record and at least 256 KiB: the writes of a cell read their data
-/// from the CPU's caches, as iozone's one buffer is. Over the whole pool (32 MiB for the matrix's
-/// 16 MiB records) every 4 KiB write read its data from memory, which cost rewrite and random
-/// write about a fifth of iozone's rate at every file size.
+/// The window is twice the record: the record after a record comes from another place (they
+/// differ), and the writes of a cell read their data from as little of the CPU's caches as
+/// iozone's one buffer does. Over the whole pool (32 MiB for the matrix's 16 MiB records) every
+/// 4 KiB write read its data from memory, which cost rewrite and random write about a fifth of
+/// iozone's rate at every file size; a window of at least 256 KiB (the data from the L2 cache,
+/// not L1) still cost rewrite and random write 3-6% at files of 64-512 KiB against this one
+/// (docs/performance.md).
 ///
 /// The pool sits on transparent huge pages (`AlignedBuf::huge`), as iozone's one buffer does (it
 /// is 2 MiB-aligned, so THP backs it): on 4 KiB pages each write of a large record took a TLB
@@ -285,9 +289,6 @@ pub fn records(order: Order, n: u64, stride: u64, seed: u64) -> Box<dyn Iterator
 pub struct Pool {
     buf: AlignedBuf,
 }
-
-/// The least window a record's data comes from.
-const WINDOW: usize = 256 << 10;
 
 impl Pool {
     /// A pool for records of up to `max_record` bytes.
@@ -304,7 +305,7 @@ impl Pool {
 
     /// How much of the pool's start records of `len` bytes come from (given a pool for them).
     pub fn window(len: usize) -> usize {
-        (2 * len).max(WINDOW)
+        2 * len
     }
 
     /// How many places records of `len` bytes come from.
@@ -322,12 +323,26 @@ impl Pool {
     }
 }
 
-/// How a test walks the file: `n` records, the stride, the shuffle's seed.
-#[derive(Debug, Clone, Copy)]
+/// How a test walks the file: `n` records, and for a positioned test the record of each call,
+/// made before the clock starts (the shuffle's keys, the iterator's allocation): between the
+/// clock reads only the calls run, and the next offset of each, as iozone draws its own.
 pub struct Walk {
     pub n: u64,
-    pub stride: u64,
-    pub seed: u64,
+    at: Box<dyn Iterator<Item = u64>>,
+}
+
+impl Walk {
+    /// The walk of test `t` over `n` records, with iozone's stride and the shuffle's seed.
+    pub fn new(t: &TestDef, n: u64, stride: u64, seed: u64) -> Walk {
+        let order = match t.access {
+            Create => Sequential,
+            Write(o) | Read(o) => o,
+        };
+        Walk {
+            n,
+            at: records(order, n, stride, seed),
+        }
+    }
 }
 
 /// iozone's untimed calls between opening the file and starting its clock, in its -a matrix:
@@ -349,45 +364,43 @@ pub fn before<F: Fd>(f: &mut F, t: &TestDef, buf: &mut [u8]) -> io::Result<()> {
     }
 }
 
-/// Runs one non-stream test over `w.n` records of `buf.len()` bytes.
+/// Runs one non-stream test over `w.n` records of `buf.len()` bytes, timed from `start` (the
+/// test's clock read): `Done::ended` is the end of its last call.
 pub fn run<F: Fd>(
     f: &mut F,
     t: &TestDef,
-    w: Walk,
+    mut w: Walk,
     buf: &mut [u8],
     pool: &Pool,
     lat: &mut Lat,
+    start: Instant,
 ) -> io::Result<Done> {
     let (rec, n) = (buf.len() as u64, w.n);
+    let at = &mut w.at;
     match t.access {
-        Create | Write(Sequential) => calls(n, lat, |i| {
+        Create | Write(Sequential) => calls_from(start, n, lat, |i| {
             f.write_all(pool.record(i, rec as usize))?;
             Ok(rec)
         }),
-        Read(Sequential) => calls(n, lat, |_| {
+        Read(Sequential) => calls_from(start, n, lat, |_| {
             f.read_exact(buf)?;
             Ok(rec)
         }),
-        Write(order) => {
-            let mut at = records(order, n, w.stride, w.seed);
-            calls(n, lat, |i| {
-                f.seek(SeekFrom::Start(at.next().unwrap_or(0) * rec))?;
-                f.write_all(pool.record(i, rec as usize))?;
-                Ok(rec)
-            })
-        }
-        Read(order) => {
-            let mut at = records(order, n, w.stride, w.seed);
-            calls(n, lat, |_| {
-                f.seek(SeekFrom::Start(at.next().unwrap_or(0) * rec))?;
-                f.read_exact(buf)?;
-                Ok(rec)
-            })
-        }
+        Write(_) => calls_from(start, n, lat, |i| {
+            f.seek(SeekFrom::Start(at.next().unwrap_or(0) * rec))?;
+            f.write_all(pool.record(i, rec as usize))?;
+            Ok(rec)
+        }),
+        Read(_) => calls_from(start, n, lat, |_| {
+            f.seek(SeekFrom::Start(at.next().unwrap_or(0) * rec))?;
+            f.read_exact(buf)?;
+            Ok(rec)
+        }),
     }
 }
 
-/// Runs one stream test: the same records through a buffered stream of one record.
+/// Runs one stream test: the same records through a buffered stream of one record, timed from
+/// `start`; a write test's span ends after the stream's last flush.
 pub fn run_stream<F: Read + Write>(
     f: &mut F,
     t: &TestDef,
@@ -395,21 +408,23 @@ pub fn run_stream<F: Read + Write>(
     buf: &mut [u8],
     pool: &Pool,
     lat: &mut Lat,
+    start: Instant,
 ) -> io::Result<Done> {
     let rec = buf.len() as u64;
     if matches!(t.access, Read(_)) {
         let mut s = BufReader::with_capacity(buf.len(), f);
-        calls(n, lat, |_| {
+        calls_from(start, n, lat, |_| {
             s.read_exact(buf)?;
             Ok(rec)
         })
     } else {
         let mut s = BufWriter::with_capacity(buf.len(), f);
-        let d = calls(n, lat, |i| {
+        let mut d = calls_from(start, n, lat, |i| {
             s.write_all(pool.record(i, rec as usize))?;
             Ok(rec)
         })?;
         s.flush()?;
+        d.ended = None;
         Ok(d)
     }
 }
@@ -467,14 +482,10 @@ mod tests {
             let mut f = file();
             let mut lat = Lat::default();
             let d = if t.stream {
-                run_stream(&mut f, t, n, &mut buf, &pool, &mut lat).unwrap()
+                run_stream(&mut f, t, n, &mut buf, &pool, &mut lat, Instant::now()).unwrap()
             } else {
-                let w = Walk {
-                    n,
-                    stride: 17,
-                    seed: 9,
-                };
-                run(&mut f, t, w, &mut buf, &pool, &mut lat).unwrap()
+                let w = Walk::new(t, n, 17, 9);
+                run(&mut f, t, w, &mut buf, &pool, &mut lat, Instant::now()).unwrap()
             };
             assert_eq!((d.ops, d.bytes), (n, n * rec as u64), "{}", t.name);
             let calls = if t.test.writes() { &f.writes } else { &f.reads };
@@ -549,16 +560,23 @@ mod tests {
                 .collect();
             let most = ends.iter().max().copied().unwrap_or(0);
             assert!(
-                most <= WINDOW.max(2 * len),
-                "{len}: from a window that stays cached"
+                most <= 2 * len,
+                "{len}: from a window of twice the record, as little cache as iozone's buffer"
             );
+            for i in 0..999 {
+                assert_ne!(
+                    pool.record(i, len),
+                    pool.record(i + 1, len),
+                    "{len}: record {i} and the next differ"
+                );
+            }
             let mut starts: Vec<usize> = ends.iter().map(|e| e - len).collect();
             starts.sort_unstable();
             starts.dedup();
-            assert!(
-                starts.len() > 32,
-                "{len}: from many places: {}",
-                starts.len()
+            assert_eq!(
+                starts.len(),
+                len / 4096 + 1,
+                "{len}: every place of the window"
             );
         }
         let zeros = pool.record(5, 65536).iter().filter(|b| **b == 0).count();

@@ -199,7 +199,7 @@ impl IozoneSession {
         }
     }
 
-    fn file(&self, worker: usize) -> PathBuf {
+    pub(super) fn file(&self, worker: usize) -> PathBuf {
         if self.z.throughput_mode() {
             self.dir.join(format!("fsbench-iozone.{worker}.tmp"))
         } else {
@@ -241,25 +241,27 @@ impl IozoneSession {
         if !self.z.throughput_mode() {
             battery::before(&mut f, d, buf)?;
         }
+        // Made before the clock: the walk's offsets, the timeline's origin (it reads the clock
+        // itself). Then one clock read opens the span and the last call's closes it, as
+        // iozone's two reads enclose its loop and nothing else.
+        let w = (!d.stream).then(|| battery::Walk::new(d, n, self.z.stride, self.z.seed));
         ctx.start_line();
+        lat.begin(Instant::now());
         let t0 = Instant::now();
-        lat.begin(t0);
-        let done = if d.stream {
-            battery::run_stream(&mut f, d, n, buf, &self.pool, lat)?
-        } else {
-            let w = battery::Walk {
-                n,
-                stride: self.z.stride,
-                seed: self.z.seed,
-            };
-            battery::run(&mut f, d, w, buf, &self.pool, lat)?
+        let done = match w {
+            None => battery::run_stream(&mut f, d, n, buf, &self.pool, lat, t0)?,
+            Some(w) => battery::run(&mut f, d, w, buf, &self.pool, lat, t0)?,
         };
-        if self.z.fsync && step.test.writes() {
+        let synced = self.z.fsync && step.test.writes();
+        if synced {
             f.sync_all()?;
         }
         // Closed inside the clock when asked (iozone -c), else after it.
         let f = (!self.z.close).then_some(f);
-        let end = Instant::now();
+        let end = match done.ended {
+            Some(at) if !synced && !self.z.close => at,
+            _ => Instant::now(),
+        };
         // iozone's children fsync and close the file after their clock stops (every test,
         // readers too) before they report to the parent, whose figure counts it.
         if let Some(f) = f.filter(|_| self.z.throughput_mode() && !self.z.fsync) {
@@ -325,9 +327,10 @@ impl Session for IozoneSession {
         if step.first {
             self.broken = None;
             self.show_progress(step);
-            // A whole-cell matrix syncs once, before its first cell: iozone -a never syncs the
-            // system between cells (each sequential test fsyncs its file, untimed), and the
-            // first page a cell writes after a sync(2) takes 2-3 us longer on this VM (tmpfs).
+            // A whole-cell matrix syncs once, before its first cell. iozone 3.487 -a calls
+            // sync(2) twice before every cell (strace), with nothing of its own to write back;
+            // here a sync before every cell also writes back the records of the cell before,
+            // and made no difference to the matrix's figures (40 alternating rounds, tmpfs).
             if !step.whole || step.cell == 0 {
                 crate::sys::sync();
             }
@@ -559,6 +562,9 @@ impl IozoneSession {
         }
         if !self.z.throughput_mode() && !d.stream {
             match d.access {
+                Access::Create if step.cell > 0 && !self.z.purge && !self.z.direct => {
+                    s.push_str("; before the clock, untimed: the previous cell's file read once and removed (the pages this write takes again, as warm as iozone's loop leaves them), and as in iozone -a an fsync");
+                }
                 Access::Create | Access::Write(battery::Order::Sequential) => {
                     s.push_str("; before the clock, untimed as in iozone -a: an fsync");
                 }
@@ -599,21 +605,26 @@ mod tests {
     #[test]
     fn each_record_says_what_its_clock_spanned() {
         let spec = crate::plan::workload::parse_workload(
-            "iozone:size=64k,record=4k,tests=write+read+random",
+            "iozone:min_file=64k,max_file=128k,record=4k,tests=write+read+random",
         )
         .unwrap();
         let z = super::super::options::parse(&spec).unwrap();
         let s = IozoneSession::new(z, std::env::temp_dir(), true, true);
-        let note = |test: Test| {
+        let note_of = |cell: usize, test: Test| {
             s.timed(Step {
-                cell: 0,
+                cell,
                 test,
                 first: false,
                 last: false,
                 whole: true,
             })
         };
+        let note = |test: Test| note_of(0, test);
         assert_eq!(note(Test::RandomRead), "timed: the 16 read calls");
+        // A cell's write test after the first: the file of the cell before read and removed.
+        assert!(!note(Test::Write).contains("previous cell"));
+        assert!(note_of(1, Test::Write).contains("the previous cell's file read once and removed"));
+        assert!(!note_of(1, Test::Rewrite).contains("previous cell"));
         assert!(note(Test::Rewrite).starts_with("timed: the 16 write calls; before the clock"));
         assert!(note(Test::Reread).ends_with("the first record read and a seek back to 0"));
     }
