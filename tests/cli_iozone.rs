@@ -67,7 +67,7 @@ fn a_cells_write_test_reads_the_file_of_the_cell_before_then_removes_it() {
     let target = format!("dir:{}", d.display());
     let w = "iozone:min_file=64k,max_file=128k,min_record=64k,max_record=64k,tests=write";
     let args = ["compare", &target, "--workload", w, "-q", "--out", "s"];
-    let Some(o) = straced(d, "openat,read,write,unlink", true, &args) else {
+    let Some(o) = straced(d, "openat,read,write,unlink,unlinkat", true, &args) else {
         return;
     };
     assert!(o.status.success(), "{}", stderr(&o));
@@ -82,7 +82,7 @@ fn a_cells_write_test_reads_the_file_of_the_cell_before_then_removes_it() {
         let mut calls = Vec::new();
         for l in text.lines() {
             let on_file = l.contains("fsbench-iozone.tmp");
-            if on_file && l.starts_with("unlink(") {
+            if on_file && (l.starts_with("unlink(") || l.starts_with("unlinkat(")) {
                 calls.push("unlink");
             } else if on_file && l.starts_with("openat(") && !l.contains("= -1") {
                 calls.push(if l.contains("O_CREAT") {

@@ -274,9 +274,11 @@ pub fn records(order: Order, n: u64, stride: u64, seed: u64) -> Box<dyn Iterator
 /// its record from the next 4 KiB-aligned place in a window of the pool's start (no buffer is
 /// regenerated per write, as iozone writes one buffer; unlike it, the bytes are random).
 ///
-/// The window is twice the record: the record after a record comes from another place (they
-/// differ), and the writes of a cell read their data from as little of the CPU's caches as
-/// iozone's one buffer does. Over the whole pool (32 MiB for the matrix's 16 MiB records) every
+/// The window is twice the record (a record and 4 KiB for records under 4 KiB): the record after
+/// a record comes from another place (they differ), and for small records the data sits in the
+/// CPU's first-level cache, as iozone's one buffer does. Like iozone's, a file's records repeat
+/// (with 4 KiB records it holds two distinct blocks): the bytes are random, so nothing compresses
+/// them, but a deduplicating filesystem would store each distinct one once. Over the whole pool (32 MiB for the matrix's 16 MiB records) every
 /// 4 KiB write read its data from memory, which cost rewrite and random write about a fifth of
 /// iozone's rate at every file size; a window of at least 256 KiB (the data from the L2 cache,
 /// not L1) still cost rewrite and random write 3-6% at files of 64-512 KiB against this one
@@ -305,7 +307,7 @@ impl Pool {
 
     /// How much of the pool's start records of `len` bytes come from (given a pool for them).
     pub fn window(len: usize) -> usize {
-        2 * len
+        len + len.max(4096)
     }
 
     /// How many places records of `len` bytes come from.
@@ -399,8 +401,9 @@ pub fn run<F: Fd>(
     }
 }
 
-/// Runs one stream test: the same records through a buffered stream of one record, timed from
-/// `start`; a write test's span ends after the stream's last flush.
+/// Runs one stream test: the same records through a buffered stream of one record. The stream
+/// is made before the clock, whose read is `Done::started`; a write test's span ends after the
+/// stream's last flush, before the stream is dropped.
 pub fn run_stream<F: Read + Write>(
     f: &mut F,
     t: &TestDef,
@@ -408,23 +411,27 @@ pub fn run_stream<F: Read + Write>(
     buf: &mut [u8],
     pool: &Pool,
     lat: &mut Lat,
-    start: Instant,
 ) -> io::Result<Done> {
     let rec = buf.len() as u64;
     if matches!(t.access, Read(_)) {
         let mut s = BufReader::with_capacity(buf.len(), f);
-        calls_from(start, n, lat, |_| {
+        let start = Instant::now();
+        let mut d = calls_from(start, n, lat, |_| {
             s.read_exact(buf)?;
             Ok(rec)
-        })
+        })?;
+        d.started = Some(start);
+        Ok(d)
     } else {
         let mut s = BufWriter::with_capacity(buf.len(), f);
+        let start = Instant::now();
         let mut d = calls_from(start, n, lat, |i| {
             s.write_all(pool.record(i, rec as usize))?;
             Ok(rec)
         })?;
         s.flush()?;
-        d.ended = None;
+        d.started = Some(start);
+        d.ended = Some(Instant::now());
         Ok(d)
     }
 }
@@ -482,7 +489,7 @@ mod tests {
             let mut f = file();
             let mut lat = Lat::default();
             let d = if t.stream {
-                run_stream(&mut f, t, n, &mut buf, &pool, &mut lat, Instant::now()).unwrap()
+                run_stream(&mut f, t, n, &mut buf, &pool, &mut lat).unwrap()
             } else {
                 let w = Walk::new(t, n, 17, 9);
                 run(&mut f, t, w, &mut buf, &pool, &mut lat, Instant::now()).unwrap()
@@ -554,14 +561,14 @@ mod tests {
             4096,
             "a cell's record, not the largest"
         );
-        for len in [4096usize, 65536] {
+        for len in [512usize, 2048, 4096, 65536] {
             let ends: Vec<usize> = (0..1000)
                 .map(|i| pool.record(i, len).as_ptr() as usize + len - pool.buf.as_ptr() as usize)
                 .collect();
             let most = ends.iter().max().copied().unwrap_or(0);
             assert!(
-                most <= 2 * len,
-                "{len}: from a window of twice the record, as little cache as iozone's buffer"
+                most <= len + len.max(4096),
+                "{len}: from a window of twice the record (or a record and 4 KiB)"
             );
             for i in 0..999 {
                 assert_ne!(
@@ -575,7 +582,7 @@ mod tests {
             starts.dedup();
             assert_eq!(
                 starts.len(),
-                len / 4096 + 1,
+                len.max(4096) / 4096 + 1,
                 "{len}: every place of the window"
             );
         }

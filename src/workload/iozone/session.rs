@@ -21,6 +21,9 @@ use crate::plan::units::format_bytes;
 use crate::sys::AlignedBuf;
 use cell::CellOut;
 
+/// The largest file of the cell before that a cell's write test reads first (`warms_previous`).
+const WARM_MAX: u64 = 8 << 20;
+
 mod cell;
 
 /// A size as iozone's tables and fsbench's test names write it: 64K, 512M, 2G.
@@ -174,7 +177,8 @@ impl IozoneSession {
             * workers as u64;
         let bufs = (0..workers)
             .map(|_| {
-                let mut b = AlignedBuf::large(max_record as usize);
+                // At least 64 KiB: a cell's write test reads the file before it in such pieces.
+                let mut b = AlignedBuf::large(max_record.max(64 << 10) as usize);
                 b.fill(1);
                 Mutex::new(b)
             })
@@ -197,6 +201,17 @@ impl IozoneSession {
             mem_total: crate::sys::host::mem_total_bytes(),
             done: 0,
         }
+    }
+
+    /// Whether the write test of cell `cell` first reads the file of the cell before, untimed
+    /// (`warm_previous`): in a whole-cell matrix (one worker, no purge), buffered, not the first
+    /// cell, and that file at most `WARM_MAX` (past it the write's pages outgrow the caches).
+    fn warms_previous(&self, cell: usize) -> bool {
+        cell > 0
+            && !self.z.throughput_mode()
+            && !self.z.purge
+            && !self.z.direct
+            && self.cells[cell - 1].file <= WARM_MAX
     }
 
     pub(super) fn file(&self, worker: usize) -> PathBuf {
@@ -249,9 +264,10 @@ impl IozoneSession {
         lat.begin(Instant::now());
         let t0 = Instant::now();
         let done = match w {
-            None => battery::run_stream(&mut f, d, n, buf, &self.pool, lat, t0)?,
+            None => battery::run_stream(&mut f, d, n, buf, &self.pool, lat)?,
             Some(w) => battery::run(&mut f, d, w, buf, &self.pool, lat, t0)?,
         };
+        let t0 = done.started.unwrap_or(t0);
         let synced = self.z.fsync && step.test.writes();
         if synced {
             f.sync_all()?;
@@ -562,8 +578,8 @@ impl IozoneSession {
         }
         if !self.z.throughput_mode() && !d.stream {
             match d.access {
-                Access::Create if step.cell > 0 && !self.z.purge && !self.z.direct => {
-                    s.push_str("; before the clock, untimed: the previous cell's file read once and removed (the pages this write takes again, as warm as iozone's loop leaves them), and as in iozone -a an fsync");
+                Access::Create if self.warms_previous(step.cell) => {
+                    s.push_str("; before the clock, untimed: the previous cell's file read once and removed (the pages this write takes again, as warm as iozone's loop leaves them; in the cell's system CPU and device figures), and as in iozone -a an fsync");
                 }
                 Access::Create | Access::Write(battery::Order::Sequential) => {
                     s.push_str("; before the clock, untimed as in iozone -a: an fsync");
@@ -627,5 +643,26 @@ mod tests {
         assert!(!note_of(1, Test::Rewrite).contains("previous cell"));
         assert!(note(Test::Rewrite).starts_with("timed: the 16 write calls; before the clock"));
         assert!(note(Test::Reread).ends_with("the first record read and a seek back to 0"));
+    }
+
+    #[test]
+    fn a_write_test_reads_the_file_before_it_only_in_a_buffered_matrix_of_small_files() {
+        let session = |w: &str| {
+            let spec = crate::plan::workload::parse_workload(w).unwrap();
+            let z = super::super::options::parse(&spec).unwrap();
+            IozoneSession::new(z, std::env::temp_dir(), true, true)
+        };
+        let m = session("iozone:min_file=4m,max_file=32m,record=64k,tests=write");
+        let warms: Vec<bool> = (0..4).map(|c| m.warms_previous(c)).collect();
+        // 4, 8, 16, 32 MiB: not the first cell, and not after a file over 8 MiB.
+        assert_eq!(warms, [false, true, true, false]);
+        for w in [
+            "iozone:min_file=64k,max_file=128k,record=64k,tests=write,purge=1",
+            "iozone:min_file=64k,max_file=128k,record=64k,tests=write,direct=1",
+        ] {
+            assert!(!session(w).warms_previous(1), "{w}");
+        }
+        let t = session("iozone:threads=2,size=64k,record=64k,tests=write");
+        assert!(!t.warms_previous(0));
     }
 }

@@ -75,7 +75,7 @@ impl IozoneSession {
             .map(|_| Lat::over(ctx.interval).touched())
             .collect();
         let mut raw = Vec::with_capacity(self.tests.len());
-        if self.tests.first() == Some(&Test::Write) && !self.z.direct {
+        if self.warms_previous(step.cell) {
             self.warm_previous(ctx);
         }
         for (&test, lat) in self.tests.iter().zip(lats.iter_mut()) {
@@ -136,12 +136,12 @@ impl IozoneSession {
         out
     }
 
-    /// Before a cell's write test, untimed: the previous cell's file (which that test removes)
-    /// read once, 64 KiB at a time. Its pages are the ones the write then takes again; in
-    /// iozone's loop they come straight from the last test that wrote them, warm in the CPU's
-    /// caches, while here the records of the cell before (written and flushed between the two)
-    /// have left them cold: without this pass the write test ran at 0.78-0.82 of iozone's rate at
-    /// files of 64 KiB to 4 MiB, with it 0.86-0.96 (docs/performance.md).
+    /// Before a cell's write test (when `warms_previous`), untimed: the previous cell's file
+    /// (which that test removes) read once, 64 KiB at a time. Its pages are the ones the write
+    /// then takes again; in iozone's loop they come straight from the last test that wrote them,
+    /// warm in the CPU's caches, while here the records of the cell before (written and flushed
+    /// between the two) have left them cold: without this pass the write test ran at 0.78-0.82
+    /// of iozone's rate at files of 64 KiB to 4 MiB, with it 0.86-0.96 (docs/performance.md).
     fn warm_previous(&self, ctx: &WorkerCtx) {
         let Ok(mut f) = std::fs::File::open(self.file(ctx.index)) else {
             return;
@@ -149,8 +149,10 @@ impl IozoneSession {
         let mut whole = self.bufs[ctx.index]
             .lock()
             .unwrap_or_else(|e| e.into_inner());
-        let n = whole.len().min(64 << 10);
-        while matches!(std::io::Read::read(&mut f, &mut whole[..n]), Ok(k) if k > 0) {}
+        let piece = &mut whole[..64 << 10];
+        while !crate::stop::stop_requested()
+            && matches!(std::io::Read::read(&mut f, piece), Ok(k) if k > 0)
+        {}
     }
 
     /// A test's figures, made after the cell's last test.
