@@ -91,14 +91,20 @@ off_t lseek64(int fd, off_t o, int whence) {
 
 off_t lseek(int fd, off_t o, int whence) { return lseek64(fd, o, whence); }
 
+/* open's mode argument, present only with O_CREAT. */
+#define MODE_OF(flags, mode)                                                                   \
+    do {                                                                                       \
+        if ((flags) & O_CREAT) {                                                               \
+            va_list a;                                                                         \
+            va_start(a, flags);                                                                \
+            mode = va_arg(a, int);                                                             \
+            va_end(a);                                                                         \
+        }                                                                                      \
+    } while (0)
+
 int open64(const char *p, int flags, ...) {
     mode_t mode = 0;
-    if (flags & O_CREAT) {
-        va_list a;
-        va_start(a, flags);
-        mode = va_arg(a, int);
-        va_end(a);
-    }
+    MODE_OF(flags, mode);
     unsigned long t0 = now();
     int r = real_open(p, flags, mode);
     const char *want = getenv("CALL_TIMES_PATH");
@@ -108,12 +114,7 @@ int open64(const char *p, int flags, ...) {
 
 int open(const char *p, int flags, ...) {
     mode_t mode = 0;
-    if (flags & O_CREAT) {
-        va_list a;
-        va_start(a, flags);
-        mode = va_arg(a, int);
-        va_end(a);
-    }
+    MODE_OF(flags, mode);
     return open64(p, flags, mode);
 }
 

@@ -6,35 +6,47 @@
 mod common;
 use common::*;
 
+/// `fsbench compare dir:D --workload W` under strace (these calls, a file per thread), and each
+/// thread's log; None when strace is missing (the test says why it skips).
+fn traced_threads(d: &std::path::Path, w: &str, calls: &str) -> Option<Vec<String>> {
+    let target = format!("dir:{}", d.display());
+    let args = ["compare", &target, "--workload", w, "-q", "--out", "s"];
+    let o = straced(d, calls, true, &args)?;
+    assert!(o.status.success(), "{}", stderr(&o));
+    let mut logs = Vec::new();
+    for e in std::fs::read_dir(d).unwrap() {
+        let name = e.unwrap().file_name().to_string_lossy().to_string();
+        if name.starts_with("t.") {
+            logs.push(std::fs::read_to_string(d.join(&name)).unwrap());
+        }
+    }
+    Some(logs)
+}
+
 #[test]
 fn throughput_workers_fsync_after_their_clock_as_iozones_children() {
     let dir = workdir();
     let d = dir.path();
-    let target = format!("dir:{}", d.display());
     let w = "iozone:threads=2,size=256k,record=64k,tests=write";
-    let args = ["compare", &target, "--workload", w, "-q", "--out", "s"];
-    let Some(o) = straced(d, "pwrite64,write,fsync", true, &args) else {
+    let Some(logs) = traced_threads(d, w, "pwrite64,write,fsync") else {
         return;
     };
-    assert!(o.status.success(), "{}", stderr(&o));
     // Per thread (strace -ff: a file each): its 64 KiB writes and fsyncs, in order.
-    let mut by: std::collections::BTreeMap<String, Vec<&str>> = Default::default();
-    for e in std::fs::read_dir(d).unwrap() {
-        let name = e.unwrap().file_name().to_string_lossy().to_string();
-        let Some(tid) = name.strip_prefix("t.") else {
-            continue;
-        };
-        let text = std::fs::read_to_string(d.join(&name)).unwrap();
-        let calls = by.entry(tid.to_string()).or_default();
-        for l in text.lines() {
-            if l.starts_with("fsync(") {
-                calls.push("fsync");
-            } else if l.ends_with("65536) = 65536") {
-                calls.push("write");
+    let by: Vec<Vec<&str>> = logs
+        .iter()
+        .map(|text| {
+            let mut calls = Vec::new();
+            for l in text.lines() {
+                if l.starts_with("fsync(") {
+                    calls.push("fsync");
+                } else if l.ends_with("65536) = 65536") {
+                    calls.push("write");
+                }
             }
-        }
-    }
-    let workers: Vec<&Vec<&str>> = by.values().filter(|c| c.contains(&"write")).collect();
+            calls
+        })
+        .collect();
+    let workers: Vec<&Vec<&str>> = by.iter().filter(|c| c.contains(&"write")).collect();
     // Two writers, then two rewriters (tests=write is iozone's -i 0: both).
     assert_eq!(workers.len(), 4, "{by:?}");
     for calls in workers {
@@ -64,21 +76,13 @@ fn throughput_workers_fsync_after_their_clock_as_iozones_children() {
 fn a_cells_write_test_reads_the_file_of_the_cell_before_then_removes_it() {
     let dir = workdir();
     let d = dir.path();
-    let target = format!("dir:{}", d.display());
     let w = "iozone:min_file=64k,max_file=128k,min_record=64k,max_record=64k,tests=write";
-    let args = ["compare", &target, "--workload", w, "-q", "--out", "s"];
-    let Some(o) = straced(d, "openat,read,write,unlink,unlinkat", true, &args) else {
+    let Some(logs) = traced_threads(d, w, "openat,read,write,unlink,unlinkat") else {
         return;
     };
-    assert!(o.status.success(), "{}", stderr(&o));
     // Per thread, the calls on the cell's file: its opens, its removal and its 64 KiB calls.
     let mut cells = Vec::new();
-    for e in std::fs::read_dir(d).unwrap() {
-        let name = e.unwrap().file_name().to_string_lossy().to_string();
-        if !name.starts_with("t.") {
-            continue;
-        }
-        let text = std::fs::read_to_string(d.join(&name)).unwrap();
+    for text in &logs {
         let mut calls = Vec::new();
         for l in text.lines() {
             let on_file = l.contains("fsbench-iozone.tmp");
