@@ -56,7 +56,8 @@ pub struct Done {
     pub bytes: u64,
     pub rewrites: u64,
     pub stopped: Option<StopReason>,
-    /// When the first seek's ticket arrived (the seekers' clock starts there).
+    /// Where the span starts when the loop's own caller did not read it: the first seek's
+    /// ticket (bonnie's seekers), an iozone stream test's clock read after its stream was made.
     pub started: Option<Instant>,
     /// When the last call ended (the clock read after it): a test timed with `calls_from` from
     /// its own clock read ends here, with no clock read of its own.

@@ -325,25 +325,29 @@ impl Pool {
     }
 }
 
-/// How a test walks the file: `n` records, and for a positioned test the record of each call,
-/// made before the clock starts (the shuffle's keys, the iterator's allocation): between the
-/// clock reads only the calls run, and the next offset of each, as iozone draws its own.
+/// How a test walks the file: `n` records, and for a positioned test (random, backward, stride,
+/// record rewrite) the record of each call, made before the clock starts (the shuffle's keys,
+/// the iterator's allocation): between the clock reads only the calls run, and the next offset
+/// of each, as iozone draws its own. A sequential test has no offsets to draw.
 pub struct Walk {
     pub n: u64,
-    at: Box<dyn Iterator<Item = u64>>,
+    at: Option<Box<dyn Iterator<Item = u64>>>,
 }
 
 impl Walk {
     /// The walk of test `t` over `n` records, with iozone's stride and the shuffle's seed.
     pub fn new(t: &TestDef, n: u64, stride: u64, seed: u64) -> Walk {
-        let order = match t.access {
-            Create => Sequential,
-            Write(o) | Read(o) => o,
+        let at = match t.access {
+            Create | Write(Sequential) | Read(Sequential) => None,
+            Write(o) | Read(o) => Some(records(o, n, stride, seed)),
         };
-        Walk {
-            n,
-            at: records(order, n, stride, seed),
-        }
+        Walk { n, at }
+    }
+
+    /// The record of the next positioned call.
+    #[inline]
+    fn next_at(&mut self) -> u64 {
+        self.at.as_mut().and_then(Iterator::next).unwrap_or(0)
     }
 }
 
@@ -378,7 +382,6 @@ pub fn run<F: Fd>(
     start: Instant,
 ) -> io::Result<Done> {
     let (rec, n) = (buf.len() as u64, w.n);
-    let at = &mut w.at;
     match t.access {
         Create | Write(Sequential) => calls_from(start, n, lat, |i| {
             f.write_all(pool.record(i, rec as usize))?;
@@ -389,12 +392,12 @@ pub fn run<F: Fd>(
             Ok(rec)
         }),
         Write(_) => calls_from(start, n, lat, |i| {
-            f.seek(SeekFrom::Start(at.next().unwrap_or(0) * rec))?;
+            f.seek(SeekFrom::Start(w.next_at() * rec))?;
             f.write_all(pool.record(i, rec as usize))?;
             Ok(rec)
         }),
         Read(_) => calls_from(start, n, lat, |_| {
-            f.seek(SeekFrom::Start(at.next().unwrap_or(0) * rec))?;
+            f.seek(SeekFrom::Start(w.next_at() * rec))?;
             f.read_exact(buf)?;
             Ok(rec)
         }),
