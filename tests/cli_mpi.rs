@@ -64,7 +64,7 @@ fn without_mpi_several_ranks_are_refused_with_how_to_build() {
 /// One multi-rank test's places: a directory every rank sees (the `dir:` target) and the study
 /// directory. None (printed) without mpirun. Holds the test lock while it lives.
 struct Setup {
-    _lock: std::sync::MutexGuard<'static, ()>,
+    _lock: common::Serial,
     _dir: tempfile::TempDir,
     shared: std::path::PathBuf,
     out: std::path::PathBuf,

@@ -54,6 +54,36 @@ pub fn statvfs(path: &Path) -> io::Result<FsStat> {
     })
 }
 
+/// The filesystem type (statfs(2)'s f_type, a magic number) of the filesystem holding `path`.
+// f_type's integer type differs between architectures: keep the cast.
+#[allow(clippy::unnecessary_cast)]
+pub fn statfs_type(path: &Path) -> io::Result<i64> {
+    let c = CString::new(path.as_os_str().as_bytes())
+        .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "path contains NUL"))?;
+    let mut st = std::mem::MaybeUninit::<libc::statfs>::zeroed();
+    // SAFETY: `c` is NUL-terminated and `st` is writable memory of the right type (statfs(2)).
+    if unsafe { libc::statfs(c.as_ptr(), st.as_mut_ptr()) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: statfs returned 0, so it filled the struct.
+    Ok(unsafe { st.assume_init() }.f_type as i64)
+}
+
+/// Clears O_NONBLOCK on an open file (fcntl F_GETFL / F_SETFL).
+pub fn clear_nonblock(file: &std::fs::File) -> io::Result<()> {
+    let fd = file.as_raw_fd();
+    // SAFETY: `fd` is an open descriptor owned by `file` (fcntl(2) reads and sets its flags).
+    let flags = unsafe { libc::fcntl(fd, libc::F_GETFL) };
+    if flags < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: as above.
+    if unsafe { libc::fcntl(fd, libc::F_SETFL, flags & !libc::O_NONBLOCK) } < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
 /// What to do after the terminal hung up: the standard input, output and error that were the
 /// terminal when fsbench started (`note_terminals`; a hung-up terminal no longer answers isatty)
 /// will read from and write to /dev/null, so that no later message fails (or panics) on the dead
@@ -207,6 +237,7 @@ pub mod host;
 pub mod issue;
 pub mod loopctl;
 pub mod mounts;
+pub mod outfile;
 pub mod uring;
 
 /// (major, minor) of a device number, as glibc's gnu_dev_major / gnu_dev_minor compute them.

@@ -120,10 +120,35 @@ pub fn straced(dir: &Path, calls: &str, per_thread: bool, args: &[&str]) -> Opti
     Some(c.output().unwrap())
 }
 
+/// Held while a test takes loop devices or pools: the threads of one test binary and the test
+/// runs of other clones on this machine (an flock on a file under /var/tmp/fsbench-tests) wait
+/// for each other, since loop devices and the zfs-fuse daemon are the machine's.
+pub struct Serial {
+    _threads: MutexGuard<'static, ()>,
+    _machine: std::fs::File,
+}
+
 /// Tests that take loop devices or pools must not run at the same time.
-pub fn serial() -> MutexGuard<'static, ()> {
+pub fn serial() -> Serial {
+    use std::os::fd::AsRawFd;
     static LOCK: Mutex<()> = Mutex::new(());
-    LOCK.lock().unwrap_or_else(|e| e.into_inner())
+    let threads = LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    std::fs::create_dir_all("/var/tmp/fsbench-tests").unwrap();
+    let machine = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open("/var/tmp/fsbench-tests/serial.lock")
+        .unwrap();
+    while unsafe { libc::flock(machine.as_raw_fd(), libc::LOCK_EX) } != 0 {
+        assert_eq!(
+            std::io::Error::last_os_error().kind(),
+            std::io::ErrorKind::Interrupted
+        );
+    }
+    Serial {
+        _threads: threads,
+        _machine: machine,
+    }
 }
 
 /// A work directory for one test, on disk (not tmpfs).
