@@ -14,6 +14,7 @@
 //! multi-rank mode puts its barrier across processes and its reduction.
 
 pub mod cluster;
+pub mod explain;
 pub mod live;
 pub mod pool;
 pub mod run;
@@ -76,6 +77,9 @@ pub struct PhaseSpec {
     /// The interval of the latency-over-time histograms: the frame sets it from the target's
     /// context (`TargetCtx::interval`, the plan's `--interval`); workloads leave it.
     pub interval: Duration,
+    /// The job's own pacing, said as the job says it (`rate_iops=200`), when it paces itself:
+    /// the limiter may then be `paced`.
+    pub pacing: Option<String>,
 }
 
 /// Where a workload runs.
@@ -144,13 +148,17 @@ pub struct WorkerCtx<'a> {
     /// The interval of the latency-over-time histograms (`metrics::timeline::Slicer`).
     pub interval: Duration,
     start: &'a pool::StartLine,
+    /// Where the worker's own CPU and scheduler figures go (the phase's evidence).
+    board: &'a crate::metrics::evidence::Board,
 }
 
 impl WorkerCtx<'_> {
     /// Waits until every worker of the phase has finished its setup, so that all start together.
-    /// A worker that returns without calling it is counted as ready.
+    /// A worker that returns without calling it is counted as ready. Its evidence counts from
+    /// here.
     pub fn start_line(&self) {
         self.start.wait(self.index);
+        self.board.started(self.index);
     }
 }
 
@@ -252,6 +260,8 @@ pub struct Frame {
     pub sync_failure: Option<crate::io::Failure>,
     /// This process's times and totals for the reduction across ranks.
     pub rank: RankTimes,
+    /// What the workers, the filesystem, the machine and the devices did (this rank's).
+    pub evidence: Option<crate::metrics::evidence::Evidence>,
 }
 
 /// One rank's phase on its own monotonic clock, from the end of the barrier (the only instant

@@ -6,6 +6,7 @@ use std::sync::{Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 use super::{Cluster, PhaseSpec, WorkerCtx, WorkerOut};
+use crate::metrics::evidence::Board;
 use crate::metrics::progress::Progress;
 
 /// A barrier that a worker may also pass by returning: no worker waits for one that failed.
@@ -72,8 +73,14 @@ pub type Beside<'a> = &'a (dyn Fn(&AtomicBool, &[Progress]) + Sync);
 /// workers of a multi-rank phase run.
 const WATCH: Duration = Duration::from_millis(2);
 
+/// Whether the pool runs its one worker on the calling thread (see
+/// `PhaseSpec::single_thread`): then no other thread may run beside it.
+pub fn inline(spec: &PhaseSpec) -> bool {
+    spec.workers.max(1) == 1 && spec.single_thread && !spec.beside
+}
+
 /// Runs `spec.workers` workers side by side, with any work `beside` them for the length of the
-/// phase, and waits for all of them.
+/// phase, and waits for all of them. Each worker leaves its thread's figures on `board`.
 pub fn run_workers<F>(
     spec: &PhaseSpec,
     label: &str,
@@ -81,6 +88,7 @@ pub fn run_workers<F>(
     work: F,
     beside: Option<Beside>,
     cluster: &dyn Cluster,
+    board: &Board,
 ) -> PoolRun
 where
     F: Fn(&WorkerCtx) -> WorkerOut + Sync,
@@ -88,7 +96,7 @@ where
     let n = spec.workers.max(1);
     let interval = spec.interval;
     if n == 1 && spec.single_thread && beside.is_none() {
-        return run_inline(work, interval);
+        return run_inline(work, interval, board);
     }
     let many = cluster.rank().many();
     let mut across: Option<Vec<(u64, u64)>> = None;
@@ -113,13 +121,16 @@ where
                 let (progress, start, work) = (&progress, &start, &work);
                 let (first, snapshot, ends) = (&first, &snapshot, &ends);
                 s.spawn(move || {
+                    board.begin(index);
                     let ctx = WorkerCtx {
                         index,
                         progress: &progress[index],
                         interval,
                         start,
+                        board,
                     };
                     let out = work(&ctx);
+                    board.ended(index);
                     // A worker that never reached the start line must not hold the others.
                     drop(start.mark(index));
                     let at = t0.elapsed().as_secs_f64();
@@ -191,23 +202,26 @@ where
 }
 
 /// One worker on the calling thread, no other thread started (see `PhaseSpec::single_thread`).
-fn run_inline<F>(work: F, interval: std::time::Duration) -> PoolRun
+fn run_inline<F>(work: F, interval: std::time::Duration, board: &Board) -> PoolRun
 where
     F: Fn(&WorkerCtx) -> WorkerOut,
 {
     let progress = Progress::new();
     let start = StartLine::new(1);
     let t0 = Instant::now();
+    board.begin(0);
     let ctx = WorkerCtx {
         index: 0,
         progress: &progress,
         interval,
         start: &start,
+        board,
     };
     // The point of running here: no other thread shares the file table (else every read and
     // write takes the file position lock). Said in the record when that does not hold.
     let threads = crate::sys::host::threads();
     let mut out = work(&ctx);
+    board.ended(0);
     if threads > 1 {
         out.how.push(format!("{threads} threads were alive in fsbench's process during this single-threaded phase: each call took the file position lock, which a single-threaded program such as bonnie++ does not"));
     }
@@ -252,6 +266,7 @@ mod tests {
             },
             None,
             &crate::frame::Local,
+            &Board::new(3),
         );
         let at_first: u64 = r.first_done.iter().map(|x| x.0).sum();
         assert_eq!(at_first, 30);
@@ -277,6 +292,7 @@ mod tests {
             },
             None,
             &crate::frame::Local,
+            &Board::new(2),
         );
         assert_eq!(r.outs.len(), 2);
         assert!(r.outs[0].error.is_some());

@@ -7,7 +7,7 @@ use std::path::Path;
 use std::time::Instant;
 
 use super::{
-    pool, CachePolicy, Cluster, FirstDone, Frame, Merged, Phase, PhaseSpec, RankTimes, RunError,
+    explain, pool, CachePolicy, Cluster, FirstDone, Frame, Merged, Phase, PhaseSpec, RankTimes, RunError,
     Session, TargetCtx, WorkerOut,
 };
 use crate::metrics::clock::now_rfc3339;
@@ -59,6 +59,7 @@ pub fn run_phase(
     let stats_name = t.device.as_deref().and_then(diskstats::kernel_name);
     let disk_before = stats_name.as_deref().and_then(diskstats::read);
     let statvfs_before = statvfs(stat_dir.as_deref(), t, spec.space);
+    let mut gathering = explain::Gathering::start(&spec, t, pool::inline(&spec));
     let started_at = now_rfc3339();
     let t0 = Instant::now();
     let cpu0 = cpu::start();
@@ -76,8 +77,10 @@ pub fn run_phase(
             |ctx| shared.work(i, ctx),
             beside,
             cluster,
+            gathering.board(),
         )
     };
+    let intervals = gathering.workers_done();
     let mut cpu = BTreeMap::new();
     let (cpu_user_ns, _) = cpu0.finish(&mut cpu);
     // What the device wrote includes what the filesystem writes back after the phase.
@@ -102,6 +105,7 @@ pub fn run_phase(
         .saturating_duration_since(after_barrier)
         .as_secs_f64();
     let (parts, first_done, rank) = merge_parts(&run, from);
+    let evidence = Some(gathering.end(intervals, &parts));
     let frame = Frame {
         started_at,
         wall,
@@ -122,6 +126,7 @@ pub fn run_phase(
         last_done_s: run.last_done_s,
         sync_failure,
         rank,
+        evidence,
     };
     let merged = cluster.reduce(Merged {
         parts,
@@ -210,6 +215,7 @@ fn decorate(
 ) {
     let f = &m.frame;
     failure(p, k, m);
+    explain::explain(p, spec, t, f.evidence.as_ref());
     if p.latency.is_none() && p.skipped.is_none() {
         p.latency = m.parts.get(k).and_then(|x| x.timeline.clone());
     }

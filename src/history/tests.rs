@@ -57,6 +57,8 @@ fn record(repeat: u32, iops: f64) -> Record {
         failure: None,
         ranks: vec![],
         clones: Vec::new(),
+        limiter: None,
+        evidence: None,
     }
 }
 

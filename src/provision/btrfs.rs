@@ -110,6 +110,10 @@ pub const DEF: FsDef = FsDef {
     },
     kind: Kind::Mkfs,
     snapshots: true,
+    threads: crate::metrics::evidence::FsThreads {
+        daemons: &[],
+        kernel: &["btrfs"],
+    },
     integrity: Some(super::Integrity {
         locate: super::Locate::FiemapLogical,
         dir_blocks: None,

@@ -14,6 +14,10 @@ pub const DEF: FsDef = FsDef {
     },
     kind: Kind::Dir,
     snapshots: false,
+    threads: crate::metrics::evidence::FsThreads {
+        daemons: &[],
+        kernel: &[],
+    },
     integrity: None,
     axes: &[],
     summary: "an existing directory, e.g. dir:/mnt/nfs (nothing is formatted)",

@@ -26,6 +26,10 @@ pub const DEF: FsDef = FsDef {
     },
     kind: Kind::Mkfs,
     snapshots: false,
+    threads: crate::metrics::evidence::FsThreads {
+        daemons: &[],
+        kernel: &["jbd2/", "ext4-"],
+    },
     integrity: Some(super::Integrity {
         locate: super::Locate::Fiemap,
         dir_blocks: Some(super::DirBlocks::Debugfs),

@@ -59,6 +59,10 @@ pub const DEF: FsDef = FsDef {
     },
     kind: Kind::Mkfs,
     snapshots: false,
+    threads: crate::metrics::evidence::FsThreads {
+        daemons: &[],
+        kernel: &["f2fs"],
+    },
     integrity: Some(super::Integrity {
         locate: super::Locate::Fiemap,
         dir_blocks: None,

@@ -139,6 +139,8 @@ pub struct Caps {
     pub snapshots: bool,
     /// How the integrity audit works on it, when it can.
     pub integrity: Option<Integrity>,
+    /// Its own processes and kernel threads, by name (the evidence counts their CPU).
+    pub threads: crate::metrics::evidence::FsThreads,
 }
 
 /// One filesystem fsbench can provision: one file in src/provision/ and one line in FILESYSTEMS.
@@ -148,6 +150,8 @@ pub struct FsDef {
     pub kind: Kind,
     /// Snapshots and the audit's tools (the rest of `Caps` follows from `kind`).
     pub snapshots: bool,
+    /// The processes and kernel threads that do its work, by name.
+    pub threads: crate::metrics::evidence::FsThreads,
     pub integrity: Option<Integrity>,
     /// The options that commonly matter for performance, as `fsbench tune --axes` varies them:
     /// each axis is its alternatives ("" is the filesystem's default), the candidates their
@@ -191,6 +195,7 @@ impl FsDef {
             pool: self.kind == Kind::Zfs,
             snapshots: self.snapshots,
             integrity: self.integrity,
+            threads: self.threads,
         }
     }
 }

@@ -14,6 +14,10 @@ pub const DEF: FsDef = FsDef {
     },
     kind: Kind::Raw,
     snapshots: false,
+    threads: crate::metrics::evidence::FsThreads {
+        daemons: &[],
+        kernel: &[],
+    },
     integrity: None,
     axes: &[],
     summary: "the block device itself, no filesystem (baseline for block workloads)",

@@ -31,6 +31,10 @@ pub const DEF: FsDef = FsDef {
     },
     kind: Kind::Tmpfs,
     snapshots: false,
+    threads: crate::metrics::evidence::FsThreads {
+        daemons: &[],
+        kernel: &[],
+    },
     integrity: None,
     axes: &[],
     summary: "tmpfs in memory (the page cache ceiling); size= limits it",

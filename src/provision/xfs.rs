@@ -83,6 +83,10 @@ pub const DEF: FsDef = FsDef {
     },
     kind: Kind::Mkfs,
     snapshots: false,
+    threads: crate::metrics::evidence::FsThreads {
+        daemons: &[],
+        kernel: &["xfs"],
+    },
     integrity: Some(super::Integrity {
         locate: super::Locate::Fiemap,
         dir_blocks: Some(super::DirBlocks::XfsDb),

@@ -127,6 +127,10 @@ pub const DEF: FsDef = FsDef {
     },
     kind: Kind::Zfs,
     snapshots: true,
+    threads: crate::metrics::evidence::FsThreads {
+        daemons: &["zfs-fuse"],
+        kernel: &["z_", "txg_", "spa_", "arc_", "dp_sync", "zvol"],
+    },
     integrity: Some(super::Integrity {
         locate: super::Locate::Zdb,
         dir_blocks: None,

@@ -442,6 +442,8 @@ fn import_job(
         failure: None,
         ranks: Vec::new(),
         clones: Vec::new(),
+        limiter: None,
+        evidence: None,
     })
 }
 

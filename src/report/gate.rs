@@ -358,6 +358,8 @@ mod tests {
             failure: None,
             ranks: vec![],
             clones: Vec::new(),
+            limiter: None,
+            evidence: None,
         };
         let short = vec![crate::store::note::make(
             crate::store::note::Kind::Interrupted,

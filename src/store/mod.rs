@@ -133,6 +133,13 @@ pub struct Record {
     /// metrics are their aggregate (fio's group_reporting).
     #[serde(skip_serializing_if = "Vec::is_empty", default)]
     pub clones: Vec<CloneFigures>,
+    /// What limited the phase, decided from `evidence` (metrics::limiter's rules).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub limiter: Option<crate::metrics::limiter::Limiter>,
+    /// What the workers, the filesystem's processes, the machine and the devices did during the
+    /// phase (metrics::evidence).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub evidence: Option<crate::metrics::evidence::Evidence>,
 }
 
 /// One clone (worker) of a block job of `numjobs` above 1: what it did over its own measured
@@ -229,6 +236,9 @@ pub struct Phase {
     pub ranks: Vec<RankFigures>,
     /// Each clone's figures (a block job of numjobs above 1).
     pub clones: Vec<CloneFigures>,
+    /// What limited the phase, and its evidence (the frame decides both).
+    pub limiter: Option<crate::metrics::limiter::Limiter>,
+    pub evidence: Option<crate::metrics::evidence::Evidence>,
 }
 
 /// Which target, workload and repeat a record belongs to.
@@ -294,6 +304,8 @@ impl Record {
             failure: p.failure,
             ranks: p.ranks,
             clones: p.clones,
+            limiter: p.limiter,
+            evidence: p.evidence,
         }
     }
 }

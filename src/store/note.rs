@@ -20,6 +20,9 @@ pub enum Kind {
     Fragmentation,
     /// Whether and when a job reached its steady state (fio's steadystate).
     Steady,
+    /// Other processes or the hypervisor took a documented share of the machine during the
+    /// phase (metrics::limiter::interference).
+    Interference,
     /// Anything else: a remark with no kind.
     Plain,
 }
@@ -33,6 +36,7 @@ const KINDS: &[Kind] = &[
     Kind::TooFast,
     Kind::Fragmentation,
     Kind::Steady,
+    Kind::Interference,
 ];
 
 impl Kind {
@@ -46,6 +50,7 @@ impl Kind {
             Kind::TooFast => "too_fast",
             Kind::Fragmentation => "fragmentation",
             Kind::Steady => "steady",
+            Kind::Interference => "interference",
             Kind::Plain => "",
         }
     }

@@ -407,6 +407,12 @@ pub fn own_fd_table() -> std::io::Result<()> {
     }
 }
 
+/// The calling thread's id (gettid(2)).
+pub fn gettid() -> u32 {
+    // SAFETY: gettid takes no arguments and cannot fail.
+    unsafe { libc::gettid() as u32 }
+}
+
 /// CPU time used by the calling thread so far (getrusage(2) RUSAGE_THREAD): (user, system) in
 /// nanoseconds.
 pub fn thread_cpu_ns() -> (u64, u64) {

@@ -109,6 +109,7 @@ impl BlockSession {
                         .try_fold(0.0f64, |a, x| x.map(|x| a.max(x))),
                     beside: (snapper.is_some() && jobs.iter().any(|j| block.snaps(&j.name)))
                         || jobs.iter().any(|j| judged(j).is_some()),
+                    pacing: jobs.iter().find_map(|j| j.pacing()),
                     ..Default::default()
                 }
             })
@@ -360,6 +361,7 @@ impl Session for BlockSession {
                 failure: part.failure.clone(),
                 ranks: Vec::new(),
                 clones: self.clones.of(&self.r.workers, ji),
+                ..Default::default()
             });
         }
         self.finish_snapshots(&mut out);

@@ -1,0 +1,247 @@
+//! What the frame reads around a phase: the target's device stack, the filesystem's own
+//! processes and kernel threads, the machine, and fsbench's workers (each reads its own figures
+//! at the start line and at its end: a thread's /proc entry is gone once it has been joined).
+
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::time::Instant;
+
+use super::super::procfs::{self, DiskLine, MachineCpu, Pressure, TaskCpu, TaskSched};
+
+/// A device's place in the target's stack.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Role {
+    /// The device the filesystem is on (a loop device, a partition, a zvol).
+    Target,
+    /// A member of the target's pool.
+    Member,
+    /// The disk under a loop device's backing file: the bottom of the stack.
+    Backing,
+}
+
+/// One device of the stack, by its kernel name (`loop3`, `vda`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StackDevice {
+    pub name: String,
+    pub role: Role,
+}
+
+/// The kernel name of the block device `maj:min`, the whole disk for a partition.
+fn disk_of(maj: u32, min: u32) -> Option<String> {
+    let sys = PathBuf::from(format!("/sys/dev/block/{maj}:{min}"));
+    let real = std::fs::canonicalize(&sys).ok()?;
+    let real = if real.join("partition").exists() {
+        real.parent()?.to_path_buf()
+    } else {
+        real
+    };
+    Some(real.file_name()?.to_string_lossy().into_owned())
+}
+
+/// A loop device's backing file, when it is one.
+fn backing_file(name: &str) -> Option<PathBuf> {
+    let text = std::fs::read_to_string(format!("/sys/block/{name}/loop/backing_file")).ok()?;
+    Some(PathBuf::from(text.trim_end()))
+}
+
+/// The devices under `top` (kernel names, in `role`), then under each loop device the disk that
+/// holds its backing file; each device once.
+pub fn stack(tops: &[(PathBuf, Role)]) -> Vec<StackDevice> {
+    let mut out: Vec<StackDevice> = Vec::new();
+    let push = |name: String, role: Role, out: &mut Vec<StackDevice>| {
+        if !out.iter().any(|d| d.name == name) {
+            out.push(StackDevice { name, role });
+        }
+    };
+    for (dev, role) in tops {
+        if let Some(name) = crate::metrics::diskstats::kernel_name(dev) {
+            push(name, *role, &mut out);
+        }
+    }
+    let loops: Vec<String> = out.iter().map(|d| d.name.clone()).collect();
+    for name in loops {
+        let Some(file) = backing_file(&name) else {
+            continue;
+        };
+        use std::os::unix::fs::MetadataExt;
+        let Ok(meta) = std::fs::metadata(&file) else {
+            continue;
+        };
+        let (maj, min) = crate::sys::split_dev(meta.dev());
+        if let Some(disk) = disk_of(maj, min) {
+            push(disk, Role::Backing, &mut out);
+        }
+    }
+    out
+}
+
+/// The processes and kernel threads that do a filesystem's work, by name (from its `Caps`).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct FsThreads {
+    /// Command names of the user-space processes that serve it (zfs-fuse).
+    pub daemons: &'static [&'static str],
+    /// Words in the names of its kernel threads (`jbd2/`, `btrfs-`, `xfs`): a kernel thread whose
+    /// name holds one (a kworker names the workqueue it serves) counts as the filesystem's.
+    pub kernel: &'static [&'static str],
+}
+
+/// Everything the frame watches for one phase.
+#[derive(Debug, Clone, Default)]
+pub struct Watch {
+    pub devices: Vec<StackDevice>,
+    pub threads: FsThreads,
+}
+
+/// Whose a process is, for the phase's CPU accounts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Owner {
+    Fsbench,
+    Daemon,
+    FsKernel,
+    Other,
+}
+
+impl Watch {
+    pub fn owner(&self, pid: u32, comm: &str, cpu: &TaskCpu) -> Owner {
+        let kernel = cpu.ppid == 2 || pid == 2;
+        if pid == std::process::id() {
+            Owner::Fsbench
+        } else if !kernel && self.threads.daemons.contains(&comm) {
+            Owner::Daemon
+        } else if kernel && self.threads.kernel.iter().any(|k| comm.contains(k)) {
+            Owner::FsKernel
+        } else {
+            Owner::Other
+        }
+    }
+}
+
+/// One reading of the machine, the devices and every process.
+#[derive(Debug, Clone)]
+pub struct Snapshot {
+    pub at: Instant,
+    pub machine: Option<MachineCpu>,
+    pub pressure: Option<Pressure>,
+    pub devices: Vec<Option<DiskLine>>,
+    /// fsbench's whole process (every thread, ended ones too): (user, system) nanoseconds.
+    pub own_ns: (u64, u64),
+    /// Every process but fsbench: pid, name, CPU (ticks). Only at the phase's ends.
+    pub processes: Vec<(u32, String, TaskCpu)>,
+}
+
+impl Snapshot {
+    /// Reads everything; `processes` scans /proc (a few milliseconds: the phase's ends only).
+    pub fn take(watch: &Watch, processes: bool) -> Snapshot {
+        let disks = std::fs::read_to_string("/proc/diskstats").unwrap_or_default();
+        Snapshot {
+            at: Instant::now(),
+            machine: procfs::machine_cpu(),
+            pressure: procfs::pressure(),
+            devices: watch
+                .devices
+                .iter()
+                .map(|d| procfs::parse_disk_line(&disks, &d.name))
+                .collect(),
+            own_ns: crate::sys::process_cpu_ns(),
+            processes: if processes {
+                procfs::processes()
+            } else {
+                Vec::new()
+            },
+        }
+    }
+}
+
+/// A worker thread's own figures at one moment: CPU (getrusage RUSAGE_THREAD, nanoseconds) and
+/// its scheduler figures.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct ThreadSample {
+    pub at: Option<Instant>,
+    pub user_ns: u64,
+    pub sys_ns: u64,
+    pub sched: TaskSched,
+}
+
+impl ThreadSample {
+    /// The calling thread's figures.
+    pub fn now() -> ThreadSample {
+        let (user_ns, sys_ns) = crate::sys::thread_cpu_ns();
+        ThreadSample {
+            at: Some(Instant::now()),
+            user_ns,
+            sys_ns,
+            sched: procfs::task_sched(Path::new("/proc/thread-self")).unwrap_or_default(),
+        }
+    }
+}
+
+/// One worker's figures as the phase saw them.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct WorkerThread {
+    pub tid: u32,
+    /// At its start line (or, when it never reached it, when it began).
+    pub start: Option<ThreadSample>,
+    pub end: Option<ThreadSample>,
+}
+
+/// Where the workers of a phase leave their thread ids and figures (the pool's; the sampler
+/// reads the ids while they run).
+#[derive(Debug, Default)]
+pub struct Board {
+    threads: Mutex<Vec<WorkerThread>>,
+}
+
+impl Board {
+    pub fn new(workers: usize) -> Board {
+        Board {
+            threads: Mutex::new(vec![WorkerThread::default(); workers]),
+        }
+    }
+
+    fn with<R>(&self, f: impl FnOnce(&mut Vec<WorkerThread>) -> R) -> R {
+        f(&mut self.threads.lock().unwrap_or_else(|e| e.into_inner()))
+    }
+
+    /// Worker `index` began, on the calling thread: its figures count from here until it
+    /// crosses the start line.
+    pub fn begin(&self, index: usize) {
+        let tid = crate::sys::gettid();
+        let s = ThreadSample::now();
+        self.with(|t| {
+            if let Some(w) = t.get_mut(index) {
+                w.tid = tid;
+                w.start = Some(s);
+            }
+        });
+    }
+
+    /// Worker `index` crossed the start line (called on its thread): its figures count from
+    /// here.
+    pub fn started(&self, index: usize) {
+        let s = ThreadSample::now();
+        self.with(|t| {
+            if let Some(w) = t.get_mut(index) {
+                w.start = Some(s);
+            }
+        });
+    }
+
+    /// Worker `index` ended (called on its thread, before it exits).
+    pub fn ended(&self, index: usize) {
+        let s = ThreadSample::now();
+        self.with(|t| {
+            if let Some(w) = t.get_mut(index) {
+                w.end = Some(s);
+            }
+        });
+    }
+
+    pub fn tids(&self) -> Vec<u32> {
+        self.with(|t| t.iter().map(|w| w.tid).filter(|&x| x != 0).collect())
+    }
+
+    pub fn take(&self) -> Vec<WorkerThread> {
+        self.with(std::mem::take)
+    }
+}
