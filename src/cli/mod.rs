@@ -74,6 +74,15 @@ fn duration_arg(s: &str) -> Result<std::time::Duration, PlanError> {
     Ok(d)
 }
 
+/// `--retry-interfered=yes|no`.
+pub fn yes_no(s: &str) -> Result<bool, String> {
+    match s {
+        "yes" | "true" | "1" | "on" => Ok(true),
+        "no" | "false" | "0" | "off" => Ok(false),
+        _ => Err(format!("{s}: say yes or no")),
+    }
+}
+
 /// `--interval`: the interval of the latency-over-time histograms, 100 ms to 1 h.
 pub fn interval_arg(s: &str) -> Result<std::time::Duration, PlanError> {
     let d = crate::plan::fio::values::parse_duration(s)?;
@@ -394,6 +403,13 @@ pub struct StudyArgs {
     /// Continue the study in DIR (killed or interrupted): run only what is missing, then report
     #[arg(long, value_name = "DIR", conflicts_with_all = ["study", "out", "list"])]
     pub resume: Option<PathBuf>,
+    /// Measure a repeat once more when other processes or the hypervisor took a share of the
+    /// machine during it (its records' interference note); the disturbed records go to
+    /// results.partial.jsonl. Alone: yes. Default: no
+    #[arg(long, value_name = "YES|NO", num_args = 0..=1, require_equals = true,
+          default_missing_value = "yes", value_parser = yes_no)]
+    pub retry_interfered: Option<bool>,
+
     /// Keep the loop image files after teardown
     #[arg(long)]
     pub keep: bool,
@@ -451,6 +467,13 @@ pub struct TuneArgs {
     /// Continue the tune in DIR (killed or interrupted)
     #[arg(long, value_name = "DIR", conflicts_with_all = ["specs", "out"])]
     pub resume: Option<PathBuf>,
+    /// Measure a repeat once more when other processes or the hypervisor took a share of the
+    /// machine during it (its records' interference note); the disturbed records go to
+    /// results.partial.jsonl. Alone: yes. Default: yes (a disturbed trial would decide the race)
+    #[arg(long, value_name = "YES|NO", num_args = 0..=1, require_equals = true,
+          default_missing_value = "yes", value_parser = yes_no)]
+    pub retry_interfered: Option<bool>,
+
     /// Keep the loop image files after teardown
     #[arg(long)]
     pub keep: bool,
@@ -485,6 +508,13 @@ pub struct CompareArgs {
     /// Continue the study in DIR (killed or interrupted): run only what is missing, then report
     #[arg(long, value_name = "DIR", conflicts_with_all = ["targets", "out"])]
     pub resume: Option<PathBuf>,
+    /// Measure a repeat once more when other processes or the hypervisor took a share of the
+    /// machine during it (its records' interference note); the disturbed records go to
+    /// results.partial.jsonl. Alone: yes. Default: no
+    #[arg(long, value_name = "YES|NO", num_args = 0..=1, require_equals = true,
+          default_missing_value = "yes", value_parser = yes_no)]
+    pub retry_interfered: Option<bool>,
+
     /// Keep the loop image files after teardown
     #[arg(long)]
     pub keep: bool,
@@ -557,6 +587,7 @@ pub fn build_plan(
         ranks: Default::default(),
         study: None,
         tune: None,
+        on_interference: Default::default(),
     })
 }
 

@@ -55,6 +55,7 @@ fn plan_of(a: &AuditArgs) -> anyhow::Result<Plan> {
         ranks: Default::default(),
         study: None,
         tune: None,
+        on_interference: Default::default(),
     })
 }
 

@@ -3,7 +3,7 @@
 
 use super::Exit;
 use crate::cli::CompareArgs;
-use crate::plan::Plan;
+use crate::plan::{OnInterference, Plan};
 
 /// The plan: a resumed study's, or one built from the arguments.
 fn plan_of(a: &CompareArgs) -> anyhow::Result<Plan> {
@@ -27,6 +27,7 @@ pub fn run(a: CompareArgs) -> anyhow::Result<Exit> {
     if a.resume.is_none() {
         plan.ranks = a.ranks.plan();
     }
+    plan.on_interference = OnInterference::from_flag(a.retry_interfered, plan.on_interference);
     let r = super::studyrun::Run {
         command: "compare",
         plan,

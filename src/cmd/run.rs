@@ -151,6 +151,7 @@ pub fn run(a: RunArgs) -> anyhow::Result<Exit> {
         ranks: a.ranks.plan(),
         study: None,
         tune: None,
+        on_interference: Default::default(),
     };
     let place = Where::Here {
         fs,

@@ -244,6 +244,9 @@ pub fn run(a: StudyArgs) -> anyhow::Result<Exit> {
             anyhow::bail!("name a study file or a shipped study (fsbench study --list)")
         }
     };
+    let mut plan = plan;
+    plan.on_interference =
+        crate::plan::OnInterference::from_flag(a.retry_interfered, plan.on_interference);
     let r = super::studyrun::Run {
         command: "study",
         plan,

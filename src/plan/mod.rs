@@ -63,6 +63,33 @@ pub struct Plan {
     /// What a tune races for (`fsbench tune`): the objective, the SLOs, the candidates.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tune: Option<tune::TuneMeta>,
+    /// What is done with a repeat that other processes disturbed (`--retry-interfered`).
+    #[serde(default)]
+    pub on_interference: OnInterference,
+}
+
+/// What the coordinator does with a target's repeat whose records say other processes or the
+/// hypervisor took a share of the machine while it ran (an `interference` note).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum OnInterference {
+    /// Keep its records; the report counts and names them.
+    #[default]
+    Keep,
+    /// Measure it once more on a fresh target; the disturbed records go to
+    /// results.partial.jsonl.
+    RetryOnce,
+}
+
+impl OnInterference {
+    /// From `--retry-interfered[=yes|no]`: the flag's word, else `default`.
+    pub fn from_flag(flag: Option<bool>, default: OnInterference) -> OnInterference {
+        match flag {
+            Some(true) => OnInterference::RetryOnce,
+            Some(false) => OnInterference::Keep,
+            None => default,
+        }
+    }
 }
 
 /// How the ranks of a multi-rank run share the target (recorded: both change what is measured).

@@ -11,6 +11,7 @@ pub(crate) mod fiojson;
 pub(crate) mod formats;
 pub(crate) mod gate;
 mod html;
+pub(crate) mod limits;
 mod markdown;
 mod markup;
 pub(crate) mod merge;
@@ -178,6 +179,7 @@ impl StudyReport {
             .collect();
         let rows = summary::rows(&measured, &baseline);
         let mut warnings = warnings::build(&measured, &rows, manifest_warnings);
+        warnings.extend(limits::warnings(&ranked));
         for v in views::VIEWS {
             let mine = Self::claimed(&records, *v);
             warnings.extend(v.warnings(&mine).into_iter().map(warnings::Warning::line));
@@ -315,6 +317,7 @@ impl StudyReport {
             ("claims", views::claims::json(&self.records, &self.given)),
             ("tune", views::tune::json(&self.records, &self.given)),
             ("less_work", views::less::json(&self.records)),
+            ("limits", limits::json(&self.records)),
         ];
         for (key, value) in answers {
             if let Some(value) = value {

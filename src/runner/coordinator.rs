@@ -5,7 +5,8 @@ use super::study::{finish_manifest, open_study, Sink};
 use super::targets::{release, Getter, Got};
 use super::{Ended, Named, Options, RunnerError, Summary, Where};
 use crate::frame::{run_session, RunError};
-use crate::plan::TargetSpec;
+use crate::plan::{OnInterference, TargetSpec};
+use crate::store::note;
 use crate::provision::exec::Sys;
 use crate::ranks::Team;
 use crate::store::{Manifest, Record, RecordKey, StoreError};
@@ -88,7 +89,7 @@ pub fn run(opts: &Options, team: &dyn Team) -> Result<Summary, RunnerError> {
                 ended = Ended::Interrupted(why);
                 break 'repeats;
             }
-            if let Some(e) = l.target(spec, index, repeat)? {
+            if let Some(e) = l.target_once_more(spec, index, repeat)? {
                 ended = e;
                 break 'repeats;
             }
@@ -127,6 +128,43 @@ struct Loop<'a> {
 }
 
 impl Loop<'_> {
+    /// Every workload on one (target, repeat), and, when the plan retries disturbed repeats and
+    /// this one was (a record's interference note), once more on a fresh target: the first
+    /// attempt's records go to results.partial.jsonl, and the manifest says why.
+    fn target_once_more(
+        &mut self,
+        spec: &TargetSpec,
+        index: usize,
+        repeat: u32,
+    ) -> Result<Option<Ended>, RunnerError> {
+        let before = self.sink.records.len();
+        let ended = self.target(spec, index, repeat)?;
+        if ended.is_some()
+            || crate::stop::stop_requested()
+            || self.opts.resolved.plan.on_interference != OnInterference::RetryOnce
+        {
+            return Ok(ended);
+        }
+        let Some(why) = self.sink.records[before..]
+            .iter()
+            .find_map(|r| note::find(&r.notes, note::Kind::Interference))
+            .map(str::to_string)
+        else {
+            return Ok(None);
+        };
+        let moved = self.sink.set_aside(&spec.label, repeat)?;
+        let said = format!(
+            "{} (repeat {}) was disturbed by other processes ({why}): measured again; its {moved} first records are in results.partial.jsonl",
+            spec.label,
+            repeat + 1
+        );
+        if !self.opts.quiet {
+            eprintln!("fsbench: [{}] {said}", spec.label);
+        }
+        self.manifest.warnings.push(said);
+        self.target(spec, index, repeat)
+    }
+
     /// Every workload on one (target, repeat): those that take the plan's target on it, then
     /// each workload that needs a target of its own on one provisioned afresh for it. Returns how
     /// the study ends when it must end here.

@@ -23,6 +23,19 @@ impl Sink {
         self.records.push(rec);
         Ok(())
     }
+
+    /// Moves the records of `label`'s `repeat` out of results.jsonl into results.partial.jsonl
+    /// (a disturbed repeat measured again); returns how many.
+    pub fn set_aside(&mut self, label: &str, repeat: u32) -> Result<usize, StoreError> {
+        let (moved, keep): (Vec<Record>, Vec<Record>) = std::mem::take(&mut self.records)
+            .into_iter()
+            .partition(|r| r.target == label && r.repeat == repeat);
+        if let Some(s) = self.study.as_mut() {
+            s.set_aside(&keep, &moved, None)?;
+        }
+        self.records = keep;
+        Ok(moved.len())
+    }
 }
 
 /// Opens the study: new, resumed (records of unfinished targets set aside), or none (dry run).

@@ -32,6 +32,7 @@ fn opts(dir: &std::path::Path, jobfile: &str) -> Result<Options, RunnerError> {
                 ranks: Default::default(),
                 study: None,
                 tune: None,
+                on_interference: Default::default(),
             },
             &place(),
             false,

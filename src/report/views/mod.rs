@@ -15,6 +15,7 @@ mod curves;
 mod files;
 pub(crate) mod iozone;
 mod latency;
+pub(crate) mod limits;
 pub(crate) mod less;
 mod ratio;
 mod statistics;
@@ -38,6 +39,7 @@ pub(crate) static VIEWS: &[&dyn WorkloadView] = &[
     &iozone::IozoneView,
     &statistics::Statistics,
     &curves::Curves,
+    &limits::Limits,
     &tune::Tune,
     &claims::Claims,
     &verdict::Verdict,

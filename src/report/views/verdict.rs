@@ -31,7 +31,10 @@ impl WorkloadView for Verdict {
         if study.plan.tune.is_some() {
             return Vec::new();
         }
-        let lines: Vec<String> = groups(study.ranked).iter().map(line).collect();
+        let lines: Vec<String> = groups(study.ranked)
+            .iter()
+            .map(|g| line(g, study.ranked))
+            .collect();
         if lines.is_empty() {
             return Vec::new();
         }
@@ -257,7 +260,17 @@ fn alone(w: &str, target: &str, left_out: Vec<String>) -> Group {
 }
 
 /// The group in one sentence.
-fn line(g: &Group) -> String {
+/// `ext4 (device: loop1 96% busy)`, the target with its limiter in this workload (the
+/// kind alone with `brief`), or the name alone for records that carry none.
+fn limited(records: &[Record], target: &str, workload: &str, brief: bool) -> String {
+    match crate::report::limits::of_target(records, target, workload) {
+        Some(h) if brief => format!("{target} ({})", h.kind),
+        Some(h) => format!("{target} ({})", h.short()),
+        None => target.to_string(),
+    }
+}
+
+fn line(g: &Group, records: &[Record]) -> String {
     if g.next.is_none() {
         return format!(
             "{}: only {} did all the work asked, nothing to rank it against; left out, having done less work than asked: {}",
@@ -273,7 +286,10 @@ fn line(g: &Group) -> String {
         g.tests,
         if g.tests == 1 { "" } else { "s" }
     );
-    let next = g.next.as_deref().unwrap_or("-");
+    let next = g.next.as_deref().map_or_else(
+        || "-".to_string(),
+        |n| limited(records, n, &g.workload, true),
+    );
     let by = match (g.ratio, g.ci_lo, g.ci_hi) {
         (Some(r), Some(lo), Some(hi)) => {
             format!(
@@ -286,7 +302,10 @@ fn line(g: &Group) -> String {
         (Some(r), ..) => format!("{}x the next, {next}", fmt(r)),
         _ => String::new(),
     };
-    let mut s = format!("{what}: best {}, {by}", g.best);
+    let mut s = format!(
+        "{what}: best {}, {by}",
+        limited(records, &g.best, &g.workload, false)
+    );
     if !g.not_significant.is_empty() {
         let list: Vec<String> = g
             .not_significant
@@ -361,7 +380,7 @@ mod tests {
         assert_eq!(g.tests, 2);
         assert!(g.not_significant.iter().any(|(t, _)| t == "c"), "{g:?}");
         assert!(!g.not_significant.iter().any(|(t, _)| t == "a"));
-        let l = line(g);
+        let l = line(g, &[]);
         assert!(l.starts_with("cdm (iops over 2 tests): best b, 1.0"), "{l}");
         assert!(l.contains("x the next, c (95% interval "), "{l}");
         assert!(l.contains("not significantly different from c"), "{l}");
@@ -381,7 +400,7 @@ mod tests {
         let g = &groups(&rs)[0];
         assert_eq!(g.left_out, vec!["b".to_string()]);
         assert_eq!(g.best, "c");
-        assert!(line(g).contains("left out, having done less work than asked: b"));
+        assert!(line(g, &[]).contains("left out, having done less work than asked: b"));
         assert!(groups(&study(&[1.0], &[], &[])).is_empty());
     }
 }

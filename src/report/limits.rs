@@ -1,0 +1,205 @@
+//! What limited a target's figures, from its records' limiters (decided when each phase ran,
+//! `metrics::limiter`): the most common kind over a set of records, said short for the verdict
+//! and the tables, and the warnings a reader needs (ratios across different limits, figures that
+//! measure fsbench, interfered repeats). Pure.
+
+use crate::metrics::limiter::{Limit, Limiter};
+use crate::store::{note, Outcome, Record};
+
+use super::warnings::Warning;
+
+/// The limiter of a set of records: the most common kind, with the line of one record of that
+/// kind, and how many of the records it holds for.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Held {
+    pub(crate) kind: Limit,
+    pub(crate) rule: String,
+    pub(crate) of: usize,
+    pub(crate) total: usize,
+}
+
+impl Held {
+    /// `device: loop1 97% busy`: the kind and the rule's first clause.
+    pub(crate) fn short(&self) -> String {
+        short(&self.rule)
+    }
+}
+
+/// A rule's first clause (up to its first comma or bracket).
+pub(crate) fn short(rule: &str) -> String {
+    let cut = rule.find([',', '(', ';']).unwrap_or(rule.len());
+    rule[..cut].trim_end().to_string()
+}
+
+/// The measured records (ok) that carry a limiter.
+fn judged<'a>(records: impl IntoIterator<Item = &'a Record>) -> Vec<&'a Limiter> {
+    records
+        .into_iter()
+        .filter(|r| r.outcome == Outcome::Ok)
+        .filter_map(|r| r.limiter.as_ref())
+        .collect()
+}
+
+/// The most common limiter of `records` (ties go to the kind seen first), None when none
+/// carries one (studies recorded before limiters existed).
+pub(crate) fn held<'a>(records: impl IntoIterator<Item = &'a Record>) -> Option<Held> {
+    let ls = judged(records);
+    let mut counts: Vec<(Limit, usize, &Limiter)> = Vec::new();
+    for l in &ls {
+        match counts.iter_mut().find(|c| c.0 == l.kind) {
+            Some(c) => c.1 += 1,
+            None => counts.push((l.kind, 1, l)),
+        }
+    }
+    let best = counts
+        .iter()
+        .enumerate()
+        .max_by(|a, b| a.1 .1.cmp(&b.1 .1).then(b.0.cmp(&a.0)))?
+        .1;
+    Some(Held {
+        kind: best.0,
+        rule: best.2.rule.clone(),
+        of: best.1,
+        total: ls.len(),
+    })
+}
+
+/// A target's limiter in one workload.
+pub(crate) fn of_target(records: &[Record], target: &str, workload: &str) -> Option<Held> {
+    held(
+        records
+            .iter()
+            .filter(|r| r.target == target && r.workload_name() == workload),
+    )
+}
+
+/// The table "What limited each result": a row per target, a column per workload; each cell
+/// the most common limiter over its tests and repeats (with how many held it when not all).
+pub(crate) fn table(records: &[Record]) -> Option<(Vec<String>, Vec<Vec<String>>)> {
+    let mut targets: Vec<&str> = Vec::new();
+    let mut workloads: Vec<&str> = Vec::new();
+    for r in records.iter().filter(|r| r.limiter.is_some()) {
+        if !targets.contains(&r.target.as_str()) {
+            targets.push(&r.target);
+        }
+        if !workloads.contains(&r.workload_name()) {
+            workloads.push(r.workload_name());
+        }
+    }
+    if targets.is_empty() {
+        return None;
+    }
+    let mut header = vec!["target".to_string()];
+    header.extend(workloads.iter().map(|w| w.to_string()));
+    let rows = targets
+        .iter()
+        .map(|t| {
+            let mut row = vec![t.to_string()];
+            for w in &workloads {
+                row.push(match of_target(records, t, w) {
+                    Some(h) if h.of == h.total => h.short(),
+                    Some(h) => format!("{} ({} of {})", h.short(), h.of, h.total),
+                    None => "-".into(),
+                });
+            }
+            row
+        })
+        .collect();
+    Some((header, rows))
+}
+
+/// The warnings about limits: per workload, targets limited by different things; figures that
+/// measure fsbench's CPU; repeats other processes disturbed.
+pub(crate) fn warnings(records: &[Record]) -> Vec<Warning> {
+    let mut out = Vec::new();
+    let mut workloads: Vec<&str> = Vec::new();
+    for r in records {
+        if !workloads.contains(&r.workload_name()) {
+            workloads.push(r.workload_name());
+        }
+    }
+    let mut apart = Vec::new();
+    for w in &workloads {
+        let mut kinds: Vec<(String, Limit)> = Vec::new();
+        for r in records.iter().filter(|r| r.workload_name() == *w) {
+            if kinds.iter().any(|k| k.0 == r.target) {
+                continue;
+            }
+            if let Some(h) = of_target(records, &r.target, w) {
+                kinds.push((r.target.clone(), h.kind));
+            }
+        }
+        let first = kinds.first().map(|k| k.1);
+        if kinds.iter().any(|k| Some(k.1) != first) {
+            let said: Vec<String> = kinds.iter().map(|(t, k)| format!("{t} {k}")).collect();
+            apart.push(format!("{w}: {}", said.join(", ")));
+        }
+    }
+    if !apart.is_empty() {
+        out.push(Warning {
+            text: format!(
+                "targets limited by different things: a ratio between them compares different limits, not the filesystems alone ({})",
+                apart.join("; ")
+            ),
+            details: apart,
+        });
+    }
+    let bench: Vec<String> = records
+        .iter()
+        .filter(|r| r.outcome == Outcome::Ok)
+        .filter(|r| r.limiter.as_ref().is_some_and(|l| l.kind == Limit::BenchmarkCpu))
+        .map(|r| format!("{} {} repeat {}", r.target, r.test, r.repeat + 1))
+        .collect();
+    if !bench.is_empty() {
+        out.push(Warning {
+            text: format!(
+                "{} figure(s) measure fsbench's own CPU, not the filesystem (benchmark-cpu): use more jobs or a slower device",
+                bench.len()
+            ),
+            details: bench,
+        });
+    }
+    let disturbed: Vec<String> = records
+        .iter()
+        .filter_map(|r| {
+            let n = note::find(&r.notes, note::Kind::Interference)?;
+            Some(format!(
+                "{} {} repeat {}: {}",
+                r.target,
+                r.test,
+                r.repeat + 1,
+                note::text(n)
+            ))
+        })
+        .collect();
+    if !disturbed.is_empty() {
+        out.push(Warning {
+            text: format!(
+                "{} record(s) were disturbed by other processes (interference): run again on a quiet machine, or with --retry-interfered",
+                disturbed.len()
+            ),
+            details: disturbed,
+        });
+    }
+    out
+}
+
+/// Each measured record's limiter and evidence, for the JSON report (None when no record
+/// carries one).
+pub(crate) fn json(records: &[Record]) -> Option<serde_json::Value> {
+    let v: Vec<serde_json::Value> = records
+        .iter()
+        .filter(|r| r.limiter.is_some())
+        .map(|r| {
+            serde_json::json!({
+                "target": r.target,
+                "workload": r.workload,
+                "test": r.test,
+                "repeat": r.repeat,
+                "limiter": r.limiter,
+                "evidence": r.evidence,
+            })
+        })
+        .collect();
+    (!v.is_empty()).then(|| serde_json::Value::Array(v))
+}
