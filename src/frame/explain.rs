@@ -25,7 +25,7 @@ fn watch_of(t: &TargetCtx) -> Watch {
     if tops.is_empty() {
         let dev = t.device.clone().or_else(|| {
             (!t.caps.memory_backed)
-                .then(|| t.stat_dir.as_deref())
+                .then_some(t.stat_dir.as_deref())
                 .flatten()
                 .and_then(crate::metrics::diskstats::device_of_dir)
         });

@@ -7,8 +7,8 @@ use std::path::Path;
 use std::time::Instant;
 
 use super::{
-    explain, pool, CachePolicy, Cluster, FirstDone, Frame, Merged, Phase, PhaseSpec, RankTimes, RunError,
-    Session, TargetCtx, WorkerOut,
+    explain, pool, CachePolicy, Cluster, FirstDone, Frame, Merged, Phase, PhaseSpec, RankTimes,
+    RunError, Session, TargetCtx, WorkerOut,
 };
 use crate::metrics::clock::now_rfc3339;
 use crate::metrics::{cpu, diskstats};

@@ -97,7 +97,7 @@ pub static RULES: &[Rule] = &[
     },
     Rule {
         limit: Limit::Device,
-        evidence: "the workers were off the CPU while a device of the stack was busy: score = workers' blocked share x the busiest device's utilisation",
+        evidence: "the workers were off the CPU while a device of the stack was busy: score = workers' blocked share x the share of that time the busiest device had a request in flight",
         outright: false,
         score: device,
     },
@@ -115,7 +115,7 @@ pub static RULES: &[Rule] = &[
     },
     Rule {
         limit: Limit::Waiting,
-        evidence: "the workers were off the CPU while no device was busy: score = workers' blocked share x (1 - the busiest device's utilisation)",
+        evidence: "the workers were off the CPU while no device was busy: score = workers' blocked share x (1 - the share of that time the busiest device had a request in flight)",
         outright: false,
         score: waiting,
     },
@@ -142,7 +142,25 @@ fn blocked(e: &Evidence) -> f64 {
     if e.workers.is_empty() {
         return 0.0;
     }
-    e.workers.iter().map(|w| of_runnable(w, w.blocked)).sum::<f64>() / e.workers.len() as f64
+    e.workers
+        .iter()
+        .map(|w| of_runnable(w, w.blocked))
+        .sum::<f64>()
+        / e.workers.len() as f64
+}
+
+/// The share of the workers' blocked time during which the busiest device had a request in
+/// flight (at most: the device's busy time over the workers' mean time off the CPU).
+fn device_cover(e: &Evidence) -> f64 {
+    let raw = if e.workers.is_empty() {
+        0.0
+    } else {
+        e.workers.iter().map(|w| w.blocked).sum::<f64>() / e.workers.len() as f64
+    };
+    match e.busiest_device() {
+        Some(d) if raw > 1e-6 => (d.util / raw).min(1.0),
+        _ => 0.0,
+    }
 }
 
 /// The busiest worker's user and system shares.
@@ -187,7 +205,7 @@ fn device(f: &Facts) -> Option<(f64, String)> {
     let d = e.busiest_device()?;
     let b = blocked(e);
     Some((
-        b * d.util,
+        b * device_cover(e),
         format!(
             "device: {} {} busy, {:.1} in flight, {:.2} ms per request",
             d.name,
@@ -202,9 +220,8 @@ fn filesystem_cpu(f: &Facts) -> Option<(f64, String)> {
     let e = f.evidence;
     let (_, sys) = busiest_split(e).unwrap_or((0.0, 0.0));
     let own: f64 = e.filesystem.iter().map(|b| b.cores).sum();
-    let top = e.filesystem.first();
-    if own.min(1.0) > sys {
-        let t = top?;
+    if own.min(1.0) > sys.max(e.helpers.system) {
+        let t = e.filesystem.first()?;
         return Some((
             own.min(1.0),
             format!(
@@ -216,6 +233,15 @@ fn filesystem_cpu(f: &Facts) -> Option<(f64, String)> {
                 } else {
                     String::new()
                 }
+            ),
+        ));
+    }
+    if e.helpers.system.min(1.0) > sys {
+        return Some((
+            e.helpers.system.min(1.0),
+            format!(
+                "filesystem-cpu: fsbench's kernel helpers (io_uring's io-wq) took {:.2} cores in the kernel",
+                e.helpers.system
             ),
         ));
     }
@@ -260,11 +286,19 @@ fn waiting(f: &Facts) -> Option<(f64, String)> {
     }
     let e = f.evidence;
     let b = blocked(e);
-    let util = e.busiest_device().map_or(0.0, |d| d.util);
-    Some((
-        b * (1.0 - util),
+    let cover = device_cover(e);
+    let helpers = if e.helpers.system >= 0.1 {
         format!(
-            "waiting: the workers were off the CPU {} of their time, {}",
+            "; fsbench's kernel helpers (io_uring's io-wq) took {:.2} cores meanwhile",
+            e.helpers.system
+        )
+    } else {
+        String::new()
+    };
+    Some((
+        b * (1.0 - cover),
+        format!(
+            "waiting: the workers were off the CPU {} of their time, {}{helpers}",
             pct(b),
             match e.busiest_device() {
                 Some(d) => format!("{} only {} busy", d.name, pct(d.util)),

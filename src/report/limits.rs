@@ -147,7 +147,11 @@ pub(crate) fn warnings(records: &[Record]) -> Vec<Warning> {
     let bench: Vec<String> = records
         .iter()
         .filter(|r| r.outcome == Outcome::Ok)
-        .filter(|r| r.limiter.as_ref().is_some_and(|l| l.kind == Limit::BenchmarkCpu))
+        .filter(|r| {
+            r.limiter
+                .as_ref()
+                .is_some_and(|l| l.kind == Limit::BenchmarkCpu)
+        })
         .map(|r| format!("{} {} repeat {}", r.target, r.test, r.repeat + 1))
         .collect();
     if !bench.is_empty() {
@@ -201,5 +205,5 @@ pub(crate) fn json(records: &[Record]) -> Option<serde_json::Value> {
             })
         })
         .collect();
-    (!v.is_empty()).then(|| serde_json::Value::Array(v))
+    (!v.is_empty()).then_some(serde_json::Value::Array(v))
 }

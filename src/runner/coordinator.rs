@@ -6,9 +6,9 @@ use super::targets::{release, Getter, Got};
 use super::{Ended, Named, Options, RunnerError, Summary, Where};
 use crate::frame::{run_session, RunError};
 use crate::plan::{OnInterference, TargetSpec};
-use crate::store::note;
 use crate::provision::exec::Sys;
 use crate::ranks::Team;
+use crate::store::note;
 use crate::store::{Manifest, Record, RecordKey, StoreError};
 use crate::workload::{self, Opened};
 

@@ -25,6 +25,8 @@ pub struct WorkerFigures {
     pub blocked: f64,
     pub voluntary_switches: u64,
     pub involuntary_switches: u64,
+    /// Its window (start line to end), seconds.
+    pub seconds: f64,
 }
 
 impl WorkerFigures {
@@ -153,6 +155,11 @@ pub struct Evidence {
     pub busiest: Option<usize>,
     /// fsbench's whole process (workers and the rest), as cores.
     pub fsbench: Cores,
+    /// fsbench's CPU outside its workers' own threads, as cores: io_uring's kernel workers
+    /// (io-wq, where a filesystem cannot take an I/O without blocking), the fault device's
+    /// threads, the progress line.
+    #[serde(default)]
+    pub helpers: Cores,
     /// The filesystem's own processes and kernel threads.
     #[serde(skip_serializing_if = "Vec::is_empty", default)]
     pub filesystem: Vec<Busy>,
@@ -222,6 +229,7 @@ fn worker_figures(index: usize, w: &WorkerThread) -> Option<WorkerFigures> {
             .sched
             .involuntary
             .saturating_sub(start.sched.involuntary),
+        seconds: window / 1e9,
     })
 }
 
@@ -346,6 +354,13 @@ impl Evidence {
             user: cores(b.own_ns.0.saturating_sub(a.own_ns.0)),
             system: cores(b.own_ns.1.saturating_sub(a.own_ns.1)),
         };
+        let in_workers = |f: fn(&WorkerFigures) -> f64| {
+            workers.iter().map(|w| f(w) * w.seconds).sum::<f64>() / wall_s
+        };
+        let helpers = Cores {
+            user: (fsbench.user - in_workers(|w| w.user)).max(0.0),
+            system: (fsbench.system - in_workers(|w| w.system)).max(0.0),
+        };
         let acc = accounts(watch, a, b);
         let tick_cores = |t: u64| t as f64 / TICKS_PER_SEC / wall_s;
         let mut filesystem: Vec<Busy> = acc
@@ -407,6 +422,7 @@ impl Evidence {
             workers,
             busiest,
             fsbench,
+            helpers,
             filesystem,
             machine,
             pressure,

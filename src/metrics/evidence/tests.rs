@@ -58,7 +58,10 @@ fn snapshots() -> (Snapshot, Snapshot) {
             cpu_some: 1_000_000,
             ..Default::default()
         }),
-        devices: vec![Some(disk(100, 800, 1000, 1000)), Some(disk(10, 80, 500, 500))],
+        devices: vec![
+            Some(disk(100, 800, 1000, 1000)),
+            Some(disk(10, 80, 500, 500)),
+        ],
         own_ns: (0, 0),
         processes: vec![
             (me, "fsbench".into(), cpu(0, 0, 1)),
@@ -132,14 +135,23 @@ fn shares_accounts_and_devices_come_from_the_two_snapshots() {
     let wf = &e.workers[0];
     assert!((wf.user - 0.1).abs() < 1e-9 && (wf.system - 0.7).abs() < 1e-9);
     assert!((wf.runq - 0.05).abs() < 1e-9 && (wf.blocked - 0.15).abs() < 1e-9);
-    assert_eq!((wf.voluntary_switches, wf.involuntary_switches), (200, 1400));
+    assert_eq!(
+        (wf.voluntary_switches, wf.involuntary_switches),
+        (200, 1400)
+    );
     assert_eq!(e.busiest, Some(0));
     assert!((e.fsbench.user - 0.4).abs() < 1e-9 && (e.fsbench.system - 0.6).abs() < 1e-9);
-    let names: Vec<(&str, Option<FsKind>)> =
-        e.filesystem.iter().map(|b| (b.name.as_str(), b.kind)).collect();
+    let names: Vec<(&str, Option<FsKind>)> = e
+        .filesystem
+        .iter()
+        .map(|b| (b.name.as_str(), b.kind))
+        .collect();
     assert_eq!(
         names,
-        [("zfs-fuse", Some(FsKind::Daemon)), ("jbd2", Some(FsKind::Kernel))]
+        [
+            ("zfs-fuse", Some(FsKind::Daemon)),
+            ("jbd2", Some(FsKind::Kernel))
+        ]
     );
     assert!((e.daemon_cores() - 0.5).abs() < 1e-9);
     let m = e.machine.as_ref().unwrap();

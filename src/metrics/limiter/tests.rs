@@ -124,7 +124,11 @@ fn buffered_rereads_that_never_reach_the_device_are_cache() {
     });
     let l = classify(&facts(&e)).unwrap();
     assert_eq!(l.kind, Limit::Cache);
-    assert!(l.rule.contains("98% of the reads came from memory"), "{}", l.rule);
+    assert!(
+        l.rule.contains("98% of the reads came from memory"),
+        "{}",
+        l.rule
+    );
     // On tmpfs there is no device to miss: its reads are the filesystem's own work.
     let f = Facts {
         memory_backed: true,
@@ -205,7 +209,10 @@ fn others_taking_a_tenth_of_the_machine_is_interference_and_background_is_not() 
         ..Default::default()
     });
     let why = interference(&e).expect("interference");
-    assert!(why.contains("other processes took 1.90 of 2 CPUs (stress 1.90)"), "{why}");
+    assert!(
+        why.contains("other processes took 1.90 of 2 CPUs (stress 1.90)"),
+        "{why}"
+    );
     assert!(why.contains("waited 10% of its time for a CPU"), "{why}");
     let quiet = evidence(worker(0.5, 0.4, 0.0));
     assert!(interference(&quiet).is_none());

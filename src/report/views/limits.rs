@@ -86,9 +86,10 @@ fn evidence_row(r: &Record, l: &crate::metrics::limiter::Limiter, e: &Evidence) 
         .take(3)
         .map(|b| format!("{} {:.2}", b.name, b.cores))
         .collect();
-    let others = e.machine.as_ref().map_or_else(String::new, |m| {
-        format!("{:.2}", m.others)
-    });
+    let others = e
+        .machine
+        .as_ref()
+        .map_or_else(String::new, |m| format!("{:.2}", m.others));
     let mut devices: Vec<String> = e
         .devices
         .iter()
