@@ -234,3 +234,40 @@ fn strided_zones_read_where_fio_reads() {
     assert!(bad("zonemode=strided").contains("needs zonesize="));
     assert!(bad("zonemode=strided\nzonesize=4m").contains("fit in the job's region"));
 }
+
+/// The most files fio's nrfiles allows resolve in linear time: `run --check` of 2^20 files
+/// (each name, its checks and its span in the layout) ends well within the bound; in quadratic
+/// time it took hours (16,384 files took 47 s).
+#[test]
+fn a_million_files_per_worker_resolve_in_linear_time() {
+    let dir = workdir();
+    let d = dir.path();
+    std::fs::write(
+        d.join("many.fio"),
+        "[many]\nrw=randwrite\nbs=512\nsize=512m\nnrfiles=1048576\n",
+    )
+    .unwrap();
+    let mut child = bin()
+        .current_dir(d)
+        .args(["run", "--check", "many.fio"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        if std::time::Instant::now() > deadline {
+            child.kill().unwrap();
+            child.wait().unwrap();
+            panic!("run --check of 2^20 files still resolving after 120 s");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    };
+    let mut e = String::new();
+    std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut e).unwrap();
+    assert!(status.success(), "{e}");
+    assert!(!d.join("many.0.0").exists(), "--check makes no file");
+}

@@ -30,7 +30,7 @@ pub struct Resolved {
     pub workers: Vec<Worker>,
     /// path -> the span to lay out, [start, end) (written once per run before it is first
     /// used; with several ranks on one file, each lays out its own segment).
-    pub layout: Vec<(PathBuf, u64, u64)>,
+    pub layout: Layout,
     pub notes: Vec<Vec<String>>,
     /// fio's wait_for between the jobs.
     pub waits: super::waits::Waits,
@@ -455,7 +455,9 @@ fn job_notes(b: &Block, job: &Job, place: &Place) -> Vec<String> {
 
 /// Resolves every worker of every job on target `t`.
 mod clone;
+mod layout;
 use clone::{files_note, resolve_clone};
+pub use layout::Layout;
 
 pub fn resolve(b: &Block, t: &TargetCtx) -> Result<Resolved, RunError> {
     let waits = super::waits::Waits::new(&b.jobs)?;
@@ -464,7 +466,7 @@ pub fn resolve(b: &Block, t: &TargetCtx) -> Result<Resolved, RunError> {
     super::issue::check(&b.jobs)?;
     super::dedupe::check(&b.jobs)?;
     let mut workers = Vec::new();
-    let mut layout: Vec<(PathBuf, u64, u64)> = Vec::new();
+    let mut layout = Layout::default();
     let rk = t.ranks;
     let many = rk.rank.many();
     let mut notes = Vec::new();
