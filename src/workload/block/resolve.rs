@@ -424,6 +424,8 @@ fn job_notes(b: &Block, job: &Job, place: &Place) -> Vec<String> {
     if let Some(v) = job.verify.as_ref().filter(|v| v.kind != "null") {
         jn.push(if writes(job.rw) && !v.only {
             format!("verify={}: what the job wrote is read back from the device and checked once its writing is done; those reads are not in its figures (fio counts them as reads)", v.kind)
+        } else if job.verify_state_load {
+            format!("verify={}: the blocks read that the writer's verify state lists as written are checked against their header, the others counted as verify_skipped", v.kind)
         } else {
             format!("verify={}: every block read is checked against its header", v.kind)
         });

@@ -101,9 +101,13 @@ pub(super) fn resolve_clone(
         pattern = replaying(pattern, r.clone());
     }
     // A verifying reader checks only what its writer's state says it wrote (fio's
-    // verify_state_load).
+    // verify_state_load), every range inside its files' offsets (file f from f x stride).
     if job.verify_state_load && job.verify.is_some() && !pattern.rw.writes() {
-        let ranges = super::super::vstate::load(Path::new("."), job, clone)
+        let span = (
+            pattern.base,
+            (pattern.files.max(1) as u64).saturating_mul(pattern.file_stride()),
+        );
+        let ranges = super::super::vstate::load(Path::new("."), job, clone, span)
             .map_err(|e| invalid(format!("job '{}': {e}", job.name)))?;
         pattern.verify_ranges = Some(Arc::new(ranges));
     }
