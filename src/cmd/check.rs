@@ -7,7 +7,7 @@ use std::path::Path;
 use super::Exit;
 use crate::cli::CheckArgs;
 use crate::history::{self, Db, Point};
-use crate::report::gate::{self, Gate, Key, LeftOut, Pair};
+use crate::report::gate::{self, Gate, Key, LeftOut, Pair, Sides};
 use crate::store::{self, Manifest, Record};
 
 /// A study read whole, or a message naming it and what to give instead.
@@ -87,6 +87,10 @@ pub fn run(a: CheckArgs) -> anyhow::Result<Exit> {
     } else {
         anyhow::bail!("fsbench check {}: give --against OLD (a study directory) or --against-history N (the last N studies in the history)", a.new.display());
     };
+    let new_limits = gate::limits(&new_r, &new_m.plan.workloads);
+    for p in side.pairs.iter_mut() {
+        p.limits.new = new_limits.get(&p.key).copied();
+    }
     // One repeat on a side: the history's spread of the figure on NEW's fingerprint.
     if let Some(past) = past.as_mut() {
         for p in side
@@ -165,6 +169,7 @@ fn against_study(
 ) -> anyhow::Result<Against> {
     let (old_m, old_r) = study(old, "OLD")?;
     let old_figs = gate::figures(&old_r, &old_m.plan.workloads);
+    let old_limits = gate::limits(&old_r, &old_m.plan.workloads);
     let pairs: Vec<Pair> = new_figs
         .iter()
         .filter_map(|(k, new)| {
@@ -173,6 +178,10 @@ fn against_study(
                 new: new.clone(),
                 old: o.clone(),
                 history_spread: None,
+                limits: Sides {
+                    old: old_limits.get(k).copied(),
+                    new: None,
+                },
             })
         })
         .collect();
@@ -232,11 +241,16 @@ fn against_history(
         if let Some(p) = take.last() {
             last_fp.insert(k.target.clone(), p.fingerprint.clone());
         }
+        let words: Vec<String> = take.iter().flat_map(|p| p.limiters.clone()).collect();
         pairs.push(Pair {
             key: k.clone(),
             new: new.clone(),
             old,
             history_spread: None,
+            limits: Sides {
+                old: gate::most_common(&words),
+                new: None,
+            },
         });
     }
     if pairs.is_empty() {

@@ -99,12 +99,19 @@ fn put_record(
         .ok()
         .and_then(|v| v.as_str().map(str::to_string))
         .unwrap_or_default();
+    let evidence = r.evidence.as_ref().map(|e| {
+        let mut e = e.clone();
+        e.intervals.clear();
+        serde_json::to_string(&e).unwrap_or_default()
+    });
     let id: i64 = tx.query_row(
         "INSERT INTO records (study, target, workload, test, repeat, started, duration_s, \
-         outcome, less_work) VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9) \
+         outcome, less_work, limiter, limiter_rule, evidence) \
+         VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12) \
          ON CONFLICT(study, target, workload, test, repeat) DO UPDATE SET \
          started=excluded.started, duration_s=excluded.duration_s, outcome=excluded.outcome, \
-         less_work=excluded.less_work RETURNING id",
+         less_work=excluded.less_work, limiter=excluded.limiter, \
+         limiter_rule=excluded.limiter_rule, evidence=excluded.evidence RETURNING id",
         params![
             study,
             r.target,
@@ -115,6 +122,9 @@ fn put_record(
             r.duration_s,
             outcome,
             r.less_work().is_some(),
+            r.limiter.as_ref().map(|l| l.kind.word()),
+            r.limiter.as_ref().map(|l| l.rule.as_str()),
+            evidence,
         ],
         |row| row.get(0),
     )?;

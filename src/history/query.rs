@@ -40,6 +40,8 @@ pub struct Point {
     pub fp_hash: String,
     pub fingerprint: BTreeMap<String, String>,
     pub values: Vec<f64>,
+    /// The limiter of each of its records that carries one (`metrics::limiter::Limit`'s words).
+    pub limiters: Vec<String>,
 }
 
 impl Db {
@@ -102,7 +104,7 @@ impl Db {
             .conn
             .prepare_cached(
                 "SELECT s.run_id, s.started, t.fp_hash, t.fingerprint, r.test, r.repeat, \
-                 m.value FROM records r JOIN studies s ON s.id = r.study \
+                 m.value, r.limiter FROM records r JOIN studies s ON s.id = r.study \
                  JOIN metrics m ON m.record = r.id \
                  JOIN targets t ON t.study = r.study AND t.label = r.target \
                  WHERE (r.target = ?1 OR t.spec = ?1) AND r.workload = ?2 \
@@ -110,7 +112,16 @@ impl Db {
                  ORDER BY s.started, s.id, r.test, r.repeat",
             )
             .map_err(self.sql())?;
-        type Row = (String, String, String, String, String, i64, f64);
+        type Row = (
+            String,
+            String,
+            String,
+            String,
+            String,
+            i64,
+            f64,
+            Option<String>,
+        );
         let rows = st
             .query_map(params![target, workload, metric], |r| {
                 Ok((
@@ -121,6 +132,7 @@ impl Db {
                     r.get(4)?,
                     r.get(5)?,
                     r.get(6)?,
+                    r.get(7)?,
                 ))
             })
             .map_err(self.sql())?
@@ -129,7 +141,7 @@ impl Db {
         // (test, run) -> repeat -> values (several records of one repeat are averaged).
         let mut out: BTreeMap<String, Vec<Point>> = BTreeMap::new();
         let mut reps: BTreeMap<(String, String), BTreeMap<i64, Vec<f64>>> = BTreeMap::new();
-        for (run, started, hash, fp, test, repeat, v) in rows {
+        for (run, started, hash, fp, test, repeat, v, limiter) in rows {
             let pts = out.entry(test.clone()).or_default();
             if !pts.iter().any(|p| p.run_id == run) {
                 pts.push(Point {
@@ -138,7 +150,11 @@ impl Db {
                     fp_hash: hash,
                     fingerprint: serde_json::from_str(&fp).unwrap_or_default(),
                     values: Vec::new(),
+                    limiters: Vec::new(),
                 });
+            }
+            if let (Some(l), Some(p)) = (limiter, pts.iter_mut().find(|p| p.run_id == run)) {
+                p.limiters.push(l);
             }
             reps.entry((test, run))
                 .or_default()

@@ -25,7 +25,8 @@ pub(crate) enum Step {
 /// and each record's metrics. Version 2: indexes for the queries of `history` and `check`, and
 /// the time a study was last indexed. Version 3: fsbench's application id, and records and
 /// workloads keyed by their job (`WorkloadSpec::canonical`), no longer by the workload's name
-/// (every block job was `block`).
+/// (every block job was `block`). Version 4: each record's limiter (its kind and rule) and its
+/// evidence (JSON, without the intervals).
 pub(crate) const MIGRATIONS: &[Step] = &[
     Step::Sql(
         r#"
@@ -86,6 +87,13 @@ ALTER TABLE studies ADD COLUMN indexed_at TEXT;
 "#,
     ),
     Step::Code(by_job),
+    Step::Sql(
+        r#"
+ALTER TABLE records ADD COLUMN limiter TEXT;
+ALTER TABLE records ADD COLUMN limiter_rule TEXT;
+ALTER TABLE records ADD COLUMN evidence TEXT;
+"#,
+    ),
 ];
 
 /// Every table and column the queries read: a database whose version says it has them and
@@ -100,7 +108,8 @@ const TABLES: &[(&str, &str)] = &[
     ("workloads", "study, spec, name"),
     (
         "records",
-        "id, study, target, workload, test, repeat, started, duration_s, outcome, less_work",
+        "id, study, target, workload, test, repeat, started, duration_s, outcome, less_work, \
+         limiter, limiter_rule, evidence",
     ),
     ("metrics", "record, name, value"),
 ];

@@ -13,6 +13,7 @@ use serde::Serialize;
 
 use super::markup::esc;
 use super::stats::{self, LEVEL};
+use crate::metrics::limiter::Limit;
 use crate::plan::workload::{job_of, WorkloadSpec};
 use crate::store::{Manifest, Outcome, Record, Status};
 
@@ -67,6 +68,48 @@ pub(crate) fn figures(records: &[Record], workloads: &[WorkloadSpec]) -> BTreeMa
             .push(vs.iter().sum::<f64>() / vs.len() as f64);
     }
     out
+}
+
+/// The limiter of each figure: the most common over its records (none for records that carry
+/// none), keyed as `figures` keys them.
+pub(crate) fn limits(records: &[Record], workloads: &[WorkloadSpec]) -> BTreeMap<Key, Limit> {
+    let mut per: BTreeMap<Key, Vec<&Record>> = BTreeMap::new();
+    for r in records {
+        if r.outcome != Outcome::Ok || r.less_work().is_some() {
+            continue;
+        }
+        let Some(m) = crate::metrics::catalog::HEADLINES
+            .iter()
+            .find(|m| r.metrics.contains_key(**m))
+        else {
+            continue;
+        };
+        let key = Key {
+            target: r.target.clone(),
+            workload: job_of(workloads, &r.workload),
+            test: r.test.clone(),
+            metric: m.to_string(),
+        };
+        per.entry(key).or_default().push(r);
+    }
+    per.into_iter()
+        .filter_map(|(k, rs)| super::limits::held(rs).map(|h| (k, h.kind)))
+        .collect()
+}
+
+/// The most common of limiters given by their words (the history's), if any reads.
+pub(crate) fn most_common(words: &[String]) -> Option<Limit> {
+    let mut counts: Vec<(Limit, usize)> = Vec::new();
+    for w in words {
+        let Ok(l) = serde_json::from_value::<Limit>(serde_json::Value::String(w.clone())) else {
+            continue;
+        };
+        match counts.iter_mut().find(|c| c.0 == l) {
+            Some(c) => c.1 += 1,
+            None => counts.push((l, 1)),
+        }
+    }
+    counts.into_iter().max_by_key(|c| c.1).map(|c| c.0)
 }
 
 /// What a study lacks of its plan, one sentence each (none for a study that ended and has
@@ -147,6 +190,15 @@ pub(crate) struct Pair {
     pub(crate) new: Vec<f64>,
     pub(crate) old: Vec<f64>,
     pub(crate) history_spread: Option<(f64, f64)>,
+    /// What limited the figure on each side, where its records say.
+    pub(crate) limits: Sides<Option<Limit>>,
+}
+
+/// The old and new side of a figure's something.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub(crate) struct Sides<T> {
+    pub(crate) old: T,
+    pub(crate) new: T,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -178,6 +230,9 @@ pub(crate) struct Judged {
     pub(crate) interval: Option<(f64, f64)>,
     pub(crate) verdict: Verdict,
     pub(crate) basis: Basis,
+    /// The figure's limiter changed between the two sides: a different limit was measured.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) limiter_changed: Option<Sides<Limit>>,
 }
 
 /// The rule on an interval.
@@ -217,6 +272,13 @@ pub(crate) fn judge(p: &Pair, tolerance: f64) -> Judged {
         interval,
         verdict: interval.map_or(Verdict::Undecided, |i| rule(i, tolerance)),
         basis,
+        limiter_changed: match p.limits {
+            Sides {
+                old: Some(old),
+                new: Some(new),
+            } if old != new => Some(Sides { old, new }),
+            _ => None,
+        },
     }
 }
 
@@ -276,7 +338,7 @@ impl Gate {
             let _ = writeln!(s, "INCOMPLETE {i}");
         }
         for j in self.regressed() {
-            let _ = writeln!(s, "REGRESSED {}: {}", j.key, ratio_text(j));
+            let _ = writeln!(s, "REGRESSED {}: {}{}", j.key, ratio_text(j), changed(j));
         }
         if !self.left_out.is_empty() {
             let names = |k: &[Key]| first_few(&k.iter().map(Key::to_string).collect::<Vec<_>>());
@@ -303,10 +365,11 @@ impl Gate {
         for j in &self.figures {
             let _ = writeln!(
                 s,
-                "  {:<10} {}: {}{}",
+                "  {:<10} {}: {}{}{}",
                 format!("{:?}", j.verdict).to_lowercase(),
                 j.key,
                 ratio_text(j),
+                changed(j),
                 match j.basis {
                     Basis::HistorySpread =>
                         " (one repeat: interval from the history's spread on this fingerprint)",
@@ -366,6 +429,16 @@ impl Gate {
     }
 }
 
+/// "; limited by device before, filesystem-cpu now" when the limiter changed.
+fn changed(j: &Judged) -> String {
+    j.limiter_changed.map_or_else(String::new, |c| {
+        format!(
+            "; its limiter changed: {} before, {} now (a different limit was measured)",
+            c.old, c.new
+        )
+    })
+}
+
 fn pct(f: f64) -> String {
     let t = format!("{:.2}", f * 100.0);
     t.trim_end_matches('0').trim_end_matches('.').to_string()
@@ -393,7 +466,33 @@ mod tests {
             new: new.to_vec(),
             old: old.to_vec(),
             history_spread: spread,
+            limits: Sides::default(),
         }
+    }
+
+    #[test]
+    fn a_regression_that_comes_with_another_limiter_says_so() {
+        let mut p = pair(&[700.0, 710.0, 690.0], &[1000.0, 1010.0, 990.0], None);
+        p.limits = Sides {
+            old: Some(Limit::Device),
+            new: Some(Limit::FilesystemCpu),
+        };
+        let g = Gate::new("new", "old", &[p.clone()], 0.05);
+        assert_eq!(g.figures[0].verdict, Verdict::Regressed);
+        let text = g.text();
+        assert!(
+            text.contains("REGRESSED")
+                && text.contains("its limiter changed: device before, filesystem-cpu now"),
+            "{text}"
+        );
+        assert!(g.json().contains("\"limiter_changed\""), "{}", g.json());
+        p.limits.new = Some(Limit::Device);
+        let same = Gate::new("new", "old", &[p], 0.05);
+        assert!(!same.text().contains("limiter changed"));
+        assert_eq!(
+            most_common(&["device".into(), "cache".into(), "device".into(), "x".into()]),
+            Some(Limit::Device)
+        );
     }
 
     #[test]
