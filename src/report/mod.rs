@@ -10,6 +10,7 @@ pub(crate) mod claims;
 pub(crate) mod fiojson;
 pub(crate) mod formats;
 pub(crate) mod gate;
+mod heatgrid;
 mod html;
 mod markdown;
 mod markup;

@@ -185,6 +185,7 @@ pub(crate) enum Body {
 }
 
 /// A table: a header, rows of cells and a note under it.
+#[derive(Clone)]
 pub(crate) struct Grid {
     pub(crate) header: Vec<String>,
     pub(crate) rows: Vec<Vec<String>>,
