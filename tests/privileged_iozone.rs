@@ -77,11 +77,17 @@ fn iozone_on_ext4_gives_every_cell_and_its_r_text() {
     // Smaller than RAM and buffered: the records say they measured the page cache.
     let read = recs.iter().find(|r| r["test"] == "read/4M/64K").unwrap();
     assert!(read["notes"].to_string().contains("page_cache"), "{read}");
+    // The terminal has the summary over each test's cells (the matrices are in report.md,
+    // report.html and --full).
     assert!(
-        stdout(&o).contains("iozone write on ext4"),
+        stdout(&o).contains("iozone over each test's cells")
+            && stdout(&o).contains(" MiB/s at ")
+            && !stdout(&o).contains("iozone write on ext4"),
         "{}",
         stdout(&o)
     );
+    let html = std::fs::read_to_string(out.join("report.html")).unwrap();
+    assert!(html.contains("write on ext4, MiB/s"), "a heat map per test");
 
     let rep = run(&["report", out.to_str().unwrap(), "--format", "iozone"]);
     assert!(rep.status.success(), "{}", stderr(&rep));

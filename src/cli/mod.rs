@@ -210,7 +210,7 @@ pub enum Command {
     /// A study's report: tables, ratios to a baseline with 95% intervals, warnings; several
     /// studies merge into one
     #[command(
-        after_help = "Examples:\n  fsbench report study\n  fsbench report study --full                every table and the statistics\n  fsbench report before after --baseline before/ext4   two studies as one\n  fsbench report study --format md > report.md\n  fsbench report study --format csv --baseline xfs\n  fsbench report study --format html > report.html\n  fsbench report study --format iozone        iozone -R tables of the iozone workload\n\nNeeds no root: it only reads DIR/results.jsonl. Several DIRs merge into one report: a target\nlabel more than one study has is prefixed with its study's name (before/ext4). The terminal\nshows what a person decides from; --full and Markdown add the statistics of the\nkey metrics (iops, bytes_per_sec, lat_p99_ns, files_per_sec, space_overhead_pct); CSV and JSON\ncarry every metric of every test."
+        after_help = "Examples:\n  fsbench report study\n  fsbench report study --full                every table and the statistics\n  fsbench report before after --baseline before/ext4   two studies as one\n  fsbench report study --format md > report.md\n  fsbench report study --format csv --baseline xfs\n  fsbench report study --format html > report.html\n  fsbench report study --format iozone        iozone -R tables of the iozone workload\n\nNeeds no root: it only reads DIR/results.jsonl. Several DIRs merge into one report: a target\nlabel more than one study has is prefixed with its study's name (before/ext4). The terminal\nshows what a person decides from, the answer first, in a screen; --full and Markdown add every\ntable (iozone's matrices, each bonnie++ run) and the statistics of the\nkey metrics (iops, bytes_per_sec, lat_p99_ns, files_per_sec, space_overhead_pct); CSV and JSON\ncarry every metric of every test."
     )]
     Report(ReportArgs),
     /// Damage each target's disk image under known files and record what the filesystem does
@@ -366,7 +366,8 @@ pub struct ReportArgs {
     /// Report format (`fsbench list` describes each)
     #[arg(long, default_value = "term", value_parser = clap::builder::PossibleValuesParser::new(crate::report::formats::names()))]
     pub format: String,
-    /// The target every other is compared with (default: the first)
+    /// The target every other is compared with (default: the study's own, as it ended; else
+    /// the first)
     #[arg(long)]
     pub baseline: Option<String>,
     /// Bring a fio JSON result (`fio --output-format=json`) into the (first) study as a target of

@@ -49,12 +49,18 @@ pub fn run(a: ReportArgs) -> anyhow::Result<Exit> {
     import(&a)?;
     let mut studies = Vec::new();
     let mut given: Vec<Given> = Vec::new();
+    // One study's own baseline (its plan's) unless --baseline names another, so the report
+    // re-rendered says what the study said when it ended.
+    let mut planned: Option<String> = None;
     for dir in &a.dirs {
         let (records, torn) = crate::store::load_results_torn(dir).with_context(|| {
             format!("{}: give the directory of a study (what `fsbench compare --out DIR` or `fsbench run --out DIR` wrote)", dir.display())
         })?;
         let manifest = crate::store::read_manifest(dir).ok();
         given.push(Given::of(manifest.as_ref().map(|m| &m.plan)));
+        if a.dirs.len() == 1 {
+            planned = manifest.as_ref().and_then(|m| m.plan.baseline.clone());
+        }
         let mut warnings = manifest.map(|m| m.warnings).unwrap_or_default();
         if let crate::store::LockState::Held(pid) = crate::store::lock_state(dir) {
             let by = pid.map(|p| format!(" (pid {p})")).unwrap_or_default();
@@ -90,7 +96,10 @@ pub fn run(a: ReportArgs) -> anyhow::Result<Exit> {
             ..Given::default()
         }
     };
-    let mut rep = StudyReport::build(records, a.baseline.as_deref(), &manifest_warnings)
+    let baseline = a.baseline.as_deref().or(planned
+        .as_deref()
+        .filter(|b| records.iter().any(|r| r.target == *b)));
+    let mut rep = StudyReport::build(records, baseline, &manifest_warnings)
         .map_err(anyhow::Error::msg)?
         .with(given);
     rep.color = a.format == "term" && super::stdout_wants_color();

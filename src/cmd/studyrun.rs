@@ -191,7 +191,7 @@ fn report_at_end(study: &store::Study, plan: &Plan, records: &[Record]) {
         Err(e) => eprintln!("fsbench: {e}"),
     }
     crate::out::line(&format!(
-        "results: {} (every table and the statistics: fsbench report {} --full, or report.md)",
+        "results: {} (every table and the statistics: fsbench report {} --full, or report.md; the charts and heat maps: report.html)",
         out.join("results.jsonl").display(),
         out.display()
     ));

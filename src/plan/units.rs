@@ -75,6 +75,76 @@ pub fn format_count(n: f64) -> String {
     out
 }
 
+/// A binary unit of throughput, for figures a tool keeps in KiB/s (iozone, bonnie++) shown as
+/// people read them: never a seven-digit KiB/s.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum RateUnit {
+    KiB,
+    MiB,
+    GiB,
+}
+
+impl RateUnit {
+    /// The unit in which figures up to `max` bytes per second read best: KiB/s under 1 MiB/s,
+    /// MiB/s under 100 GiB/s (at most "102,399"), else GiB/s.
+    pub fn fitting(max: f64) -> RateUnit {
+        if max < (1u64 << 20) as f64 {
+            RateUnit::KiB
+        } else if max < (100u64 << 30) as f64 {
+            RateUnit::MiB
+        } else {
+            RateUnit::GiB
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            RateUnit::KiB => "KiB/s",
+            RateUnit::MiB => "MiB/s",
+            RateUnit::GiB => "GiB/s",
+        }
+    }
+
+    /// The bytes per second of one of it.
+    pub fn bytes(self) -> f64 {
+        match self {
+            RateUnit::KiB => 1024.0,
+            RateUnit::MiB => 1048576.0,
+            RateUnit::GiB => 1073741824.0,
+        }
+    }
+
+    /// A figure in this unit, without it: at least three significant digits, thousands
+    /// separated (0.25, 27.0, 381, 11,461).
+    pub fn figure(self, bytes_per_sec: f64) -> String {
+        let v = bytes_per_sec / self.bytes();
+        if v.abs() >= 99.95 {
+            format_count(v)
+        } else if v.abs() >= 9.995 {
+            format!("{v:.1}")
+        } else {
+            format!("{v:.2}")
+        }
+    }
+
+    /// A figure in this unit to a tenth, thousands separated (11,461.3): the exact figure a
+    /// rounded one stands for.
+    pub fn precise(self, bytes_per_sec: f64) -> String {
+        let tenths = (bytes_per_sec / self.bytes() * 10.0).round().max(0.0);
+        format!(
+            "{}.{}",
+            format_count((tenths / 10.0).floor()),
+            tenths % 10.0
+        )
+    }
+}
+
+/// Throughput in the binary unit that reads best for it: 512 KiB/s, 11,461 MiB/s, 120 GiB/s.
+pub fn format_rate(bytes_per_sec: f64) -> String {
+    let u = RateUnit::fitting(bytes_per_sec);
+    format!("{} {}", u.figure(bytes_per_sec), u.name())
+}
+
 /// A latency in the unit that reads best: 850 ns, 12.3 us, 4.56 ms, 1.20 s.
 pub fn format_ns(ns: f64) -> String {
     format_ns_as(ns, ns)
@@ -130,6 +200,19 @@ mod tests {
             .0
             .contains("unknown size unit 'q'"));
         assert!(parse_size("M").unwrap_err().0.contains("'M' is not a size"));
+    }
+
+    #[test]
+    fn rates_print_in_binary_units_with_separators() {
+        assert_eq!(format_rate(381.0 * 1048576.0), "381 MiB/s");
+        assert_eq!(format_rate(11_735_972.0 * 1024.0), "11,461 MiB/s");
+        assert_eq!(format_rate(27.04 * 1048576.0), "27.0 MiB/s");
+        assert_eq!(format_rate(512.0 * 1024.0), "512 KiB/s");
+        assert_eq!(format_rate(120.0 * 1073741824.0), "120 GiB/s");
+        assert_eq!(RateUnit::MiB.figure(0.25 * 1048576.0), "0.25");
+        assert_eq!(RateUnit::fitting(2e9), RateUnit::MiB);
+        assert_eq!(RateUnit::MiB.precise(11_735_972.0 * 1024.0), "11,460.9");
+        assert_eq!(RateUnit::MiB.precise(0.04 * 1048576.0), "0.0");
     }
 
     #[test]

@@ -100,9 +100,10 @@ fn all(by_test: &std::collections::BTreeMap<String, Vec<f64>>) -> Vec<f64> {
 /// A ratio over several tests (cells) that both sides ran: the ratio of each test's means,
 /// summarised over the tests (the geometric mean ratio and its interval), so the spread between
 /// cells of different sizes does not blur the comparison. None when fewer than two tests pair.
-fn paired(
-    a: &std::collections::BTreeMap<String, Vec<f64>>,
-    b: &std::collections::BTreeMap<String, Vec<f64>>,
+/// (iozone's summary over a test's cells uses it too, so its figures are the claims'.)
+pub(crate) fn paired<K: Ord>(
+    a: &std::collections::BTreeMap<K, Vec<f64>>,
+    b: &std::collections::BTreeMap<K, Vec<f64>>,
 ) -> Option<(f64, Option<(f64, f64)>)> {
     let ratios: Vec<f64> = a
         .iter()

@@ -10,6 +10,7 @@ pub(crate) mod claims;
 pub(crate) mod fiojson;
 pub(crate) mod formats;
 pub(crate) mod gate;
+mod heatgrid;
 mod html;
 pub(crate) mod limits;
 mod markdown;
@@ -36,7 +37,7 @@ use crate::plan::units::{format_count, format_mb_per_sec};
 use crate::store::{Outcome, Record};
 use records::test_name;
 pub(crate) use view::Given;
-use view::{Body, Grid, Place, Section, Shown, Statistics, Study};
+use view::{Body, Grid, Place, Room, Section, Shown, Statistics, Study};
 
 /// One row per record: target, filesystem, workload/test, outcome, throughput, notes.
 fn record_row(r: &Record) -> Vec<String> {
@@ -153,12 +154,35 @@ pub(crate) struct StudyReport {
     given: Given,
 }
 
-/// A report's sections by place: said first, the body, the answer.
-struct Parts {
-    first: Vec<Section>,
-    body: Vec<Section>,
-    answer: Vec<Section>,
+/// Where each medium puts the places of the report, in order: what must be said first (a target
+/// that did less work than asked), then the answer (a study's claims checked, the verdict, a
+/// tune's ranking), then the body (each view's tables, charts and text, headed by the records no
+/// view shows). The warnings follow all of it. A terminal report that fits a screen reads top
+/// down like report.md; the HTML page heads its body with the same places.
+struct Layout {
+    term: &'static [Place],
+    md: &'static [Place],
+    html_lead: &'static [Place],
+    html_body: &'static [Place],
 }
+
+/// The lines a short terminal report fits in, with its warnings and the line after it that says
+/// where the results are: a screen.
+pub(crate) const SCREEN: usize = 80;
+
+/// A section with where it goes and whether it stays when the short report is over a screen.
+struct Placed {
+    place: Place,
+    room: Room,
+    section: Section,
+}
+
+const LAYOUT: Layout = Layout {
+    term: &[Place::First, Place::Answer, Place::Body],
+    md: &[Place::First, Place::Answer, Place::Body],
+    html_lead: &[Place::First, Place::Answer],
+    html_body: &[Place::Body],
+};
 
 impl StudyReport {
     pub(crate) fn build(
@@ -212,9 +236,9 @@ impl StudyReport {
             .collect()
     }
 
-    /// Every section by place: what must be said first, then the records no view shows and each
-    /// view's body, then the answer.
-    fn sections(&self) -> Parts {
+    /// Every section with its place, in the views' order; the records no view shows head the
+    /// body.
+    fn sections(&self) -> Vec<Placed> {
         let study = Study {
             records: &self.records,
             measured: &self.measured,
@@ -228,67 +252,126 @@ impl StudyReport {
             color: self.color,
             plan: &self.given,
         };
-        let mut parts = Parts {
-            first: Vec::new(),
-            body: unshown(&self.records).into_iter().collect(),
-            answer: Vec::new(),
-        };
+        let mut out: Vec<Placed> = unshown(&self.records)
+            .into_iter()
+            .map(|section| Placed {
+                place: Place::Body,
+                room: Room::Kept,
+                section,
+            })
+            .collect();
         for v in views::VIEWS {
             let made = v.sections(&Self::claimed(&self.records, *v), &study);
-            match v.place() {
-                Place::First => parts.first.extend(made),
-                Place::Body => parts.body.extend(made),
-                Place::Answer => parts.answer.extend(made),
-            }
+            out.extend(made.into_iter().map(|section| Placed {
+                place: v.place(),
+                room: v.room(),
+                section,
+            }));
         }
-        parts
+        out
     }
 
-    /// The tables for a terminal, what a person decides from: the records no table shows
-    /// (failures, skips, workloads without a view), then each view's brief sections (per target
-    /// the CrystalDiskMark-like table, bonnie++'s, the audit's, the ratio-to-baseline matrix,
-    /// the files table, iozone's matrices). With `full`, every section (the latency
-    /// percentiles, the files table's every column, the statistics of every key metric).
-    /// Warnings are separate (`warnings_text`).
+    /// The sections of each order's places, place by place (the views' order within one); a
+    /// section goes to the first order that names its place.
+    fn laid_out(&self, orders: &[&[Place]]) -> Vec<Vec<Placed>> {
+        let mut out: Vec<Vec<(usize, Placed)>> = orders.iter().map(|_| Vec::new()).collect();
+        for p in self.sections() {
+            let found = orders
+                .iter()
+                .enumerate()
+                .find_map(|(k, o)| o.iter().position(|x| *x == p.place).map(|i| (k, i)));
+            if let Some((k, i)) = found {
+                out[k].push((i, p));
+            }
+        }
+        out.into_iter()
+            .map(|mut v| {
+                v.sort_by_key(|(i, _)| *i);
+                v.into_iter().map(|(_, p)| p).collect()
+            })
+            .collect()
+    }
+
+    /// The sections of one order of places.
+    fn sections_in(&self, order: &[Place]) -> Vec<Section> {
+        self.laid_out(&[order])
+            .into_iter()
+            .flatten()
+            .map(|p| p.section)
+            .collect()
+    }
+
+    /// The tables for a terminal, what a person decides from, in `LAYOUT.term`'s order: a
+    /// study's claims and the verdict, then the records no table shows (failures, skips,
+    /// workloads without a view), then each view's brief sections (the block tests per target,
+    /// bonnie++'s means, the audit's, the ratio-to-baseline matrix, the files table, iozone's
+    /// summary over its cells). The short report fits a screen with its warnings: when it would
+    /// not, the spare views' sections (`Room::Spare`) are left out, last first, and a line names
+    /// them. With `full`, every section (the latency percentiles, the files table's every
+    /// column, iozone's matrices, the statistics of every key metric). Warnings are separate
+    /// (`warnings_text`).
     pub(crate) fn term(&self, full: bool) -> String {
-        let p = self.sections();
-        term::render(
-            &[p.first, p.body, p.answer]
-                .into_iter()
-                .flatten()
-                .collect::<Vec<_>>(),
-            full,
-        )
+        let placed: Vec<Placed> = self
+            .laid_out(&[LAYOUT.term])
+            .into_iter()
+            .flatten()
+            .collect();
+        let all: Vec<&Section> = placed.iter().map(|p| &p.section).collect();
+        if full {
+            return term::render(&all, true);
+        }
+        let budget = SCREEN.saturating_sub(self.warnings_text(false).lines().count() + 1);
+        // The spare sections, last first: leave out as few as fit the screen, or none when
+        // leaving all of them out would not.
+        let spare: Vec<usize> = (0..placed.len())
+            .rev()
+            .filter(|i| placed[*i].room == Room::Spare && term::shown(all[*i], false))
+            .collect();
+        let without = |n: usize| -> String {
+            let shown: Vec<&Section> = (0..placed.len())
+                .filter(|i| !spare[..n].contains(i))
+                .map(|i| all[i])
+                .collect();
+            let text = term::render(&shown, false);
+            if n == 0 {
+                return text;
+            }
+            let mut left: Vec<&str> = spare[..n]
+                .iter()
+                .map(|i| placed[*i].section.title.as_str())
+                .collect();
+            left.reverse();
+            format!(
+                "{text}Left out to fit a screen (fsbench report --full has them): {}.\n\n",
+                left.join("; ")
+            )
+        };
+        (0..=spare.len())
+            .map(without)
+            .find(|t| t.lines().count() <= budget)
+            .unwrap_or_else(|| without(0))
     }
 
     pub(crate) fn warnings_text(&self, markdown: bool) -> String {
         warnings::text(&self.warnings, markdown)
     }
 
-    /// report.md: what must be said first and the answer, then the body and the warnings.
+    /// report.md: the sections in `LAYOUT.md`'s order, then the warnings.
     pub(crate) fn markdown(&self) -> String {
-        let p = self.sections();
-        markdown::render(
-            &[p.first, p.answer, p.body]
-                .into_iter()
-                .flatten()
-                .collect::<Vec<_>>(),
-        ) + &self.warnings_text(true)
+        markdown::render(&self.sections_in(LAYOUT.md)) + &self.warnings_text(true)
     }
 
-    /// The HTML page: what must be said first and the answer head it.
+    /// The HTML page: `LAYOUT.html_lead`'s places head it, the body laid out by kind.
     pub(crate) fn html(&self, title: &str) -> String {
-        let p = self.sections();
-        html::render(
-            title,
-            &[p.first, p.answer]
-                .into_iter()
-                .flatten()
-                .collect::<Vec<_>>(),
-            &p.body,
-            &self.baseline,
-            &self.warnings,
-        )
+        let mut parts = self
+            .laid_out(&[LAYOUT.html_lead, LAYOUT.html_body])
+            .into_iter()
+            .map(|v| v.into_iter().map(|p| p.section).collect::<Vec<_>>());
+        let (lead, body) = (
+            parts.next().unwrap_or_default(),
+            parts.next().unwrap_or_default(),
+        );
+        html::render(title, &lead, &body, &self.baseline, &self.warnings)
     }
 
     /// The statistics rows with those whose statistics go to CSV and JSON only (iozone's).

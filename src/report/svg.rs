@@ -18,7 +18,7 @@ pub(crate) fn color(i: usize) -> &'static str {
     PALETTE[i % PALETTE.len()]
 }
 
-fn text_w(s: &str) -> f64 {
+pub(crate) fn text_w(s: &str) -> f64 {
     s.chars().count() as f64 * CHAR_W
 }
 
@@ -70,7 +70,7 @@ pub(crate) fn short_ns(ns: f64) -> String {
     format!("{} {unit}", short(x))
 }
 
-fn open(w: f64, h: f64, title: &str) -> String {
+pub(crate) fn open(w: f64, h: f64, title: &str) -> String {
     format!(
         r#"<svg class="chart" viewBox="0 0 {w:.0} {h:.0}" width="{w:.0}" height="{h:.0}" role="img" aria-label="{t}"><text x="4" y="16" class="title">{t}</text>"#,
         t = esc(title)

@@ -1,13 +1,23 @@
 //! The terminal report: the sections the short (or the full) report shows, in order. A table is
-//! its title, the table and its note; text is its title (with its legend) and the text.
+//! its title, the table and its note; text is its title (with its legend) and the text; a blank
+//! line ends it.
 
 use super::markup::term_table;
 use super::view::{Body, Section};
 
-pub(crate) fn render(sections: &[Section], full: bool) -> String {
+/// Whether the short (or the full) report shows a section.
+pub(crate) fn shown(s: &Section, full: bool) -> bool {
+    if full {
+        s.shown.full
+    } else {
+        s.shown.short
+    }
+}
+
+pub(crate) fn render(sections: &[&Section], full: bool) -> String {
     let mut out = String::new();
-    for s in sections {
-        if !(if full { s.shown.full } else { s.shown.short }) {
+    for s in sections.iter().copied() {
+        if !shown(s, full) {
             continue;
         }
         match &s.body {
@@ -42,6 +52,10 @@ pub(crate) fn render(sections: &[Section], full: bool) -> String {
             }
             Body::Charts(_) => {}
         }
+    }
+    // A blank line before what follows (the warnings).
+    if !out.is_empty() && !out.ends_with("\n\n") {
+        out.push('\n');
     }
     out
 }

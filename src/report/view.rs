@@ -33,6 +33,21 @@ pub(crate) trait WorkloadView: Sync {
     fn place(&self) -> Place {
         Place::Body
     }
+
+    /// Whether its sections stay in a short terminal report that would not fit a screen.
+    fn room(&self) -> Room {
+        Room::Kept
+    }
+}
+
+/// Whether a view's sections stay in a short terminal report that would not fit a screen
+/// (`report::SCREEN` lines): the spare ones go first, last first, and the report names them and
+/// says where they are. A view is spare when another says the same briefly (the block tests'
+/// per-target table beside the ratio matrix).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum Room {
+    Kept,
+    Spare,
 }
 
 /// Where a view's sections go: what must be said before any figure (a target that did less
@@ -185,6 +200,7 @@ pub(crate) enum Body {
 }
 
 /// A table: a header, rows of cells and a note under it.
+#[derive(Clone)]
 pub(crate) struct Grid {
     pub(crate) header: Vec<String>,
     pub(crate) rows: Vec<Vec<String>>,

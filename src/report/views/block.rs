@@ -7,7 +7,7 @@ use crate::metrics::name as metric;
 use crate::plan::units::{format_count, format_ns};
 use crate::report::markup::term_table;
 use crate::report::records::targets;
-use crate::report::view::{Body, Grid, Section, Shown, Study, WorkloadView};
+use crate::report::view::{Body, Grid, Room, Section, Shown, Study, WorkloadView};
 use crate::store::note;
 use crate::store::{Outcome, Record};
 use crate::workload::{block, presets};
@@ -23,6 +23,11 @@ impl WorkloadView for Block {
 
     fn sections(&self, mine: &[&Record], _study: &Study) -> Vec<Section> {
         sections(mine)
+    }
+
+    /// The ratio matrix says the same briefly.
+    fn room(&self) -> Room {
+        Room::Spare
     }
 }
 
@@ -52,7 +57,7 @@ fn mean(x: Option<Side>, n: u32) -> Option<Side> {
     x.map(|s| (s.0 / n, s.1 / n, s.2.map(|p| p / n)))
 }
 
-/// The tables of a block run's records as text (`fsbench run`): one per target.
+/// The table of a block run's records as text (`fsbench run`).
 pub(crate) fn tables(records: &[Record]) -> String {
     let mine: Vec<&Record> = records
         .iter()
@@ -67,104 +72,105 @@ pub(crate) fn tables(records: &[Record]) -> String {
     out
 }
 
-/// One table per target that ran block jobs; none when none did. A record without IOPS
-/// (skipped, or failed before its first I/O) has nothing for the table: the table of the records
-/// no view shows lists it.
+/// A target's rows, one per test (its read and write side by side), sums over repeats.
+fn rows_of(mine: &[&&Record]) -> Vec<Row> {
+    let mut rows: Vec<Row> = Vec::new();
+    for r in mine {
+        let base = r
+            .test
+            .strip_suffix("-read")
+            .or_else(|| r.test.strip_suffix("-write"))
+            .unwrap_or(&r.test)
+            .to_string();
+        let i = match rows.iter().position(|x| x.test == base) {
+            Some(i) => i,
+            None => {
+                rows.push(Row {
+                    test: base.clone(),
+                    ..Default::default()
+                });
+                rows.len() - 1
+            }
+        };
+        let row = &mut rows[i];
+        if r.outcome != Outcome::Ok {
+            row.note = r
+                .error
+                .clone()
+                .or_else(|| r.reason.clone())
+                .unwrap_or_default();
+            continue;
+        }
+        let m = |k: &str| r.metrics.get(k).copied().unwrap_or(0.0);
+        let mixed = m(metric::READ_IOS) > 0.0 && m(metric::WRITE_IOS) > 0.0;
+        if m(metric::READ_IOS) > 0.0 {
+            let p99 = r
+                .metrics
+                .get(if mixed {
+                    "read_lat_p99_ns"
+                } else {
+                    metric::LAT_P99_NS
+                })
+                .copied();
+            add(
+                &mut row.read,
+                (m(metric::READ_BYTES_PER_SEC), m(metric::READ_IOPS), p99),
+            );
+            row.reads += 1;
+        }
+        if m(metric::WRITE_IOS) > 0.0 {
+            let p99 = r
+                .metrics
+                .get(if mixed {
+                    "write_lat_p99_ns"
+                } else {
+                    metric::LAT_P99_NS
+                })
+                .copied();
+            add(
+                &mut row.write,
+                (m(metric::WRITE_BYTES_PER_SEC), m(metric::WRITE_IOPS), p99),
+            );
+            row.writes += 1;
+        }
+        if note::has(&r.notes, note::Kind::PageCache) {
+            row.note = "page cache".into();
+        }
+        add_note(&mut row.note, steady_note(r));
+        if r.less_work().is_some() {
+            row.note = format!("{} less work than asked", super::less::MARK);
+        }
+    }
+    rows
+}
+
+/// One table of every target that ran block jobs, a target's rows together under its name
+/// (one table, not one per target: a study of five targets is 25 rows, not 45 lines); none when
+/// none did. A record without IOPS (skipped, or failed before its first I/O) has nothing for
+/// the table: the table of the records no view shows lists it.
 fn sections(records: &[&Record]) -> Vec<Section> {
     let measured: Vec<&Record> = records
         .iter()
         .copied()
         .filter(|r| r.metrics.contains_key("iops"))
         .collect();
-    let mut out = Vec::new();
+    let mut lines = Vec::new();
     for target in targets(measured.iter().map(|r| r.target.as_str())) {
         let mine: Vec<&&Record> = measured.iter().filter(|r| r.target == target).collect();
         let fs = mine.first().map(|r| r.fs.as_str()).unwrap_or("");
-        let mut rows: Vec<Row> = Vec::new();
-        for r in &mine {
-            let base = r
-                .test
-                .strip_suffix("-read")
-                .or_else(|| r.test.strip_suffix("-write"))
-                .unwrap_or(&r.test)
-                .to_string();
-            let i = match rows.iter().position(|x| x.test == base) {
-                Some(i) => i,
-                None => {
-                    rows.push(Row {
-                        test: base.clone(),
-                        ..Default::default()
-                    });
-                    rows.len() - 1
-                }
-            };
-            let row = &mut rows[i];
-            if r.outcome != Outcome::Ok {
-                row.note = r
-                    .error
-                    .clone()
-                    .or_else(|| r.reason.clone())
-                    .unwrap_or_default();
-                continue;
-            }
-            let m = |k: &str| r.metrics.get(k).copied().unwrap_or(0.0);
-            let mixed = m(metric::READ_IOS) > 0.0 && m(metric::WRITE_IOS) > 0.0;
-            if m(metric::READ_IOS) > 0.0 {
-                let p99 = r
-                    .metrics
-                    .get(if mixed {
-                        "read_lat_p99_ns"
-                    } else {
-                        metric::LAT_P99_NS
-                    })
-                    .copied();
-                add(
-                    &mut row.read,
-                    (m(metric::READ_BYTES_PER_SEC), m(metric::READ_IOPS), p99),
-                );
-                row.reads += 1;
-            }
-            if m(metric::WRITE_IOS) > 0.0 {
-                let p99 = r
-                    .metrics
-                    .get(if mixed {
-                        "write_lat_p99_ns"
-                    } else {
-                        metric::LAT_P99_NS
-                    })
-                    .copied();
-                add(
-                    &mut row.write,
-                    (m(metric::WRITE_BYTES_PER_SEC), m(metric::WRITE_IOPS), p99),
-                );
-                row.writes += 1;
-            }
-            if note::has(&r.notes, note::Kind::PageCache) {
-                row.note = "page cache".into();
-            }
-            add_note(&mut row.note, steady_note(r));
-            if r.less_work().is_some() {
-                row.note = format!("{} less work than asked", super::less::MARK);
-            }
-        }
-        let header = [
-            "test",
-            "read MB/s",
-            "write MB/s",
-            "read IOPS",
-            "write IOPS",
-            "read p99",
-            "write p99",
-            "note",
-        ];
-        let mut lines = Vec::new();
-        for mut row in rows {
+        let rows = rows_of(&mine);
+        for (k, mut row) in rows.into_iter().enumerate() {
             row.read = mean(row.read, row.reads);
             row.write = mean(row.write, row.writes);
             let pick = |x: &Option<Side>, f: &dyn Fn(&Side) -> String| {
                 x.as_ref().map(f).unwrap_or_else(|| "-".into())
             };
             lines.push(vec![
+                if k == 0 {
+                    format!("{target} ({fs})")
+                } else {
+                    String::new()
+                },
                 row.test.clone(),
                 pick(&row.read, &|x| format!("{:.1}", x.0 / 1e6)),
                 pick(&row.write, &|x| format!("{:.1}", x.0 / 1e6)),
@@ -175,19 +181,32 @@ fn sections(records: &[&Record]) -> Vec<Section> {
                 row.note,
             ]);
         }
-        out.push(Section {
-            title: format!("{target} ({fs})"),
-            shown: Shown::TERMINAL,
-            body: Body::Table(Grid {
-                header: header.map(String::from).to_vec(),
-                rows: lines,
-                note: None,
-                right: (1..7).collect(),
-                wrap: false,
-            }),
-        });
     }
-    out
+    if lines.is_empty() {
+        return Vec::new();
+    }
+    let header = [
+        "target",
+        "test",
+        "read MB/s",
+        "write MB/s",
+        "read IOPS",
+        "write IOPS",
+        "read p99",
+        "write p99",
+        "note",
+    ];
+    vec![Section {
+        title: "Block tests, per target (means over repeats)".into(),
+        shown: Shown::TERMINAL,
+        body: Body::Table(Grid {
+            header: header.map(String::from).to_vec(),
+            rows: lines,
+            note: None,
+            right: (2..8).collect(),
+            wrap: false,
+        }),
+    }]
 }
 
 /// Whether a job that judged steady state reached it (fio's steadystate, --until-steady).

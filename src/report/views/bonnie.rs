@@ -22,20 +22,74 @@ impl WorkloadView for Bonnie {
         workload == DEF.name
     }
 
+    /// The short terminal report has one line per target (means over repeats, no latency
+    /// lines): a study of five targets and three repeats is 15 lines, not 67. The others have a
+    /// line per run with its latencies, as bonnie++ prints them.
     fn sections(&self, mine: &[&Record], _study: &Study) -> Vec<Section> {
-        let text = text(mine);
-        if text.is_empty() {
+        let every = text(mine, Latency::Shown);
+        if every.is_empty() {
             return Vec::new();
         }
-        vec![Section {
-            title: "bonnie++".into(),
-            shown: Shown::BRIEF,
-            body: Body::Text {
-                text,
-                legend: "fsbench's bonnie workload; + marks a test under 0.5 s".into(),
+        let means = per_target(mine);
+        let means: Vec<&Record> = means.iter().collect();
+        vec![
+            Section {
+                title: "bonnie++".into(),
+                shown: Shown::SHORT,
+                body: Body::Text {
+                    text: text(&means, Latency::Left),
+                    legend: "fsbench's bonnie workload, means over repeats; + marks a test under 0.5 s; each run and its latencies: report.md, --full".into(),
+                },
             },
-        }]
+            Section {
+                title: "bonnie++".into(),
+                shown: Shown::DETAIL,
+                body: Body::Text {
+                    text: every,
+                    legend: "fsbench's bonnie workload, a line per run; + marks a test under 0.5 s".into(),
+                },
+            },
+        ]
     }
+}
+
+/// Whether the text table has bonnie++'s latency line under each run.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Latency {
+    Shown,
+    Left,
+}
+
+/// One run per target standing for its repeats: each test's figures and CPU the means over the
+/// repeats, marked under 0.5 s when any repeat was, its latency the largest.
+fn per_target(records: &[&Record]) -> Vec<Record> {
+    let mut out: Vec<Record> = Vec::new();
+    let ok: Vec<&Record> = records
+        .iter()
+        .copied()
+        .filter(|r| r.workload_name() == DEF.name && r.outcome == Outcome::Ok)
+        .collect();
+    for r in &ok {
+        if out.iter().any(|m| m.target == r.target && m.test == r.test) {
+            continue;
+        }
+        let same: Vec<&Record> = ok
+            .iter()
+            .copied()
+            .filter(|x| x.target == r.target && x.test == r.test)
+            .collect();
+        let mut m = (*r).clone();
+        m.repeat = 0;
+        for (k, v) in m.metrics.iter_mut() {
+            let all = same.iter().filter_map(|x| x.metrics.get(k).copied());
+            *v = match k.as_str() {
+                metric::TOO_FAST | "lat_max_ns" => all.fold(f64::MIN, f64::max),
+                _ => crate::report::records::mean_of(&same, k).unwrap_or(*v),
+            };
+        }
+        out.push(m);
+    }
+    out
 }
 
 /// One run of the battery: a target's records of one repeat, by test.
@@ -205,8 +259,9 @@ fn name_col(name: &str, size: &str) -> String {
     }
 }
 
-/// bonnie++'s two-block text table (as `bon_csv2txt` prints it), one line per run.
-fn text(records: &[&Record]) -> String {
+/// bonnie++'s two-block text table (as `bon_csv2txt` prints it), one line per run (with its
+/// latency line under it, when shown).
+fn text(records: &[&Record], latency: Latency) -> String {
     let lines: Vec<Vec<String>> = csv(records)
         .lines()
         .map(|l| l.split(',').map(str::to_string).collect())
@@ -235,6 +290,9 @@ fn text(records: &[&Record]) -> String {
             let _ = write!(row, " {:>5} {:>3}", shown, a[10 + 2 * i]);
         }
         let _ = writeln!(out, "{row}");
+        if latency == Latency::Left {
+            continue;
+        }
         let _ = writeln!(
             out,
             "Latency           {}",
@@ -267,6 +325,9 @@ fn text(records: &[&Record]) -> String {
             let _ = write!(row, " {:>5} {:>3}", a[26 + 2 * i], a[27 + 2 * i]);
         }
         let _ = writeln!(out, "{row}");
+        if latency == Latency::Left {
+            continue;
+        }
         let _ = writeln!(
             out,
             "Latency           {}",
@@ -349,7 +410,7 @@ mod tests {
         assert_eq!(f[21], "16", "files in units of 1024");
         assert_eq!((f[28], f[29]), ("+++++", "+++"), "a test under 0.5 s");
         assert_eq!(f[38], "8759us");
-        let t = text(&rs);
+        let t = text(&rs, Latency::Shown);
         assert!(
             t.contains("-Per Chr- --Block-- -Rewrite-")
                 && t.contains("-Create-- --Read--- -Delete--")

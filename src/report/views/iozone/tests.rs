@@ -1,5 +1,8 @@
-//! The iozone view's matrices, ratios and `-R` text on a made-up study.
+//! The iozone view's matrices, ratios, summary, heat maps and `-R` text on a made-up study.
 
+use super::matrices::{markdown, term};
+use super::matrix::label;
+use super::rtext::parse_r;
 use super::*;
 
 fn rec(target: &str, test: &str, file: u64, record: u64, kib: f64) -> Record {
@@ -59,10 +62,8 @@ fn r_text_parses_back_with_the_skipped_cells_as_zero() {
 #[test]
 fn the_ratio_matrix_divides_by_the_baseline_cell() {
     let z = Iozone::collect(&study());
-    assert_eq!(
-        z.ratio("btrfs", "xfs", "write", (64 << 10, 4096)),
-        Some(2.0)
-    );
+    let r = z.ratio("btrfs", "xfs", "write", (64 << 10, 4096)).unwrap();
+    assert!((r - 2.0).abs() < 1e-9, "{r}");
     let t = term(&z, "xfs", 300, false);
     assert!(
         t.contains("iozone write on btrfs") && t.contains("ratio to xfs"),
@@ -78,8 +79,126 @@ fn the_ratio_matrix_divides_by_the_baseline_cell() {
         term(&z, "xfs", 300, true).contains("\x1b[32m2.00"),
         "green above 1"
     );
-    let h = html(&z, "xfs");
-    assert!(h.contains("ratio to xfs") && h.contains("2.00"));
+    let h = heatmaps::html(&z, "xfs", None, None);
+    assert!(
+        h.contains("write on btrfs / xfs") && h.contains(">2.00<"),
+        "{h}"
+    );
     let md = markdown(&z, "xfs");
     assert!(md.contains("### read on btrfs, ratio to xfs"));
+}
+
+/// Two repeats of every cell, the second 10% above the first, btrfs `scale` times xfs with a
+/// wobble per cell so the interval over cells has a width.
+fn repeated(targets: &[(&str, f64)]) -> Vec<Record> {
+    let mut v = Vec::new();
+    for (t, scale) in targets {
+        for (k, f) in [16u64 << 20, 64 << 20].into_iter().enumerate() {
+            for (j, r) in [4096u64, 65536, 1 << 20].into_iter().enumerate() {
+                for test in ["write", "read"] {
+                    let wobble = if *scale == 1.0 {
+                        1.0
+                    } else {
+                        1.0 + 0.1 * (k + j) as f64
+                    };
+                    for rep in [1.0, 1.1] {
+                        let kib = 3_000_000.0 * scale * wobble * rep * (1 + j) as f64;
+                        v.push(rec(t, test, f, r, kib));
+                    }
+                }
+            }
+        }
+    }
+    v
+}
+
+#[test]
+fn the_summary_says_the_claims_figure_over_the_cells_and_where_it_differs_most() {
+    let v = repeated(&[("xfs", 1.0), ("btrfs", 0.5)]);
+    let z = Iozone::collect(&v);
+    let g = summary::summary(&z, "xfs").unwrap();
+    assert_eq!(g.header[3], "ratio to xfs (95% CI)");
+    let btrfs = g.rows.iter().find(|r| r[1] == "btrfs").unwrap();
+    let claim: crate::plan::study::Claim = toml::from_str(
+        "says = \"x\"\nquote = \"q\"\ntarget = \"btrfs\"\nvs = \"xfs\"\nworkload = \"iozone\"\ntest = \"write\"\nmetric = \"kib_per_sec\"\nexpect = \"< 1\"",
+    )
+    .unwrap();
+    let f = crate::report::claims::check(&claim, &v);
+    assert_eq!(
+        btrfs[3],
+        crate::report::claims::measured(&f),
+        "the summary's ratio is the claim's"
+    );
+    assert_eq!(btrfs[4], "0.50 at 16M/4K", "the lowest cell: {btrfs:?}");
+    assert_eq!(btrfs[5], "0.65 at 64M/1M", "the highest cell: {btrfs:?}");
+    let xfs = &g.rows[0];
+    assert_eq!(
+        (xfs[0].as_str(), xfs[1].as_str(), xfs[3].as_str()),
+        ("write", "xfs", "baseline")
+    );
+    assert!(
+        xfs[4].ends_with("MiB/s at 16M/4K") && xfs[5].ends_with("MiB/s at 64M/1M"),
+        "{xfs:?}"
+    );
+    let text: String = g
+        .rows
+        .iter()
+        .flatten()
+        .cloned()
+        .collect::<Vec<_>>()
+        .join(" ");
+    assert!(
+        !text
+            .chars()
+            .collect::<Vec<_>>()
+            .windows(7)
+            .any(|w| w.iter().all(char::is_ascii_digit)),
+        "no raw KiB/s: {text}"
+    );
+    assert!(
+        g.note.unwrap().contains("report.html"),
+        "says where the cells are"
+    );
+}
+
+#[test]
+fn one_targets_heat_maps_colour_each_cell_by_throughput_in_readable_units() {
+    let v = repeated(&[("alpha", 1.0)]);
+    let z = Iozone::collect(&v);
+    let g = summary::summary(&z, "alpha").unwrap();
+    assert_eq!(
+        g.header.len(),
+        5,
+        "no ratio column for one target: {:?}",
+        g.header
+    );
+    let h = heatmaps::html(&z, "alpha", Some(&g), None);
+    // Two tests, a map each: six cells, each filled with its own colour.
+    assert_eq!(h.matches("<svg class=\"chart\"").count(), 2, "{h}");
+    assert_eq!(h.matches("<g class=\"cell\">").count(), 12);
+    let fills: std::collections::BTreeSet<&str> = h
+        .split("<g class=\"cell\">")
+        .skip(1)
+        .filter_map(|c| c.split("fill=\"").nth(1)?.split('"').next())
+        .collect();
+    // (A cell's figure grows with its record size: three figures, three colours, light to dark.)
+    assert_eq!(fills.len(), 3, "cells coloured by their figure: {fills:?}");
+    assert!(h.contains("MiB/s, log scale"), "a legend with the unit");
+    // 3,000,000 and 3,300,000 KiB/s: 2,930 and 3,223 MiB/s, their geometric mean 3,073.
+    assert!(h.contains(">3,073<"), "{h}");
+    assert!(
+        h.contains("alpha, 16M file, 4K records: 3,072.7 MiB/s (2 repeats: 2,929.7, 3,222.7)"),
+        "each repeat on hover: {h}"
+    );
+    assert!(
+        !h.chars()
+            .collect::<Vec<_>>()
+            .windows(7)
+            .any(|w| w.iter().all(char::is_ascii_digit)),
+        "no seven-digit raw figure"
+    );
+    assert!(
+        h.contains("Throughput: MiB/s per cell"),
+        "the note says what the cells are"
+    );
 }
