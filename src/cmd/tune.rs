@@ -186,17 +186,22 @@ fn next_round(plan: &Plan, meta: &TuneMeta, dir: &std::path::Path) -> u32 {
     plan.repeat
 }
 
+/// A new tune measures a disturbed trial once more unless told not to (a disturbed trial could
+/// decide the race); a resumed one does as it was set.
+fn retry_of(a: &TuneArgs, plan: &Plan) -> crate::plan::OnInterference {
+    let default = match a.resume {
+        Some(_) => plan.on_interference,
+        None => crate::plan::OnInterference::RetryOnce,
+    };
+    crate::plan::OnInterference::from_flag(a.retry_interfered, default)
+}
+
 pub fn run(a: TuneArgs) -> anyhow::Result<Exit> {
     let mut plan = match &a.resume {
         Some(dir) => super::studyrun::resumed_plan(dir, "tune")?,
         None => new_plan(&a)?,
     };
-    // A new tune retries a disturbed trial unless told not to; a resumed one as it was set.
-    let default = match a.resume {
-        Some(_) => plan.on_interference,
-        None => crate::plan::OnInterference::RetryOnce,
-    };
-    plan.on_interference = crate::plan::OnInterference::from_flag(a.retry_interfered, default);
+    plan.on_interference = retry_of(&a, &plan);
     let Some(meta) = plan.tune.clone() else {
         anyhow::bail!("--resume: that study is not a tune (its plan has no candidates to race)");
     };
