@@ -102,8 +102,22 @@ pub fn need_root(what: &str) -> anyhow::Result<()> {
     }
 }
 
-/// Runs one command; an error is a usage or environment error (exit 2).
+/// Runs one command; an error is a usage or environment error (exit 2). Standard output that
+/// could not be written (not a closed pipe: a full disk) makes an exit 0 an exit 1.
 pub fn dispatch(cli: Cli) -> anyhow::Result<Exit> {
+    let exit = command(cli)?;
+    Ok(match crate::out::failed() {
+        Some(e) if exit == Exit::Ok => {
+            crate::out::eline!(
+                "fsbench: error: cannot write to standard output ({e}): what it printed is incomplete"
+            );
+            Exit::CheckFailed
+        }
+        _ => exit,
+    })
+}
+
+fn command(cli: Cli) -> anyhow::Result<Exit> {
     match cli.command {
         Command::Doctor { json } => doctor::run(json),
         Command::List { json, preset } => list::run(json, preset.as_deref()),

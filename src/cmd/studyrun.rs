@@ -134,11 +134,11 @@ pub fn end(
     }
     Ok(match summary.ended {
         Ended::Refused(why) => {
-            eprintln!("fsbench: error: {why}");
+            crate::out::eline!("fsbench: error: {why}");
             Exit::Usage
         }
         Ended::Interrupted(why) => {
-            eprintln!(
+            crate::out::eline!(
                 "fsbench: interrupted; targets torn down, results so far kept in {}: continue with fsbench {command} --resume {}",
                 out.display(),
                 out.display()
@@ -147,7 +147,7 @@ pub fn end(
         }
         Ended::Complete => exit_for(&summary.records),
         Ended::Ranks(why) => {
-            eprintln!(
+            crate::out::eline!(
                 "fsbench: the run lost a rank ({why}); results so far kept in {}: continue with fsbench {command} --resume {}",
                 out.display(),
                 out.display()
@@ -180,13 +180,13 @@ fn report_at_end(study: &store::Study, plan: &Plan, records: &[Record]) {
                 ("report.html", rep.html(&title)),
             ] {
                 if let Err(e) = study.write_file(file, text.as_bytes()) {
-                    eprintln!("fsbench: warning: cannot write {file}: {e}");
+                    crate::out::eline!("fsbench: warning: cannot write {file}: {e}");
                 }
             }
             crate::out::print(&rep.term(false));
-            eprint!("{}", rep.warnings_text(false));
+            crate::out::to_stderr(&rep.warnings_text(false));
         }
-        Err(e) => eprintln!("fsbench: {e}"),
+        Err(e) => crate::out::eline!("fsbench: {e}"),
     }
     crate::out::line(&format!(
         "results: {} (every table and the statistics: fsbench report {} --full, or report.md)",

@@ -229,7 +229,7 @@ pub fn run(a: TuneArgs) -> anyhow::Result<Exit> {
         }
         if let Some(b) = a.budget {
             if round > 0 && t0.elapsed() + last_round > b {
-                eprintln!(
+                crate::out::eline!(
                     "fsbench: the budget ({b:?}) would run out in round {}: the race ends here",
                     round + 1
                 );
@@ -241,7 +241,7 @@ pub fn run(a: TuneArgs) -> anyhow::Result<Exit> {
             break;
         }
         if !a.common.quiet {
-            eprintln!(
+            crate::out::eline!(
                 "fsbench: tune round {}: {} candidate{} ({})",
                 round + 1,
                 survivors.len(),
@@ -295,7 +295,7 @@ pub fn run(a: TuneArgs) -> anyhow::Result<Exit> {
     let exit = super::studyrun::end(&opts, summary, "tune", &team)?;
     Ok(match exit {
         Exit::CheckFailed if unprovisioned > 0 && !others_failed => {
-            eprintln!(
+            crate::out::eline!(
                 "fsbench: {unprovisioned} candidate(s) could not be provisioned on this host: out of the race, with the reason in the report"
             );
             Exit::Ok

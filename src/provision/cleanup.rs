@@ -32,7 +32,7 @@ fn unmount(sys: &Sys, path: &Path) -> Result<(), String> {
         std::thread::sleep(Duration::from_millis(100 * (attempt + 1)));
     }
     if mounts::mount_at(path).is_some() {
-        eprintln!(
+        crate::out::eline!(
             "fsbench: warning: {} stays busy ({last}); detaching it lazily",
             path.display()
         );

@@ -79,7 +79,7 @@ impl Drop for Mounted {
         if !self.done && !self.state.persistent {
             self.done = true;
             if let Err(e) = self.teardown_inner() {
-                eprintln!("fsbench: teardown of {}: {e}", self.info.label);
+                crate::out::eline!("fsbench: teardown of {}: {e}", self.info.label);
             }
         }
     }
@@ -300,7 +300,7 @@ pub fn provision(sys: &Sys, spec: &TargetSpec, req: &Request) -> Result<Mounted,
         }
         Err(e) => {
             if let Err(t) = cleanup::clean_state(sys, registry.as_ref(), &state) {
-                eprintln!(
+                crate::out::eline!(
                     "fsbench: cleaning up after the failed provisioning of {}: {t}",
                     spec.label
                 );
