@@ -41,17 +41,27 @@ pub struct Common {
     pub history: HistoryArgs,
 }
 
+/// The backing size when none is given (`--size`).
+pub const DEFAULT_SIZE: u64 = 4 << 30;
+
 #[derive(Args, Debug, Clone)]
 pub struct Backing {
-    /// Loop image size (sparse) or tmpfs size, e.g. 512M, 4G
-    #[arg(long, default_value = "4G", value_parser = nonzero_size_arg, allow_hyphen_values = true)]
-    pub size: u64,
+    /// Loop image size (sparse) or tmpfs size, e.g. 512M, 4G [default: 4G]
+    #[arg(long, value_parser = nonzero_size_arg, allow_hyphen_values = true)]
+    pub size: Option<u64>,
     /// Format this whole block device instead of a loop image (guarded: never a mounted or busy device)
     #[arg(long)]
     pub device: Option<PathBuf>,
     /// Allow formatting a --device that carries a filesystem, partition table or pool label
     #[arg(long)]
     pub wipe: bool,
+}
+
+impl Backing {
+    /// The size of each target's backing: `--size`, else 4 GiB.
+    pub fn size(&self) -> u64 {
+        self.size.unwrap_or(DEFAULT_SIZE)
+    }
 }
 
 fn size_arg(s: &str) -> Result<u64, PlanError> {
@@ -224,7 +234,7 @@ pub enum Command {
     #[command(
         after_help = "Examples:\n  fsbench tune 'zfs:recordsize={4k,16k,128k}' --workload rand-write\n  fsbench tune 'btrfs:{nodatacow,compress=zstd},space_cache=v2' btrfs --workload db-server\n  fsbench tune ext4 xfs btrfs zfs --axes --workload db-server --budget 30m\n  fsbench tune 'zfs:recordsize={4k,128k}' --workload rand-write --slo 'lat_p99<2ms'\n  fsbench tune ... --check                    the candidates and the race; runs nothing\n  fsbench tune --resume tune-study            finish a killed tune\n\nRound r runs every surviving candidate once more (repeat r, each on a freshly provisioned\ntarget, in rotating order). After each round the leader (best geometric mean of the\nobjective) is compared with every other survivor by a t-test on the logs (the variance\npooled over the round's survivors), with Holm's correction over the round's comparisons;\nthe significantly worse are dropped, and so is a candidate whose interval shows it misses\nan SLO. The race ends when one candidate stands, when the survivors are tied (every ratio\nto the leader within --tie), or when --max-repeat or --budget runs out. The report ranks\nevery candidate (objective with its interval, ratio to the winner, the round it was dropped\nin and why, trials), ends with the verdict and the winning spec, and lists the Pareto front\nof objective, p99 latency and space overhead."
     )]
-    Tune(TuneArgs),
+    Tune(Box<TuneArgs>),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell)
     #[command(
         after_help = "Examples:\n  source <(fsbench completions bash)\n  fsbench completions bash > /usr/share/bash-completion/completions/fsbench\n  fsbench completions zsh > \"${fpath[1]}/_fsbench\"\n  fsbench completions fish > ~/.config/fish/completions/fsbench.fish\n\nTarget specs complete filesystem names and their option keys (ext4:inodes=), workloads\ntheir names and presets."
@@ -433,12 +443,12 @@ pub struct TuneArgs {
     /// Stop starting rounds once this much time would be spent, e.g. 30m
     #[arg(long, value_parser = duration_arg)]
     pub budget: Option<std::time::Duration>,
-    /// The most rounds (trials per candidate)
-    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(2..=100))]
-    pub max_repeat: u32,
-    /// Survivors whose ratio to the leader lies within this share are tied
-    #[arg(long, default_value = "5%")]
-    pub tie: String,
+    /// The most rounds (trials per candidate), 2 to 100 [default: 5]
+    #[arg(long, value_parser = clap::value_parser!(u32).range(2..=100))]
+    pub max_repeat: Option<u32>,
+    /// Survivors whose ratio to the leader lies within this share are tied [default: 5%]
+    #[arg(long)]
+    pub tie: Option<String>,
     /// Race more than 64 candidates
     #[arg(long)]
     pub force: bool,
@@ -513,7 +523,7 @@ pub fn build_plan(
     for t in targets {
         let spec = crate::provision::parse_target(t)?;
         if backing.device.is_none() {
-            crate::provision::check_size(&spec, spec.size.unwrap_or(backing.size))?;
+            crate::provision::check_size(&spec, spec.size.unwrap_or(backing.size()))?;
         }
         if specs
             .iter()
@@ -546,7 +556,7 @@ pub fn build_plan(
         baseline: baseline.map(str::to_string),
         targets: specs,
         workloads: wl,
-        size_bytes: backing.size,
+        size_bytes: backing.size(),
         device: backing
             .device
             .as_ref()

@@ -128,7 +128,7 @@ fn command(cli: Cli) -> anyhow::Result<Exit> {
         Command::Cleanup { common } => cleanup::run(common),
         Command::Compare(a) => compare::run(*a),
         Command::Study(a) => study::run(a),
-        Command::Tune(a) => tune::run(a),
+        Command::Tune(a) => tune::run(*a),
         Command::Completions { shell } => docs::completions(shell),
         Command::Man { dir } => docs::man(&dir),
         Command::Audit(a) => audit::run(a),

@@ -19,7 +19,7 @@ pub fn run(a: ProvisionArgs) -> anyhow::Result<Exit> {
         workdir: &common.workdir,
         run_id: &run_id,
         index: 0,
-        size: a.backing.size,
+        size: a.backing.size(),
         device: a.backing.device.as_deref(),
         wipe: a.backing.wipe,
         keep_image: false,

@@ -48,7 +48,7 @@ fn plan_of(f: &StudyFile, name: &str, scale: Option<String>) -> anyhow::Result<P
         None => None,
     };
     let backing = Backing {
-        size,
+        size: Some(size),
         device: None,
         wipe: false,
     };
