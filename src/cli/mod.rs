@@ -68,34 +68,8 @@ fn size_arg(s: &str) -> Result<u64, PlanError> {
     parse_size(s)
 }
 
-/// A size that must be more than 0 (a backing, a test file).
-fn nonzero_size_arg(s: &str) -> Result<u64, PlanError> {
-    match parse_size(s)? {
-        0 => Err(format!("'{s}' is 0 bytes: give a size of more than 0, e.g. 256M").into()),
-        n => Ok(n),
-    }
-}
-
-fn duration_arg(s: &str) -> Result<std::time::Duration, PlanError> {
-    let d = crate::plan::fio::values::parse_duration(s)?;
-    if d.is_zero() {
-        return Err("the runtime must be more than 0, e.g. 2s".into());
-    }
-    Ok(d)
-}
-
-/// `--interval`: the interval of the latency-over-time histograms, 100 ms to 1 h.
-pub fn interval_arg(s: &str) -> Result<std::time::Duration, PlanError> {
-    let d = crate::plan::fio::values::parse_duration(s)?;
-    let (min, max) = (crate::metrics::timeline::MIN, crate::metrics::timeline::MAX);
-    if d < min || d > max {
-        return Err(format!(
-            "--interval {s}: give an interval from 100ms to 1h, e.g. 1s (the default) or 500ms"
-        )
-        .into());
-    }
-    Ok(d)
-}
+pub use crate::plan::flags::{interval as interval_arg, nonzero_size as nonzero_size_arg};
+use crate::plan::flags::{repeat_arg, runtime as duration_arg};
 
 /// Under an MPI launcher (mpirun, srun): how the ranks share the target, and how long one waits
 /// for the others.
@@ -328,7 +302,7 @@ pub struct AuditArgs {
     #[arg(long)]
     pub out: Option<PathBuf>,
     /// Run every case this many times, each on a freshly provisioned target
-    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    #[arg(long, default_value_t = 1, value_parser = repeat_arg)]
     pub repeat: u32,
     /// Continue the audit in DIR (killed or interrupted): run only what is missing, then report
     #[arg(long, value_name = "DIR", conflicts_with_all = ["targets", "out"])]
@@ -401,8 +375,9 @@ pub struct StudyArgs {
     /// and touch nothing
     #[arg(long)]
     pub check: bool,
-    /// Continue the study in DIR (killed or interrupted): run only what is missing, then report
-    #[arg(long, value_name = "DIR", conflicts_with_all = ["study", "out", "list"])]
+    /// Continue the study in DIR (killed or interrupted) as it was recorded: run only what is
+    /// missing, then report (with --check: say what it would run)
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["study", "out", "list", "sets", "scale", "interval"])]
     pub resume: Option<PathBuf>,
     /// Keep the loop image files after teardown
     #[arg(long)]
@@ -487,7 +462,7 @@ pub struct CompareArgs {
     pub out: Option<PathBuf>,
     /// Run everything this many times, each on a freshly provisioned target; the order of the
     /// targets rotates from one repeat to the next so that drift favours none
-    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    #[arg(long, default_value_t = 1, value_parser = repeat_arg)]
     pub repeat: u32,
     /// The target every other is compared with in the report (default: the first)
     #[arg(long)]
