@@ -45,9 +45,20 @@ fn cleanup_after_sigkill_removes_only_fsbenchs_own() {
         mounts_text().contains(&*wd.path().to_string_lossy()),
         "dry run unmounted"
     );
+    // It says what it would do, not what it did.
+    let said = format!("{}{}", stdout(&o), stderr(&o));
+    assert!(
+        said.contains("would unmount") && said.contains("would detach"),
+        "{said}"
+    );
+    assert!(
+        !said.contains("  unmounted") && !said.contains("  detached"),
+        "{said}"
+    );
 
     let o = run(&["cleanup"]);
     assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stderr(&o).contains("  unmounted"), "{}", stderr(&o));
     no_leftovers(wd.path());
     // The decoy is untouched.
     assert!(
