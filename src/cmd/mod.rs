@@ -12,7 +12,7 @@ pub(crate) mod list;
 pub(crate) mod provision;
 pub(crate) mod report;
 pub(crate) mod run;
-pub(crate) mod study;
+pub mod study;
 pub(crate) mod studyrun;
 pub(crate) mod teardown;
 pub(crate) mod tune;

@@ -217,17 +217,43 @@ fn describe_resume(dir: &Path, plan: &Plan) -> anyhow::Result<String> {
 /// A new study's plan: the file (or shipped study) with its scale, `--set` and `--interval`.
 fn new_plan(arg: &str, a: &StudyArgs) -> anyhow::Result<Plan> {
     let (text, name) = load(arg)?;
-    let sets = a
-        .sets
-        .iter()
-        .map(|s| study::parse_set(s))
-        .collect::<Result<Vec<_>, _>>()?;
-    let parsed = study::parse(&text, &name, a.scale.as_deref(), &sets)?;
-    let mut plan = plan_of(&parsed, &name)?;
+    let mut plan = plan_of_text(&text, &name, a.scale.as_deref(), &a.sets)?;
     if a.interval.is_some() {
         plan.overrides.interval = a.interval;
     }
     Ok(plan)
+}
+
+/// The plan of a study file's text with a scale and `--set`s.
+fn plan_of_text(
+    text: &str,
+    name: &str,
+    scale: Option<&str>,
+    sets: &[String],
+) -> anyhow::Result<Plan> {
+    let sets = sets
+        .iter()
+        .map(|s| study::parse_set(s))
+        .collect::<Result<Vec<_>, _>>()?;
+    plan_of(&study::parse(text, name, scale, &sets)?, name)
+}
+
+/// A study file's text through all that `study FILE --check` does before it prints: the loader,
+/// the plan, its resolution (every workload built, every target checked); nothing is created or
+/// run. (`tests/fuzz_parsers.rs` drives it with random and mutated study files.)
+pub fn resolve_text(
+    text: &str,
+    name: &str,
+    scale: Option<&str>,
+    sets: &[String],
+) -> anyhow::Result<()> {
+    let plan = plan_of_text(text, name, scale, sets)?;
+    let place = crate::runner::Where::Provision {
+        workdir: crate::cli::DEFAULT_WORKDIR.into(),
+        keep: false,
+    };
+    crate::runner::resolve(plan, &place, false)?;
+    Ok(())
 }
 
 pub fn run(a: StudyArgs) -> anyhow::Result<Exit> {
