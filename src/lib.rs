@@ -14,7 +14,7 @@ pub mod cli;
 pub mod cmd;
 pub(crate) mod engine;
 pub mod frame;
-pub(crate) mod history;
+pub mod history;
 pub(crate) mod io;
 pub mod metrics;
 pub mod out;

@@ -108,6 +108,54 @@ fn errors_name_their_cause_once_and_exit_2() {
     }
 }
 
+#[test]
+fn a_file_that_is_not_a_job_file_is_refused_by_line_without_its_lines() {
+    let dir = workdir();
+    let d = dir.path();
+    let shadow = write(
+        d,
+        "shadow",
+        "root:$6$s3cr3t$hash:20228:0:99999:7:::\ndaemon:*:20228:0:99999:7:::\n",
+    );
+    // Not a job file at all; a job file with lines of another shape after its section.
+    let ini = write(d, "ini", "[a]\nsize=1m\npass: s3cr3t\npassword=s3cr3t$x\n");
+    let study = write(
+        d,
+        "s.toml",
+        &format!(
+            "targets = [\"dir:{}\"]\nworkloads = [\"fio:{shadow}\"]\n",
+            d.display()
+        ),
+    );
+    for (args, line) in [
+        (
+            vec!["run", "--check", &shadow],
+            format!("{shadow}:1: not a fio job file"),
+        ),
+        (
+            vec!["run", "--check", &ini],
+            format!("{ini}:3: not an option line"),
+        ),
+        (
+            vec!["study", &study, "--check"],
+            format!("{shadow}:1: not a fio job file"),
+        ),
+    ] {
+        let o = bin().current_dir(d).args(&args).output().unwrap();
+        let (out, e) = (stdout(&o), stderr(&o));
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {e}");
+        assert!(e.contains(&line), "{args:?}: {e}");
+        assert!(
+            !out.contains("s3cr3t") && !e.contains("s3cr3t"),
+            "{args:?}: {out}{e}"
+        );
+        assert!(
+            !e.contains("daemon") && !e.contains("99999"),
+            "{args:?}: {e}"
+        );
+    }
+}
+
 /// fio's JSON has a job per clone (numjobs) without group_reporting, each with its own figures,
 /// and one merged job with it; the clones' io_bytes add up to the merged job's.
 #[test]

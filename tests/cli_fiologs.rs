@@ -310,3 +310,81 @@ fn an_asynchronous_engine_times_submission_and_completion_apart() {
     assert!(r["slat_ns"]["mean"].as_f64().unwrap() > 0.0);
     assert!(r["clat_ns"]["mean"].as_f64().unwrap() < r["lat_ns"]["mean"].as_f64().unwrap());
 }
+
+/// `fsbench run` (or `run --check` with `check`) of a job file `text` in `dir`: its exit code
+/// and what it said.
+fn run_job(dir: &Path, text: &str, check: bool) -> (Option<i32>, String) {
+    std::fs::write(dir.join("o.fio"), text).unwrap();
+    let mut c = bin();
+    c.current_dir(dir).arg("run");
+    if check {
+        c.arg("--check");
+    }
+    let o = c.args(["o.fio", "--out", "study"]).output().unwrap();
+    (o.status.code(), stderr(&o))
+}
+
+#[test]
+fn a_log_iolog_or_verify_state_aimed_at_a_symbolic_link_is_refused_and_its_file_kept() {
+    let dir = workdir();
+    let d = dir.path();
+    std::fs::write(d.join("decoy"), "keep").unwrap();
+    for link in ["iolog", "lnk_bw.1.log", "local-j-0-verify.state"] {
+        std::os::unix::fs::symlink(d.join("decoy"), d.join(link)).unwrap();
+    }
+    let job = "[j]\nrw=write\nsize=64k\nbs=4k\nfilename=data\n";
+    for (opt, path) in [
+        ("write_iolog=iolog", "iolog"),
+        ("write_bw_log=lnk", "lnk_bw.1.log"),
+        (
+            "verify=crc32c\nverify_state_save=1",
+            "local-j-0-verify.state",
+        ),
+    ] {
+        for check in [true, false] {
+            let (code, e) = run_job(d, &format!("{job}{opt}\n"), check);
+            assert_eq!(code, Some(2), "{opt}: {e}");
+            assert!(
+                e.contains(&format!("{path}: is a symbolic link")),
+                "{opt}: {e}"
+            );
+        }
+        assert!(
+            !d.join("study").exists() && !d.join("data").exists(),
+            "{opt}: nothing made"
+        );
+        assert_eq!(std::fs::read_to_string(d.join("decoy")).unwrap(), "keep");
+    }
+    // compare checks it before any target is got.
+    std::fs::create_dir(d.join("t")).unwrap();
+    let o = bin()
+        .current_dir(d)
+        .args(["compare", &format!("dir:{}", d.join("t").display())])
+        .args(["-w", "fio:o.fio", "--out", "study"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("is a symbolic link"), "{}", stderr(&o));
+    assert!(!d.join("study").exists());
+    assert_eq!(std::fs::read_to_string(d.join("decoy")).unwrap(), "keep");
+}
+
+#[test]
+fn a_log_or_iolog_in_a_kernel_filesystem_is_refused_before_anything_runs() {
+    let dir = workdir();
+    let d = dir.path();
+    // --check only: a run that was not refused would write there.
+    for opt in [
+        "write_iolog=/proc/sys/kernel/hostname",
+        "write_bw_log=/proc/sys/kernel/x",
+        "write_lat_log=/sys/kernel/x",
+        "write_iops_log=/dev/x",
+    ] {
+        let (code, e) = run_job(d, &format!("[j]\nrw=write\nsize=64k\n{opt}\n"), true);
+        assert_eq!(code, Some(2), "{opt}: {e}");
+        assert!(e.contains("fsbench writes no file there"), "{opt}: {e}");
+        let key = opt.split('=').next().unwrap();
+        assert!(e.contains(&format!("job 'j': {key}")), "{opt}: {e}");
+    }
+    assert!(!d.join("j.0.0").exists() && !d.join("study").exists());
+}

@@ -394,3 +394,212 @@ fn a_study_killed_mid_way_keeps_its_records_in_the_history() {
     assert_eq!(code(&o), 0, "{}", stderr(&o));
     assert_eq!(listed(&db)[0]["records"].as_i64().unwrap(), written);
 }
+
+const J1: &str = "block:ioengine=null,rw=randread,bs=4k,runtime=200ms,size=8m";
+const J2: &str = "block:ioengine=null,rw=write,bs=1m,runtime=200ms,size=8m";
+
+/// `fsbench compare dir:TARGET` of these jobs into `out`, indexed in `db`.
+fn compare_jobs(target: &Path, out: &Path, db: &Path, jobs: &[&str], repeat: u32) -> Output {
+    let mut c = bin();
+    c.env("FSBENCH_HISTORY", db)
+        .args(["compare", &format!("dir:{}", target.display()), "-q"]);
+    for j in jobs {
+        c.args(["--workload", j]);
+    }
+    c.args(["--repeat", &repeat.to_string(), "--out"])
+        .arg(out)
+        .output()
+        .unwrap()
+}
+
+fn json(o: &Output) -> serde_json::Value {
+    serde_json::from_str(&stdout(o)).unwrap_or_else(|e| panic!("{e}: {}", stdout(o)))
+}
+
+#[test]
+fn each_block_job_is_a_figure_of_its_own() {
+    let t = tempfile::tempdir().unwrap();
+    let (target, db) = (t.path().join("target"), t.path().join("h.db"));
+    std::fs::create_dir(&target).unwrap();
+    let [a, b, c, d] = ["a", "b", "c", "d"].map(|s| t.path().join(s));
+    for (out, jobs) in [(&a, &[J1][..]), (&b, &[J2]), (&c, &[J1]), (&d, &[J1, J2])] {
+        let o = compare_jobs(&target, out, &db, jobs, 1);
+        assert_eq!(code(&o), 0, "{}", stderr(&o));
+    }
+    let (a_, b_, c_, d_) = (
+        a.to_str().unwrap(),
+        b.to_str().unwrap(),
+        c.to_str().unwrap(),
+        d.to_str().unwrap(),
+    );
+    // A 4k random read against a 1m write: nothing in common, said, exit 2.
+    let o = fsb(&db, &["check", a_, "--against", b_]);
+    assert_eq!(code(&o), 2, "{}", stdout(&o));
+    assert!(stderr(&o).contains("no figure in common"), "{}", stderr(&o));
+    assert!(!stdout(&o).contains("REGRESSED"), "{}", stdout(&o));
+    // Against the history: only the earlier study of the same job.
+    let o = fsb(
+        &db,
+        &["check", c_, "--against-history", "5", "--format", "json"],
+    );
+    assert!(code(&o) < 2, "{}", stderr(&o));
+    let figs = json(&o)["figures"].as_array().unwrap().clone();
+    assert_eq!(figs.len(), 1, "{figs:?}");
+    assert_eq!(figs[0]["workload"], J1);
+    assert_eq!(figs[0]["old_repeats"], 1, "{figs:?}");
+    // A partial overlap: checked on it, the rest named.
+    let o = fsb(&db, &["check", d_, "--against", c_]);
+    assert!(code(&o) < 2, "{}", stderr(&o));
+    assert!(
+        stdout(&o).contains("left out") && stdout(&o).contains("NEW only (1): dir:"),
+        "{}",
+        stdout(&o)
+    );
+    assert!(stdout(&o).contains(J2), "{}", stdout(&o));
+    let o = fsb(&db, &["check", d_, "--against", c_, "--format", "json"]);
+    let v = json(&o);
+    assert_eq!(v["figures"].as_array().unwrap().len(), 1);
+    assert_eq!(v["left_out"]["new_only"][0]["workload"], J2);
+    // The trend takes the spec `history` lists (spaces after commas too); a name that covers
+    // two jobs is refused, naming them.
+    let spec = format!("dir:{}", target.display());
+    let list = stdout(&fsb(&db, &["history"]));
+    assert!(list.contains(J1) && list.contains(J2), "{list}");
+    let page = t.path().join("trend.html");
+    let spaced = J1.replace(',', ", ");
+    let o = bin()
+        .env("FSBENCH_HISTORY", &db)
+        .args(["history", "trend", "iops", "--target", &spec, "--workload"])
+        .arg(&spaced)
+        .arg("--html")
+        .arg(&page)
+        .output()
+        .unwrap();
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert!(stdout(&o).contains("across 3 studies"), "{}", stdout(&o));
+    let o = fsb(
+        &db,
+        &[
+            "history",
+            "trend",
+            "iops",
+            "--target",
+            &spec,
+            "--workload",
+            "block",
+        ],
+    );
+    assert_eq!(code(&o), 2);
+    assert!(
+        stderr(&o).contains("names 2 jobs") && stderr(&o).contains(J1) && stderr(&o).contains(J2),
+        "{}",
+        stderr(&o)
+    );
+    let o = fsb(&db, &["history", "--workload", J2, "--json"]);
+    assert_eq!(json(&o).as_array().unwrap().len(), 2);
+}
+
+#[test]
+fn check_says_a_study_did_not_end_or_lacks_repeats() {
+    let t = tempfile::tempdir().unwrap();
+    let (target, db) = (t.path().join("target"), t.path().join("h.db"));
+    std::fs::create_dir(&target).unwrap();
+    let base = t.path().join("base");
+    assert_eq!(code(&compare(&target, &base, &db, 3)), 0);
+    // Killed after its first repeat: one record of three, its manifest still running.
+    let killed = variant(&base, &t.path().join("killed"), "killed", &[1000.0]);
+    let mpath = killed.join("manifest.json");
+    let mut m: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&mpath).unwrap()).unwrap();
+    m["plan"]["repeat"] = 3.into();
+    m["status"] = "running".into();
+    std::fs::write(&mpath, m.to_string()).unwrap();
+    let o = fsb(
+        &db,
+        &[
+            "check",
+            killed.to_str().unwrap(),
+            "--against",
+            base.to_str().unwrap(),
+        ],
+    );
+    assert!(code(&o) < 2, "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(
+        out.contains("INCOMPLETE NEW") && out.contains("manifest says running"),
+        "{out}"
+    );
+    assert!(out.contains("(1 of 3)"), "{out}");
+    let o = fsb(
+        &db,
+        &[
+            "check",
+            base.to_str().unwrap(),
+            "--against",
+            killed.to_str().unwrap(),
+            "--format",
+            "json",
+        ],
+    );
+    let v = json(&o);
+    let inc = v["incomplete"].as_array().unwrap();
+    assert!(
+        inc.len() == 2 && inc.iter().all(|i| i.as_str().unwrap().starts_with("OLD")),
+        "{inc:?}"
+    );
+    // A whole study says nothing of the kind.
+    let o = fsb(
+        &db,
+        &[
+            "check",
+            base.to_str().unwrap(),
+            "--against",
+            base.to_str().unwrap(),
+        ],
+    );
+    assert!(!stdout(&o).contains("INCOMPLETE"), "{}", stdout(&o));
+}
+
+#[test]
+fn rebuilding_a_copied_study_keeps_it_at_its_original() {
+    let t = tempfile::tempdir().unwrap();
+    let (target, db) = (t.path().join("target"), t.path().join("h.db"));
+    std::fs::create_dir(&target).unwrap();
+    let a = t.path().join("a");
+    assert_eq!(code(&compare(&target, &a, &db, 1)), 0);
+    let copy = t.path().join("copy");
+    assert!(sh(&format!("cp -a {} {}", a.display(), copy.display())).0);
+    let o = fsb(&db, &["history", "rebuild", copy.to_str().unwrap()]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert!(
+        stdout(&o).contains("skipped") && stdout(&o).contains("a copy of study"),
+        "{}",
+        stdout(&o)
+    );
+    let l = listed(&db);
+    assert_eq!(l.len(), 1);
+    let real = |p: &Path| std::fs::canonicalize(p).unwrap().display().to_string();
+    assert_eq!(l[0]["dir"], real(&a));
+    // A study moved away from where it was indexed is indexed where it is now.
+    let moved = t.path().join("moved");
+    std::fs::rename(&a, &moved).unwrap();
+    let o = fsb(&db, &["history", "rebuild", moved.to_str().unwrap()]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert_eq!(listed(&db)[0]["dir"], real(&moved));
+}
+
+#[test]
+fn since_takes_only_dates_that_exist() {
+    let t = tempfile::tempdir().unwrap();
+    let db = t.path().join("h.db");
+    for bad in ["2026-13-45", "2026-02-29", "2026-11-01T25:00:00Z", "soon"] {
+        let o = fsb(&db, &["history", "--since", bad]);
+        assert_eq!(code(&o), 2, "{bad}");
+        assert!(
+            stderr(&o).contains(bad) && stderr(&o).contains("2026-11-01"),
+            "{}",
+            stderr(&o)
+        );
+    }
+    assert!(!db.exists());
+}

@@ -1,9 +1,10 @@
 //! A grammar fuzzer for every parser that takes a user's text: fio job files (syntax, options,
-//! includes, substitutions, arithmetic, then resolution against a directory target), target specs
-//! and workload specs; and study files (random TOML of the study keys with [scale.*] and
-//! [[claim]] tables, and the shipped studies with lines changed, with scales and `--set`s) through
-//! the study loader, the plan and its resolution. No input may panic: each case runs under
-//! catch_unwind and any panic fails the test with the input that caused it.
+//! includes, substitutions, arithmetic, then resolution against a directory target), target specs,
+//! workload specs and verify states (verify_state_load's files: real ones mutated or cut short,
+//! lines of their grammar, random bytes); and study files (random TOML of the study keys with
+//! [scale.*] and [[claim]] tables, and the shipped studies with lines changed, with scales and
+//! `--set`s) through the study loader, the plan and its resolution. No input may panic: each case
+//! runs under catch_unwind and any panic fails the test with the input that caused it.
 //!
 //! `FSBENCH_FUZZ_CASES` sets the number of cases (the suite runs 20,000, and a quarter as many study
 //! files; `FSBENCH_FUZZ_CASES=100000` for a longer run); `FSBENCH_FUZZ_SEED` replays a run.
@@ -271,6 +272,72 @@ fn workload_spec(r: &mut Rng) -> String {
     s
 }
 
+/// A verify state (`verify_state_save`'s file): a real one (sorted, apart ranges) mutated, cut
+/// short, or lines from its grammar in any order, or random bytes.
+fn verify_state(r: &mut Rng) -> Vec<u8> {
+    let nums = [
+        "0",
+        "1",
+        "4096",
+        "65536",
+        "18446744073709551615",
+        "18446744073709551616",
+        "-1",
+        "",
+        "x",
+        "1e3",
+    ];
+    let mut s = format!(
+        "fsbench verify state 1\njob {}\nclone {}\n",
+        r.pick(&["vjob", "other", ""]),
+        r.below(3)
+    );
+    let n = r.below(6);
+    s.push_str(&format!("writes {}\nranges {n}\n", n + r.below(3)));
+    let mut at = 0u64;
+    for _ in 0..n {
+        at += 4096 * (1 + r.below(16) as u64);
+        let len = 4096 * (1 + r.below(16) as u64);
+        s.push_str(&format!("{at} {len}\n"));
+        at += len;
+    }
+    let mut b = s.into_bytes();
+    match r.below(6) {
+        0 => b.truncate(r.below(b.len() + 1)),
+        1 => {
+            for _ in 0..1 + r.below(4) {
+                let i = r.below(b.len());
+                b[i] = r.next() as u8;
+            }
+        }
+        2 => {
+            let lines = [
+                "fsbench verify state 1",
+                "job vjob",
+                "clone 0",
+                "writes",
+                "ranges 3",
+                "writes 18446744073709551615",
+                "0 4096",
+                "  ",
+                "4096 0",
+            ];
+            b.clear();
+            for _ in 0..r.below(10) {
+                let line = match r.below(3) {
+                    0 => format!("{} {}", r.pick(&nums), r.pick(&nums)),
+                    _ => r.pick(&lines).to_string(),
+                };
+                b.extend_from_slice(line.as_bytes());
+                b.push(if r.chance(90) { b'\n' } else { b'\r' });
+            }
+        }
+        3 => b = (0..r.below(64)).map(|_| r.next() as u8).collect(),
+        _ => {}
+    }
+    b
+}
+
 /// Runs `f` and returns the panic message, if it panicked.
 fn panics(f: impl FnOnce()) -> Option<String> {
     catch_unwind(AssertUnwindSafe(f)).err().map(|e| {
@@ -365,6 +432,14 @@ fn no_input_panics_a_parser() {
         }) {
             found.push(format!("case {case}: workload spec {w:?} panicked ({m})"));
         }
+        let state = verify_state(&mut r);
+        let span = [(0, 1 << 20), (4096, 65536), (0, u64::MAX)][r.below(3)];
+        if let Some(m) = panics(|| {
+            let _ = fsbench::workload::block::vstate::parse(&state, "vjob", 0, span);
+        }) {
+            let text = String::from_utf8_lossy(&state);
+            found.push(format!("case {case}: verify state {text:?} panicked ({m})"));
+        }
         if trace.is_some() && t0.elapsed().as_millis() > 50 {
             eprintln!(
                 "slow case {case}: {:?} (job file {t_job:?})\n{text}\nINCLUDES:\n{}\n{t}\n{w}",
@@ -384,7 +459,7 @@ fn no_input_panics_a_parser() {
         found.join("\n\n")
     );
     eprintln!(
-        "fuzz: {cases} cases of job files, target specs and workload specs, no panic (seed {seed})"
+        "fuzz: {cases} cases of job files, target specs, workload specs and verify states, no panic (seed {seed})"
     );
 }
 

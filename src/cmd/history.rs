@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use super::Exit;
 use crate::cli::{HistoryAction, HistoryArgs, HistoryCmd};
-use crate::history::{self, Db, ListFilter};
+use crate::history::{self, Db, Indexed, ListFilter};
 use crate::report::trend::{Trend, TrendPoint};
 
 /// The database the flags name: `--history`/`FSBENCH_HISTORY`, else the default; None with
@@ -25,12 +25,23 @@ pub fn path_of(a: &HistoryArgs) -> Option<PathBuf> {
 }
 
 /// What indexes a study's records in the history as they are written (none when `skip`: a dry
-/// run, a rank other than 0, or `--no-history`).
-pub fn recorder(a: &HistoryArgs, skip: bool) -> Option<Arc<dyn crate::store::Observer>> {
+/// run, a rank other than 0, or `--no-history`). A history path fsbench must not write (a
+/// symbolic link, a kernel filesystem) or another application's database there refuses the
+/// study before anything is made.
+pub fn recorder(
+    a: &HistoryArgs,
+    skip: bool,
+) -> anyhow::Result<Option<Arc<dyn crate::store::Observer>>> {
     if skip {
-        return None;
+        return Ok(None);
     }
-    path_of(a).map(|p| Arc::new(history::Recorder::new(&p)) as Arc<dyn crate::store::Observer>)
+    let Some(p) = path_of(a) else {
+        return Ok(None);
+    };
+    history::preflight(&p)?;
+    Ok(Some(
+        Arc::new(history::Recorder::new(&p)) as Arc<dyn crate::store::Observer>
+    ))
 }
 
 /// The database for a reading command: --no-history there is a usage error.
@@ -38,7 +49,7 @@ pub fn open_for_reading(a: &HistoryArgs, what: &str) -> anyhow::Result<Db> {
     let Some(path) = path_of(a) else {
         anyhow::bail!("{what} reads the history, and --no-history turns it off: drop --no-history, or give --history PATH");
     };
-    Ok(Db::open_existing(&path)?)
+    Ok(Db::open_read(&path)?)
 }
 
 pub fn run(c: HistoryCmd) -> anyhow::Result<Exit> {
@@ -58,7 +69,7 @@ fn list(a: &HistoryArgs, f: &crate::cli::history::ListArgs, json: bool) -> anyho
     let db = open_for_reading(a, "fsbench history")?;
     let rows = db.list(&ListFilter {
         target: f.target.clone(),
-        workload: f.workload.clone(),
+        workload: f.workload.as_deref().map(job_text),
         host: f.host.clone(),
         since: f.since.clone(),
     })?;
@@ -73,7 +84,7 @@ fn list(a: &HistoryArgs, f: &crate::cli::history::ListArgs, json: bool) -> anyho
     for r in &rows {
         s.push_str(&format!(
             "{:<20} {:<12} {:<11} {:<7} {:<30} {:<24} {}\n",
-            &r.started[..r.started.len().min(19)],
+            r.started.chars().take(19).collect::<String>(),
             r.host,
             r.status,
             r.records,
@@ -99,7 +110,11 @@ fn rebuild(a: &HistoryArgs, dirs: &[PathBuf]) -> anyhow::Result<Exit> {
     let mut bad = 0;
     for d in dirs {
         match db.index_study(d) {
-            Ok(_) => crate::out::line(&format!("indexed {}", d.display())),
+            Ok(Indexed::Study(_)) => crate::out::line(&format!("indexed {}", d.display())),
+            Ok(Indexed::CopyOf { run_id, original }) => crate::out::line(&format!(
+                "skipped {}: a copy of study {run_id}, which the history keeps at {original} (a copy is no new measurement; to index it here, move the original away first)",
+                d.display()
+            )),
             Err(e) => {
                 bad += 1;
                 crate::out::eline!("fsbench: error: {}: not indexed: {e} (give the directory of a study: it holds manifest.json and results.jsonl)", d.display());
@@ -123,10 +138,9 @@ fn trend(
     json: bool,
 ) -> anyhow::Result<Exit> {
     let db = open_for_reading(a, "fsbench history trend")?;
+    let job = job_for_trend(&db, target, workload)?;
+    let workload = job.as_str();
     let known = db.metrics_of(target, workload)?;
-    if known.is_empty() {
-        anyhow::bail!("the history has no records of target '{target}' with workload '{workload}': `fsbench history --target {target}` lists the studies of that target (give --target and --workload as the studies name them)");
-    }
     if !known.iter().any(|m| m == metric) {
         anyhow::bail!(
             "'{metric}' is not a metric of target '{target}' with workload '{workload}': give one of {}",
@@ -160,11 +174,10 @@ fn trend(
         tests,
     };
     let page = html.unwrap_or_else(|| PathBuf::from(format!("fsbench-trend-{metric}.html")));
-    std::fs::write(&page, t.html()).map_err(|e| {
-        anyhow::anyhow!(
-            "{}: cannot write the trend page ({e}): give --html a file path you can write",
-            page.display()
-        )
+    let written = crate::sys::outfile::create(&page, crate::sys::outfile::Create::Replace)
+        .and_then(|mut f| std::io::Write::write_all(&mut f, t.html().as_bytes()));
+    written.map_err(|e| {
+        anyhow::anyhow!("cannot write the trend page: {e}: give --html a file path you can write")
     })?;
     if json {
         crate::out::print(&(serde_json::to_string_pretty(&t.json())? + "\n"));
@@ -173,4 +186,31 @@ fn trend(
         crate::out::line(&format!("chart: {}", page.display()));
     }
     Ok(Exit::Ok)
+}
+
+/// A workload as the user wrote it, as the history keys it (`WorkloadSpec::canonical`); text
+/// that is no workload spec stays as written (it then matches nothing).
+fn job_text(s: &str) -> String {
+    crate::plan::workload::parse_workload(s)
+        .map(|w| w.canonical())
+        .unwrap_or_else(|_| s.trim().to_string())
+}
+
+/// The one job `--workload` names for the target: the job itself, or a workload's name when
+/// the target ran one job of it. None, or several, is an error naming what to give.
+fn job_for_trend(db: &Db, target: &str, workload: &str) -> anyhow::Result<String> {
+    let want = job_text(workload);
+    let jobs = db.jobs_of(target, &want)?;
+    if jobs.contains(&want) {
+        return Ok(want);
+    }
+    match jobs.as_slice() {
+        [one] => Ok(one.clone()),
+        [] => anyhow::bail!("the history has no records of target '{target}' with workload '{workload}': `fsbench history --target {target}` lists the studies of that target (give --target and --workload as the studies name them)"),
+        many => anyhow::bail!(
+            "workload '{workload}' names {} jobs of target '{target}' in the history, whose figures are not one series: give one of them with --workload: {}",
+            many.len(),
+            many.iter().map(|j| format!("'{j}'")).collect::<Vec<_>>().join(", ")
+        ),
+    }
 }

@@ -169,7 +169,7 @@ pub fn run(a: RunArgs) -> anyhow::Result<Exit> {
         command_line: std::env::args().collect(),
         resume: false,
         select: None,
-        observer: super::history::recorder(&a.history, !team.rank().leads()),
+        observer: super::history::recorder(&a.history, !team.rank().leads())?,
     };
     let summary = runner::run(&opts, team.as_ref())?;
     if let (Some(o), Some(s)) = (&opts.observer, &summary.study) {

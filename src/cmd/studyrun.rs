@@ -123,6 +123,8 @@ pub fn prepare(mut r: Run, team: &dyn Team) -> anyhow::Result<runner::Options> {
     };
     let resolved = runner::resolve(r.plan, &checking, team.rank().many())?;
     let dry_run = r.common.dry_run;
+    // A history fsbench must not write refuses the study before anything is made.
+    let observer = super::history::recorder(&r.common.history, dry_run || !lead)?;
     if !dry_run {
         if needs_root(&resolved.plan) {
             need_root(&format!("fsbench {}", r.command))?;
@@ -165,7 +167,7 @@ pub fn prepare(mut r: Run, team: &dyn Team) -> anyhow::Result<runner::Options> {
         command_line: std::env::args().collect(),
         resume: r.resume,
         select: None,
-        observer: super::history::recorder(&r.common.history, dry_run || !lead),
+        observer,
     })
 }
 

@@ -9,7 +9,19 @@ use rusqlite::{params, Transaction};
 
 use super::fingerprint::{digest, fingerprint};
 use super::{Db, HistoryError};
+use crate::plan::workload::{job_of, WorkloadSpec};
 use crate::store::{self, Manifest, Record};
+
+/// What `index_study` did with a study directory.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Indexed {
+    /// Indexed (its row's id).
+    Study(i64),
+    /// Left out: a copy of a study the history holds from another directory that still holds
+    /// it. A study's run id keeps pointing at the directory it was indexed from: a copy is not
+    /// another measurement, and indexing it must not move the original's entry.
+    CopyOf { run_id: String, original: String },
+}
 
 fn status_text(m: &Manifest) -> String {
     serde_json::to_value(m.status)
@@ -69,14 +81,20 @@ fn put_study(
     for w in &m.plan.workloads {
         tx.execute(
             "INSERT OR REPLACE INTO workloads (study, spec, name) VALUES (?1,?2,?3)",
-            params![id, w.spec, w.name],
+            params![id, w.canonical(), w.name],
         )?;
     }
     Ok(id)
 }
 
-/// One record and its metrics (a record measured again replaces the one before).
-fn put_record(tx: &Transaction, study: i64, r: &Record) -> rusqlite::Result<()> {
+/// One record and its metrics, under its job (`job_of` the plan's workloads); a record measured
+/// again replaces the one before.
+fn put_record(
+    tx: &Transaction,
+    study: i64,
+    workloads: &[WorkloadSpec],
+    r: &Record,
+) -> rusqlite::Result<()> {
     let outcome = serde_json::to_value(r.outcome)
         .ok()
         .and_then(|v| v.as_str().map(str::to_string))
@@ -90,7 +108,7 @@ fn put_record(tx: &Transaction, study: i64, r: &Record) -> rusqlite::Result<()> 
         params![
             study,
             r.target,
-            r.workload,
+            job_of(workloads, &r.workload),
             r.test,
             r.repeat,
             r.started_at,
@@ -129,19 +147,46 @@ impl Db {
         Ok(out)
     }
 
-    /// Indexes a whole study from its directory, replacing what the database held of it.
-    pub fn index_study(&mut self, dir: &Path) -> Result<i64, HistoryError> {
+    /// Indexes a whole study from its directory, replacing what the database held of it;
+    /// a copy of a study indexed from a directory that still holds it is left out.
+    pub fn index_study(&mut self, dir: &Path) -> Result<Indexed, HistoryError> {
         let m = store::read_manifest(dir)?;
         let records = store::load_results(dir)?;
+        if let Some(original) = self.original_of(dir, &m.run_id)? {
+            return Ok(Indexed::CopyOf {
+                run_id: m.run_id,
+                original,
+            });
+        }
         let labels = records.iter().map(|r| r.target.clone()).collect();
         self.in_transaction(|tx| {
             let id = put_study(tx, dir, &m, &labels)?;
             tx.execute("DELETE FROM records WHERE study = ?1", [id])?;
             for r in &records {
-                put_record(tx, id, r)?;
+                put_record(tx, id, &m.plan.workloads, r)?;
             }
-            Ok(id)
+            Ok(Indexed::Study(id))
         })
+    }
+
+    /// The directory the history holds `run_id` from, when it is not `dir` and still holds
+    /// that study.
+    fn original_of(&self, dir: &Path, run_id: &str) -> Result<Option<String>, HistoryError> {
+        let held: Option<String> = self
+            .conn
+            .query_row("SELECT dir FROM studies WHERE run_id = ?1", [run_id], |r| {
+                r.get(0)
+            })
+            .map(Some)
+            .or_else(|e| match e {
+                rusqlite::Error::QueryReturnedNoRows => Ok(None),
+                e => Err(super::classify(&self.path, e)),
+            })?;
+        let here = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
+        Ok(held.filter(|h| {
+            Path::new(h) != here
+                && store::read_manifest(Path::new(h)).is_ok_and(|o| o.run_id == run_id)
+        }))
     }
 
     /// The study's row (from its manifest as it is now), for the records that follow.
@@ -150,8 +195,13 @@ impl Db {
     }
 
     /// One record, in a transaction of its own.
-    pub fn add_record(&mut self, study: i64, r: &Record) -> Result<(), HistoryError> {
-        self.in_transaction(|tx| put_record(tx, study, r))
+    pub fn add_record(
+        &mut self,
+        study: i64,
+        workloads: &[WorkloadSpec],
+        r: &Record,
+    ) -> Result<(), HistoryError> {
+        self.in_transaction(|tx| put_record(tx, study, workloads, r))
     }
 }
 
@@ -166,6 +216,8 @@ pub struct Recorder {
 struct State {
     db: Option<Db>,
     study: Option<i64>,
+    /// The plan's workloads, which name each record's job.
+    workloads: Vec<WorkloadSpec>,
     /// The target and repeat of the last record: a new one reads the manifest again (it holds the
     /// targets torn down since, with their options, for the fingerprints).
     last: Option<(String, u32)>,
@@ -220,19 +272,21 @@ impl store::Observer for Recorder {
         }
         let here = (rec.target.clone(), rec.repeat);
         let known = st.study.filter(|_| st.last.as_ref() == Some(&here));
+        let s = &mut *st;
         let r = (|| {
-            if st.db.is_none() {
-                st.db = Some(Db::open(&self.path)?);
-            }
-            let db = st.db.as_mut().expect("opened above");
+            let db = match &mut s.db {
+                Some(db) => db,
+                empty => empty.insert(Db::open(&self.path)?),
+            };
             let study = match known {
                 Some(id) => id,
                 None => {
                     let m = store::read_manifest(dir)?;
+                    s.workloads = m.plan.workloads.clone();
                     db.begin_study(dir, &m)?
                 }
             };
-            db.add_record(study, rec)?;
+            db.add_record(study, &s.workloads, rec)?;
             Ok(study)
         })();
         match r {

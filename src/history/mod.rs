@@ -4,23 +4,26 @@
 //! truth: the database is an index of them, rebuilt from them by `fsbench history rebuild DIR...`.
 //!
 //! The schema is versioned (`PRAGMA user_version`, `schema.rs`); a database written by a newer
-//! fsbench, or one that is not a database, is refused with the command that rebuilds it. Writes
-//! use WAL and a busy timeout, one transaction per record, so two studies ending at once both land
-//! and a study killed mid-way keeps what it had written.
+//! fsbench, one of a version no fsbench writes or whose tables do not match its version, or one
+//! that is not a database, is refused with the command that rebuilds it; another application's
+//! database is refused and left as it was (`open.rs`). Writes use WAL and a busy timeout, one
+//! transaction per record, so two studies ending at once both land and a study killed mid-way
+//! keeps what it had written; readers open it read-only and write nothing.
 
 mod fingerprint;
 mod index;
+mod open;
 mod query;
 mod schema;
 
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 use rusqlite::Connection;
 
 pub use fingerprint::digest;
 pub use fingerprint::{differences, fingerprint};
-pub use index::Recorder;
+pub use index::{Indexed, Recorder};
+pub use open::preflight;
 pub use query::{spread, ListFilter, Point};
 
 /// Why the history could not be opened, read or written.
@@ -29,18 +32,45 @@ pub enum HistoryError {
     /// The path cannot hold a database (a directory, an unwritable place).
     #[error("{path}: {why}: give --history a file path fsbench can write (or FSBENCH_HISTORY), or --no-history")]
     Path { path: String, why: String },
+    /// A place fsbench does not write: a symbolic link, a special file, a kernel filesystem.
+    #[error("{why}: give --history a regular file on a data filesystem (or FSBENCH_HISTORY), or --no-history")]
+    Refused { why: String },
+    /// A reading command that cannot open the database at all.
+    #[error("{path}: cannot read it ({why}): give --history a history fsbench can read (or FSBENCH_HISTORY)")]
+    CannotRead { path: String, why: String },
     /// No database there yet (a reading command).
     #[error("{path}: no history there yet (studies are indexed there as compare, study, audit, tune and run end): give --history the database you mean, or index existing studies with `fsbench history rebuild --history {path} DIR...`")]
     Missing { path: String },
     /// Not an SQLite database, or damaged.
     #[error("{path} is not a readable fsbench history ({why}): move it aside and rebuild it from the study directories with `fsbench history rebuild --history {path} DIR...`")]
     Corrupt { path: String, why: String },
+    /// Another application's SQLite database: never written.
+    #[error("{path} is another application's SQLite database, not an fsbench history (left as it is): give --history a new file or an fsbench history (or FSBENCH_HISTORY), or --no-history")]
+    Foreign { path: String },
     /// Written by a newer fsbench.
     #[error("{path} has history schema {found}, newer than this fsbench's {known}: use the newer fsbench, or rebuild a database of this version with `fsbench history rebuild --history NEW.db DIR...`")]
     Newer {
         path: String,
         found: i64,
         known: i64,
+    },
+    /// A schema version no fsbench writes (below 0).
+    #[error("{path} has history schema {found}, which no fsbench writes: move it aside and rebuild it with `fsbench history rebuild --history {path} DIR...`")]
+    Unreadable { path: String, found: i64 },
+    /// Tables that are not what the version says.
+    #[error("{path}: its tables do not match the history schema version it says it has ({version}): {why}: move it aside and rebuild it with `fsbench history rebuild --history {path} DIR...`")]
+    Stale {
+        path: String,
+        version: i64,
+        why: String,
+    },
+    /// An older schema where it cannot be brought up to date.
+    #[error("{path} has history schema {found}, older than this fsbench's {known}, and cannot be upgraded where it is ({why}): run any fsbench history command once where it can be written, or rebuild it elsewhere with `fsbench history rebuild --history NEW.db DIR...`")]
+    Older {
+        path: String,
+        found: i64,
+        known: i64,
+        why: String,
     },
     /// A study directory that does not read.
     #[error("{0}")]
@@ -77,64 +107,6 @@ pub struct Db {
 }
 
 impl Db {
-    /// Opens (creating it and its directory when missing) and migrates the database.
-    pub fn open(path: &Path) -> Result<Db, HistoryError> {
-        let shown = path.display().to_string();
-        if path.is_dir() {
-            return Err(HistoryError::Path {
-                path: shown,
-                why: "is a directory".into(),
-            });
-        }
-        if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-            std::fs::create_dir_all(parent).map_err(|e| HistoryError::Path {
-                path: shown.clone(),
-                why: format!("cannot create {}: {e}", parent.display()),
-            })?;
-        }
-        // SQLite can answer "database is locked" at once, without its busy handler, while
-        // other connections create the same database and switch it to WAL: start again then.
-        let start = std::time::Instant::now();
-        loop {
-            let conn = Connection::open(path).map_err(|e| classify(path, e))?;
-            let mut db = Db {
-                conn,
-                path: path.to_path_buf(),
-            };
-            match db.setup() {
-                Err(HistoryError::Busy { .. })
-                    if start.elapsed() < Duration::from_secs(BUSY_WAIT_S) =>
-                {
-                    std::thread::sleep(Duration::from_millis(20));
-                }
-                Err(e) => return Err(e),
-                Ok(()) => return Ok(db),
-            }
-        }
-    }
-
-    /// Opens an existing database without creating it (the readers: list, trend, check).
-    pub fn open_existing(path: &Path) -> Result<Db, HistoryError> {
-        if !path.exists() {
-            return Err(HistoryError::Missing {
-                path: path.display().to_string(),
-            });
-        }
-        Db::open(path)
-    }
-
-    fn setup(&mut self) -> Result<(), HistoryError> {
-        let c = &self.conn;
-        c.busy_timeout(Duration::from_secs(BUSY_WAIT_S))
-            .map_err(|e| self.err(e))?;
-        // A file that is not a database fails on its first read: said as corrupt.
-        c.query_row("PRAGMA journal_mode=WAL", [], |r| r.get::<_, String>(0))
-            .map_err(|e| classify(&self.path, e))?;
-        c.execute_batch("PRAGMA foreign_keys=ON; PRAGMA synchronous=NORMAL;")
-            .map_err(|e| self.err(e))?;
-        schema::migrate(&mut self.conn, &self.path)
-    }
-
     pub fn path(&self) -> &Path {
         &self.path
     }
@@ -144,27 +116,31 @@ impl Db {
     }
 }
 
+/// SQLite's own message, without the statement it came from (a failed migration would
+/// otherwise print the schema's SQL).
+fn message(e: &rusqlite::Error) -> String {
+    match e {
+        rusqlite::Error::SqlInputError { msg, .. } => msg.clone(),
+        rusqlite::Error::SqliteFailure(_, Some(msg)) => msg.clone(),
+        e => e.to_string(),
+    }
+}
+
 /// A database error as one of ours: damage and read-only places get their own words.
 fn classify(path: &Path, e: rusqlite::Error) -> HistoryError {
     use rusqlite::ErrorCode as C;
     let shown = path.display().to_string();
+    let why = message(&e);
     match e.sqlite_error_code() {
-        Some(C::NotADatabase) | Some(C::DatabaseCorrupt) => HistoryError::Corrupt {
-            path: shown,
-            why: e.to_string(),
-        },
+        Some(C::NotADatabase) | Some(C::DatabaseCorrupt) => {
+            HistoryError::Corrupt { path: shown, why }
+        }
         Some(C::ReadOnly) | Some(C::CannotOpen) | Some(C::PermissionDenied) => HistoryError::Path {
             path: shown,
-            why: format!("cannot write it ({e})"),
+            why: format!("cannot write it ({why})"),
         },
-        Some(C::DatabaseBusy) | Some(C::DatabaseLocked) => HistoryError::Busy {
-            path: shown,
-            why: e.to_string(),
-        },
-        _ => HistoryError::Sql {
-            path: shown,
-            why: e.to_string(),
-        },
+        Some(C::DatabaseBusy) | Some(C::DatabaseLocked) => HistoryError::Busy { path: shown, why },
+        _ => HistoryError::Sql { path: shown, why },
     }
 }
 

@@ -8,8 +8,9 @@ use rusqlite::params;
 
 use super::{Db, HistoryError};
 
-/// `fsbench history`'s filters: a target (its label or spec, in part), a workload, a host, a
-/// date (studies started on or after it, `2026-11-01` or an RFC 3339 time).
+/// `fsbench history`'s filters: a target (its label or spec, in part), a workload (a job, or a
+/// workload's name), a host, a date (studies started on or after it, `2026-11-01` or an RFC 3339
+/// time).
 #[derive(Debug, Clone, Default)]
 pub struct ListFilter {
     pub target: Option<String>,
@@ -89,8 +90,8 @@ impl Db {
         rows.collect::<Result<_, _>>().map_err(self.sql())
     }
 
-    /// A metric's values for a target (label or spec) and workload (spec or name) in every
-    /// study, per test, oldest study first. Only records that ran whole count.
+    /// A metric's values for a target (label or spec) and job (`WorkloadSpec::canonical`) in
+    /// every study, per test, oldest study first. Only records that ran whole count.
     pub fn series(
         &self,
         target: &str,
@@ -104,8 +105,7 @@ impl Db {
                  m.value FROM records r JOIN studies s ON s.id = r.study \
                  JOIN metrics m ON m.record = r.id \
                  JOIN targets t ON t.study = r.study AND t.label = r.target \
-                 WHERE (r.target = ?1 OR t.spec = ?1) \
-                 AND (r.workload = ?2 OR r.workload LIKE ?2 || ':%') \
+                 WHERE (r.target = ?1 OR t.spec = ?1) AND r.workload = ?2 \
                  AND m.name = ?3 AND r.outcome = 'ok' AND r.less_work = 0 \
                  ORDER BY s.started, s.id, r.test, r.repeat",
             )
@@ -159,20 +159,35 @@ impl Db {
         Ok(out)
     }
 
-    /// The metric names the history holds for a target and workload (all of them when both are
-    /// empty).
-    pub fn metrics_of(&self, target: &str, workload: &str) -> Result<Vec<String>, HistoryError> {
-        let mut st = self
-            .conn
-            .prepare(
-                "SELECT DISTINCT m.name FROM metrics m JOIN records r ON r.id = m.record \
-                 JOIN targets t ON t.study = r.study AND t.label = r.target \
-                 WHERE (r.target = ?1 OR t.spec = ?1) \
-                 AND (r.workload = ?2 OR r.workload LIKE ?2 || ':%') ORDER BY m.name",
-            )
-            .map_err(self.sql())?;
+    /// The metric names the history holds for a target and job.
+    pub fn metrics_of(&self, target: &str, job: &str) -> Result<Vec<String>, HistoryError> {
+        self.strings(
+            "SELECT DISTINCT m.name FROM metrics m JOIN records r ON r.id = m.record \
+             JOIN targets t ON t.study = r.study AND t.label = r.target \
+             WHERE (r.target = ?1 OR t.spec = ?1) AND r.workload = ?2 ORDER BY m.name",
+            target,
+            job,
+        )
+    }
+
+    /// The jobs the history holds for a target that `workload` names: the job itself, or every
+    /// job of a workload named so (`block` names each `block:...` job).
+    pub fn jobs_of(&self, target: &str, workload: &str) -> Result<Vec<String>, HistoryError> {
+        self.strings(
+            "SELECT DISTINCT r.workload FROM records r \
+             JOIN targets t ON t.study = r.study AND t.label = r.target \
+             WHERE (r.target = ?1 OR t.spec = ?1) AND (r.workload = ?2 \
+             OR substr(r.workload, 1, length(?2) + 1) = ?2 || ':') ORDER BY r.workload",
+            target,
+            workload,
+        )
+    }
+
+    /// A query's one text column, given two parameters.
+    fn strings(&self, sql: &str, a: &str, b: &str) -> Result<Vec<String>, HistoryError> {
+        let mut st = self.conn.prepare(sql).map_err(self.sql())?;
         let rows = st
-            .query_map(params![target, workload], |r| r.get(0))
+            .query_map(params![a, b], |r| r.get(0))
             .map_err(self.sql())?;
         rows.collect::<Result<_, _>>().map_err(self.sql())
     }

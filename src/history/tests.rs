@@ -260,3 +260,124 @@ fn an_unwritable_database_is_a_warning_and_the_study_goes_on() {
     rec.finish(&study);
     assert!(rec.failed());
 }
+
+#[test]
+fn a_version_2_database_keyed_by_workload_name_is_rekeyed_by_job() {
+    let t = tempfile::tempdir().unwrap();
+    let path = t.path().join("h.db");
+    let mut plan: serde_json::Value = serde_json::to_value(
+        crate::store::read_manifest(&make_study(t.path(), "r1", "6.1", &[1.0]))
+            .unwrap()
+            .plan,
+    )
+    .unwrap();
+    let jobs = ["block:rw=read, bs=4k", "block:rw=write,bs=1m"];
+    plan["workloads"] = serde_json::to_value(
+        jobs.iter()
+            .map(|j| crate::plan::workload::parse_workload(j).unwrap())
+            .collect::<Vec<_>>(),
+    )
+    .unwrap();
+    {
+        // As fsbench 0.x left it: records of a plan with two block jobs, one per job, named
+        // by the spec as written (two workloads of one name), and one of a plan with one job,
+        // named `block`.
+        let mut c = rusqlite::Connection::open(&path).unwrap();
+        schema::migrate_to(&mut c, &path, 2).unwrap();
+        let one = serde_json::json!({"workloads": [plan["workloads"][1].clone()]});
+        for (id, p, recorded) in [
+            (1, plan.to_string(), vec![jobs[0], jobs[1]]),
+            (2, one.to_string(), vec!["block"]),
+        ] {
+            c.execute(
+                "INSERT INTO studies (id, run_id, dir, started, host, status, command, \
+                 fsbench_version, repeats, plan) VALUES (?1, ?1, 'd', ?1, 'h', 'complete', 'c', \
+                 'v', 1, ?2)",
+                rusqlite::params![id, p],
+            )
+            .unwrap();
+            for w in recorded {
+                c.execute(
+                    "INSERT INTO records (study, target, workload, test, repeat, started, \
+                     duration_s, outcome, less_work) VALUES (?1, 't', ?2, 'x', 0, '', 1, 'ok', 0)",
+                    rusqlite::params![id, w],
+                )
+                .unwrap();
+            }
+        }
+        c.execute(
+            "INSERT INTO workloads (study, spec, name) VALUES (1, ?1, 'block')",
+            [jobs[0]],
+        )
+        .unwrap();
+    }
+    let db = Db::open(&path).unwrap();
+    let all = |sql: &str| -> Vec<String> {
+        let mut st = db.conn.prepare(sql).unwrap();
+        let rows = st.query_map([], |r| r.get(0)).unwrap();
+        rows.map(Result::unwrap).collect()
+    };
+    assert_eq!(
+        all("SELECT workload FROM records ORDER BY study, workload"),
+        vec![
+            "block:rw=read,bs=4k",
+            "block:rw=write,bs=1m",
+            "block:rw=write,bs=1m"
+        ]
+    );
+    assert_eq!(
+        all("SELECT spec FROM workloads"),
+        vec!["block:rw=read,bs=4k"]
+    );
+    let app: i64 = db
+        .conn
+        .query_row("PRAGMA application_id", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(app, schema::APP_ID);
+}
+
+#[test]
+fn another_applications_database_and_impossible_versions_are_refused_unchanged() {
+    let t = tempfile::tempdir().unwrap();
+    let cases: [(&str, &str); 5] = [
+        (
+            "foreign",
+            "CREATE TABLE contacts (name TEXT); INSERT INTO contacts VALUES ('x');",
+        ),
+        ("foreign-id", "PRAGMA application_id = 7;"),
+        ("negative", "PRAGMA user_version = -3;"),
+        ("unversioned", MIGRATIONS_V1),
+        ("empty-v2", "PRAGMA user_version = 2;"),
+    ];
+    for (name, sql) in cases {
+        let path = t.path().join(format!("{name}.db"));
+        rusqlite::Connection::open(&path)
+            .unwrap()
+            .execute_batch(sql)
+            .unwrap();
+        let before = std::fs::read(&path).unwrap();
+        for e in [
+            Db::open(&path).err().unwrap(),
+            Db::open_read(&path).err().unwrap(),
+        ] {
+            let want = match name {
+                "foreign" | "foreign-id" => matches!(e, HistoryError::Foreign { .. }),
+                "negative" => matches!(e, HistoryError::Unreadable { found: -3, .. }),
+                _ => matches!(e, HistoryError::Stale { .. }),
+            };
+            assert!(want, "{name}: {e}");
+            let text = e.to_string();
+            assert!(!text.contains('\n') && !text.contains("CREATE"), "{text}");
+        }
+        assert_eq!(std::fs::read(&path).unwrap(), before, "{name}");
+        for s in ["-wal", "-shm"] {
+            assert!(
+                !t.path().join(format!("{name}.db{s}")).exists(),
+                "{name}{s}"
+            );
+        }
+    }
+}
+
+/// fsbench's first tables, without the version that says so.
+const MIGRATIONS_V1: &str = "CREATE TABLE studies (id INTEGER PRIMARY KEY);";

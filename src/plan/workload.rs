@@ -51,6 +51,40 @@ impl WorkloadSpec {
             .map(|v| super::units::parse_size(v).map_err(|e| self.bad(format!("{key}: {e}"))))
             .transpose()
     }
+
+    /// The job as the history and `fsbench check` key its figures: the name, then each
+    /// parameter as `key=value` in the order written, spaces trimmed (`block:rw=randread,bs=4k`);
+    /// `fio:PATH` as written. Two studies of one job share it; jobs that differ never do.
+    pub fn canonical(&self) -> String {
+        if self.name == "fio" {
+            if let Some(file) = self.param("file") {
+                return format!("fio:{file}");
+            }
+        }
+        if self.params.is_empty() {
+            return self.name.clone();
+        }
+        let params: Vec<String> = self
+            .params
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect();
+        format!("{}:{}", self.name, params.join(","))
+    }
+}
+
+/// The job a record belongs to, as `WorkloadSpec::canonical` names it: records carry their
+/// workload's name, or its spec as written when the plan runs one workload twice. A name the
+/// plan does not tell apart (the audit's two cases both write `audit`) stays as recorded.
+pub fn job_of(workloads: &[WorkloadSpec], recorded: &str) -> String {
+    if let Some(w) = workloads.iter().find(|w| w.spec == recorded) {
+        return w.canonical();
+    }
+    let mut named = workloads.iter().filter(|w| w.name == recorded);
+    match (named.next(), named.next()) {
+        (Some(w), None) => w.canonical(),
+        _ => recorded.to_string(),
+    }
 }
 
 /// Splits a workload spec into its name and `key=value` parameters; the workload checks them.

@@ -13,9 +13,11 @@ use serde::Serialize;
 
 use super::markup::esc;
 use super::stats::{self, LEVEL};
-use crate::store::{Outcome, Record};
+use crate::plan::workload::{job_of, WorkloadSpec};
+use crate::store::{Manifest, Outcome, Record, Status};
 
-/// A figure: target, workload, test and its headline metric.
+/// A figure: target, job (`WorkloadSpec::canonical`: two block jobs are two figures, never
+/// one `block`), test and its headline metric.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 pub(crate) struct Key {
     pub(crate) target: String,
@@ -34,10 +36,11 @@ impl std::fmt::Display for Key {
     }
 }
 
-/// The headline figures of a study's records, one value per repeat (the mean of a repeat's
-/// records, which is one record in every workload but a multi-job block file). Failed and
-/// skipped records, and those that did less work than asked, are left out.
-pub(crate) fn figures(records: &[Record]) -> BTreeMap<Key, Vec<f64>> {
+/// The headline figures of a study's records, keyed by their job in the plan's `workloads`,
+/// one value per repeat (the mean of a repeat's records, which is one record in every workload
+/// but a multi-job block file). Failed and skipped records, and those that did less work than
+/// asked, are left out.
+pub(crate) fn figures(records: &[Record], workloads: &[WorkloadSpec]) -> BTreeMap<Key, Vec<f64>> {
     let mut per: BTreeMap<(Key, u32), Vec<f64>> = BTreeMap::new();
     for r in records {
         if r.outcome != Outcome::Ok || r.less_work().is_some() {
@@ -51,7 +54,7 @@ pub(crate) fn figures(records: &[Record]) -> BTreeMap<Key, Vec<f64>> {
         };
         let key = Key {
             target: r.target.clone(),
-            workload: r.workload.clone(),
+            workload: job_of(workloads, &r.workload),
             test: r.test.clone(),
             metric: m.to_string(),
         };
@@ -64,6 +67,76 @@ pub(crate) fn figures(records: &[Record]) -> BTreeMap<Key, Vec<f64>> {
             .push(vs.iter().sum::<f64>() / vs.len() as f64);
     }
     out
+}
+
+/// What a study lacks of its plan, one sentence each (none for a study that ended and has
+/// every planned repeat of its figures): `role` and `name` say which study.
+pub(crate) fn incomplete(
+    role: &str,
+    name: &str,
+    m: &Manifest,
+    records: &[Record],
+    figs: &BTreeMap<Key, Vec<f64>>,
+) -> Vec<String> {
+    let mut out = Vec::new();
+    if m.status != Status::Complete {
+        let status = serde_json::to_value(m.status)
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_string))
+            .unwrap_or_default();
+        out.push(format!(
+            "{role} {name} did not end as planned (its manifest says {status}): its figures are what it measured before it stopped"
+        ));
+    }
+    let planned = m.plan.repeat.max(1) as usize;
+    let short: Vec<String> = figs
+        .iter()
+        .filter(|(_, v)| v.len() < planned)
+        .map(|(k, v)| format!("{k} ({} of {planned})", v.len()))
+        .collect();
+    if !short.is_empty() {
+        out.push(format!(
+            "{role} {name} has fewer repeats than the {planned} planned for {} figures: {}",
+            short.len(),
+            first_few(&short)
+        ));
+    }
+    let missing: Vec<String> = m
+        .plan
+        .targets
+        .iter()
+        .filter(|t| !records.iter().any(|r| r.target == t.label))
+        .map(|t| t.label.clone())
+        .collect();
+    if !missing.is_empty() {
+        out.push(format!(
+            "{role} {name} has no records of planned targets: {}",
+            first_few(&missing)
+        ));
+    }
+    out
+}
+
+/// At most six items of a list, and how many more.
+fn first_few(items: &[String]) -> String {
+    let mut v: Vec<String> = items.iter().take(6).cloned().collect();
+    if items.len() > 6 {
+        v.push(format!("and {} more", items.len() - 6));
+    }
+    v.join(", ")
+}
+
+/// Figures one side has and the other does not: the gate judges the overlap and names these.
+#[derive(Debug, Clone, Default, Serialize)]
+pub(crate) struct LeftOut {
+    pub(crate) new_only: Vec<Key>,
+    pub(crate) old_only: Vec<Key>,
+}
+
+impl LeftOut {
+    fn is_empty(&self) -> bool {
+        self.new_only.is_empty() && self.old_only.is_empty()
+    }
 }
 
 /// A figure's samples on both sides, and the history's spread of it on this fingerprint: the
@@ -156,6 +229,10 @@ pub(crate) struct Gate {
     pub(crate) figures: Vec<Judged>,
     /// Fingerprint fields that differ: (target, field, old, new).
     pub(crate) differences: Vec<(String, String, String, String)>,
+    /// Figures in one side only, not judged.
+    pub(crate) left_out: LeftOut,
+    /// What either study lacks of its plan (`incomplete`).
+    pub(crate) incomplete: Vec<String>,
 }
 
 impl Gate {
@@ -166,6 +243,8 @@ impl Gate {
             tolerance,
             figures: pairs.iter().map(|p| judge(p, tolerance)).collect(),
             differences: Vec::new(),
+            left_out: LeftOut::default(),
+            incomplete: Vec::new(),
         }
     }
 
@@ -193,8 +272,27 @@ impl Gate {
             self.count(Verdict::Unchanged),
             self.count(Verdict::Undecided)
         );
+        for i in &self.incomplete {
+            let _ = writeln!(s, "INCOMPLETE {i}");
+        }
         for j in self.regressed() {
             let _ = writeln!(s, "REGRESSED {}: {}", j.key, ratio_text(j));
+        }
+        if !self.left_out.is_empty() {
+            let names = |k: &[Key]| first_few(&k.iter().map(Key::to_string).collect::<Vec<_>>());
+            let _ = writeln!(
+                s,
+                "checked on the {} figures both have; left out, in one side only:",
+                self.figures.len()
+            );
+            for (side, keys) in [
+                ("NEW", &self.left_out.new_only),
+                ("OLD", &self.left_out.old_only),
+            ] {
+                if !keys.is_empty() {
+                    let _ = writeln!(s, "  {side} only ({}): {}", keys.len(), names(keys));
+                }
+            }
         }
         if !self.differences.is_empty() {
             let _ = writeln!(s, "the environment differs:");
@@ -234,6 +332,13 @@ impl Gate {
             self.figures.len(),
             self.count(Verdict::Regressed)
         );
+        if !self.incomplete.is_empty() {
+            s.push_str("  <properties>\n");
+            for i in &self.incomplete {
+                let _ = writeln!(s, r#"    <property name="incomplete" value="{}"/>"#, esc(i));
+            }
+            s.push_str("  </properties>\n");
+        }
         for j in &self.figures {
             let _ = write!(
                 s,
@@ -370,7 +475,7 @@ mod tests {
             rec(2, 1.0, Outcome::Failed, vec![]),
             rec(3, 1.0, Outcome::Ok, short),
         ];
-        let f = figures(&recs);
+        let f = figures(&recs, &[]);
         assert_eq!(f.len(), 1);
         let (k, v) = f.iter().next().unwrap();
         assert_eq!(k.metric, "iops");

@@ -51,7 +51,7 @@ impl Trend {
                 let _ = writeln!(
                     s,
                     "  {:<20} {:<26} {:>9} {iv}",
-                    &p.started[..p.started.len().min(19)],
+                    p.started.chars().take(19).collect::<String>(),
                     p.run_id,
                     short(m)
                 );
@@ -149,7 +149,7 @@ fn chart(title: &str, unit: &str, pts: &[TrendPoint]) -> String {
     let h = top + ph + 44.0;
     let iv: Vec<(f64, f64, f64, usize)> = pts.iter().map(interval).collect();
     let hi = iv.iter().map(|v| v.2.max(v.0)).fold(0.0f64, f64::max);
-    let yt = ticks(if hi > 0.0 { hi } else { 1.0 }, 5);
+    let yt = ticks(if hi.is_normal() && hi > 0.0 { hi } else { 1.0 }, 5);
     let end = *yt.last().unwrap_or(&1.0);
     let n = pts.len().max(1);
     let px = |i: usize| left + pw * (i as f64 + 0.5) / n as f64;

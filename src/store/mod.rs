@@ -312,8 +312,25 @@ pub fn read_manifest(dir: &Path) -> Result<Manifest, StoreError> {
     let text = std::fs::read_to_string(&mpath).map_err(io_at(&mpath))?;
     serde_json::from_str(&text).map_err(|e| StoreError::Format {
         path: mpath.display().to_string(),
-        why: e.to_string(),
+        why: json_why(&e),
     })
+}
+
+/// Why a study file's JSON does not read, without a word of its content (serde's messages
+/// quote the values they refuse: a file of secrets would be echoed).
+fn json_why(e: &serde_json::Error) -> String {
+    use serde_json::error::Category;
+    let at = format!("at line {} column {}", e.line(), e.column());
+    match e.classify() {
+        Category::Syntax => format!("not valid JSON {at}"),
+        Category::Eof => format!("cut short {at}"),
+        Category::Io => format!("unreadable {at}"),
+        Category::Data => match e.to_string().split(" at line").next() {
+            // The field's name is fsbench's own, not the file's.
+            Some(m) if m.starts_with("missing field") => format!("{m} {at}"),
+            _ => format!("a value of the wrong kind {at}"),
+        },
+    }
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -390,7 +407,7 @@ pub fn load_results_torn(dir: &Path) -> Result<(Vec<Record>, Option<String>), St
             Err(e) => {
                 return Err(StoreError::Format {
                     path: format!("{} line {}", path.display(), i + 1),
-                    why: e.to_string(),
+                    why: json_why(&e),
                 })
             }
         }
@@ -462,5 +479,23 @@ mod tests {
         let (recs, torn) = load_results_torn(t.path()).unwrap();
         assert!(recs.is_empty());
         assert_eq!(torn.as_deref(), Some("{\"schema\":1,\"tar"));
+    }
+
+    #[test]
+    fn a_study_file_that_does_not_read_is_not_echoed() {
+        let t = tempfile::tempdir().unwrap();
+        let line = r#"{"schema":1,"target":"t","fs":"f","workload":"w","test":"x","repeat":"hunter2","started_at":"","duration_s":1,"outcome":"ok","metrics":{}}"#;
+        std::fs::write(t.path().join("results.jsonl"), format!("{line}\n")).unwrap();
+        let e = load_results(t.path()).unwrap_err().to_string();
+        assert!(!e.contains("hunter2") && e.contains("line 1"), "{e}");
+        std::fs::write(t.path().join("manifest.json"), r#"{"status":"hunter2"}"#).unwrap();
+        let e = read_manifest(t.path()).unwrap_err().to_string();
+        assert!(!e.contains("hunter2") && e.contains("manifest.json"), "{e}");
+        std::fs::write(t.path().join("manifest.json"), "hunter2 {").unwrap();
+        let e = read_manifest(t.path()).unwrap_err().to_string();
+        assert!(
+            !e.contains("hunter2") && e.contains("not valid JSON"),
+            "{e}"
+        );
     }
 }

@@ -65,6 +65,11 @@ pub fn parse_with(
     host: &Host,
     env: &dyn Fn(&str) -> Option<String>,
 ) -> Result<JobFile, Vec<String>> {
+    if let Some(n) = syntax::not_a_job_file(text) {
+        return Err(vec![format!(
+            "{origin}:{n}: not a fio job file: its line {n} is not a [section] header (a job file starts with [global] or a [job] section); fsbench does not show the lines of a file it cannot read"
+        )]);
+    }
     let lines = syntax::lines(text, origin, dir, read)?;
     let mut errors: Vec<(String, String)> = Vec::new();
     let mut notes = Vec::new();
@@ -76,64 +81,62 @@ pub fn parse_with(
     let mut section = Section::None;
     for l in &lines {
         let line = l.text.as_str();
-        if let Some(name) = line.strip_prefix('[') {
-            if l.included {
-                errors.push((l.at(), format!("an included file may not hold sections ('{line}'): move it to the main file")));
-                continue;
-            }
-            let Some(name) = name.strip_suffix(']') else {
-                errors.push((
-                    l.at(),
-                    format!("section header '{line}' lacks its closing ']'"),
-                ));
-                continue;
-            };
-            let name = name.trim();
-            if name == "global" {
-                section = Section::Global;
-            } else {
+        match section_name(l) {
+            Some(Err(e)) => errors.push((l.at(), e.into())),
+            Some(Ok("global")) => section = Section::Global,
+            Some(Ok(name)) => {
                 let mut job = global.clone();
                 job.name = name.to_string();
                 jobs.push(job);
                 sources.push(global_src.clone());
                 section = Section::Job(jobs.len() - 1);
             }
+            None => {}
+        }
+        if line.starts_with('[') {
+            continue;
+        }
+        if !syntax::job_line(line) {
+            errors.push((
+                l.at(),
+                "not an option line: write key=value or a bare key, the key of letters, digits and _ (or include FILE); the line is not shown".into(),
+            ));
             continue;
         }
         let (key, value) = match line.split_once('=') {
             Some((k, v)) => (k.trim(), Some(v.trim())),
             None => (line, None),
         };
-        if key.is_empty() || key.contains(char::is_whitespace) {
-            errors.push((
-                l.at(),
-                format!(
-                    "'{line}' is not an option: write key=value or a bare key (or include FILE)"
-                ),
-            ));
-            continue;
-        }
+        let (job, src) = match section {
+            // Only from an include before the first section; a name that is no option of fio's
+            // is not shown.
+            Section::None => {
+                let key = match super::options::is_option(key) {
+                    true => format!("option '{key}'"),
+                    false => "an option".into(),
+                };
+                errors.push((
+                    l.at(),
+                    format!("{key} comes before any [section]: put it under [global] or a job"),
+                ));
+                continue;
+            }
+            Section::Global => (&mut global, &mut global_src),
+            Section::Job(j) => (&mut jobs[j], &mut sources[j]),
+        };
         let written = value;
         let value = match value.map(|v| syntax::substitute(key, v, host, env)) {
+            // An unknown option's value is not shown: the line may be anything.
+            Some(Err(_)) if !super::options::is_option(key) => {
+                errors.push((l.at(), super::options::unsupported(key)));
+                continue;
+            }
             Some(Err(e)) => {
                 errors.push((l.at(), e));
                 continue;
             }
             Some(Ok(v)) => Some(v),
             None => None,
-        };
-        let (job, src) = match section {
-            Section::None => {
-                errors.push((
-                    l.at(),
-                    format!(
-                        "option '{key}' comes before any [section]: put it under [global] or a job"
-                    ),
-                ));
-                continue;
-            }
-            Section::Global => (&mut global, &mut global_src),
-            Section::Job(j) => (&mut jobs[j], &mut sources[j]),
         };
         match job.apply(key, value.as_deref()) {
             Ok(note) => {
@@ -170,6 +173,19 @@ pub fn parse_with(
     } else {
         Err(said_once(errors))
     }
+}
+
+/// A `[section]` line's name, or why it cannot be one (said without the line); None for
+/// another line.
+fn section_name(l: &syntax::Line) -> Option<Result<&str, &'static str>> {
+    let name = l.text.strip_prefix('[')?;
+    Some(if l.included {
+        Err("an included file may not hold sections: move the section to the main file")
+    } else {
+        name.strip_suffix(']')
+            .map(str::trim)
+            .ok_or("a section header lacks its closing ']' (the line is not shown)")
+    })
 }
 
 /// Errors with the same cause said once, with every place it was found: `f.fio:3, 9, 15: ...`.
@@ -264,26 +280,84 @@ stonewall
     #[test]
     fn every_error_has_its_line() {
         let errs = parse(
-            "rw=read\n[a]\nbs=1000\niodepth=0\nfoo=1\nrw=sideways\nbssplit=4k/50:8k/40\n[b\nsize=lots\nnot an option\n",
+            "[a]\nbs=1000\niodepth=0\nfoo=1\nrw=sideways\nbssplit=4k/50:8k/40\n[b\nsize=lots\nnot an option\n",
             "bad.fio",
         )
         .unwrap_err();
         let want = [
-            "bad.fio:1: option 'rw' comes before any [section]",
-            "bad.fio:3: bs=1000: a block size is a non-zero multiple of 512 bytes",
-            "bad.fio:4: iodepth=0: expected a whole number from 1 to 65536",
-            "bad.fio:5: option 'foo' is not supported by fsbench",
-            "bad.fio:6: rw=sideways: expected read, write, randread, randwrite, rw, randrw, trim, randtrim, trimwrite or randtrimwrite",
-            "bad.fio:7: bssplit=4k/50:8k/40: the percentages add up to 90, not 100",
-            "bad.fio:8: section header '[b' lacks its closing ']'",
-            "bad.fio:9: size: 'lots' is not a size",
-            "bad.fio:10: 'not an option' is not an option",
+            "bad.fio:2: bs=1000: a block size is a non-zero multiple of 512 bytes",
+            "bad.fio:3: iodepth=0: expected a whole number from 1 to 65536",
+            "bad.fio:4: option 'foo' is not supported by fsbench",
+            "bad.fio:5: rw=sideways: expected read, write, randread, randwrite, rw, randrw, trim, randtrim, trimwrite or randtrimwrite",
+            "bad.fio:6: bssplit=4k/50:8k/40: the percentages add up to 90, not 100",
+            "bad.fio:7: a section header lacks its closing ']'",
+            "bad.fio:8: size: 'lots' is not a size",
+            "bad.fio:9: not an option line: write key=value",
         ];
         assert_eq!(errs.len(), want.len(), "{errs:#?}");
         for (e, w) in errs.iter().zip(want) {
             assert!(e.starts_with(w), "got {e}\nwant {w}");
         }
         assert!(parse("; nothing\n", "e.fio").unwrap_err()[0].contains("no job section"));
+    }
+
+    #[test]
+    fn a_file_that_is_not_a_job_file_is_refused_by_line_without_its_text() {
+        let shadow = "root:$6$s3cr3t$hash:20228:0:99999:7:::\ndaemon:*:20228:0:99999:7:::\n";
+        let e = parse(shadow, "/etc/shadow").unwrap_err();
+        assert_eq!(e.len(), 1, "{e:?}");
+        assert!(
+            e[0].starts_with(
+                "/etc/shadow:1: not a fio job file: its line 1 is not a [section] header"
+            ),
+            "{e:?}"
+        );
+        // Options before any section, and a token alone on its line, as the first lines.
+        for text in ["\n# c\nrw=read\n[a]\n", "ghp_s3cr3tToken\n", "[a\nbs=4k\n"] {
+            let e = parse(text, "x").unwrap_err();
+            assert!(e[0].contains("not a fio job file: its line"), "{e:?}");
+            assert!(!e[0].contains("s3cr3t") && !e[0].contains("rw"), "{e:?}");
+        }
+        // Inside a job file: a line of another shape, an unknown key's value that does not
+        // substitute, and a section header unclosed are said without their text.
+        let e = parse(
+            "[a]\npass: s3cr3t\npassword=s3cr3t$x\n[s3cr3t\nbs=4k\n",
+            "j.fio",
+        )
+        .unwrap_err();
+        assert_eq!(e.len(), 3, "{e:?}");
+        assert!(e[0].starts_with("j.fio:2: not an option line"), "{e:?}");
+        assert!(
+            e[1].starts_with("j.fio:3: option 'password' is not supported"),
+            "{e:?}"
+        );
+        assert!(e[2].starts_with("j.fio:4: a section header lacks"), "{e:?}");
+        assert!(!e.join(" ").contains("s3cr3t"), "{e:?}");
+        // An include before the first section: only fio's option names are said.
+        let read = |_: &Path| Ok("ghp_s3cr3tToken\nrw=read\ns3cr3t=$x\n".to_string());
+        let host = Host {
+            pagesize: 4096,
+            mb_memory: 1024,
+            ncpus: 1,
+        };
+        let e = parse_with(
+            "include t\n[a]\n",
+            "m.fio",
+            Path::new("/j"),
+            &read,
+            &host,
+            &|_| None,
+        )
+        .unwrap_err();
+        assert!(
+            e[0].starts_with("/j/t:1, 3: an option comes before any [section]"),
+            "{e:?}"
+        );
+        assert!(
+            e[1].starts_with("/j/t:2: option 'rw' comes before"),
+            "{e:?}"
+        );
+        assert!(!e.join(" ").contains("s3cr3t"), "{e:?}");
     }
 
     /// The job file printed in the HPC study (Computers 2024), as printed (with its trailing `;` explanations).

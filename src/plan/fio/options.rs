@@ -70,6 +70,19 @@ pub fn all_options() -> impl Iterator<Item = &'static str> {
     GROUPS.iter().flat_map(|g| g.1.split_whitespace())
 }
 
+/// Whether `key` is an option fsbench lists (or one of fio's aliases of one).
+pub fn is_option(key: &str) -> bool {
+    let key = canonical(key);
+    all_options().any(|o| o == key)
+}
+
+/// What is said of an option fsbench does not take.
+pub fn unsupported(key: &str) -> String {
+    format!(
+        "option '{key}' is not supported by fsbench (`fsbench run --help` lists the accepted ones; run this job with fio)"
+    )
+}
+
 /// The accepted options, a line per group, for `fsbench run --help`.
 pub fn help_text() -> String {
     let mut s = String::from("Accepted fio options:\n");
@@ -113,10 +126,7 @@ impl Job {
                 Noted(n) => return Ok(Some(n)),
             }
         }
-        Err(format!(
-            "option '{key}' is not supported by fsbench (`fsbench run --help` lists the accepted ones; run this job with fio)"
-        )
-        .into())
+        Err(unsupported(key).into())
     }
 
     fn apply_run(&mut self, key: &str, v: Option<&str>) -> R<Got> {

@@ -134,22 +134,41 @@ fn expand_into(
     }
 }
 
-/// The first line (1-based) of an included file that is not an option line (`key` or
-/// `key=value`, the key made of letters, digits and `_`), a comment, blank, or an include: such a
-/// file is not a job file, and its lines are never echoed in errors.
+/// Whether a line (its comment stripped, trimmed) has a job file's shape: blank, `include FILE`,
+/// a `[section]` header, or an option line (`key` or `key=value`, the key made of letters,
+/// digits and `_`). A line without it is never echoed in errors: the file may be anything.
+pub fn job_line(line: &str) -> bool {
+    let key = line.split('=').next().unwrap_or("").trim();
+    line.is_empty()
+        || line.starts_with("include ")
+        || line.starts_with("include\t")
+        || (line.starts_with('[') && line.ends_with(']'))
+        || (!key.is_empty()
+            && key.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+            && key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'))
+}
+
+/// The first line (1-based) of an included file that is not a job file's line (`job_line`):
+/// such a file is not a job file, and its lines are never echoed in errors.
 fn not_job_lines(text: &str) -> Option<usize> {
+    text.lines()
+        .enumerate()
+        .find_map(|(i, raw)| (!job_line(strip_comment(raw).trim())).then_some(i + 1))
+}
+
+/// Why a main job file is not one, if it is not: its first line that is neither blank, a
+/// comment nor an include is not a `[section]` header (a job file starts with [global] or a
+/// job), with its number. Nothing of the line is said.
+pub fn not_a_job_file(text: &str) -> Option<usize> {
     text.lines().enumerate().find_map(|(i, raw)| {
         let line = strip_comment(raw).trim();
-        let key = line.split('=').next().unwrap_or("").trim();
-        let ok = line.is_empty()
-            || line.starts_with("include ")
-            || line.starts_with("include\t")
-            || (line.starts_with('[') && line.ends_with(']'))
-            || (!key.is_empty()
-                && key.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
-                && key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'));
-        (!ok).then_some(i + 1)
-    })
+        let skip = line.is_empty() || line.starts_with("include ") || line.starts_with("include\t");
+        match skip {
+            true => None,
+            false if line.starts_with('[') && line.ends_with(']') => Some(None),
+            false => Some(Some(i + 1)),
+        }
+    })?
 }
 
 /// Keys whose values are names or text, never arithmetic.

@@ -1,8 +1,9 @@
 //! fio's log files of a block job (`write_bw_log` and its companions), named and placed as fio
 //! does: `PREFIX_bw.N.log` (N: the worker's number in the job file, from 1; no `.N` with
 //! `per_job_logs=0`, every worker appending to one file), relative paths from the current
-//! directory. The lines are the loop's (`io::fiolog`); this writes them and checks, before
-//! anything runs, that every file can be written.
+//! directory. The lines are the loop's (`io::fiolog`); this writes them (through `sys::outfile`:
+//! never through a link, nor in /proc, /sys or /dev) and checks, before anything runs, that every
+//! file a job writes (its verify state too) may and can be written.
 
 use std::collections::HashSet;
 use std::io::Write;
@@ -12,6 +13,7 @@ use std::sync::Mutex;
 use crate::frame::RunError;
 use crate::io::fiolog::LogBook;
 use crate::plan::job::{FioLogs, Job};
+use crate::sys::outfile::{self, Create};
 
 /// A log's option, its file's kind and the text it holds.
 type Kind = (&'static str, &'static str);
@@ -69,8 +71,10 @@ pub fn record_of(job: &Job, clone: u32) -> Option<PathBuf> {
     }))
 }
 
-/// Refuses, before anything runs, a log file whose directory does not exist or cannot be
-/// written. `numjobs` per job gives each worker its number.
+/// Refuses, before anything runs, a file a job would write (its logs, its iologs, its verify
+/// state) whose directory does not exist or cannot be written, that is a symbolic link or not a
+/// regular file, or that lies in a kernel filesystem (/proc, /sys, /dev): `sys::outfile`'s
+/// rules. `numjobs` per job gives each worker its number.
 pub fn check(jobs: &[Job]) -> Result<(), RunError> {
     let mut n = 0;
     for job in jobs {
@@ -79,9 +83,17 @@ pub fn check(jobs: &[Job]) -> Result<(), RunError> {
             if let Some(path) = record_of(job, clone) {
                 writable(&path).map_err(|why| {
                     RunError::Invalid(format!(
-                        "job '{}': write_iolog: {} cannot be written: {why}; give write_iolog a file in a directory that exists and that you may write to",
+                        "job '{}': write_iolog: {why}; give write_iolog a file in a directory that exists and that you may write to",
                         job.name,
-                        path.display()
+                    ))
+                })?;
+            }
+            if super::vstate::saves(job) {
+                let path = super::vstate::path(Path::new("."), job, clone);
+                writable(&path).map_err(|why| {
+                    RunError::Invalid(format!(
+                        "job '{}': verify_state_save=1: the state file {why}; run the job in a directory where that name is free for a regular file, or leave verify_state_save out",
+                        job.name,
                     ))
                 })?;
             }
@@ -98,9 +110,8 @@ pub fn check(jobs: &[Job]) -> Result<(), RunError> {
             for ((opt, _), path) in files(job, logs, n) {
                 writable(&path).map_err(|why| {
                     RunError::Invalid(format!(
-                        "job '{}': {opt}: the log file {} cannot be written: {why}; give {opt} a prefix in a directory that exists and that you may write to (e.g. {opt}=/tmp/{})",
+                        "job '{}': {opt}: the log file {why}; give {opt} a prefix in a directory that exists and that you may write to (e.g. {opt}=/tmp/{})",
                         job.name,
-                        path.display(),
                         path.file_name().map_or(String::new(), |f| f.to_string_lossy().split('_').next().unwrap_or("").to_string())
                     ))
                 })?;
@@ -110,33 +121,43 @@ pub fn check(jobs: &[Job]) -> Result<(), RunError> {
     Ok(())
 }
 
-/// Whether the file can be written: its directory exists, and the file (or, when it does not
-/// exist yet, its directory) is writable. Nothing is opened or created.
+/// Whether the file may be written (`sys::outfile::check`: its directory exists, and it is no
+/// link, special file or kernel file) and can be (the file, or when it does not exist yet its
+/// directory, is writable). Nothing is opened or created. The reason starts with the path.
 fn writable(path: &Path) -> Result<(), String> {
+    crate::sys::outfile::check(path).map_err(|e| e.to_string())?;
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => Path::new("."),
     };
-    match std::fs::metadata(dir) {
-        Ok(m) if m.is_dir() => {}
-        Ok(_) => return Err(format!("{} is not a directory", dir.display())),
-        Err(e) => return Err(format!("its directory {}: {e}", dir.display())),
-    }
+    let cannot = |e| format!("{} cannot be written: {e}", path.display());
     match path.symlink_metadata() {
-        Ok(m) if m.is_dir() => Err(format!("{} is a directory", path.display())),
-        Ok(_) => crate::sys::may_write(path).map_err(|e| e.to_string()),
-        Err(_) => {
-            crate::sys::may_write(dir).map_err(|e| format!("its directory {}: {e}", dir.display()))
-        }
+        Ok(_) => crate::sys::may_write(path).map_err(cannot),
+        Err(_) => crate::sys::may_write(dir).map_err(|e| {
+            format!(
+                "{} cannot be written: its directory {}: {e}",
+                path.display(),
+                dir.display()
+            )
+        }),
     }
 }
 
-/// Writes worker `clone`'s recorded I/O (write_iolog).
+/// Writes worker `clone`'s recorded I/O (write_iolog): never through a link, nor in a kernel
+/// filesystem (`sys::outfile`).
 pub fn write_iolog(job: &Job, clone: u32, text: &str) -> Result<(), String> {
     let Some(path) = record_of(job, clone) else {
         return Ok(());
     };
-    std::fs::write(&path, text).map_err(|e| format!("write_iolog: writing {}: {e}", path.display()))
+    write_file("write_iolog", &path, Create::Replace, text)
+}
+
+/// Writes `text` to a file a job's option `opt` names, opened as `how` says through
+/// `sys::outfile` (whose errors name the path).
+pub fn write_file(opt: &str, path: &Path, how: Create, text: &str) -> Result<(), String> {
+    let mut f = outfile::create(path, how).map_err(|e| format!("{opt}: {e}"))?;
+    f.write_all(text.as_bytes())
+        .map_err(|e| format!("{opt}: writing {}: {e}", path.display()))
 }
 
 /// Writes the workers' logs: a file of its own per worker, or (per_job_logs=0) the first
@@ -154,16 +175,12 @@ impl Writer {
         };
         let mut started = self.started.lock().unwrap_or_else(|e| e.into_inner());
         for ((opt, kind), path) in files(job, logs, n) {
-            let fresh = started.insert(path.clone());
-            let mut f = std::fs::OpenOptions::new()
-                .write(true)
-                .create(true)
-                .append(!fresh)
-                .truncate(fresh)
-                .open(&path)
-                .map_err(|e| format!("{opt}: writing {}: {e}", path.display()))?;
-            f.write_all(text(book, kind).as_bytes())
-                .map_err(|e| format!("{opt}: writing {}: {e}", path.display()))?;
+            let how = if started.insert(path.clone()) {
+                Create::Replace
+            } else {
+                Create::Append
+            };
+            write_file(opt, &path, how, text(book, kind))?;
         }
         Ok(())
     }

@@ -18,7 +18,7 @@ pub use session::BlockSession;
 mod issued;
 pub mod snap;
 mod steady;
-mod vstate;
+pub mod vstate;
 mod waits;
 
 use std::path::Path;

@@ -30,7 +30,7 @@ pub struct Resolved {
     pub workers: Vec<Worker>,
     /// path -> the span to lay out, [start, end) (written once per run before it is first
     /// used; with several ranks on one file, each lays out its own segment).
-    pub layout: Vec<(PathBuf, u64, u64)>,
+    pub layout: Layout,
     pub notes: Vec<Vec<String>>,
     /// fio's wait_for between the jobs.
     pub waits: super::waits::Waits,
@@ -424,6 +424,8 @@ fn job_notes(b: &Block, job: &Job, place: &Place) -> Vec<String> {
     if let Some(v) = job.verify.as_ref().filter(|v| v.kind != "null") {
         jn.push(if writes(job.rw) && !v.only {
             format!("verify={}: what the job wrote is read back from the device and checked once its writing is done; those reads are not in its figures (fio counts them as reads)", v.kind)
+        } else if job.verify_state_load {
+            format!("verify={}: the blocks read that the writer's verify state lists as written are checked against their header, the others counted as verify_skipped", v.kind)
         } else {
             format!("verify={}: every block read is checked against its header", v.kind)
         });
@@ -455,7 +457,9 @@ fn job_notes(b: &Block, job: &Job, place: &Place) -> Vec<String> {
 
 /// Resolves every worker of every job on target `t`.
 mod clone;
+mod layout;
 use clone::{files_note, resolve_clone};
+pub use layout::Layout;
 
 pub fn resolve(b: &Block, t: &TargetCtx) -> Result<Resolved, RunError> {
     let waits = super::waits::Waits::new(&b.jobs)?;
@@ -464,7 +468,7 @@ pub fn resolve(b: &Block, t: &TargetCtx) -> Result<Resolved, RunError> {
     super::issue::check(&b.jobs)?;
     super::dedupe::check(&b.jobs)?;
     let mut workers = Vec::new();
-    let mut layout: Vec<(PathBuf, u64, u64)> = Vec::new();
+    let mut layout = Layout::default();
     let rk = t.ranks;
     let many = rk.rank.many();
     let mut notes = Vec::new();

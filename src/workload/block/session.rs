@@ -184,10 +184,7 @@ impl Session for BlockSession {
     fn prepare(&mut self, phase: usize) -> Result<(), RunError> {
         for &wi in &self.members[phase] {
             let w = &self.r.workers[wi];
-            for (path, start, end) in w
-                .files()
-                .filter_map(|f| self.r.layout.iter().find(|(p, _, _)| p == f))
-            {
+            for (path, start, end) in w.files().filter_map(|f| self.r.layout.get(f)) {
                 if !self.laid.insert(path.clone()) {
                     continue;
                 }

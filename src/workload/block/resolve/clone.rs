@@ -1,13 +1,13 @@
 //! One worker of a job resolved: its files (several with fio's nrfiles or filename=a:b), their
 //! region and checks, the layout, and its pattern.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 
 use super::super::{fmt, writes};
 use super::{
     check_file, check_replay, existing, invalid, path_of, pattern_of, rank_file, region_of,
-    replaying, Worker,
+    replaying, Layout, Worker,
 };
 use crate::frame::{Place, RunError, TargetCtx};
 use crate::io::{self, iolog::Replay};
@@ -20,7 +20,7 @@ pub(super) fn resolve_clone(
     (ji, clone): (usize, u32),
     (t, base): (&TargetCtx, &Path),
     replay: Option<&Arc<Replay>>,
-    layout: &mut Vec<(PathBuf, u64, u64)>,
+    layout: &mut Layout,
 ) -> Result<(Worker, u64), RunError> {
     let rk = t.ranks;
     let many = rk.rank.many();
@@ -101,9 +101,13 @@ pub(super) fn resolve_clone(
         pattern = replaying(pattern, r.clone());
     }
     // A verifying reader checks only what its writer's state says it wrote (fio's
-    // verify_state_load).
+    // verify_state_load), every range inside its files' offsets (file f from f x stride).
     if job.verify_state_load && job.verify.is_some() && !pattern.rw.writes() {
-        let ranges = super::super::vstate::load(Path::new("."), job, clone)
+        let span = (
+            pattern.base,
+            (pattern.files.max(1) as u64).saturating_mul(pattern.file_stride()),
+        );
+        let ranges = super::super::vstate::load(Path::new("."), job, clone, span)
             .map_err(|e| invalid(format!("job '{}': {e}", job.name)))?;
         pattern.verify_ranges = Some(Arc::new(ranges));
     }
@@ -184,7 +188,7 @@ fn check_and_lay(
     (path, blockdev, have): (&Path, bool, u64),
     (base, end): (u64, u64),
     (t, segment): (&TargetCtx, bool),
-    layout: &mut Vec<(PathBuf, u64, u64)>,
+    layout: &mut Layout,
 ) -> Result<u64, RunError> {
     check_file(job, path, blockdev, have, end)?;
     super::super::issue::check_file(job, path)?;
@@ -208,15 +212,14 @@ fn check_and_lay(
         };
     let start = if segment { base } else { 0 };
     let mut new_bytes = 0;
-    if lay && !layout.iter().any(|(p, _, _)| p == path) {
+    if lay && !layout.contains(path) {
         // A job filling the filesystem writes until it is full: no room to check.
         if !(blockdev || job.fill_device && writes(job.rw)) {
             new_bytes = end.saturating_sub(have.max(start));
         }
-        layout.push((path.to_path_buf(), start, end));
-    } else if let Some(l) = layout.iter_mut().find(|(p, _, _)| p == path) {
-        l.1 = l.1.min(start);
-        l.2 = l.2.max(end);
+        layout.add(path, start, end);
+    } else {
+        layout.widen(path, start, end);
     }
     Ok(new_bytes)
 }
