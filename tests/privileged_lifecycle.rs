@@ -318,6 +318,12 @@ fn a_killed_study_resumes_and_every_target_test_repeat_appears_once() {
         .replace("idle:seconds=30", "idle:seconds=0")
         .replace("\"30\"", "\"0\"");
     std::fs::write(&mpath, m).unwrap();
+    // (study.toml says the same plan, or the resume refuses it as edited.)
+    let tpath = out.join("study.toml");
+    let t = std::fs::read_to_string(&tpath)
+        .unwrap()
+        .replace("idle:seconds=30", "idle:seconds=0");
+    std::fs::write(&tpath, t).unwrap();
     let o = Compare::new(&[])
         .workdir(wd.path().to_str().unwrap())
         .args(&["--resume", out.to_str().unwrap()])
