@@ -17,7 +17,7 @@ pub mod frame;
 pub mod history;
 pub(crate) mod io;
 pub mod metrics;
-pub(crate) mod out;
+pub mod out;
 pub mod plan;
 pub mod provision;
 pub(crate) mod ranks;

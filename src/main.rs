@@ -12,7 +12,7 @@ fn main() -> ExitCode {
     let exit = match cmd::dispatch(cli) {
         Ok(e) => e,
         Err(e) => {
-            eprintln!("fsbench: error: {e:#}");
+            fsbench::out::to_stderr(&format!("fsbench: error: {e:#}\n"));
             Exit::Usage
         }
     };

@@ -2,6 +2,7 @@
 //! - no import cycle between top-level modules (it prints each module's `use crate::X` list);
 //! - no file in src/ over 700 lines, no function over 120 lines, main.rs under 80 lines;
 //! - `unsafe` only in src/sys/ (the crate denies it elsewhere);
+//! - printing only in src/out.rs (std's print macros panic on a closed or full output);
 //! - nothing tracked refers to the shared folder beside the repository (a user's clone lacks it).
 
 mod common;
@@ -199,6 +200,42 @@ fn unsafe_lives_in_the_system_layer_only() {
                 "{rel} allows unsafe code: only the system layer may"
             );
         }
+    }
+}
+
+/// The print macros `code` calls (std's: `println!`, `eprintln!`, `print!`, `eprint!`, `dbg!`).
+fn print_macros(code: &str) -> Vec<&'static str> {
+    ["println!", "eprintln!", "print!", "eprint!", "dbg!"]
+        .into_iter()
+        .filter(|m| {
+            code.match_indices(m).any(|(i, _)| {
+                !code[..i]
+                    .chars()
+                    .next_back()
+                    .is_some_and(|c| c.is_alphanumeric() || c == '_')
+            })
+        })
+        .collect()
+}
+
+#[test]
+fn only_the_printing_module_prints() {
+    assert_eq!(print_macros("a(); eprintln!(\"x\");"), ["eprintln!"]);
+    assert!(print_macros("crate::out::eline!(\"x\"); eprint_table();").is_empty());
+    let src = root().join("src");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    for f in files {
+        let rel = f.strip_prefix(&src).unwrap().display().to_string();
+        if rel == "out.rs" {
+            continue;
+        }
+        let found = print_macros(&code_of(&f));
+        assert!(
+            found.is_empty(),
+            "{rel} calls {}: print through crate::out (out::print, out::line, out::eline!), which a closed or full output does not panic",
+            found.join(", ")
+        );
     }
 }
 

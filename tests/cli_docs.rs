@@ -6,6 +6,7 @@ mod common;
 use common::*;
 
 use clap::CommandFactory;
+use std::path::Path;
 
 #[test]
 fn every_subcommand_has_a_man_page_that_names_every_option() {
@@ -101,4 +102,78 @@ fn the_version_says_which_build() {
         "{v}"
     );
     assert!(v.contains("commit ") && v.contains("features: "), "{v}");
+}
+
+#[test]
+fn man_refuses_a_file_and_the_kernels_directories_and_writes_through_no_link() {
+    let t = tempfile::tempdir().unwrap();
+    let file = t.path().join("afile");
+    std::fs::write(&file, "keep").unwrap();
+    let o = run(&["man", file.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("not a directory"), "{}", stderr(&o));
+    assert!(!stderr(&o).contains("File exists"), "{}", stderr(&o));
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "keep");
+    for dir in [
+        "/proc",
+        "/dev/shm/fsbench-man-test",
+        "/sys/fsbench-man-test",
+    ] {
+        let o = run(&["man", dir]);
+        assert_eq!(o.status.code(), Some(2), "{dir}: {}", stderr(&o));
+        assert!(!Path::new(dir).join("fsbench.1").exists(), "{dir}");
+    }
+    assert!(!Path::new("/dev/shm/fsbench-man-test").exists());
+    // A page that is a link is refused, and what it points to is left as it was.
+    let man = t.path().join("man");
+    std::fs::create_dir(&man).unwrap();
+    std::os::unix::fs::symlink(&file, man.join("fsbench.1")).unwrap();
+    let o = run(&["man", man.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("symbolic link"), "{}", stderr(&o));
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "keep");
+}
+
+#[test]
+fn man_on_a_full_filesystem_leaves_no_partial_page() {
+    if skip(!is_root(), "mounting a small tmpfs needs root") {
+        return;
+    }
+    let t = tempfile::tempdir().unwrap();
+    let whole = t.path().join("whole");
+    let o = run(&["man", whole.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let small = t.path().join("small");
+    std::fs::create_dir(&small).unwrap();
+    assert!(
+        sh(&format!(
+            "mount -t tmpfs -o size=40k tmpfs {}",
+            small.display()
+        ))
+        .0
+    );
+    let o = run(&["man", small.join("man").to_str().unwrap()]);
+    let listing: Vec<(String, Vec<u8>)> = std::fs::read_dir(small.join("man"))
+        .map(|d| {
+            d.flatten()
+                .map(|e| {
+                    (
+                        e.file_name().to_string_lossy().into_owned(),
+                        std::fs::read(e.path()).unwrap(),
+                    )
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    let _ = sh(&format!("umount {}", small.display()));
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("No space left"), "{}", stderr(&o));
+    assert!(!listing.is_empty(), "no page fit: make the tmpfs larger");
+    for (name, bytes) in listing {
+        let full = std::fs::read(whole.join(&name)).unwrap_or_default();
+        assert_eq!(
+            bytes, full,
+            "{name} is partial (or a temporary file was left)"
+        );
+    }
 }

@@ -127,6 +127,44 @@ fn refused_targets_and_bad_out_paths_create_nothing_and_name_the_fix() {
 }
 
 #[test]
+fn the_kernels_directories_are_refused_as_dir_targets() {
+    let t = tempfile::tempdir().unwrap();
+    let study = t.path().join("s");
+    let link = t.path().join("to-proc");
+    std::os::unix::fs::symlink("/proc", &link).unwrap();
+    let through = format!("dir:{}", link.display());
+    for target in [
+        "dir:/proc",
+        "dir:/sys",
+        "dir:/dev/shm",
+        "dir:/./proc/self",
+        "dir:/tmp/../sys",
+        through.as_str(),
+    ] {
+        for dry in [true, false] {
+            let mut c = Compare::new(&[target])
+                .workload("smoke")
+                .out(study.to_str().unwrap());
+            if dry {
+                c = c.args(&["--dry-run"]);
+            }
+            let e = usage_error(&c.run());
+            assert!(e.contains("the kernel's"), "{target}: {e}");
+            assert!(!study.exists(), "{target}: a study was made");
+        }
+        let e = usage_error(&run(&["provision", target, "--dry-run"]));
+        assert!(e.contains("the kernel's"), "{target}: {e}");
+    }
+    let file = write(
+        t.path(),
+        "k.toml",
+        "targets = [\"dir:/proc\"]\nworkloads = [\"smoke\"]\n",
+    );
+    let e = usage_error(&run(&["study", &file, "--check"]));
+    assert!(e.contains("the kernel's"), "{e}");
+}
+
+#[test]
 fn a_null_engine_job_without_a_filename_creates_no_file() {
     let t = tempfile::tempdir().unwrap();
     let job = t.path().join("n.fio");

@@ -91,10 +91,60 @@ fn bad_study_input_is_exit_2_and_creates_nothing() {
             "not a target of the study",
         ),
     ];
-    for (arg, word) in cases {
+    // What the command line refuses, a study file refuses (exit 2 before anything runs, the line
+    // and what the key takes).
+    let values: Vec<(String, &str)> = [
+        (
+            "repeat = 1000000000",
+            "repeat takes a whole number from 1 to 1000",
+        ),
+        ("repeat = 0", "repeat takes a whole number from 1 to 1000"),
+        ("size = \"0\"", "size takes a size of more than 0 bytes"),
+        (
+            "runtime = \"0s\"",
+            "runtime takes a duration of more than 0",
+        ),
+        (
+            "interval = \"1ms\"",
+            "interval takes an interval from 100ms to 1h",
+        ),
+    ]
+    .iter()
+    .enumerate()
+    .map(|(i, (line, want))| {
+        (
+            write(t.path(), &format!("v{i}.toml"), &format!("{ok}{line}\n")),
+            *want,
+        )
+    })
+    .collect();
+    // A file that is not a study file is said to be one, where, and not shown back.
+    let secrets: Vec<(String, &str)> = [
+        "root:$6$SECRETSALT$SECRETHASH:19000:0:99999:7:::\n",
+        &format!("{ok}repeat = \"SECRETHASH\"\n"),
+        &format!("{ok}size = \"SECRETHASH\"\n"),
+        &format!("{ok}\"SECRETHASH x\" = 1\n"),
+    ]
+    .iter()
+    .enumerate()
+    .map(|(i, text)| (write(t.path(), &format!("x{i}.toml"), text), "line"))
+    .collect();
+    for (arg, word) in cases.into_iter().chain(values).chain(secrets) {
         let e = usage(&run(&["study", &arg, "--out", o_]));
         assert!(e.contains(word), "{arg}: {e}");
+        assert!(!e.contains("SECRET"), "{arg}: {e}");
         assert!(!out.exists(), "{arg}: a study directory was made");
+    }
+    let good = write(t.path(), "good.toml", &ok);
+    for set in [
+        "repeat=2\ntargets=[\"ext4\"]",
+        "repeat=0",
+        "repeat=1001",
+        "size=0",
+    ] {
+        let e = usage(&run(&["study", &good, "--set", set, "--out", o_]));
+        assert!(e.contains("--set"), "{set}: {e}");
+        assert!(!out.exists(), "{set}: a study directory was made");
     }
     let e = usage(&run(&[
         "study",
@@ -252,4 +302,84 @@ expect = "> 1"
     assert_eq!(verdicts, ["agrees", "disagrees", "inconclusive"], "{v}");
     assert!(claims[0]["ci_lo"].as_f64().unwrap() <= claims[0]["value"].as_f64().unwrap());
     no_leftovers(t.path());
+}
+
+/// Every file of a study directory, by name, with its bytes.
+fn files_of(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    let mut v: Vec<(String, Vec<u8>)> = std::fs::read_dir(dir)
+        .unwrap()
+        .flatten()
+        .map(|e| {
+            (
+                e.file_name().to_string_lossy().into_owned(),
+                std::fs::read(e.path()).unwrap(),
+            )
+        })
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn a_resume_checks_without_running_and_refuses_an_edited_study_file() {
+    let t = tempfile::tempdir().unwrap();
+    let d = t.path().display();
+    let file = write(
+        t.path(),
+        "s.toml",
+        &format!(
+            "targets = [\"dir:{d},label=a\", \"dir:{d},label=b\"]\nworkloads = [\"block:rw=randread,bs=4k,size=8m,runtime=300ms,ioengine=null\"]\nrepeat = 3\n"
+        ),
+    );
+    let res = t.path().join("res");
+    let r = res.to_str().unwrap();
+    let mut child = bin()
+        .args(["study", &file, "--out", r, "-q"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    wait_for_records(&res.join("results.jsonl"), 1, 60);
+    let _ = child.kill();
+    let _ = child.wait();
+    let before = files_of(&res);
+    let recorded = records_of(&res).len();
+    assert!(recorded < 6, "the study ended before it was killed");
+    // --check says what the resume would run, and runs nothing.
+    let o = run(&["study", "--resume", r, "--check"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = stdout(&o);
+    assert!(
+        text.contains("would run") && text.contains("nothing was run"),
+        "{text}"
+    );
+    assert_eq!(files_of(&res), before, "--resume --check changed the study");
+    // The flags of a new study do not apply to a resume.
+    let o = run(&["study", "--resume", r, "--set", "repeat=5"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert_eq!(files_of(&res), before);
+    // An edited study.toml is refused, named, and left as the user wrote it.
+    let toml = res.join("study.toml");
+    let written = std::fs::read_to_string(&toml).unwrap();
+    let edited = written.replace("repeat = 3", "repeat = 5");
+    assert_ne!(edited, written);
+    std::fs::write(&toml, &edited).unwrap();
+    let before = files_of(&res);
+    for args in [
+        &["study", "--resume", r][..],
+        &["study", "--resume", r, "--check"][..],
+        &["compare", "--resume", r][..],
+    ] {
+        let e = usage(&run(args));
+        assert!(
+            e.contains("was edited") && e.contains("'repeat' (recorded: 3)"),
+            "{args:?}: {e}"
+        );
+        assert_eq!(files_of(&res), before, "{args:?}");
+    }
+    // Put back, the resume runs the rest.
+    std::fs::write(&toml, &written).unwrap();
+    let o = run(&["study", "--resume", r, "-q"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(records_of(&res).len(), 6);
 }

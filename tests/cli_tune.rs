@@ -57,8 +57,59 @@ fn bad_tune_input_is_exit_2_and_creates_nothing() {
             ],
             "no_such_metric",
         ),
+        // What cannot apply to the workload (cdm: block jobs) is refused, naming what it
+        // measures or runs.
+        (
+            &["ext4:data={ordered,writeback}", "--test", "nonexistent"],
+            "runs no test of that name: its tests are SEQ1M",
+        ),
+        (
+            &["ext4:data={ordered,writeback}", "--slo", "space_overhead<40%"],
+            "does not measure space_overhead_pct: 'cdm' measures iops",
+        ),
+        (
+            &["ext4:data={ordered,writeback}", "--metric", "files_per_sec"],
+            "does not measure files_per_sec",
+        ),
+        (
+            &["ext4:data={ordered,writeback}", "--metric", "runtime_s"],
+            "neither better higher nor lower",
+        ),
+        (
+            &[
+                "ext4:data={ordered,writeback}",
+                "--slo",
+                "lat_p99<1ms",
+                "--slo",
+                "lat_p99>2ms",
+            ],
+            "cannot both hold",
+        ),
+        (
+            &[
+                "ext4:data={ordered,writeback}",
+                "--slo",
+                "lat_p99<1ms",
+                "--slo",
+                "lat_p99>1ms",
+            ],
+            "cannot both hold",
+        ),
     ];
-    for (args, want) in cases {
+    // Six braces of a hundred alternatives: 10^12 candidates, counted, never made.
+    let hundred = (1..=100)
+        .map(|i| i.to_string())
+        .collect::<Vec<_>>()
+        .join(",");
+    let six = ["label", "inodes", "commit", "maxpct", "blocksize", "size"]
+        .map(|k| format!("{k}={{{hundred}}}"))
+        .join(",");
+    let huge = format!("ext4:{six}");
+    let huge_cases: &[(&[&str], &str)] = &[
+        (&[huge.as_str()], "1000000000000 candidates"),
+        (&[huge.as_str(), "--force"], "refused even with --force"),
+    ];
+    for (args, want) in cases.iter().chain(huge_cases) {
         let mut all: Vec<&str> = args.to_vec();
         // (--check: a case that passed by mistake prints its plan instead of racing.)
         all.extend_from_slice(&["--workload", "cdm", "--out", o_, "--check"]);
@@ -101,6 +152,61 @@ fn check_expands_the_candidates_and_runs_nothing() {
     }
     assert!(text.contains("nothing was run"));
     assert_eq!(std::fs::read_dir(t.path()).unwrap().count(), 0);
+    // --metric takes a metric as --slo does: lat_p99 is lat_p99_ns.
+    let o = tune(&[
+        "ext4:data={ordered,writeback}",
+        "--workload",
+        "cdm",
+        "--metric",
+        "lat_p99",
+        "--slo",
+        "lat_p99<2ms",
+        "--check",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stdout(&o).contains("for the lowest lat_p99_ns"),
+        "{}",
+        stdout(&o)
+    );
+}
+
+#[test]
+fn a_resume_refuses_flags_that_would_change_the_recorded_race() {
+    let t = tempfile::tempdir().unwrap();
+    let out = t.path().join("t");
+    let o = tune(&[
+        &format!("dir:{},label={{a,b}}", t.path().display()),
+        "--workload",
+        NULL_JOB,
+        "--max-repeat",
+        "2",
+        "--out",
+        out.to_str().unwrap(),
+        "-q",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let before = |f: &str| std::fs::read(out.join(f)).unwrap();
+    let (manifest, results) = (before("manifest.json"), before("results.jsonl"));
+    for extra in [
+        &["--slo", "lat_p99<2ms", "--max-repeat", "4"][..],
+        &["--metric", "lat_p99"][..],
+        &["--workload", "cdm"][..],
+        &["--size", "1G"][..],
+        &["--tie", "1%", "--check"][..],
+    ] {
+        let mut args = vec!["--resume", out.to_str().unwrap()];
+        args.extend_from_slice(extra);
+        let o = tune(&args);
+        assert_eq!(o.status.code(), Some(2), "{extra:?}: {}", stderr(&o));
+        let e = stderr(&o);
+        assert!(
+            e.contains("continues the race as it was recorded") && e.contains(extra[0]),
+            "{extra:?}: {e}"
+        );
+        assert_eq!(before("manifest.json"), manifest, "{extra:?}");
+        assert_eq!(before("results.jsonl"), results, "{extra:?}");
+    }
 }
 
 /// The tune's JSON report.

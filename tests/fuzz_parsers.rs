@@ -1,11 +1,13 @@
 //! A grammar fuzzer for every parser that takes a user's text: fio job files (syntax, options,
 //! includes, substitutions, arithmetic, then resolution against a directory target), target specs,
 //! workload specs and verify states (verify_state_load's files: real ones mutated or cut short,
-//! lines of their grammar, random bytes). No input may panic: each case runs under catch_unwind and any panic fails
-//! the test with the input that caused it.
+//! lines of their grammar, random bytes); and study files (random TOML of the study keys with
+//! [scale.*] and [[claim]] tables, and the shipped studies with lines changed, with scales and
+//! `--set`s) through the study loader, the plan and its resolution. No input may panic: each case
+//! runs under catch_unwind and any panic fails the test with the input that caused it.
 //!
-//! `FSBENCH_FUZZ_CASES` sets the number of cases (the suite runs 20,000; `FSBENCH_FUZZ_CASES=100000`
-//! for a longer run); `FSBENCH_FUZZ_SEED` replays a run.
+//! `FSBENCH_FUZZ_CASES` sets the number of cases (the suite runs 20,000, and a quarter as many study
+//! files; `FSBENCH_FUZZ_CASES=100000` for a longer run); `FSBENCH_FUZZ_SEED` replays a run.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::Path;
@@ -458,5 +460,291 @@ fn no_input_panics_a_parser() {
     );
     eprintln!(
         "fuzz: {cases} cases of job files, target specs, workload specs and verify states, no panic (seed {seed})"
+    );
+}
+
+/// A TOML value for a study key: a string of VALUES or a spec, a number, a list, a table, or a
+/// wrong type, written as TOML writes it.
+fn toml_value(r: &mut Rng) -> String {
+    let s = |x: &str| toml::Value::String(x.to_string()).to_string();
+    match r.below(12) {
+        0 => r
+            .pick(&[
+                "0",
+                "1",
+                "-1",
+                "3",
+                "1000",
+                "1001",
+                "1000000000",
+                "9223372036854775807",
+            ])
+            .to_string(),
+        1 => r
+            .pick(&[
+                "true",
+                "1.5",
+                "nan",
+                "inf",
+                "1979-05-27",
+                "{}",
+                "[]",
+                "[1, 2]",
+            ])
+            .to_string(),
+        2 => format!(
+            "[{}]",
+            (0..r.below(3))
+                .map(|_| s(&target_spec(r)))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        3 => format!(
+            "[{}]",
+            (0..r.below(3))
+                .map(|_| s(&workload_spec(r)))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        4 => format!("{{ a = {} }}", s(r.pick(VALUES))),
+        _ => s(r.pick(VALUES)),
+    }
+}
+
+/// A value the key takes, so that cases reach the plan and its resolution.
+fn good_value(key: &str) -> String {
+    match key {
+        "repeat" => "2",
+        "seed" => "42",
+        "size" => "\"64M\"",
+        "file_size" => "\"1M\"",
+        "runtime" => "\"1s\"",
+        "interval" => "\"500ms\"",
+        "until_steady" => "\"iops_slope:0.5%,dur=10s,ramp=5s,max=120s\"",
+        "baseline" => "\"b\"",
+        "targets" => "[\"dir:/tmp\", \"tmpfs:label=b\"]",
+        "workloads" => "[\"smoke:size=1M\"]",
+        _ => "\"text\"",
+    }
+    .to_string()
+}
+
+/// The study keys, a claim's keys, and names no study file takes.
+const STUDY_KEYS: &[&str] = &[
+    "title",
+    "source",
+    "notes",
+    "targets",
+    "workloads",
+    "repeat",
+    "size",
+    "runtime",
+    "file_size",
+    "baseline",
+    "seed",
+    "interval",
+    "until_steady",
+    "fsbench_version",
+    "scale",
+    "claim",
+    "colour",
+    "\"quoted key\"",
+    "a.b",
+];
+const CLAIM_KEYS: &[&str] = &[
+    "says",
+    "quote",
+    "published",
+    "target",
+    "workload",
+    "test",
+    "metric",
+    "vs",
+    "vs_test",
+    "expect",
+    "why",
+    "unit",
+];
+
+/// A random study file: keys with values of the right kind or not, good targets and workloads
+/// often enough to reach the plan, [scale.*] tables and [[claim]]s.
+fn study_file(r: &mut Rng) -> String {
+    let s = |x: &str| toml::Value::String(x.to_string()).to_string();
+    let mut t = String::new();
+    if r.chance(80) {
+        let dir = if r.chance(70) {
+            "dir:/tmp".to_string()
+        } else {
+            target_spec(r)
+        };
+        t.push_str(&format!(
+            "targets = [{}, {}]\n",
+            s(&dir),
+            s("tmpfs:label=b")
+        ));
+    }
+    if r.chance(80) {
+        let w = if r.chance(50) {
+            workload_spec(r)
+        } else {
+            "smoke:size=1M".to_string()
+        };
+        t.push_str(&format!("workloads = [{}]\n", s(&w)));
+    }
+    table_keys(r, &mut t, &["targets", "workloads", "scale", "claim"]);
+    let mut scales: Vec<&str> = Vec::new();
+    for _ in 0..r.below(3) {
+        let name = r.pick(&["small", "full", "huge", "\"x y\""]);
+        if scales.contains(&name) && r.chance(95) {
+            continue;
+        }
+        scales.push(name);
+        t.push_str(&format!("[scale.{name}]\n"));
+        table_keys(r, &mut t, &[]);
+    }
+    for _ in 0..r.below(3) {
+        t.push_str("[[claim]]\n");
+        let mut used: Vec<&str> = Vec::new();
+        for _ in 0..r.below(8) {
+            let k = r.pick(CLAIM_KEYS);
+            if used.contains(&k) && r.chance(95) {
+                continue;
+            }
+            used.push(k);
+            let v = match (k, r.below(3)) {
+                ("expect", 0) => {
+                    s(r.pick(&["> 1", "< 0.5", "0.5..2", "2..0.5", ">", "..", "< nan"]))
+                }
+                ("target" | "vs", 0) => s(r.pick(&["dir:/tmp", "b", "zfs"])),
+                ("metric", 0) => s(r.pick(&["iops", "bytes_per_sec", "lat_p99_ns", "speed"])),
+                _ => toml_value(r),
+            };
+            t.push_str(&format!("{k} = {v}\n"));
+        }
+    }
+    t
+}
+
+/// Up to five keys of the study file into `t` (a key twice, a TOML error, now and then), each
+/// with a value it takes more often than not, leaving out `skip`.
+fn table_keys(r: &mut Rng, t: &mut String, skip: &[&str]) {
+    let mut used: Vec<&str> = skip.to_vec();
+    for _ in 0..r.below(6) {
+        let k = r.pick(STUDY_KEYS);
+        if used.contains(&k) && r.chance(97) {
+            continue;
+        }
+        used.push(k);
+        let v = if r.chance(60) {
+            good_value(k)
+        } else {
+            toml_value(r)
+        };
+        t.push_str(&format!("{k} = {v}\n"));
+    }
+}
+
+/// A shipped study with a few of its lines changed: dropped, doubled, a value replaced, noise
+/// put in, or the text cut short.
+fn mutated(r: &mut Rng, text: &str) -> String {
+    let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
+    for _ in 0..1 + r.below(4) {
+        if lines.is_empty() {
+            break;
+        }
+        let i = r.below(lines.len());
+        match r.below(5) {
+            0 => {
+                lines.remove(i);
+            }
+            1 => {
+                let l = lines[i].clone();
+                lines.insert(i, l);
+            }
+            2 => {
+                if let Some((k, _)) = lines[i].clone().split_once('=') {
+                    lines[i] = format!("{k}= {}", toml_value(r));
+                }
+            }
+            3 => lines.insert(
+                i,
+                (0..r.below(20))
+                    .map(|_| (b' ' + r.below(95) as u8) as char)
+                    .collect(),
+            ),
+            _ => lines.truncate(i),
+        }
+    }
+    lines.join("\n")
+}
+
+#[test]
+fn no_study_file_panics_the_loader_or_the_plan() {
+    let cases: usize = std::env::var("FSBENCH_FUZZ_CASES")
+        .ok()
+        .and_then(|v| v.parse::<usize>().ok())
+        .map(|n| n / 4)
+        .unwrap_or(5_000);
+    let seed: u64 = std::env::var("FSBENCH_FUZZ_SEED")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0x57d1_e5f0_0d12_3456);
+    std::panic::set_hook(Box::new(|_| {}));
+    let mut r = Rng(seed | 1);
+    let shipped = fsbench::plan::study::SHIPPED;
+    let mut found: Vec<String> = Vec::new();
+    let mut resolved = 0usize;
+    for case in 0..cases {
+        let text = if r.chance(30) {
+            let which = r.below(shipped.len());
+            mutated(&mut r, shipped[which].1)
+        } else {
+            study_file(&mut r)
+        };
+        let scale = [None, None, None, Some("small"), Some("full"), Some("huge")][r.below(6)];
+        let n_sets = if r.chance(60) { 0 } else { 1 + r.below(2) };
+        let sets: Vec<String> = (0..n_sets)
+            .map(|_| {
+                let k = r.pick(STUDY_KEYS);
+                match r.below(4) {
+                    0 => format!("{k}={}", r.pick(VALUES)),
+                    1 => format!(
+                        "{k}={}\n{}={}",
+                        toml_value(&mut r),
+                        r.pick(STUDY_KEYS),
+                        r.pick(VALUES)
+                    ),
+                    2 => format!("{k}={}", toml_value(&mut r)),
+                    _ => format!("{k}={}", good_value(k)),
+                }
+            })
+            .collect();
+        if let Some(m) = panics(|| {
+            if fsbench::cmd::study::resolve_text(&text, "fuzz.toml", scale, &sets).is_ok() {
+                resolved += 1;
+            }
+        }) {
+            found.push(format!(
+                "case {case}: study file panicked ({m}) with {scale:?} {sets:?}:\n{text}"
+            ));
+        }
+        if found.len() >= 5 {
+            break;
+        }
+    }
+    let _ = std::panic::take_hook();
+    assert!(
+        found.is_empty(),
+        "{} panics (seed {seed}):\n{}",
+        found.len(),
+        found.join("\n\n")
+    );
+    // Enough of them read as a study and resolve for the plan's code to be reached.
+    assert!(
+        resolved * 50 >= cases,
+        "only {resolved} of {cases} resolved"
+    );
+    eprintln!(
+        "fuzz: {cases} study files (random and mutated shipped ones), {resolved} resolved, no panic (seed {seed})"
     );
 }

@@ -45,9 +45,20 @@ fn cleanup_after_sigkill_removes_only_fsbenchs_own() {
         mounts_text().contains(&*wd.path().to_string_lossy()),
         "dry run unmounted"
     );
+    // It says what it would do, not what it did.
+    let said = format!("{}{}", stdout(&o), stderr(&o));
+    assert!(
+        said.contains("would unmount") && said.contains("would detach"),
+        "{said}"
+    );
+    assert!(
+        !said.contains("  unmounted") && !said.contains("  detached"),
+        "{said}"
+    );
 
     let o = run(&["cleanup"]);
     assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stderr(&o).contains("  unmounted"), "{}", stderr(&o));
     no_leftovers(wd.path());
     // The decoy is untouched.
     assert!(
@@ -307,6 +318,12 @@ fn a_killed_study_resumes_and_every_target_test_repeat_appears_once() {
         .replace("idle:seconds=30", "idle:seconds=0")
         .replace("\"30\"", "\"0\"");
     std::fs::write(&mpath, m).unwrap();
+    // (study.toml says the same plan, or the resume refuses it as edited.)
+    let tpath = out.join("study.toml");
+    let t = std::fs::read_to_string(&tpath)
+        .unwrap()
+        .replace("idle:seconds=30", "idle:seconds=0");
+    std::fs::write(&tpath, t).unwrap();
     let o = Compare::new(&[])
         .workdir(wd.path().to_str().unwrap())
         .args(&["--resume", out.to_str().unwrap()])

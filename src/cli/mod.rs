@@ -41,11 +41,14 @@ pub struct Common {
     pub history: HistoryArgs,
 }
 
+/// The backing size when none is given (`--size`).
+pub const DEFAULT_SIZE: u64 = 4 << 30;
+
 #[derive(Args, Debug, Clone)]
 pub struct Backing {
-    /// Loop image size (sparse) or tmpfs size, e.g. 512M, 4G
-    #[arg(long, default_value = "4G", value_parser = nonzero_size_arg, allow_hyphen_values = true)]
-    pub size: u64,
+    /// Loop image size (sparse) or tmpfs size, e.g. 512M, 4G [default: 4G]
+    #[arg(long, value_parser = nonzero_size_arg, allow_hyphen_values = true)]
+    pub size: Option<u64>,
     /// Format this whole block device instead of a loop image (guarded: never a mounted or busy device)
     #[arg(long)]
     pub device: Option<PathBuf>,
@@ -54,25 +57,19 @@ pub struct Backing {
     pub wipe: bool,
 }
 
+impl Backing {
+    /// The size of each target's backing: `--size`, else 4 GiB.
+    pub fn size(&self) -> u64 {
+        self.size.unwrap_or(DEFAULT_SIZE)
+    }
+}
+
 fn size_arg(s: &str) -> Result<u64, PlanError> {
     parse_size(s)
 }
 
-/// A size that must be more than 0 (a backing, a test file).
-fn nonzero_size_arg(s: &str) -> Result<u64, PlanError> {
-    match parse_size(s)? {
-        0 => Err(format!("'{s}' is 0 bytes: give a size of more than 0, e.g. 256M").into()),
-        n => Ok(n),
-    }
-}
-
-fn duration_arg(s: &str) -> Result<std::time::Duration, PlanError> {
-    let d = crate::plan::fio::values::parse_duration(s)?;
-    if d.is_zero() {
-        return Err("the runtime must be more than 0, e.g. 2s".into());
-    }
-    Ok(d)
-}
+pub use crate::plan::flags::{interval as interval_arg, nonzero_size as nonzero_size_arg};
+use crate::plan::flags::{repeat_arg, runtime as duration_arg};
 
 /// `--retry-interfered=yes|no`.
 pub fn yes_no(s: &str) -> Result<bool, String> {
@@ -81,19 +78,6 @@ pub fn yes_no(s: &str) -> Result<bool, String> {
         "no" | "false" | "0" | "off" => Ok(false),
         _ => Err(format!("{s}: say yes or no")),
     }
-}
-
-/// `--interval`: the interval of the latency-over-time histograms, 100 ms to 1 h.
-pub fn interval_arg(s: &str) -> Result<std::time::Duration, PlanError> {
-    let d = crate::plan::fio::values::parse_duration(s)?;
-    let (min, max) = (crate::metrics::timeline::MIN, crate::metrics::timeline::MAX);
-    if d < min || d > max {
-        return Err(format!(
-            "--interval {s}: give an interval from 100ms to 1h, e.g. 1s (the default) or 500ms"
-        )
-        .into());
-    }
-    Ok(d)
 }
 
 /// Under an MPI launcher (mpirun, srun): how the ranks share the target, and how long one waits
@@ -233,7 +217,7 @@ pub enum Command {
     #[command(
         after_help = "Examples:\n  fsbench tune 'zfs:recordsize={4k,16k,128k}' --workload rand-write\n  fsbench tune 'btrfs:{nodatacow,compress=zstd},space_cache=v2' btrfs --workload db-server\n  fsbench tune ext4 xfs btrfs zfs --axes --workload db-server --budget 30m\n  fsbench tune 'zfs:recordsize={4k,128k}' --workload rand-write --slo 'lat_p99<2ms'\n  fsbench tune ... --check                    the candidates and the race; runs nothing\n  fsbench tune --resume tune-study            finish a killed tune\n\nRound r runs every surviving candidate once more (repeat r, each on a freshly provisioned\ntarget, in rotating order). After each round the leader (best geometric mean of the\nobjective) is compared with every other survivor by a t-test on the logs (the variance\npooled over the round's survivors), with Holm's correction over the round's comparisons;\nthe significantly worse are dropped, and so is a candidate whose interval shows it misses\nan SLO. The race ends when one candidate stands, when the survivors are tied (every ratio\nto the leader within --tie), or when --max-repeat or --budget runs out. The report ranks\nevery candidate (objective with its interval, ratio to the winner, the round it was dropped\nin and why, trials), ends with the verdict and the winning spec, and lists the Pareto front\nof objective, p99 latency and space overhead."
     )]
-    Tune(TuneArgs),
+    Tune(Box<TuneArgs>),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell)
     #[command(
         after_help = "Examples:\n  source <(fsbench completions bash)\n  fsbench completions bash > /usr/share/bash-completion/completions/fsbench\n  fsbench completions zsh > \"${fpath[1]}/_fsbench\"\n  fsbench completions fish > ~/.config/fish/completions/fsbench.fish\n\nTarget specs complete filesystem names and their option keys (ext4:inodes=), workloads\ntheir names and presets."
@@ -327,7 +311,7 @@ pub struct AuditArgs {
     #[arg(long)]
     pub out: Option<PathBuf>,
     /// Run every case this many times, each on a freshly provisioned target
-    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    #[arg(long, default_value_t = 1, value_parser = repeat_arg)]
     pub repeat: u32,
     /// Continue the audit in DIR (killed or interrupted): run only what is missing, then report
     #[arg(long, value_name = "DIR", conflicts_with_all = ["targets", "out"])]
@@ -401,8 +385,9 @@ pub struct StudyArgs {
     /// and touch nothing
     #[arg(long)]
     pub check: bool,
-    /// Continue the study in DIR (killed or interrupted): run only what is missing, then report
-    #[arg(long, value_name = "DIR", conflicts_with_all = ["study", "out", "list"])]
+    /// Continue the study in DIR (killed or interrupted) as it was recorded: run only what is
+    /// missing, then report (with --check: say what it would run)
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["study", "out", "list", "sets", "scale", "interval"])]
     pub resume: Option<PathBuf>,
     /// Measure a repeat once more when other processes or the hypervisor took a share of the
     /// machine during it (its records' interference note); the disturbed records go to
@@ -410,7 +395,6 @@ pub struct StudyArgs {
     #[arg(long, value_name = "YES|NO", num_args = 0..=1, require_equals = true,
           default_missing_value = "yes", value_parser = yes_no)]
     pub retry_interfered: Option<bool>,
-
     /// Keep the loop image files after teardown
     #[arg(long)]
     pub keep: bool,
@@ -450,12 +434,12 @@ pub struct TuneArgs {
     /// Stop starting rounds once this much time would be spent, e.g. 30m
     #[arg(long, value_parser = duration_arg)]
     pub budget: Option<std::time::Duration>,
-    /// The most rounds (trials per candidate)
-    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(2..=100))]
-    pub max_repeat: u32,
-    /// Survivors whose ratio to the leader lies within this share are tied
-    #[arg(long, default_value = "5%")]
-    pub tie: String,
+    /// The most rounds (trials per candidate), 2 to 100 [default: 5]
+    #[arg(long, value_parser = clap::value_parser!(u32).range(2..=100))]
+    pub max_repeat: Option<u32>,
+    /// Survivors whose ratio to the leader lies within this share are tied [default: 5%]
+    #[arg(long)]
+    pub tie: Option<String>,
     /// Race more than 64 candidates
     #[arg(long)]
     pub force: bool,
@@ -474,7 +458,6 @@ pub struct TuneArgs {
     #[arg(long, value_name = "YES|NO", num_args = 0..=1, require_equals = true,
           default_missing_value = "yes", value_parser = yes_no)]
     pub retry_interfered: Option<bool>,
-
     /// Keep the loop image files after teardown
     #[arg(long)]
     pub keep: bool,
@@ -501,7 +484,7 @@ pub struct CompareArgs {
     pub out: Option<PathBuf>,
     /// Run everything this many times, each on a freshly provisioned target; the order of the
     /// targets rotates from one repeat to the next so that drift favours none
-    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    #[arg(long, default_value_t = 1, value_parser = repeat_arg)]
     pub repeat: u32,
     /// The target every other is compared with in the report (default: the first)
     #[arg(long)]
@@ -515,7 +498,6 @@ pub struct CompareArgs {
     #[arg(long, value_name = "YES|NO", num_args = 0..=1, require_equals = true,
           default_missing_value = "yes", value_parser = yes_no)]
     pub retry_interfered: Option<bool>,
-
     /// Keep the loop image files after teardown
     #[arg(long)]
     pub keep: bool,
@@ -544,7 +526,7 @@ pub fn build_plan(
     for t in targets {
         let spec = crate::provision::parse_target(t)?;
         if backing.device.is_none() {
-            crate::provision::check_size(&spec, spec.size.unwrap_or(backing.size))?;
+            crate::provision::check_size(&spec, spec.size.unwrap_or(backing.size()))?;
         }
         if specs
             .iter()
@@ -577,7 +559,7 @@ pub fn build_plan(
         baseline: baseline.map(str::to_string),
         targets: specs,
         workloads: wl,
-        size_bytes: backing.size,
+        size_bytes: backing.size(),
         device: backing
             .device
             .as_ref()

@@ -67,7 +67,7 @@ pub fn run(a: CheckArgs) -> anyhow::Result<Exit> {
         (Some(p), None) if std::fs::symlink_metadata(p).is_ok() => match Db::open_read(p) {
             Ok(db) => Some(db),
             Err(e) => {
-                eprintln!("fsbench: warning: the history's spread is not used: {e}");
+                crate::out::eline!("fsbench: warning: the history's spread is not used: {e}");
                 None
             }
         },

@@ -14,7 +14,7 @@ pub fn run(common: Common) -> anyhow::Result<Exit> {
     Ok(if rep.errors.is_empty() {
         Exit::Ok
     } else {
-        eprintln!("fsbench: some leftovers could not be removed (see above)");
+        crate::out::eline!("fsbench: some leftovers could not be removed (see above)");
         Exit::CleanupIncomplete
     })
 }
@@ -23,13 +23,13 @@ pub fn run(common: Common) -> anyhow::Result<Exit> {
 pub fn leftovers(quiet: bool) {
     let rep = cleanup::cleanup(&Sys::new(false), Scope::Leftovers, None);
     if !rep.found.is_empty() && !quiet {
-        eprintln!("fsbench: cleaned up what an earlier run left behind:");
+        crate::out::eline!("fsbench: cleaned up what an earlier run left behind:");
         for a in &rep.actions {
-            eprintln!("  {a}");
+            crate::out::eline!("  {a}");
         }
     }
     for e in &rep.errors {
-        eprintln!("fsbench: warning: leftover cleanup: {e}");
+        crate::out::eline!("fsbench: warning: leftover cleanup: {e}");
     }
 }
 
@@ -44,7 +44,7 @@ pub fn print(rep: &cleanup::Report, dry_run: bool) {
         ));
     }
     for a in &rep.actions {
-        eprintln!("  {a}");
+        crate::out::eline!("  {a}");
     }
     for p in &rep.provisioned_left {
         crate::out::line(&format!("left alone: {p} (use `fsbench teardown`)"));
@@ -53,6 +53,6 @@ pub fn print(rep: &cleanup::Report, dry_run: bool) {
         crate::out::line(&format!("left alone: {p}"));
     }
     for e in &rep.errors {
-        eprintln!("fsbench: error: {e}");
+        crate::out::eline!("fsbench: error: {e}");
     }
 }

@@ -127,29 +127,66 @@ fn targets_page() -> String {
 }
 
 /// Every man page into `dir`: fsbench.1, fsbench-SUBCOMMAND.1 for each (visible) subcommand,
-/// fsbench-targets.5.
+/// fsbench-targets.5. Each page is written whole or not at all (a temporary file, renamed over
+/// the page once complete, removed when a write fails: a full disk leaves no partial page), and
+/// never through a link or in the kernel's directories (`sys::outfile`).
 pub fn man(dir: &Path) -> anyhow::Result<Exit> {
-    std::fs::create_dir_all(dir)
-        .map_err(|e| anyhow::anyhow!("{}: cannot create it ({e})", dir.display()))?;
+    match std::fs::metadata(dir) {
+        Ok(m) if !m.is_dir() => anyhow::bail!(
+            "{}: not a directory: give the directory the man pages go in (made when missing), e.g. fsbench man ./man",
+            dir.display()
+        ),
+        Ok(_) => {}
+        Err(_) => {
+            // (Not made in the kernel's directories: /dev/shm/man is refused like /dev/shm.)
+            let existing = dir.ancestors().find(|a| a.exists()).unwrap_or(Path::new("."));
+            if let Some(why) = crate::sys::outfile::kernel_dir(existing) {
+                anyhow::bail!(
+                    "{}: {why}: fsbench writes no file there (choose a directory on a data filesystem)",
+                    dir.display()
+                );
+            }
+            std::fs::create_dir_all(dir)
+                .map_err(|e| anyhow::anyhow!("{}: cannot create it ({e})", dir.display()))?
+        }
+    }
     let mut cmd = Cli::command().disable_help_subcommand(true);
     cmd.build();
-    let mut written = Vec::new();
-    let mut write = |name: String, bytes: Vec<u8>| -> anyhow::Result<()> {
-        let path = dir.join(&name);
-        std::fs::File::create(&path)
-            .and_then(|mut f| f.write_all(&bytes))
-            .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
-        written.push(name);
-        Ok(())
-    };
+    let mut pages = Vec::new();
     for sub in cmd.get_subcommands().filter(|s| !s.is_hide_set()) {
         let name = format!("fsbench-{}", sub.get_name());
-        write(format!("{name}.1"), page(sub.clone().name(&name), &name)?)?;
+        pages.push((format!("{name}.1"), page(sub.clone().name(&name), &name)?));
     }
-    write("fsbench.1".into(), page(cmd.clone(), "fsbench")?)?;
-    write("fsbench-targets.5".into(), targets_page().into_bytes())?;
-    for w in &written {
-        crate::out::line(&dir.join(w).display().to_string());
+    pages.push(("fsbench.1".into(), page(cmd.clone(), "fsbench")?));
+    pages.push(("fsbench-targets.5".into(), targets_page().into_bytes()));
+    for (name, bytes) in &pages {
+        write_whole(&dir.join(name), bytes)?;
+        crate::out::line(&dir.join(name).display().to_string());
     }
     Ok(Exit::Ok)
+}
+
+/// `bytes` at `path`, whole or not at all.
+fn write_whole(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
+    use crate::sys::outfile::{self, Create};
+    let failed = |e: std::io::Error| {
+        anyhow::anyhow!(
+            "{}: not written ({e}); the pages listed before it are whole",
+            path.display()
+        )
+    };
+    // (A page that is a link or a directory is refused before anything is written.)
+    outfile::check(path).map_err(failed)?;
+    let name = path.file_name().unwrap_or_default().to_string_lossy();
+    let tmp = path.with_file_name(format!(".{name}.{}.tmp", std::process::id()));
+    let mut f = outfile::create(&tmp, Create::New).map_err(failed)?;
+    // (From here the temporary file is ours: removed when it cannot become the page.)
+    let done = f
+        .write_all(bytes)
+        .and_then(|_| f.sync_all())
+        .and_then(|_| std::fs::rename(&tmp, path));
+    done.map_err(|e| {
+        let _ = std::fs::remove_file(&tmp);
+        failed(e)
+    })
 }

@@ -117,7 +117,7 @@ fn rebuild(a: &HistoryArgs, dirs: &[PathBuf]) -> anyhow::Result<Exit> {
             )),
             Err(e) => {
                 bad += 1;
-                eprintln!("fsbench: error: {}: not indexed: {e} (give the directory of a study: it holds manifest.json and results.jsonl)", d.display());
+                crate::out::eline!("fsbench: error: {}: not indexed: {e} (give the directory of a study: it holds manifest.json and results.jsonl)", d.display());
             }
         }
     }

@@ -12,7 +12,7 @@ pub(crate) mod list;
 pub(crate) mod provision;
 pub(crate) mod report;
 pub(crate) mod run;
-pub(crate) mod study;
+pub mod study;
 pub(crate) mod studyrun;
 pub(crate) mod teardown;
 pub(crate) mod tune;
@@ -102,8 +102,22 @@ pub fn need_root(what: &str) -> anyhow::Result<()> {
     }
 }
 
-/// Runs one command; an error is a usage or environment error (exit 2).
+/// Runs one command; an error is a usage or environment error (exit 2). Standard output that
+/// could not be written (not a closed pipe: a full disk) makes an exit 0 an exit 1.
 pub fn dispatch(cli: Cli) -> anyhow::Result<Exit> {
+    let exit = command(cli)?;
+    Ok(match crate::out::failed() {
+        Some(e) if exit == Exit::Ok => {
+            crate::out::eline!(
+                "fsbench: error: cannot write to standard output ({e}): what it printed is incomplete"
+            );
+            Exit::CheckFailed
+        }
+        _ => exit,
+    })
+}
+
+fn command(cli: Cli) -> anyhow::Result<Exit> {
     match cli.command {
         Command::Doctor { json } => doctor::run(json),
         Command::List { json, preset } => list::run(json, preset.as_deref()),
@@ -114,7 +128,7 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<Exit> {
         Command::Cleanup { common } => cleanup::run(common),
         Command::Compare(a) => compare::run(*a),
         Command::Study(a) => study::run(a),
-        Command::Tune(a) => tune::run(a),
+        Command::Tune(a) => tune::run(*a),
         Command::Completions { shell } => docs::completions(shell),
         Command::Man { dir } => docs::man(&dir),
         Command::Audit(a) => audit::run(a),

@@ -19,7 +19,7 @@ pub fn run(a: ProvisionArgs) -> anyhow::Result<Exit> {
         workdir: &common.workdir,
         run_id: &run_id,
         index: 0,
-        size: a.backing.size,
+        size: a.backing.size(),
         device: a.backing.device.as_deref(),
         wipe: a.backing.wipe,
         keep_image: false,
@@ -28,26 +28,28 @@ pub fn run(a: ProvisionArgs) -> anyhow::Result<Exit> {
     let m = crate::provision::provision(&sys, &spec, &req)?;
     if !common.quiet {
         let i = &m.info;
-        eprintln!(
+        crate::out::eline!(
             "fsbench: provisioned '{}' ({}) on {}",
-            i.label, i.fs, i.backing
+            i.label,
+            i.fs,
+            i.backing
         );
         if !i.mount_options.is_empty() {
-            eprintln!(
+            crate::out::eline!(
                 "fsbench: mount options in effect: {}",
                 i.mount_options.join(",")
             );
         }
         for (k, v) in &i.zfs_properties {
-            eprintln!("fsbench: zfs {k}={v}");
+            crate::out::eline!("fsbench: zfs {k}={v}");
         }
         if !i.options_not_in_effect.is_empty() {
-            eprintln!(
+            crate::out::eline!(
                 "fsbench: warning: not in effect: {}",
                 i.options_not_in_effect.join(", ")
             );
         }
-        eprintln!(
+        crate::out::eline!(
             "fsbench: remove it with: fsbench teardown {}",
             m.mountpoint.display()
         );

@@ -36,7 +36,7 @@ fn import(a: &ReportArgs) -> anyhow::Result<()> {
     }
     let mut study = crate::store::Study::open_or_create(dir)?;
     records.iter().try_for_each(|r| study.append(r))?;
-    eprintln!(
+    crate::out::eline!(
         "fsbench: imported {} job(s) from {} into {} as target '{label}'",
         records.len(),
         file.display(),
@@ -64,7 +64,7 @@ pub fn run(a: ReportArgs) -> anyhow::Result<Exit> {
         let mut warnings = manifest.map(|m| m.warnings).unwrap_or_default();
         if let crate::store::LockState::Held(pid) = crate::store::lock_state(dir) {
             let by = pid.map(|p| format!(" (pid {p})")).unwrap_or_default();
-            eprintln!(
+            crate::out::eline!(
                 "fsbench: {} is in progress: another fsbench{by} is still writing it; this report shows the records so far",
                 dir.display()
             );

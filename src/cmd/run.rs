@@ -186,7 +186,7 @@ pub fn run(a: RunArgs) -> anyhow::Result<Exit> {
         crate::out::print(&crate::report::views::block::tables(&summary.records));
     }
     for r in summary.records.iter().filter(|r| r.error.is_some()) {
-        eprintln!(
+        crate::out::eline!(
             "fsbench: {} failed: {}",
             r.test,
             r.error.as_deref().unwrap_or("")

@@ -6,7 +6,7 @@ use std::path::Path;
 
 use super::Exit;
 use crate::cli::{Backing, BlockArgs, StudyArgs};
-use crate::plan::study::{self, StudyFile, StudyMeta};
+use crate::plan::study::{self, Parsed, StudyFile, StudyMeta};
 use crate::plan::Plan;
 
 /// The study's text and the name it goes by: a file, or a shipped study.
@@ -31,47 +31,25 @@ fn load(arg: &str) -> anyhow::Result<(String, String)> {
 }
 
 /// The plan a study file stands for, as `compare` with the same flags would make it.
-fn plan_of(f: &StudyFile, name: &str, scale: Option<String>) -> anyhow::Result<Plan> {
-    let bad = |what: &str, e: &dyn std::fmt::Display| anyhow::anyhow!("{name}: {what}: {e}");
-    let size = match &f.size {
-        Some(s) => crate::plan::units::parse_size(s).map_err(|e| bad("size", &e))?,
-        None => 4 << 30,
-    };
-    let runtime = match &f.runtime {
-        Some(r) => {
-            Some(crate::plan::fio::values::parse_duration(r).map_err(|e| bad("runtime", &e))?)
-        }
-        None => None,
-    };
-    let file_size = match &f.file_size {
-        Some(s) => Some(crate::plan::units::parse_size(s).map_err(|e| bad("file_size", &e))?),
-        None => None,
-    };
+fn plan_of(p: &Parsed, name: &str) -> anyhow::Result<Plan> {
+    let (f, v) = (&p.file, &p.values);
     let backing = Backing {
-        size,
+        size: v.size,
         device: None,
         wipe: false,
     };
-    let interval = match &f.interval {
-        Some(i) => Some(crate::cli::interval_arg(i).map_err(|e| bad("interval", &e))?),
-        None => None,
-    };
-    let until_steady = match &f.until_steady {
-        Some(u) => Some(u.parse().map_err(|e| bad("until_steady", &e))?),
-        None => None,
-    };
     let block = BlockArgs {
-        runtime,
-        file_size,
+        runtime: v.runtime,
+        file_size: v.file_size,
         seed: f.seed,
-        interval,
-        until_steady,
+        interval: v.interval,
+        until_steady: v.until_steady,
     };
     let plan = crate::cli::build_plan(
         &f.targets,
         &f.workloads,
         &backing,
-        f.repeat.unwrap_or(1).max(1),
+        v.repeat,
         &block,
         f.baseline.as_deref(),
     )
@@ -83,7 +61,7 @@ fn plan_of(f: &StudyFile, name: &str, scale: Option<String>) -> anyhow::Result<P
             title: f.title.clone(),
             source: f.source.clone(),
             notes: f.notes.clone(),
-            scale,
+            scale: p.scale.clone(),
             claims: f.claims.clone(),
         }),
         ..plan
@@ -94,7 +72,7 @@ fn plan_of(f: &StudyFile, name: &str, scale: Option<String>) -> anyhow::Result<P
 fn check_claims(f: &StudyFile, plan: &Plan, name: &str) -> anyhow::Result<()> {
     let labels: Vec<&str> = plan.targets.iter().map(|t| t.label.as_str()).collect();
     for (i, c) in f.claims.iter().enumerate() {
-        let at = format!("{name}: claim {} (\"{}\")", i + 1, c.says);
+        let at = format!("{name}: claim {}", i + 1);
         for t in std::iter::once(&c.target).chain(c.vs.as_ref()) {
             if !labels.contains(&t.as_str()) {
                 anyhow::bail!(
@@ -125,7 +103,7 @@ fn check_claims(f: &StudyFile, plan: &Plan, name: &str) -> anyhow::Result<()> {
 fn list() -> anyhow::Result<Exit> {
     let mut out = String::new();
     for (name, text) in study::SHIPPED {
-        let (f, _) = study::parse(text, name, None, &[])?;
+        let f = study::parse(text, name, None, &[])?.file;
         out.push_str(&format!(
             "{name}\n  {}\n  {}\n",
             f.title.unwrap_or_default(),
@@ -137,8 +115,8 @@ fn list() -> anyhow::Result<Exit> {
     Ok(Exit::Ok)
 }
 
-/// `--check`: the plan as it will run; nothing is touched.
-fn describe(r: &crate::runner::Resolved, f: &StudyFile) -> String {
+/// `--check`: the plan as it will run.
+fn describe(r: &crate::runner::Resolved) -> String {
     let plan = &r.plan;
     let mut s = String::new();
     let meta = plan.study.clone().unwrap_or_default();
@@ -176,9 +154,9 @@ fn describe(r: &crate::runner::Resolved, f: &StudyFile) -> String {
             s.push_str(&format!("      {line}\n"));
         }
     }
-    if !f.claims.is_empty() {
+    if !meta.claims.is_empty() {
         s.push_str("\nclaims (checked in the report's \"Published vs this host\"):\n");
-        for (i, c) in f.claims.iter().enumerate() {
+        for (i, c) in meta.claims.iter().enumerate() {
             let of = match (&c.vs, &c.vs_test) {
                 (Some(v), Some(t)) => format!(" / {v}'s {t}"),
                 (Some(v), None) => format!(" / {v}'s"),
@@ -204,8 +182,78 @@ fn describe(r: &crate::runner::Resolved, f: &StudyFile) -> String {
             ));
         }
     }
-    s.push_str("\nnothing was run\n");
     s
+}
+
+/// `--resume DIR --check`: what the resume would run, and what it keeps and sets aside.
+fn describe_resume(dir: &Path, plan: &Plan) -> anyhow::Result<String> {
+    let p = crate::runner::pending(dir, plan)?;
+    let total = plan.targets.len() * plan.repeat as usize;
+    let mut s = format!(
+        "\nresume of {}: {} of {total} target runs complete, their records kept\n",
+        dir.display(),
+        p.done
+    );
+    if p.to_run.is_empty() {
+        s.push_str("  nothing left to run: the resume would write the reports again\n");
+    }
+    for (label, repeat) in &p.to_run {
+        s.push_str(&format!("  would run {label} (repeat {})\n", repeat + 1));
+    }
+    if p.set_aside > 0 || p.torn {
+        s.push_str(&format!(
+            "  would set aside {} records of unfinished runs{} in results.partial.jsonl\n",
+            p.set_aside,
+            if p.torn {
+                " and a torn last record"
+            } else {
+                ""
+            }
+        ));
+    }
+    Ok(s)
+}
+
+/// A new study's plan: the file (or shipped study) with its scale, `--set` and `--interval`.
+fn new_plan(arg: &str, a: &StudyArgs) -> anyhow::Result<Plan> {
+    let (text, name) = load(arg)?;
+    let mut plan = plan_of_text(&text, &name, a.scale.as_deref(), &a.sets)?;
+    if a.interval.is_some() {
+        plan.overrides.interval = a.interval;
+    }
+    Ok(plan)
+}
+
+/// The plan of a study file's text with a scale and `--set`s.
+fn plan_of_text(
+    text: &str,
+    name: &str,
+    scale: Option<&str>,
+    sets: &[String],
+) -> anyhow::Result<Plan> {
+    let sets = sets
+        .iter()
+        .map(|s| study::parse_set(s))
+        .collect::<Result<Vec<_>, _>>()?;
+    plan_of(&study::parse(text, name, scale, &sets)?, name)
+}
+
+/// A study file's text through all that `study FILE --check` does before it prints: the loader,
+/// the plan, its resolution (every workload built, every target checked); nothing is created or
+/// run. (`tests/fuzz_parsers.rs` drives it with random and mutated study files.)
+pub fn resolve_text(
+    text: &str,
+    name: &str,
+    scale: Option<&str>,
+    sets: &[String],
+) -> anyhow::Result<()> {
+    let plan = plan_of_text(text, name, scale, sets)?;
+    let place = crate::runner::Where::Provision {
+        workdir: crate::cli::DEFAULT_WORKDIR.into(),
+        keep: false,
+    };
+    crate::runner::resolve(plan, &place, false)?;
+    Ok(())
 }
 
 pub fn run(a: StudyArgs) -> anyhow::Result<Exit> {
@@ -217,29 +265,7 @@ pub fn run(a: StudyArgs) -> anyhow::Result<Exit> {
             super::studyrun::resumed_plan(dir, "study")?,
             Some(dir.clone()),
         ),
-        (None, Some(arg)) => {
-            let (text, name) = load(arg)?;
-            let sets = a
-                .sets
-                .iter()
-                .map(|s| study::parse_set(s))
-                .collect::<Result<Vec<_>, _>>()?;
-            let (f, scale) = study::parse(&text, &name, a.scale.as_deref(), &sets)?;
-            let mut plan = plan_of(&f, &name, scale)?;
-            if a.interval.is_some() {
-                plan.overrides.interval = a.interval;
-            }
-            if a.check {
-                let place = crate::runner::Where::Provision {
-                    workdir: a.common.workdir.clone(),
-                    keep: a.keep,
-                };
-                let resolved = crate::runner::resolve(plan, &place, false)?;
-                crate::out::print(&describe(&resolved, &f));
-                return Ok(Exit::Ok);
-            }
-            (plan, a.out.clone())
-        }
+        (None, Some(arg)) => (new_plan(arg, &a)?, a.out.clone()),
         (None, None) => {
             anyhow::bail!("name a study file or a shipped study (fsbench study --list)")
         }
@@ -247,6 +273,21 @@ pub fn run(a: StudyArgs) -> anyhow::Result<Exit> {
     let mut plan = plan;
     plan.on_interference =
         crate::plan::OnInterference::from_flag(a.retry_interfered, plan.on_interference);
+    // --check touches nothing, a resume's included: it says what the run would do.
+    if a.check {
+        let place = crate::runner::Where::Provision {
+            workdir: a.common.workdir.clone(),
+            keep: a.keep,
+        };
+        let resolved = crate::runner::resolve(plan, &place, false)?;
+        let mut text = describe(&resolved);
+        if let Some(dir) = &a.resume {
+            text.push_str(&describe_resume(dir, &resolved.plan)?);
+        }
+        text.push_str("\nnothing was run\n");
+        crate::out::print(&text);
+        return Ok(Exit::Ok);
+    }
     let r = super::studyrun::Run {
         command: "study",
         plan,

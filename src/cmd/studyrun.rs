@@ -28,10 +28,64 @@ pub struct Run<'a> {
 
 /// The plan of a study to resume: its manifest's (resolved like any plan, so a fio job file that
 /// moved is an error before anything runs).
+/// An edited `study.toml` is refused (exit 2, naming the changed keys): the resume runs the
+/// recorded plan, which the file would then misdescribe, and the edit is the user's to undo or to
+/// run as a new study (`fsbench study DIR/study.toml --out NEW`); fsbench changes neither.
 pub fn resumed_plan(dir: &std::path::Path, command: &str) -> anyhow::Result<Plan> {
-    Ok(store::read_manifest(dir)
+    let plan = store::read_manifest(dir)
         .map_err(|e| anyhow::anyhow!("{e}: --resume needs the directory of an earlier {command}"))?
-        .plan)
+        .plan;
+    study_file_unchanged(dir, &plan)?;
+    Ok(plan)
+}
+
+fn study_file_unchanged(dir: &std::path::Path, plan: &Plan) -> anyhow::Result<()> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let path = dir.join("study.toml");
+    // (Not through a symbolic link: only the file fsbench wrote.)
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(&path);
+    let mut file = match file {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => anyhow::bail!(
+            "{}: cannot read it ({e}): a resume checks that it still describes the study; put back the file fsbench wrote, or remove it",
+            path.display()
+        ),
+    };
+    let mut text = String::new();
+    if !file.metadata()?.is_file() || file.read_to_string(&mut text).is_err() {
+        anyhow::bail!(
+            "{}: not the text file fsbench wrote: put it back, or remove it to resume",
+            path.display()
+        );
+    }
+    let origin = path.display().to_string();
+    let recorded = crate::plan::study::from_plan(plan);
+    let Some(changed) = crate::plan::study::changed_keys(&recorded, &text, &origin)? else {
+        return Ok(());
+    };
+    if changed.is_empty() {
+        return Ok(());
+    }
+    let listed: Vec<String> = changed
+        .iter()
+        .map(|(k, v)| {
+            if v.len() <= 60 {
+                format!("{k} (recorded: {v})")
+            } else {
+                k.clone()
+            }
+        })
+        .collect();
+    anyhow::bail!(
+        "{origin} was edited since the study began: {} differ{} from the plan it records, which a resume runs. Nothing was resumed or changed: undo the edit to resume, or run the edited file as a new study: fsbench study {origin} --out NEW",
+        listed.join(", "),
+        if changed.len() == 1 { "s" } else { "" }
+    )
 }
 
 /// Needs root only for what it provisions: an existing directory formats nothing.
@@ -136,11 +190,11 @@ pub fn end(
     }
     Ok(match summary.ended {
         Ended::Refused(why) => {
-            eprintln!("fsbench: error: {why}");
+            crate::out::eline!("fsbench: error: {why}");
             Exit::Usage
         }
         Ended::Interrupted(why) => {
-            eprintln!(
+            crate::out::eline!(
                 "fsbench: interrupted; targets torn down, results so far kept in {}: continue with fsbench {command} --resume {}",
                 out.display(),
                 out.display()
@@ -149,7 +203,7 @@ pub fn end(
         }
         Ended::Complete => exit_for(&summary.records),
         Ended::Ranks(why) => {
-            eprintln!(
+            crate::out::eline!(
                 "fsbench: the run lost a rank ({why}); results so far kept in {}: continue with fsbench {command} --resume {}",
                 out.display(),
                 out.display()
@@ -182,13 +236,13 @@ fn report_at_end(study: &store::Study, plan: &Plan, records: &[Record]) {
                 ("report.html", rep.html(&title)),
             ] {
                 if let Err(e) = study.write_file(file, text.as_bytes()) {
-                    eprintln!("fsbench: warning: cannot write {file}: {e}");
+                    crate::out::eline!("fsbench: warning: cannot write {file}: {e}");
                 }
             }
             crate::out::print(&rep.term(false));
-            eprint!("{}", rep.warnings_text(false));
+            crate::out::to_stderr(&rep.warnings_text(false));
         }
-        Err(e) => eprintln!("fsbench: {e}"),
+        Err(e) => crate::out::eline!("fsbench: {e}"),
     }
     crate::out::line(&format!(
         "results: {} (every table and the statistics: fsbench report {} --full, or report.md; the charts and heat maps: report.html)",

@@ -17,7 +17,7 @@ pub fn run(a: TeardownArgs) -> anyhow::Result<Exit> {
         return Ok(if rep.errors.is_empty() {
             Exit::Ok
         } else {
-            eprintln!("fsbench: some resources could not be removed (see above)");
+            crate::out::eline!("fsbench: some resources could not be removed (see above)");
             Exit::CleanupIncomplete
         });
     };
@@ -43,12 +43,12 @@ pub fn run(a: TeardownArgs) -> anyhow::Result<Exit> {
     match cleanup::clean_state(&sys, Some(&reg), &state) {
         Ok(notices) => {
             for n in notices {
-                eprintln!("fsbench: {n}");
+                crate::out::eline!("fsbench: {n}");
             }
             Ok(Exit::Ok)
         }
         Err(e) => {
-            eprintln!("fsbench: error: teardown of {}: {e}", mp.display());
+            crate::out::eline!("fsbench: error: teardown of {}: {e}", mp.display());
             Ok(Exit::CleanupIncomplete)
         }
     }

@@ -4,126 +4,16 @@
 //! the rounds or the budget run out. Every trial is a record of a normal study (resumable, and
 //! `fsbench report` replays the race).
 
+mod race;
+
 use std::time::{Duration, Instant};
 
 use super::Exit;
 use crate::cli::TuneArgs;
-use crate::plan::tune::{Slo, TuneMeta};
+use crate::plan::tune::TuneMeta;
 use crate::plan::Plan;
-use crate::report::tune::{parse_slo, race, Race};
+use crate::report::tune::{race, Race};
 use crate::runner::{self, Select};
-
-/// The most candidates a tune takes without --force.
-const MAX_CANDIDATES: usize = 64;
-
-/// Every candidate spec: each spec's braces expanded (with --axes, each filesystem's catalogue
-/// of alternatives added first).
-fn candidates(specs: &[String], axes: bool) -> anyhow::Result<Vec<String>> {
-    let mut out = Vec::new();
-    for s in specs {
-        let with = if axes {
-            let bare = crate::plan::expand::expand(s)?;
-            let mut all = Vec::new();
-            for b in bare {
-                let parsed = crate::provision::parse_target(&b).map_err(anyhow::Error::msg)?;
-                all.push(crate::provision::with_axes(&parsed));
-            }
-            all
-        } else {
-            vec![s.clone()]
-        };
-        for w in with {
-            for c in crate::plan::expand::expand(&w)? {
-                let c = crate::provision::drop_defaults(&c);
-                crate::provision::parse_target(&c)
-                    .map_err(|e| anyhow::anyhow!("candidate '{c}' (from '{s}'): {e}"))?;
-                if !out.contains(&c) {
-                    out.push(c);
-                }
-            }
-        }
-    }
-    Ok(out)
-}
-
-/// The objective: --metric, or the first workload's headline.
-fn objective(a: &TuneArgs, plan: &Plan) -> anyhow::Result<(String, bool)> {
-    if let Some(m) = &a.metric {
-        let def = crate::workload::catalog::find(m).ok_or_else(|| {
-            anyhow::anyhow!(
-                "--metric {m}: no workload emits it (fsbench list --json names every metric)"
-            )
-        })?;
-        return Ok((
-            m.clone(),
-            def.better != crate::metrics::catalog::Better::Lower,
-        ));
-    }
-    let w = plan
-        .workloads
-        .first()
-        .ok_or_else(|| anyhow::anyhow!("give --workload W"))?;
-    let built = crate::workload::build(w, &plan.overrides)?;
-    crate::workload::headline(w, built.as_ref())
-        .map(|(m, hi)| (m.to_string(), hi))
-        .ok_or_else(|| {
-            anyhow::anyhow!(
-                "workload '{}' has no headline figure: give --metric",
-                w.spec
-            )
-        })
-}
-
-fn slos(texts: &[String]) -> anyhow::Result<Vec<Slo>> {
-    let known = |m: &str| crate::workload::catalog::find(m).map(|d| d.unit);
-    texts
-        .iter()
-        .map(|t| parse_slo(t, &known).map_err(anyhow::Error::msg))
-        .collect()
-}
-
-fn tie(text: &str) -> anyhow::Result<f64> {
-    let t = text.trim().trim_end_matches('%');
-    t.parse::<f64>()
-        .ok()
-        .filter(|v| *v > 0.0 && *v < 100.0)
-        .map(|v| v / 100.0)
-        .ok_or_else(|| anyhow::anyhow!("--tie {text}: a share above 0 and below 100%, e.g. 5%"))
-}
-
-/// The plan of a new tune: the candidates as targets, the rounds as repeats.
-fn new_plan(a: &TuneArgs) -> anyhow::Result<Plan> {
-    let cands = candidates(&a.specs, a.axes)?;
-    if cands.len() > MAX_CANDIDATES && !a.force {
-        anyhow::bail!(
-            "{} candidates: more than {MAX_CANDIDATES} would take long to race; narrow the braces or --axes, or add --force",
-            cands.len()
-        );
-    }
-    if cands.len() < 2 {
-        anyhow::bail!("one candidate ({}): give alternatives in braces (zfs:recordsize={{4k,128k}}), several specs, or --axes", cands.join(""));
-    }
-    let mut plan = crate::cli::build_plan(
-        &cands,
-        &a.workloads,
-        &a.backing,
-        a.max_repeat,
-        &a.block,
-        None,
-    )
-    .map_err(anyhow::Error::msg)?;
-    let (metric, higher) = objective(a, &plan)?;
-    plan.tune = Some(TuneMeta {
-        metric,
-        higher_is_better: higher,
-        test: a.test.clone(),
-        slos: slos(&a.slos)?,
-        tie: tie(&a.tie)?,
-        alpha: 0.05,
-        candidates: plan.targets.iter().map(|t| t.label.clone()).collect(),
-    });
-    Ok(plan)
-}
 
 /// `--check`: the candidates and the race as it would run.
 fn describe(plan: &Plan, meta: &TuneMeta) -> String {
@@ -198,8 +88,11 @@ fn retry_of(a: &TuneArgs, plan: &Plan) -> crate::plan::OnInterference {
 
 pub fn run(a: TuneArgs) -> anyhow::Result<Exit> {
     let mut plan = match &a.resume {
-        Some(dir) => super::studyrun::resumed_plan(dir, "tune")?,
-        None => new_plan(&a)?,
+        Some(dir) => {
+            race::refuse_changes(&a)?;
+            super::studyrun::resumed_plan(dir, "tune")?
+        }
+        None => race::new_plan(&a)?,
     };
     plan.on_interference = retry_of(&a, &plan);
     let Some(meta) = plan.tune.clone() else {
@@ -240,7 +133,7 @@ pub fn run(a: TuneArgs) -> anyhow::Result<Exit> {
         }
         if let Some(b) = a.budget {
             if round > 0 && t0.elapsed() + last_round > b {
-                eprintln!(
+                crate::out::eline!(
                     "fsbench: the budget ({b:?}) would run out in round {}: the race ends here",
                     round + 1
                 );
@@ -252,7 +145,7 @@ pub fn run(a: TuneArgs) -> anyhow::Result<Exit> {
             break;
         }
         if !a.common.quiet {
-            eprintln!(
+            crate::out::eline!(
                 "fsbench: tune round {}: {} candidate{} ({})",
                 round + 1,
                 survivors.len(),
@@ -306,7 +199,7 @@ pub fn run(a: TuneArgs) -> anyhow::Result<Exit> {
     let exit = super::studyrun::end(&opts, summary, "tune", &team)?;
     Ok(match exit {
         Exit::CheckFailed if unprovisioned > 0 && !others_failed => {
-            eprintln!(
+            crate::out::eline!(
                 "fsbench: {unprovisioned} candidate(s) could not be provisioned on this host: out of the race, with the reason in the report"
             );
             Exit::Ok

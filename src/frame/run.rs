@@ -26,7 +26,7 @@ fn statvfs(dir: Option<&Path>, t: &TargetCtx, space: bool) -> Option<crate::sys:
     let dir = dir?;
     let settled = t.target.as_ref().filter(|_| space).and_then(|h| h.settle());
     if let Some(Err(e)) = settled {
-        eprintln!("fsbench: warning: before statvfs: {e}");
+        crate::out::eline!("fsbench: warning: before statvfs: {e}");
     }
     crate::sys::statvfs(dir).ok()
 }

@@ -250,7 +250,7 @@ impl Recorder {
 
     fn warn(&self, st: &mut State, e: &HistoryError) {
         if !st.failed {
-            eprintln!("fsbench: warning: the study is not in the history: {e} (the study itself is complete in its directory; add it later with `fsbench history rebuild DIR`)");
+            crate::out::eline!("fsbench: warning: the study is not in the history: {e} (the study itself is complete in its directory; add it later with `fsbench history rebuild DIR`)");
         }
         st.failed = true;
     }

@@ -121,6 +121,18 @@ pub static FRAME: &[MetricDef] = &[
 /// What `*` stands for in a latency family.
 pub const PERCENTILES: &[&str] = &["min", "mean", "p50", "p90", "p99", "p999", "max"];
 
+/// The names a metric may be written by where a person names one (`tune --metric`, `--slo`):
+/// itself, or without its unit's suffix (`lat_p99` for `lat_p99_ns`, `space_overhead` for
+/// `space_overhead_pct`), in the order they are tried.
+pub fn spellings(name: &str) -> [String; 4] {
+    [
+        name.to_string(),
+        format!("{name}_ns"),
+        format!("{name}_pct"),
+        format!("{name}_bytes"),
+    ]
+}
+
 /// Whether a catalog name (`lat_*_ns` stands for every percentile) names `name`.
 pub fn matches(pattern: &str, name: &str) -> bool {
     match pattern.split_once('*') {

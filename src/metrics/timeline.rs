@@ -18,8 +18,8 @@ pub const DEFAULT: Duration = crate::plan::workload::DEFAULT_INTERVAL;
 /// the memory of the whole-run histogram's 3 digits for a long phase of many workers).
 pub const SIGFIG: u8 = 2;
 /// The shortest and longest interval `--interval` takes.
-pub const MIN: Duration = Duration::from_millis(100);
-pub const MAX: Duration = Duration::from_secs(3600);
+pub const MIN: Duration = crate::plan::flags::INTERVAL_MIN;
+pub const MAX: Duration = crate::plan::flags::INTERVAL_MAX;
 
 /// One interval's latencies: (value, count) pairs in increasing value, the values being bucket
 /// values of a histogram of `SIGFIG` significant digits (so slices of different workers add

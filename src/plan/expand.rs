@@ -83,6 +83,14 @@ pub fn expand(spec: &str) -> Result<Vec<String>, PlanError> {
     Ok(out.into_iter().map(|s| format!("{s}{tail}")).collect())
 }
 
+/// How many specs `expand` would give, counted without making them (saturating: six braces of
+/// a hundred alternatives are 10^12, which no memory holds).
+pub fn count(spec: &str) -> Result<u64, PlanError> {
+    Ok(groups(spec)?
+        .iter()
+        .fold(1u64, |n, g| n.saturating_mul(g.alternatives.len() as u64)))
+}
+
 /// Whether a spec holds alternatives.
 pub fn has_braces(spec: &str) -> bool {
     groups(spec).is_ok_and(|g| !g.is_empty())
@@ -127,6 +135,24 @@ mod tests {
             ok("zfs:recordsize={ 4k , 8k }"),
             ["zfs:recordsize=4k", "zfs:recordsize=8k"]
         );
+    }
+
+    #[test]
+    fn the_count_is_the_product_without_expanding() {
+        assert_eq!(count("ext4").unwrap(), 1);
+        assert_eq!(
+            count("zfs:recordsize={4k,128k},logbias={a,b,c}").unwrap(),
+            6
+        );
+        let hundred = (1..=100)
+            .map(|i| i.to_string())
+            .collect::<Vec<_>>()
+            .join(",");
+        let six = vec![format!("k={{{hundred}}}"); 6].join(",");
+        assert_eq!(count(&format!("ext4:{six}")).unwrap(), 1_000_000_000_000);
+        let many = vec![format!("k={{{hundred}}}"); 12].join(",");
+        assert_eq!(count(&format!("ext4:{many}")).unwrap(), u64::MAX);
+        assert!(count("ext4:{a").is_err());
     }
 
     #[test]

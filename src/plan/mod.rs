@@ -2,6 +2,7 @@
 
 pub mod expand;
 pub mod fio;
+pub mod flags;
 pub mod issue;
 pub mod job;
 pub mod jobmore;

@@ -157,6 +157,41 @@ impl TargetSpec {
 /// The keys every filesystem accepts, besides its own.
 const COMMON_KEYS: &str = "label=NAME, size=SIZE, faulty, fail_writes_after=SIZE";
 
+/// The directory of a `dir:` target: absolute, and not the kernel's.
+fn dir_path(spec: &str, schema: &FsSchema, path: String) -> Result<String, PlanError> {
+    if !path.starts_with('/') {
+        return Err(format!(
+            "target '{spec}': the directory '{path}' must be an absolute path, e.g. {}:/mnt/nfs",
+            schema.name
+        )
+        .into());
+    }
+    if let Some(k) = kernel_path(&path) {
+        return Err(format!(
+            "target '{spec}': {path} is under {k}, the kernel's: fsbench makes no files there; name a directory on a data filesystem, e.g. {}:/mnt/nfs",
+            schema.name
+        )
+        .into());
+    }
+    Ok(path)
+}
+
+/// The kernel's directory (`/proc`, `/sys`, `/dev`) a path lies in, read from its text alone
+/// (`/./proc/x` too; a path through a link is judged once resolved, before anything runs).
+fn kernel_path(path: &str) -> Option<&'static str> {
+    use std::path::Component;
+    let mut parts = std::path::Path::new(path)
+        .components()
+        .filter(|c| !matches!(c, Component::CurDir));
+    if parts.next() != Some(Component::RootDir) {
+        return None;
+    }
+    let first = parts.next()?;
+    ["/proc", "/sys", "/dev"]
+        .into_iter()
+        .find(|k| Component::Normal(k[1..].as_ref()) == first)
+}
+
 /// The known filesystems' names, for errors: `ext4, xfs, ...`.
 fn known_names(schemas: &[FsSchema]) -> String {
     schemas
@@ -210,14 +245,7 @@ pub fn parse_target(text: &str, schemas: &[FsSchema]) -> Result<TargetSpec, Plan
             )
             .into());
         }
-        let path = tokens.remove(0);
-        if !path.starts_with('/') {
-            return Err(format!(
-                "target '{spec}': the directory '{path}' must be an absolute path, e.g. {}:/mnt/nfs",
-                schema.name
-            ).into());
-        }
-        target.path = Some(path);
+        target.path = Some(dir_path(spec, schema, tokens.remove(0))?);
     }
     let mut seen: Vec<String> = Vec::new();
     for token in tokens {

@@ -5,11 +5,15 @@
 //! scale are applied to the document before it is read, so an unknown key is the same error
 //! wherever it comes from.
 
+mod keys;
+
 use std::collections::BTreeMap;
+use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
 use super::PlanError;
+pub use keys::{Kind, KEYS};
 
 /// The study files fsbench ships (also in `studies/` of the repository), by name.
 pub const SHIPPED: &[(&str, &str)] = &[
@@ -33,26 +37,6 @@ pub const SHIPPED: &[(&str, &str)] = &[
         "iozone-vs-xfs",
         include_str!("../../studies/iozone-vs-xfs.toml"),
     ),
-];
-
-/// The keys of a study file (and of a scale's table), as `compare`'s flags are named.
-pub const KEYS: &[&str] = &[
-    "title",
-    "source",
-    "notes",
-    "targets",
-    "workloads",
-    "repeat",
-    "size",
-    "runtime",
-    "file_size",
-    "baseline",
-    "seed",
-    "interval",
-    "until_steady",
-    "fsbench_version",
-    "scale",
-    "claim",
 ];
 
 /// A study as its file says, after the scale and `--set` were applied.
@@ -204,115 +188,136 @@ pub struct StudyMeta {
 }
 
 /// `KEY=VALUE` of `--set`: VALUE in TOML's syntax (`repeat=5`, `targets=["ext4","xfs"]`), or
-/// else taken as a string (`size=2G`).
+/// else taken as a string (`size=2G`); one value (`keys::set_value`).
 pub fn parse_set(text: &str) -> Result<(String, toml::Value), PlanError> {
     let Some((k, v)) = text.split_once('=') else {
         return Err(format!("--set {text}: write KEY=VALUE, e.g. --set repeat=5").into());
     };
     let k = k.trim();
-    if !KEYS.contains(&k) || k == "scale" || k == "claim" {
+    if !keys::settable().contains(&k) {
         return Err(format!(
-            "--set {text}: unknown key '{k}': valid keys are {}",
-            settable().join(", ")
+            "--set: unknown {}: valid keys are {}",
+            keys::shown(k),
+            keys::settable().join(", ")
         )
         .into());
     }
-    let value = toml::from_str::<toml::Table>(&format!("v = {v}"))
-        .ok()
-        .and_then(|mut t| t.remove("v"))
-        .unwrap_or_else(|| toml::Value::String(v.to_string()));
-    Ok((k.to_string(), value))
+    Ok((k.to_string(), keys::set_value(k, v)?))
 }
 
-fn settable() -> Vec<&'static str> {
-    KEYS.iter()
-        .copied()
-        .filter(|k| *k != "scale" && *k != "claim")
-        .collect()
+/// What a study file's values are, read once (the checks `compare`'s flags make, in
+/// `plan::flags`): a size, runtime or interval the command line refuses is refused here too.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Values {
+    pub repeat: u32,
+    pub size: Option<u64>,
+    pub runtime: Option<Duration>,
+    pub file_size: Option<u64>,
+    pub interval: Option<Duration>,
+    pub until_steady: Option<super::workload::UntilSteady>,
+}
+
+/// A study file read: the file as it says (after its scale and `--set`), the scale it took, and
+/// its values.
+#[derive(Debug, Clone)]
+pub struct Parsed {
+    pub file: StudyFile,
+    pub scale: Option<String>,
+    pub values: Values,
 }
 
 /// Reads a study file: the `[scale.NAME]` table (`scale`, or `small` when the file has one and
-/// none is asked for) laid over the top-level keys, then the `--set` pairs; unknown keys, a TOML
-/// syntax error (with its line and column) or a bad claim are errors naming `origin` and the fix.
+/// none is asked for) laid over the top-level keys, then the `--set` pairs; an unknown key, a
+/// value its key does not take, a TOML syntax error or a bad claim is an error naming `origin`,
+/// the line and the fix, never quoting the file.
 pub fn parse(
     text: &str,
     origin: &str,
     scale: Option<&str>,
     sets: &[(String, toml::Value)],
-) -> Result<(StudyFile, Option<String>), PlanError> {
+) -> Result<Parsed, PlanError> {
     let mut doc: toml::Table = toml::from_str(text).map_err(|e| {
+        let at = e
+            .span()
+            .map(|s| format!("line {}: ", keys::line_of(text, s.start)))
+            .unwrap_or_default();
         format!(
-            "{origin}: not a study file: {}",
-            e.to_string().trim_end().replace('\n', "\n  ")
+            "{origin}: not a study file (TOML with compare's flags as keys): {at}{}",
+            keys::syntax_message(e.message())
         )
     })?;
+    let picked = pick_scale(&doc, origin, scale)?;
+    let mut places = keys::Places::of(text, picked.as_deref());
+    keys::check(&doc, origin, &places)?;
+    if let Some(s) = &picked {
+        let over = doc
+            .get("scale")
+            .and_then(|t| t.get(s))
+            .and_then(toml::Value::as_table)
+            .cloned()
+            .unwrap_or_default();
+        for (k, v) in over {
+            if !keys::settable().contains(&k.as_str()) {
+                return Err(format!(
+                    "{}: unknown {} in [scale.{s}]: valid keys are {}",
+                    places.at(origin, &k),
+                    keys::shown(&k),
+                    keys::settable().join(", ")
+                )
+                .into());
+            }
+            doc.insert(k, v);
+        }
+    }
+    for (k, v) in sets {
+        places.set(k);
+        doc.insert(k.clone(), v.clone());
+    }
+    keys::check(&doc, origin, &places)?;
+    // (Every key and type was checked: what does not read is not shown back.)
+    let file: StudyFile = toml::Value::Table(doc)
+        .try_into()
+        .map_err(|_| format!("{origin}: does not read as a study file"))?;
+    let values = check(&file, origin, &places)?;
+    Ok(Parsed {
+        file,
+        scale: picked,
+        values,
+    })
+}
+
+/// The scale whose table applies: `asked`, or `small` when the file has one.
+fn pick_scale(
+    doc: &toml::Table,
+    origin: &str,
+    asked: Option<&str>,
+) -> Result<Option<String>, PlanError> {
     let scales = match doc.get("scale") {
         Some(toml::Value::Table(t)) => t.clone(),
         Some(_) => return Err(format!("{origin}: scale must be a table: [scale.small]").into()),
         None => toml::Table::new(),
     };
-    let picked = match scale {
-        Some(s) if scales.contains_key(s) => Some(s.to_string()),
+    match asked {
+        Some(s) if scales.contains_key(s) => Ok(Some(s.to_string())),
         Some(s) => {
-            let known: Vec<&String> = scales.keys().collect();
-            return Err(format!(
+            let known: Vec<&str> = scales.keys().map(String::as_str).collect();
+            Err(format!(
                 "{origin}: no [scale.{s}] table{}",
                 if known.is_empty() {
                     " (the file has no scales: drop --scale)".to_string()
                 } else {
-                    format!(
-                        ": it has {}",
-                        known
-                            .iter()
-                            .map(|k| k.as_str())
-                            .collect::<Vec<_>>()
-                            .join(", ")
-                    )
+                    format!(": it has {}", known.join(", "))
                 }
             )
-            .into());
+            .into())
         }
-        None => scales.contains_key("small").then(|| "small".to_string()),
-    };
-    if let Some(s) = &picked {
-        let Some(toml::Value::Table(over)) = scales.get(s) else {
-            return Err(format!("{origin}: [scale.{s}] must be a table of keys").into());
-        };
-        for (k, v) in over {
-            if !KEYS.contains(&k.as_str()) || k == "scale" || k == "claim" {
-                return Err(format!(
-                    "{origin}: unknown key '{k}' in [scale.{s}]: valid keys are {}",
-                    settable().join(", ")
-                )
-                .into());
-            }
-            doc.insert(k.clone(), v.clone());
-        }
+        None => Ok(scales.contains_key("small").then(|| "small".to_string())),
     }
-    for (k, v) in sets {
-        doc.insert(k.clone(), v.clone());
-    }
-    let file: StudyFile = toml::Value::Table(doc).try_into().map_err(|e| {
-        let e = e.to_string();
-        format!(
-            "{origin}: {}{}",
-            e.trim_end(),
-            if e.contains("unknown field") {
-                format!(
-                    " (the keys of a study file are compare's flags: {})",
-                    KEYS.join(", ")
-                )
-            } else {
-                String::new()
-            }
-        )
-    })?;
-    check(&file, origin)?;
-    Ok((file, picked))
 }
 
-/// What a study file must hold to run: targets, workloads, claims whose expectations read.
-fn check(f: &StudyFile, origin: &str) -> Result<(), PlanError> {
+/// What a study file must hold to run: targets, workloads, values the command line would take,
+/// claims whose expectations read. Returns the values.
+fn check(f: &StudyFile, origin: &str, places: &keys::Places) -> Result<Values, PlanError> {
     if f.targets.is_empty() {
         return Err(format!("{origin}: no targets: add targets = [\"ext4\", \"xfs\"]").into());
     }
@@ -323,15 +328,82 @@ fn check(f: &StudyFile, origin: &str) -> Result<(), PlanError> {
         .into());
     }
     for (i, c) in f.claims.iter().enumerate() {
-        c.expectation()
-            .map_err(|e| format!("{origin}: claim {} (\"{}\"): {e}", i + 1, c.says))?;
+        if c.expectation().is_err() {
+            return Err(format!(
+                "{}: expect takes \"< X\", \"> X\" or \"A..B\" (A below B), X a number",
+                places.claim(origin, i)
+            )
+            .into());
+        }
     }
-    Ok(())
+    // A value its key does not take: where, and what it takes (the value is not shown back).
+    fn read<T, E>(
+        text: &Option<String>,
+        key: &str,
+        parse: impl Fn(&str) -> Result<T, E>,
+        at: &dyn Fn(&str) -> String,
+    ) -> Result<Option<T>, PlanError> {
+        text.as_deref()
+            .map(|t| {
+                parse(t).map_err(|_| {
+                    let kind = keys::kind_of(key).unwrap_or(Kind::Text);
+                    PlanError(format!("{}: {key} takes {}", at(key), kind.expects()))
+                })
+            })
+            .transpose()
+    }
+    let at = |k: &str| places.at(origin, k);
+    Ok(Values {
+        repeat: f.repeat.unwrap_or(1),
+        size: read(&f.size, "size", super::flags::nonzero_size, &at)?,
+        runtime: read(&f.runtime, "runtime", super::flags::runtime, &at)?,
+        file_size: read(&f.file_size, "file_size", super::flags::nonzero_size, &at)?,
+        interval: read(&f.interval, "interval", super::flags::interval, &at)?,
+        until_steady: read(&f.until_steady, "until_steady", str::parse, &at)?,
+    })
 }
 
 /// The study's text back (what `compare` writes as `study.toml`).
 pub fn to_toml(f: &StudyFile) -> String {
     toml::to_string(f).unwrap_or_default()
+}
+
+/// How a study directory's `study.toml` (`text`) differs from the study file of the plan its
+/// manifest records (`recorded`): each changed key with its recorded value as TOML writes it
+/// (`fsbench_version`, informational, left out). None when the recorded file cannot be written
+/// as TOML (a seed above TOML's integers): there is nothing to compare with. A file that is no
+/// longer TOML is an error naming its line, never quoting it.
+pub fn changed_keys(
+    recorded: &StudyFile,
+    text: &str,
+    origin: &str,
+) -> Result<Option<Vec<(String, String)>>, PlanError> {
+    let Ok(was) = toml::Table::try_from(recorded) else {
+        return Ok(None);
+    };
+    let now: toml::Table = toml::from_str(text).map_err(|e| {
+        let at = e
+            .span()
+            .map(|s| format!("line {}: ", keys::line_of(text, s.start)))
+            .unwrap_or_default();
+        format!(
+            "{origin}: no longer reads as TOML ({at}{}): restore it, or remove it to resume",
+            keys::syntax_message(e.message())
+        )
+    })?;
+    let mut names: Vec<&String> = was.keys().chain(now.keys()).collect();
+    names.sort();
+    names.dedup();
+    Ok(Some(
+        names
+            .into_iter()
+            .filter(|k| *k != "fsbench_version" && was.get(*k) != now.get(*k))
+            .map(|k| {
+                let value = was.get(k).map_or("(none)".to_string(), |v| v.to_string());
+                (keys::shown(k), value)
+            })
+            .collect(),
+    ))
 }
 
 /// A plan written down as a study file, with every default resolved (sizes in bytes, the

@@ -32,7 +32,7 @@ fn unmount(sys: &Sys, path: &Path) -> Result<(), String> {
         std::thread::sleep(Duration::from_millis(100 * (attempt + 1)));
     }
     if mounts::mount_at(path).is_some() {
-        eprintln!(
+        crate::out::eline!(
             "fsbench: warning: {} stays busy ({last}); detaching it lazily",
             path.display()
         );
@@ -40,6 +40,25 @@ fn unmount(sys: &Sys, path: &Path) -> Result<(), String> {
             .map_err(|e| e.to_string())?;
     }
     Ok(())
+}
+
+/// What cleanup does to a resource, for its notices.
+#[derive(Debug, Clone, Copy)]
+enum Act {
+    Unmount,
+    Detach,
+    DestroyPool,
+}
+
+/// The notice of an act on `what`: what was done ("unmounted X"), or under --dry-run what would
+/// be ("would unmount X"): a dry run changes nothing and says so.
+fn notice(sys: &Sys, act: Act, what: impl std::fmt::Display) -> String {
+    let (done, would) = match act {
+        Act::Unmount => ("unmounted", "would unmount"),
+        Act::Detach => ("detached", "would detach"),
+        Act::DestroyPool => ("destroyed pool", "would destroy pool"),
+    };
+    format!("{} {what}", if sys.dry_run { would } else { done })
 }
 
 /// What could not be removed; the state file stays so that a later `fsbench cleanup` retries.
@@ -73,7 +92,7 @@ fn forget_btrfs_members(sys: &Sys, state: &TargetState) {
 /// is not this state's: it is left alone. Err when ZFS cannot confirm either.
 fn pool_gone(sys: &Sys, name: &str, id: &str) -> Result<Option<String>, String> {
     if sys.dry_run {
-        return zfs::destroy(sys, name).map(|_| Some(format!("destroyed pool {name}")));
+        return zfs::destroy(sys, name).map(|_| Some(notice(sys, Act::DestroyPool, name)));
     }
     if let Some(backend) = zfs::backend() {
         if zfs::pools().is_err() {
@@ -89,7 +108,7 @@ fn pool_gone(sys: &Sys, name: &str, id: &str) -> Result<Option<String>, String> 
             "left pool {name} alone: its {} is {owner}, not this target's",
             zfs::OWNER_PROPERTY
         ))),
-        _ => zfs::destroy(sys, name).map(|_| Some(format!("destroyed pool {name}"))),
+        _ => zfs::destroy(sys, name).map(|_| Some(notice(sys, Act::DestroyPool, name))),
     }
 }
 
@@ -111,7 +130,7 @@ pub fn clean_state(
             Resource::Mount { path } => {
                 if sys.dry_run || mounts::mount_at(path).is_some() {
                     let r = unmount(sys, path)
-                        .map(|_| notices.push(format!("unmounted {}", path.display())));
+                        .map(|_| notices.push(notice(sys, Act::Unmount, path.display())));
                     forget_btrfs_members(sys, state);
                     r
                 } else {
@@ -135,7 +154,7 @@ pub fn clean_state(
                     .any(|l| &l.device == device && &l.backing_file == image);
                 if ours || sys.dry_run {
                     loopdev::detach(sys, device)
-                        .map(|_| notices.push(format!("detached {}", device.display())))
+                        .map(|_| notices.push(notice(sys, Act::Detach, device.display())))
                         .map_err(|e| e.to_string())
                 } else {
                     Ok(())
@@ -147,7 +166,7 @@ pub fn clean_state(
                     if let Err(e) = loopdev::detach(sys, &l.device) {
                         res = Err(e.to_string());
                     } else {
-                        notices.push(format!("detached {}", l.device.display()));
+                        notices.push(notice(sys, Act::Detach, l.device.display()));
                     }
                 }
                 if res.is_ok() && !state.keep_image && (path.exists() || sys.dry_run) {
@@ -352,7 +371,7 @@ fn scan_unrecorded(sys: &Sys, registry: &Registry, rep: &mut Report) {
         }
         rep.found.push(format!("unrecorded pool {pool}"));
         match zfs::destroy(sys, &pool) {
-            Ok(()) => rep.actions.push(format!("destroyed pool {pool}")),
+            Ok(()) => rep.actions.push(notice(sys, Act::DestroyPool, &pool)),
             Err(e) => rep.errors.push(e),
         }
     }
@@ -366,7 +385,7 @@ fn scan_unrecorded(sys: &Sys, registry: &Registry, rep: &mut Report) {
             match unmount(sys, &m.mountpoint) {
                 Ok(()) => rep
                     .actions
-                    .push(format!("unmounted {}", m.mountpoint.display())),
+                    .push(notice(sys, Act::Unmount, m.mountpoint.display())),
                 Err(e) => rep.errors.push(e),
             }
         }
@@ -382,7 +401,10 @@ fn scan_unrecorded(sys: &Sys, registry: &Registry, rep: &mut Report) {
             if l.deleted { " (deleted)" } else { "" }
         ));
         if sys.dry_run {
-            let _ = loopdev::detach(sys, &l.device);
+            if loopdev::detach(sys, &l.device).is_ok() {
+                rep.actions
+                    .push(notice(sys, Act::Detach, l.device.display()));
+            }
             continue;
         }
         // Claims again, then the device's backing file checked on the descriptor that detaches
@@ -395,7 +417,9 @@ fn scan_unrecorded(sys: &Sys, registry: &Registry, rep: &mut Report) {
             continue;
         }
         match crate::sys::loopctl::detach_if_backed_by(&l.device, backing) {
-            Ok(true) => rep.actions.push(format!("detached {}", l.device.display())),
+            Ok(true) => rep
+                .actions
+                .push(notice(sys, Act::Detach, l.device.display())),
             Ok(false) => rep.left_alone.push(format!(
                 "{}: another file backs it since it was listed",
                 l.device.display()

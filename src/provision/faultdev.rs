@@ -382,7 +382,7 @@ fn poll_controls(dir: PathBuf, faults: Arc<Faults>, stop: Arc<AtomicBool>) {
             }
         });
     if let Err(e) = spawned {
-        eprintln!("fsbench: warning: fault device control files are not read: {e}");
+        crate::out::eline!("fsbench: warning: fault device control files are not read: {e}");
     }
 }
 
@@ -391,7 +391,7 @@ fn apply_control(faults: &Faults, which: usize, value: Option<&str>) {
         (0, v) => faults.set_fail_writes(v.is_some()),
         (1, Some(v)) => match crate::plan::units::parse_size(v.trim()) {
             Ok(n) => faults.set_write_budget(n),
-            Err(e) => eprintln!("fsbench: fault device: write_budget: {e}"),
+            Err(e) => crate::out::eline!("fsbench: fault device: write_budget: {e}"),
         },
         (1, None) => faults.budget.store(-1, Ordering::SeqCst),
         (2, Some(v)) => {

@@ -79,7 +79,7 @@ impl Drop for Mounted {
         if !self.done && !self.state.persistent {
             self.done = true;
             if let Err(e) = self.teardown_inner() {
-                eprintln!("fsbench: teardown of {}: {e}", self.info.label);
+                crate::out::eline!("fsbench: teardown of {}: {e}", self.info.label);
             }
         }
     }
@@ -210,12 +210,7 @@ pub fn provision(sys: &Sys, spec: &TargetSpec, req: &Request) -> Result<Mounted,
         }
     }
     if let (Kind::Dir, Some(p)) = (def.kind, &spec.path) {
-        if !Path::new(p).is_dir() {
-            return Err(ProvisionError::Refused(format!(
-                "target '{}': {p} is not an existing directory; mount it first, or name another",
-                spec.label
-            )));
-        }
+        check_dir(&spec.label, Path::new(p))?;
     }
     // A `dir:` target works in a scratch directory inside the user's: no work directory. The
     // work directory is checked (owned by root, writable by no one else, nor anything above it)
@@ -300,7 +295,7 @@ pub fn provision(sys: &Sys, spec: &TargetSpec, req: &Request) -> Result<Mounted,
         }
         Err(e) => {
             if let Err(t) = cleanup::clean_state(sys, registry.as_ref(), &state) {
-                eprintln!(
+                crate::out::eline!(
                     "fsbench: cleaning up after the failed provisioning of {}: {t}",
                     spec.label
                 );
@@ -316,6 +311,22 @@ fn interrupted() -> Result<(), ProvisionError> {
         Some(why) => Err(ProvisionError::Stopped(why)),
         None => Ok(()),
     }
+}
+
+/// A `dir:` target's directory exists and is not the kernel's.
+fn check_dir(label: &str, p: &Path) -> Result<(), ProvisionError> {
+    if !p.is_dir() {
+        return Err(ProvisionError::Refused(format!(
+            "target '{label}': {} is not an existing directory; mount it first, or name another",
+            p.display()
+        )));
+    }
+    if let Some(why) = crate::sys::outfile::kernel_dir(p) {
+        return Err(ProvisionError::Refused(format!(
+            "target '{label}': {why}, the kernel's: fsbench makes no files there; name a directory on a data filesystem"
+        )));
+    }
+    Ok(())
 }
 
 /// A `dir:` target: a scratch directory of ours inside the user's directory.

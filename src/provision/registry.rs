@@ -144,7 +144,7 @@ impl Registry {
             }
             match std::fs::read(&p).map(|b| serde_json::from_slice::<TargetState>(&b)) {
                 Ok(Ok(s)) => out.push(s),
-                _ => eprintln!(
+                _ => crate::out::eline!(
                     "fsbench: warning: cannot read state file {}; leaving it alone",
                     p.display()
                 ),

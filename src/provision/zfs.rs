@@ -382,7 +382,7 @@ pub fn ensure_daemon(sys: &Sys, backend: Backend) -> Result<(), String> {
     let deadline = Instant::now() + Duration::from_secs(20);
     while Instant::now() < deadline {
         if zpool_answers() {
-            eprintln!(
+            crate::out::eline!(
                 "fsbench: started zfs-fuse (pid {pid}); it will be stopped when no pool is left"
             );
             return Ok(());

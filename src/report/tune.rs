@@ -436,12 +436,7 @@ pub fn parse_slo(
             ))
         }
     };
-    let candidates = [
-        name.to_string(),
-        format!("{name}_ns"),
-        format!("{name}_pct"),
-        format!("{name}_bytes"),
-    ];
+    let candidates = crate::metrics::catalog::spellings(name);
     let Some((metric, unit)) = candidates
         .iter()
         .find_map(|c| known(c).map(|u| (c.clone(), u)))

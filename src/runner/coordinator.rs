@@ -159,7 +159,7 @@ impl Loop<'_> {
             repeat + 1
         );
         if !self.opts.quiet {
-            eprintln!("fsbench: [{}] {said}", spec.label);
+            crate::out::eline!("fsbench: [{}] {said}", spec.label);
         }
         self.manifest.warnings.push(said);
         self.target(spec, index, repeat)
@@ -317,7 +317,7 @@ fn measure(
 /// complete, so `compare --resume` runs it again.
 fn lost(manifest: &mut Manifest, e: RunError) -> Ended {
     let msg = e.to_string();
-    eprintln!("fsbench: error: {msg}");
+    crate::out::eline!("fsbench: error: {msg}");
     manifest.rank_failure = Some(msg.clone());
     manifest
         .warnings
@@ -386,7 +386,7 @@ fn run_workloads(
                     failure,
                     ..Default::default()
                 };
-                eprintln!("fsbench: [{}] {wname} failed: {e}", got.label);
+                crate::out::eline!("fsbench: [{}] {wname} failed: {e}", got.label);
                 sink.save(Record::from_phase(&key, p))?;
             }
         }

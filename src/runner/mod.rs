@@ -19,6 +19,7 @@ use crate::workload::SpecError;
 
 pub use coordinator::run;
 pub use preflight::resolve;
+pub use study::pending;
 pub use targets::here_ctx;
 
 /// Where the targets come from.

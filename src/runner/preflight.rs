@@ -158,6 +158,16 @@ fn check_targets(plan: &Plan, place: &Where, workloads: &[Named]) -> Result<(), 
                 t.label
             )));
         }
+        if let Some(why) = t
+            .path
+            .as_deref()
+            .and_then(|p| crate::sys::outfile::kernel_dir(p.as_ref()))
+        {
+            return Err(SpecError(format!(
+                "target '{}': {why}, the kernel's: fsbench makes no files there; name a directory on a data filesystem",
+                t.label
+            )));
+        }
         let size = (!crate::provision::caps(&t.fs).existing_dir)
             .then(|| t.size.unwrap_or(plan.size_bytes));
         for (_, w) in workloads {

@@ -97,6 +97,44 @@ pub(super) fn open_study(opts: &Options, manifest: &mut Manifest) -> Result<Sink
     })
 }
 
+/// What a resume of the study in `dir` would do, read without opening it for writing
+/// (`study --resume DIR --check`): the (target, repeat) runs complete, those it would run in the
+/// coordinator's order, and how many records of unfinished runs it would set aside.
+#[derive(Debug, Default, PartialEq)]
+pub struct Pending {
+    pub done: usize,
+    pub to_run: Vec<(String, u32)>,
+    pub set_aside: usize,
+    pub torn: bool,
+}
+
+pub fn pending(dir: &std::path::Path, plan: &crate::plan::Plan) -> Result<Pending, RunnerError> {
+    let mut completed = crate::store::read_manifest(dir)?.completed;
+    let (earlier, torn) = crate::store::load_results_torn(dir)?;
+    if let Some(t) = &torn {
+        undo_torn(&mut completed, t);
+    }
+    let n = plan.targets.len();
+    let mut to_run = Vec::new();
+    for repeat in 0..plan.repeat {
+        for index in (0..n).map(|i| (i + repeat as usize) % n.max(1)) {
+            let key = (plan.targets[index].label.clone(), repeat);
+            if !completed.contains(&key) {
+                to_run.push(key);
+            }
+        }
+    }
+    Ok(Pending {
+        done: completed.len(),
+        set_aside: earlier
+            .iter()
+            .filter(|r| !completed.contains(&(r.target.clone(), r.repeat)))
+            .count(),
+        to_run,
+        torn: torn.is_some(),
+    })
+}
+
 /// A torn last record names its target and repeat as far as its bytes go: that run is taken out
 /// of the completed list (the last completed run of that target, or the last of all, when the
 /// bytes stop before the repeat or the target). Returns the manifest's note.

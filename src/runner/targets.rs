@@ -78,7 +78,7 @@ impl Getter<'_> {
             }
         };
         if !self.quiet {
-            eprintln!("fsbench: [{}] provisioning {}", spec.label, spec.spec);
+            crate::out::eline!("fsbench: [{}] provisioning {}", spec.label, spec.spec);
         }
         let device = self.plan.device.as_ref().map(PathBuf::from);
         let req = Request {
@@ -101,7 +101,7 @@ impl Getter<'_> {
     fn got(&self, spec: &TargetSpec, m: Mounted) -> Got {
         let caps = provision::caps(&spec.fs);
         if !self.quiet {
-            eprintln!(
+            crate::out::eline!(
                 "fsbench: [{}] {} {} ({})",
                 spec.label,
                 if caps.raw_device || m.info.mountpoint.is_empty() {
@@ -251,7 +251,7 @@ fn missed(spec: &TargetSpec, repeat: u32, e: ProvisionError, t0: Instant) -> Mis
         Outcome::Skipped => "skipped",
         _ => "failed",
     };
-    eprintln!("fsbench: [{}] {what}: {e}", spec.label);
+    crate::out::eline!("fsbench: [{}] {what}: {e}", spec.label);
     Missed {
         record,
         refused: matches!(&e, ProvisionError::Refused(_)).then(|| e.to_string()),

@@ -77,6 +77,18 @@ fn kernel_fs_of(dir: &Path) -> Option<&'static str> {
         .map(|(_, name)| *name)
 }
 
+/// Why a directory is the kernel's (under /proc, /sys or /dev, or on a kernel filesystem
+/// mounted anywhere), if it is: fsbench makes no files there (a `dir:` target's scratch
+/// directory). Symbolic links on the way are followed; a directory that does not resolve is not
+/// said to be the kernel's (the caller refuses it for that).
+pub fn kernel_dir(dir: &Path) -> Option<String> {
+    let real = std::fs::canonicalize(dir).ok()?;
+    if let Some(k) = KERNEL_DIRS.iter().find(|k| real.starts_with(k)) {
+        return Some(format!("{} is under {k}", real.display()));
+    }
+    kernel_fs_of(&real).map(|fs| format!("{} is on a {fs} mount", real.display()))
+}
+
 /// Why fsbench will not write `path`, if it will not: checked before a run (`--check`, and every
 /// command before it starts), nothing is opened or created. A missing directory is an error too.
 pub fn check(path: &Path) -> io::Result<()> {

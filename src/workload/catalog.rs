@@ -59,6 +59,34 @@ pub fn find(name: &str) -> Option<MetricDef> {
         .map(|e| e.def)
 }
 
+/// The metric a person named (`tune --metric lat_p99`, `--slo`), by `spellings`: its catalogue
+/// name and entry.
+pub fn named(name: &str) -> Option<(String, MetricDef)> {
+    crate::metrics::catalog::spellings(name)
+        .into_iter()
+        .find_map(|c| find(&c).map(|d| (c, d)))
+}
+
+/// Whether the records of a workload (or block preset) of this name can carry `metric`: the
+/// phase frame's own, or one its table entry lists.
+pub fn emits(workload: &str, metric: &str) -> bool {
+    FRAME.iter().any(|d| matches(d.name, metric))
+        || super::def_of(workload)
+            .is_some_and(|w| w.metrics.iter().any(|d| matches(d.name, metric)))
+}
+
+/// What a workload (or block preset) of this name measures, its key metrics first (a message's
+/// list).
+pub fn measured_by(workload: &str) -> Vec<&'static str> {
+    let Some(w) = super::def_of(workload) else {
+        return Vec::new();
+    };
+    let key = w.metrics.iter().filter(|d| d.key);
+    key.chain(w.metrics.iter().filter(|d| !d.key))
+        .map(|d| d.name)
+        .collect()
+}
+
 /// The key metrics, in the table's order.
 pub fn key_metrics() -> impl Iterator<Item = &'static str> {
     all().iter().filter(|e| e.def.key).map(|e| e.def.name)

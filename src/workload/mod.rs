@@ -77,6 +77,12 @@ pub trait Workload: Send + Sync {
         Vec::new()
     }
 
+    /// The tests its records name, when known before it runs (a block workload's jobs); None
+    /// when not known here (`tune --test` is then taken as given).
+    fn tests(&self) -> Option<Vec<String>> {
+        None
+    }
+
     /// Its headline figure, when its table's first key metric is not it (a block workload of
     /// random jobs: IOPS; of sequential ones: bytes per second).
     fn headline(&self) -> Option<&'static str> {
@@ -98,6 +104,14 @@ pub fn headline(spec: &WorkloadSpec, built: &dyn Workload) -> Option<(&'static s
         .iter()
         .find(|m| m.key && m.better != Better::Neither && !m.name.contains('*'))
         .map(|m| (m.name, m.better == Better::Higher))
+}
+
+/// The table entry of a workload or block preset name (a preset is a block workload).
+pub fn def_of(name: &str) -> Option<&'static WorkloadDef> {
+    if presets::find(name).is_some() {
+        return Some(&block::DEF_BLOCK);
+    }
+    WORKLOADS.iter().find(|w| w.name == name)
 }
 
 /// Checks a workload spec (with the command line's overrides) and builds the workload.

@@ -6,7 +6,7 @@ workloads = ["cdm"]
 "#;
 
 fn parse_ok(text: &str) -> StudyFile {
-    parse(text, "t.toml", None, &[]).unwrap().0
+    parse(text, "t.toml", None, &[]).unwrap().file
 }
 
 fn parse_err(text: &str) -> String {
@@ -61,18 +61,19 @@ why = "w"
 #[test]
 fn scales_and_sets_lie_over_the_top_level_keys() {
     let text = format!("{MINIMAL}repeat = 3\n[scale.small]\nrepeat = 1\nsize = \"1G\"\n[scale.full]\nsize = \"64G\"\n");
-    let (f, s) = parse(&text, "t", None, &[]).unwrap();
+    let p = parse(&text, "t", None, &[]).unwrap();
+    let (f, s) = (p.file, p.scale);
     assert_eq!(
         (f.repeat, f.size.as_deref(), s.as_deref()),
         (Some(1), Some("1G"), Some("small"))
     );
-    let (f, _) = parse(&text, "t", Some("full"), &[]).unwrap();
+    let f = parse(&text, "t", Some("full"), &[]).unwrap().file;
     assert_eq!((f.repeat, f.size.as_deref()), (Some(3), Some("64G")));
     let sets = [
         parse_set("repeat=5").unwrap(),
         parse_set("targets=[\"btrfs\"]").unwrap(),
     ];
-    let (f, _) = parse(&text, "t", None, &sets).unwrap();
+    let f = parse(&text, "t", None, &sets).unwrap().file;
     assert_eq!(
         (f.repeat, f.targets.clone()),
         (Some(5), vec!["btrfs".to_string()])
@@ -129,12 +130,122 @@ fn the_shipped_studies_read() {
     assert_eq!(SHIPPED.len(), 5);
     for (name, text) in SHIPPED {
         for scale in [None, Some("small"), Some("full")] {
-            let (f, s) =
+            let p =
                 parse(text, name, scale, &[]).unwrap_or_else(|e| panic!("{name} {scale:?}: {e}"));
+            let (f, s) = (p.file, p.scale);
             assert!(f.title.is_some() && f.source.is_some(), "{name}");
             assert!(f.claims.len() >= 3, "{name}: {} claims", f.claims.len());
             assert_eq!(s.as_deref(), Some(scale.unwrap_or("small")), "{name}");
         }
         assert!(!text.to_ascii_lowercase().contains("seed 0"), "{name}");
     }
+}
+
+#[test]
+fn values_the_command_line_refuses_are_refused_with_their_line() {
+    for (line, key) in [
+        ("repeat = 0", "repeat"),
+        ("repeat = 1000000000", "repeat"),
+        ("repeat = -1", "repeat"),
+        ("repeat = 99999999999", "repeat"),
+        ("size = \"0\"", "size"),
+        ("file_size = \"0k\"", "file_size"),
+        ("runtime = \"0s\"", "runtime"),
+        ("interval = \"1ms\"", "interval"),
+        ("until_steady = \"faster\"", "until_steady"),
+        ("seed = -3", "seed"),
+        ("size = 4", "size"),
+        ("targets = \"ext4\"", "targets"),
+    ] {
+        let e = parse_err(&format!(
+            "workloads = [\"cdm\"]\n{line}\n{}",
+            "targets = [\"ext4\"]\n".repeat(usize::from(key != "targets"))
+        ));
+        assert!(
+            e.contains("t.toml: line 2:") && e.contains(&format!("{key} takes")),
+            "{line}: {e}"
+        );
+    }
+    let p = parse(MINIMAL, "t", None, &[]).unwrap();
+    assert_eq!(p.values.repeat, 1);
+    let p = parse(
+        &format!("{MINIMAL}repeat = 1000\nsize = \"2G\"\nruntime = \"2s\"\ninterval = \"500ms\"\n"),
+        "t",
+        None,
+        &[],
+    )
+    .unwrap();
+    assert_eq!(
+        (p.values.repeat, p.values.size, p.values.runtime),
+        (1000, Some(2 << 30), Some(std::time::Duration::from_secs(2)))
+    );
+    // A scale's value and a --set say where they came from.
+    let e = parse_err(&format!("{MINIMAL}[scale.small]\nsize = \"0\"\n"));
+    assert!(e.contains("line 5 ([scale.small]): size takes"), "{e}");
+    let e = parse(MINIMAL, "t", None, &[parse_set("repeat=0").unwrap()])
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("--set: repeat takes"), "{e}");
+}
+
+#[test]
+fn a_set_is_one_value_and_takes_the_kind_of_its_key() {
+    let e = parse_set("repeat=2\ntargets=[\"x\"]")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("more than one line or key"), "{e}");
+    assert!(parse_set("repeat=2\nrepeat=3").is_err());
+    assert!(parse_set("notes=two\nlines").is_err());
+    assert_eq!(
+        parse_set("targets=[\n\"ext4\",\n\"xfs\"]").unwrap().1,
+        toml::Value::Array(vec!["ext4".into(), "xfs".into()])
+    );
+    assert_eq!(
+        parse_set("targets=ext4").unwrap().1,
+        toml::Value::Array(vec!["ext4".into()])
+    );
+    assert_eq!(parse_set("size=1000").unwrap().1, "1000".into());
+    assert_eq!(parse_set("title=2024").unwrap().1, "2024".into());
+    assert_eq!(parse_set("repeat=5").unwrap().1, toml::Value::Integer(5));
+}
+
+#[test]
+fn no_error_quotes_the_file() {
+    for text in [
+        "root:$6$SECRET$hash:19000:0:99999:7:::\ndaemon:*:1:0:2:7:::\n",
+        "password = SECRET\n",
+        "targets = [\"ext4\"]\nworkloads = [\"cdm\"]\nrepeat = \"SECRET\"\n",
+        "targets = [\"ext4\"]\nworkloads = [\"cdm\"]\n\"SECRET key\" = 1\n",
+        "targets = [\"ext4\"]\nworkloads = [\"cdm\"]\nSECRETKEY = 1\nSECRETKEY = 2\n",
+        "targets = [\"ext4\"]\nworkloads = [\"cdm\"]\nsize = \"SECRET\"\n",
+        "targets = [\"ext4\"]\nworkloads = [\"cdm\"]\n[[claim]]\nsays = \"s\"\ntarget = \"ext4\"\nmetric = \"iops\"\nexpect = \"SECRET\"\n",
+        "targets = [\"ext4\"]\nworkloads = [\"cdm\"]\n[[claim]]\nsays = \"s\"\ntarget = \"ext4\"\nmetric = \"iops\"\nexpect = \"> 1\"\n\"SECRET x\" = \"y\"\n",
+        "targets = [\"ext4\"]\nworkloads = [\"cdm\"]\n[scale.small]\n\"SECRET x\" = 1\n",
+    ] {
+        let e = parse_err(text);
+        assert!(!e.contains("SECRET"), "{text}: {e}");
+        assert!(e.contains("t.toml") && e.contains("line"), "{text}: {e}");
+    }
+}
+
+#[test]
+fn an_edited_study_file_names_its_changed_keys() {
+    let f = parse_ok(&format!("{MINIMAL}repeat = 3\nsize = \"1G\"\n"));
+    let text = to_toml(&f);
+    assert_eq!(changed_keys(&f, &text, "s").unwrap(), Some(vec![]));
+    // fsbench_version is informational.
+    let newer = format!("{text}fsbench_version = \"9.9\"\n");
+    assert_eq!(changed_keys(&f, &newer, "s").unwrap(), Some(vec![]));
+    let edited = text.replace("repeat = 3", "repeat = 5") + "seed = 4\n";
+    assert_eq!(
+        changed_keys(&f, &edited, "s").unwrap(),
+        Some(vec![
+            ("key 'repeat'".to_string(), "3".to_string()),
+            ("key 'seed'".to_string(), "(none)".to_string())
+        ])
+    );
+    let e = changed_keys(&f, "root:SECRET", "s")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("line 1") && !e.contains("SECRET"), "{e}");
 }

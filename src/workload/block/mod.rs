@@ -355,6 +355,10 @@ impl Workload for Block {
             .collect()
     }
 
+    fn tests(&self) -> Option<Vec<String>> {
+        Some(self.jobs.iter().map(|j| j.name.clone()).collect())
+    }
+
     fn headline(&self) -> Option<&'static str> {
         Some(if self.jobs.iter().any(|j| j.rw.random()) {
             "iops"

@@ -75,6 +75,10 @@ pub const TESTS: &[&str] = &[
 ];
 
 impl Workload for Bonnie {
+    fn tests(&self) -> Option<Vec<String>> {
+        Some(TESTS.iter().map(|t| t.to_string()).collect())
+    }
+
     fn open(&self, t: &TargetCtx) -> Result<Opened, RunError> {
         let Some(dir) = t.dir() else {
             return Ok(Opened::Skip {

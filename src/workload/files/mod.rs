@@ -256,6 +256,10 @@ pub fn rank_seed(seed: u64, r: usize) -> u64 {
 }
 
 impl Workload for Files {
+    fn tests(&self) -> Option<Vec<String>> {
+        Some(self.phases.iter().map(|k| k.name().to_string()).collect())
+    }
+
     fn open(&self, t: &TargetCtx) -> Result<Opened, RunError> {
         let Some(dir) = t.dir() else {
             return Ok(Opened::Skip {

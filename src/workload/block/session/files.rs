@@ -196,7 +196,7 @@ pub(super) fn lay_out(
 ) -> Result<(), RunError> {
     let region = end - start;
     if !quiet {
-        eprintln!(
+        crate::out::eline!(
             "fsbench:   laying out {} of test data in {}",
             fmt(region),
             path.display()
