@@ -86,15 +86,21 @@ fn retry_of(a: &TuneArgs, plan: &Plan) -> crate::plan::OnInterference {
     crate::plan::OnInterference::from_flag(a.retry_interfered, default)
 }
 
-pub fn run(a: TuneArgs) -> anyhow::Result<Exit> {
+/// The race's plan: a resumed tune's as recorded, or a new one from the arguments.
+fn plan_of(a: &TuneArgs) -> anyhow::Result<Plan> {
     let mut plan = match &a.resume {
         Some(dir) => {
-            race::refuse_changes(&a)?;
+            race::refuse_changes(a)?;
             super::studyrun::resumed_plan(dir, "tune")?
         }
-        None => race::new_plan(&a)?,
+        None => race::new_plan(a)?,
     };
-    plan.on_interference = retry_of(&a, &plan);
+    plan.on_interference = retry_of(a, &plan);
+    Ok(plan)
+}
+
+pub fn run(a: TuneArgs) -> anyhow::Result<Exit> {
+    let plan = plan_of(&a)?;
     let Some(meta) = plan.tune.clone() else {
         anyhow::bail!("--resume: that study is not a tune (its plan has no candidates to race)");
     };
