@@ -28,9 +28,11 @@ fn the_list_names_the_five_and_each_checks_without_running() {
     let t = tempfile::tempdir().unwrap();
     for name in SHIPPED {
         for scale in ["small", "full"] {
+            // A work directory that does not exist: no room measured before, the tables'.
             let o = bin()
                 .current_dir(t.path())
                 .args(["study", name, "--check", "--scale", scale])
+                .args(["--workdir", "/var/tmp/fsbench-tests/no-such-workdir"])
                 .output()
                 .unwrap();
             assert!(o.status.success(), "{name} {scale}: {}", stderr(&o));
@@ -41,6 +43,17 @@ fn the_list_names_the_five_and_each_checks_without_running() {
                     && text.contains("nothing was run"),
                 "{name}: {text}"
             );
+            // Every target's space is judged and fits as shipped.
+            let space: Vec<&str> = text
+                .lines()
+                .skip_while(|l| !l.starts_with("space, judged before the run"))
+                .skip(1)
+                .take_while(|l| !l.is_empty())
+                .collect();
+            assert!(!space.is_empty(), "{name} {scale}: no space judged: {text}");
+            for l in space {
+                assert!(l.contains(": fits "), "{name} {scale}: {l}");
+            }
         }
     }
     assert_eq!(
@@ -382,4 +395,65 @@ fn a_resume_checks_without_running_and_refuses_an_edited_study_file() {
     let o = run(&["study", "--resume", r, "-q"]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert_eq!(records_of(&res).len(), 6);
+}
+
+#[test]
+fn a_plan_whose_rewrites_cannot_fit_a_copy_on_write_target_is_refused_with_the_size_that_fits() {
+    let t = tempfile::tempdir().unwrap();
+    let out = t.path().join("study");
+    let args = |check: bool| {
+        let mut v = vec![
+            "compare",
+            "xfs",
+            "btrfs",
+            "-w",
+            "hpc-battery",
+            "--size",
+            "2G",
+            "--file-size",
+            "256M",
+            "--runtime",
+            "1s",
+            "--workdir",
+        ];
+        v.push(t.path().to_str().unwrap());
+        if check {
+            v.push("--check");
+        } else {
+            v.extend(["--out", out.to_str().unwrap()]);
+        }
+        v.into_iter().map(String::from).collect::<Vec<_>>()
+    };
+    for check in [true, false] {
+        let o = bin().args(args(check)).output().unwrap();
+        assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+        let e = stderr(&o);
+        assert!(e.contains("target 'btrfs'"), "{e}");
+        assert!(
+            e.contains("overwrites counted twice on copy-on-write btrfs"),
+            "{e}"
+        );
+        assert!(e.contains("give --size 3G"), "{e}");
+    }
+    assert!(!out.exists(), "a refused plan made its study directory");
+    assert!(
+        !mounts_text().contains(t.path().to_str().unwrap()),
+        "something was mounted"
+    );
+    // In place, or with btrfs's copy on write off, the same plan fits.
+    let o = run(&[
+        "compare",
+        "xfs",
+        "btrfs:nodatacow",
+        "-w",
+        "hpc-battery",
+        "--size",
+        "2G",
+        "--file-size",
+        "256M",
+        "--check",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = stdout(&o);
+    assert!(text.contains("btrfs:nodatacow: fits"), "{text}");
 }

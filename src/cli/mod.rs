@@ -482,6 +482,9 @@ pub struct CompareArgs {
     /// Study directory for results and manifest
     #[arg(short, long)]
     pub out: Option<PathBuf>,
+    /// Print the plan as it would run and whether it fits each target's room; touch nothing
+    #[arg(long)]
+    pub check: bool,
     /// Run everything this many times, each on a freshly provisioned target; the order of the
     /// targets rotates from one repeat to the next so that drift favours none
     #[arg(long, default_value_t = 1, value_parser = repeat_arg)]

@@ -281,6 +281,7 @@ pub fn run(a: StudyArgs) -> anyhow::Result<Exit> {
         };
         let resolved = crate::runner::resolve(plan, &place, false)?;
         let mut text = describe(&resolved);
+        text.push_str(&resolved.space_text(&place));
         if let Some(dir) = &a.resume {
             text.push_str(&describe_resume(dir, &resolved.plan)?);
         }

@@ -105,7 +105,12 @@ pub fn run(a: TuneArgs) -> anyhow::Result<Exit> {
         anyhow::bail!("--resume: that study is not a tune (its plan has no candidates to race)");
     };
     if a.check {
-        crate::out::print(&describe(&plan, &meta));
+        let place = runner::Where::Provision {
+            workdir: a.common.workdir.clone(),
+            keep: a.keep,
+        };
+        let space = runner::resolve(plan.clone(), &place, false)?.space_text(&place);
+        crate::out::print(&(describe(&plan, &meta) + &space));
         return Ok(Exit::Ok);
     }
     let team = crate::frame::Local;

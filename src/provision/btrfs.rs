@@ -114,6 +114,8 @@ pub const DEF: FsDef = FsDef {
         daemons: &[],
         kernel: &["btrfs"],
     },
+    room: super::room::BTRFS,
+    cow: super::CopyOnWrite::Unless("nodatacow"),
     integrity: Some(super::Integrity {
         locate: super::Locate::FiemapLogical,
         dir_blocks: None,

@@ -18,6 +18,8 @@ pub const DEF: FsDef = FsDef {
         daemons: &[],
         kernel: &[],
     },
+    room: &[],
+    cow: super::CopyOnWrite::InPlace,
     integrity: None,
     axes: &[],
     summary: "an existing directory, e.g. dir:/mnt/nfs (nothing is formatted)",

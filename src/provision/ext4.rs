@@ -30,6 +30,8 @@ pub const DEF: FsDef = FsDef {
         daemons: &[],
         kernel: &["jbd2/", "ext4-"],
     },
+    room: super::room::EXT4,
+    cow: super::CopyOnWrite::InPlace,
     integrity: Some(super::Integrity {
         locate: super::Locate::Fiemap,
         dir_blocks: Some(super::DirBlocks::Debugfs),

@@ -63,6 +63,8 @@ pub const DEF: FsDef = FsDef {
         daemons: &[],
         kernel: &["f2fs"],
     },
+    room: &[],
+    cow: super::CopyOnWrite::InPlace,
     integrity: Some(super::Integrity {
         locate: super::Locate::Fiemap,
         dir_blocks: None,

@@ -16,6 +16,7 @@ pub mod offline;
 pub mod probe;
 pub mod raw;
 pub mod registry;
+pub mod room;
 pub mod safety;
 pub mod snapshot;
 pub mod tmpfs;
@@ -143,6 +144,26 @@ pub struct Caps {
     pub threads: crate::metrics::evidence::FsThreads,
 }
 
+/// Whether a filesystem rewrites in place or copies on write.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CopyOnWrite {
+    /// A rewrite goes where the block was.
+    InPlace,
+    /// A rewrite is written anew and the old copy freed after (at its transaction's commit).
+    Always,
+    /// Copy on write unless the target is mounted with this option (btrfs's nodatacow).
+    Unless(&'static str),
+}
+
+/// Whether `t` copies on write, as its filesystem and options say.
+pub fn copies_on_write(t: &TargetSpec) -> bool {
+    match find(&t.fs).map(|d| d.cow) {
+        Some(CopyOnWrite::Always) => true,
+        Some(CopyOnWrite::Unless(opt)) => !t.options.iter().any(|o| o.key == opt),
+        _ => false,
+    }
+}
+
 /// One filesystem fsbench can provision: one file in src/provision/ and one line in FILESYSTEMS.
 #[derive(Debug, Clone, Copy)]
 pub struct FsDef {
@@ -152,6 +173,11 @@ pub struct FsDef {
     pub snapshots: bool,
     /// The processes and kernel threads that do its work, by name.
     pub threads: crate::metrics::evidence::FsThreads,
+    /// The room it leaves for data on fresh images of a few sizes (`room.rs`); empty where the
+    /// room is not the image's (tmpfs, a directory, a device).
+    pub room: room::Points,
+    /// Whether it writes a rewritten block anew before it frees the old one.
+    pub cow: CopyOnWrite,
     pub integrity: Option<Integrity>,
     /// The options that commonly matter for performance, as `fsbench tune --axes` varies them:
     /// each axis is its alternatives ("" is the filesystem's default), the candidates their

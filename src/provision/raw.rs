@@ -18,6 +18,8 @@ pub const DEF: FsDef = FsDef {
         daemons: &[],
         kernel: &[],
     },
+    room: &[],
+    cow: super::CopyOnWrite::InPlace,
     integrity: None,
     axes: &[],
     summary: "the block device itself, no filesystem (baseline for block workloads)",

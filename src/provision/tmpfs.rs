@@ -35,6 +35,8 @@ pub const DEF: FsDef = FsDef {
         daemons: &[],
         kernel: &[],
     },
+    room: &[],
+    cow: super::CopyOnWrite::InPlace,
     integrity: None,
     axes: &[],
     summary: "tmpfs in memory (the page cache ceiling); size= limits it",

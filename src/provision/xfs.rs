@@ -87,6 +87,8 @@ pub const DEF: FsDef = FsDef {
         daemons: &[],
         kernel: &["xfs"],
     },
+    room: super::room::XFS,
+    cow: super::CopyOnWrite::InPlace,
     integrity: Some(super::Integrity {
         locate: super::Locate::Fiemap,
         dir_blocks: Some(super::DirBlocks::XfsDb),

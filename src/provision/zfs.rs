@@ -131,6 +131,8 @@ pub const DEF: FsDef = FsDef {
         daemons: &["zfs-fuse"],
         kernel: &["z_", "txg_", "spa_", "arc_", "dp_sync", "zvol"],
     },
+    room: super::room::ZFS,
+    cow: super::CopyOnWrite::Always,
     integrity: Some(super::Integrity {
         locate: super::Locate::Zdb,
         dir_blocks: None,

@@ -46,6 +46,10 @@ pub(crate) fn build(records: &[Record], rows: &[Row], manifest: &[String]) -> Ve
             out.push(Warning::line(w));
         }
     }
+    // A target that ran out of room is said first: its figures stop where the room did.
+    if let Some(w) = out_of_room(records) {
+        out.insert(0, w);
+    }
     let less: Vec<String> = records
         .iter()
         .filter(|r| r.outcome == Outcome::Ok)
@@ -163,4 +167,45 @@ pub(crate) fn text(w: &[Warning], markdown: bool) -> String {
     }
     out.push('\n');
     out
+}
+
+/// The records that failed for want of space (ENOSPC, EDQUOT), each with the room its target had
+/// when it failed: one warning that says so plainly.
+fn out_of_room(records: &[Record]) -> Option<Warning> {
+    use crate::plan::units::format_bytes;
+    let full: Vec<String> = records
+        .iter()
+        .filter(|r| r.outcome == Outcome::Failed)
+        .filter_map(|r| {
+            let f = r.failure.as_ref()?;
+            matches!(f.errno.as_deref(), Some("ENOSPC") | Some("EDQUOT")).then(|| {
+                let total = f.space.get("bytes_total").copied();
+                let avail = f.space.get("bytes_avail").copied();
+                format!(
+                    "{} {} (repeat {}): {} failed with {}{}",
+                    r.target,
+                    r.test,
+                    r.repeat + 1,
+                    f.op,
+                    f.errno.as_deref().unwrap_or_default(),
+                    match (total, avail) {
+                        (Some(t), Some(a)) => format!(
+                            "; the target had {} in all, {} available when it failed",
+                            format_bytes(t),
+                            format_bytes(a)
+                        ),
+                        _ => String::new(),
+                    }
+                )
+            })
+        })
+        .collect();
+    let first = full.first()?.clone();
+    Some(Warning {
+        text: format!(
+            "{} record(s) ran out of room on their target ({first}): give the target more room (--size; `--check` judges the space a plan needs before the run, rewrites on copy-on-write filesystems counted twice)",
+            full.len()
+        ),
+        details: full,
+    })
 }

@@ -7,6 +7,7 @@
 
 mod coordinator;
 mod preflight;
+pub mod room;
 mod study;
 mod targets;
 
@@ -18,7 +19,7 @@ use crate::store::{Record, StoreError, Study};
 use crate::workload::SpecError;
 
 pub use coordinator::run;
-pub use preflight::resolve;
+pub use preflight::{resolve, room_of};
 pub use study::pending;
 pub use targets::here_ctx;
 

@@ -174,5 +174,30 @@ fn check_targets(plan: &Plan, place: &Where, workloads: &[Named]) -> Result<(), 
             w.check_target(t, size)?;
         }
     }
-    Ok(())
+    room_of(plan, place, workloads).map(|_| ())
+}
+
+/// The space each target will have against what the workloads leave on it (`room`); a plan
+/// that cannot fit is refused. A whole --device is not judged (its size is its own).
+pub fn room_of(
+    plan: &Plan,
+    place: &Where,
+    workloads: &[Named],
+) -> Result<Vec<super::room::Judged>, SpecError> {
+    let Where::Provision { workdir, .. } = place else {
+        return Ok(Vec::new());
+    };
+    if plan.device.is_some() {
+        return Ok(Vec::new());
+    }
+    let footprints: Vec<workload::Footprint> = workloads
+        .iter()
+        .filter_map(|(_, w)| w.footprint())
+        .collect();
+    super::room::check(
+        &plan.targets,
+        |t| Some(t.size.unwrap_or(plan.size_bytes)),
+        &footprints,
+        Some(workdir),
+    )
 }

@@ -93,7 +93,15 @@ impl Getter<'_> {
         };
         let t0 = Instant::now();
         match provision::provision(self.sys, spec, &req) {
-            Ok(m) => Ok(self.got(spec, m)),
+            Ok(m) => {
+                // The room it has before anything is written: the next plan's judgement.
+                let image = device.is_none() && provision::caps(&spec.fs).formats;
+                if let (true, Ok(st)) = (image, crate::sys::statvfs(&m.mountpoint)) {
+                    let size = spec.size.unwrap_or(self.plan.size_bytes);
+                    provision::room::remember(workdir, spec, size, st.blocks_avail * st.block_size);
+                }
+                Ok(self.got(spec, m))
+            }
             Err(e) => Err(Box::new(missed(spec, repeat, e, t0))),
         }
     }

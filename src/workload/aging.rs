@@ -123,6 +123,11 @@ fn build(spec: &WorkloadSpec, o: &Overrides) -> Result<Box<dyn Workload>, SpecEr
 }
 
 impl Workload for Aging {
+    /// Its one file, overwritten in place (with snapshots, the old blocks stay pinned).
+    fn footprint(&self) -> Option<super::Footprint> {
+        self.block.footprint()
+    }
+
     fn open(&self, t: &TargetCtx) -> Result<Opened, RunError> {
         let inner = self.block.session(t)?;
         Ok(Opened::Run(Box::new(AgingSession {

@@ -46,6 +46,32 @@ pub enum Variant {
     Skip { test: String, reason: String },
 }
 
+/// What a workload leaves on its target, counted before the run so that a plan that cannot fit
+/// is refused before anything is provisioned (`runner::room`).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Footprint {
+    /// Bytes of the files it lays out or creates and keeps until the target goes.
+    pub kept: u64,
+    /// The most bytes one of its phases rewrites in place: a copy-on-write filesystem writes
+    /// them anew before it frees the old copy.
+    pub rewritten: u64,
+    /// Snapshots it takes while it writes: each pins what it saw, so each rewrite after one
+    /// needs room anew.
+    pub snapshots: u32,
+    /// What it could not count before the run (a size given as a share of the free space).
+    pub uncounted: Vec<String>,
+}
+
+impl Footprint {
+    /// Its files, nothing rewritten.
+    pub fn kept(bytes: u64) -> Footprint {
+        Footprint {
+            kept: bytes,
+            ..Default::default()
+        }
+    }
+}
+
 pub trait Workload: Send + Sync {
     /// Binds the workload to a target, checking what can be checked there before anything runs.
     fn open(&self, t: &TargetCtx) -> Result<Opened, RunError>;
@@ -86,6 +112,11 @@ pub trait Workload: Send + Sync {
     /// Its headline figure, when its table's first key metric is not it (a block workload of
     /// random jobs: IOPS; of sequential ones: bytes per second).
     fn headline(&self) -> Option<&'static str> {
+        None
+    }
+
+    /// What it leaves on a target (None: nothing worth counting).
+    fn footprint(&self) -> Option<Footprint> {
         None
     }
 }

@@ -61,6 +61,10 @@ fn build(spec: &WorkloadSpec, _o: &crate::plan::Overrides) -> Result<Box<dyn Wor
 }
 
 impl Workload for Smoke {
+    fn footprint(&self) -> Option<super::Footprint> {
+        Some(super::Footprint::kept(self.size))
+    }
+
     fn open(&self, t: &TargetCtx) -> Result<Opened, RunError> {
         let Some(dir) = t.dir() else {
             return Ok(Opened::Skip {

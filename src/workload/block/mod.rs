@@ -8,6 +8,7 @@ mod clones;
 mod cpus;
 mod dedupe;
 mod exits;
+mod footprint;
 mod issue;
 mod logs;
 mod patterns;
@@ -357,6 +358,10 @@ impl Workload for Block {
 
     fn tests(&self) -> Option<Vec<String>> {
         Some(self.jobs.iter().map(|j| j.name.clone()).collect())
+    }
+
+    fn footprint(&self) -> Option<super::Footprint> {
+        Some(self.footprint_of())
     }
 
     fn headline(&self) -> Option<&'static str> {

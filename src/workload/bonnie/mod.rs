@@ -75,6 +75,15 @@ pub const TESTS: &[&str] = &[
 ];
 
 impl Workload for Bonnie {
+    /// The IO file (rewritten in place by the rewrite test) and the file tests' data.
+    fn footprint(&self) -> Option<super::Footprint> {
+        Some(super::Footprint {
+            kept: self.size + self.files_bytes(),
+            rewritten: self.size,
+            ..Default::default()
+        })
+    }
+
     fn tests(&self) -> Option<Vec<String>> {
         Some(TESTS.iter().map(|t| t.to_string()).collect())
     }

@@ -256,6 +256,12 @@ pub fn rank_seed(seed: u64, r: usize) -> u64 {
 }
 
 impl Workload for Files {
+    /// Its tree's files, each taking whole 4 KiB blocks (written once, never rewritten).
+    fn footprint(&self) -> Option<super::Footprint> {
+        let each = (self.tree.mean.max(0.0) as u64).div_ceil(4096).max(1) * 4096;
+        Some(super::Footprint::kept(self.tree.count.saturating_mul(each)))
+    }
+
     fn tests(&self) -> Option<Vec<String>> {
         Some(self.phases.iter().map(|k| k.name().to_string()).collect())
     }

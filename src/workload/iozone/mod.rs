@@ -80,6 +80,15 @@ fn direct_refused(fs: &str, caps: crate::provision::Caps) -> Option<String> {
 }
 
 impl Workload for Iozone {
+    /// The largest file per worker, rewritten in place by the rewrite and random write tests.
+    fn footprint(&self) -> Option<super::Footprint> {
+        Some(super::Footprint {
+            kept: self.peak_bytes(),
+            rewritten: self.peak_bytes(),
+            ..Default::default()
+        })
+    }
+
     fn check_target(&self, t: &TargetSpec, size: Option<u64>) -> Result<(), super::SpecError> {
         if self.direct {
             if let Some(why) = direct_refused(&t.fs, crate::provision::caps(&t.fs)) {
