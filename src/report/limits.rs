@@ -14,14 +14,20 @@ use super::warnings::Warning;
 pub(crate) struct Held {
     pub(crate) kind: Limit,
     pub(crate) rule: String,
+    /// For `mixed`: the two closest kinds.
+    pub(crate) between: Vec<Limit>,
     pub(crate) of: usize,
     pub(crate) total: usize,
 }
 
 impl Held {
-    /// `device: loop1 97% busy`: the kind and the rule's first clause.
+    /// `device: loop1 97% busy`: the kind and the rule's first clause; `mixed (device or
+    /// waiting)` for a limiter the evidence did not decide.
     pub(crate) fn short(&self) -> String {
-        short(&self.rule)
+        match self.between.as_slice() {
+            [a, b] if self.kind == Limit::Mixed => format!("mixed ({a} or {b})"),
+            _ => short(&self.rule),
+        }
     }
 }
 
@@ -59,6 +65,7 @@ pub(crate) fn held<'a>(records: impl IntoIterator<Item = &'a Record>) -> Option<
     Some(Held {
         kind: best.0,
         rule: best.2.rule.clone(),
+        between: best.2.between.clone(),
         of: best.1,
         total: ls.len(),
     })
@@ -206,4 +213,96 @@ pub(crate) fn json(records: &[Record]) -> Option<serde_json::Value> {
         })
         .collect();
     (!v.is_empty()).then_some(serde_json::Value::Array(v))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::metrics::limiter::Limiter;
+
+    fn rec(target: &str, repeat: u32, kind: Limit, rule: &str) -> Record {
+        let mut r: Record = serde_json::from_value(serde_json::json!({
+            "schema": 1, "target": target, "fs": target, "workload": "block", "test": "t",
+            "repeat": repeat, "started_at": "", "duration_s": 1.0, "outcome": "ok",
+            "metrics": {"iops": 100.0}
+        }))
+        .unwrap();
+        r.limiter = Some(Limiter {
+            kind,
+            rule: rule.into(),
+            between: if kind == Limit::Mixed {
+                vec![Limit::Device, Limit::Waiting]
+            } else {
+                Vec::new()
+            },
+        });
+        r
+    }
+
+    #[test]
+    fn the_most_common_limiter_holds_and_is_said_short() {
+        let rs = vec![
+            rec(
+                "ext4",
+                0,
+                Limit::Device,
+                "device: loop0 97% busy, 1.0 in flight",
+            ),
+            rec(
+                "ext4",
+                1,
+                Limit::Device,
+                "device: loop0 95% busy, 1.0 in flight",
+            ),
+            rec("ext4", 2, Limit::Mixed, "mixed: ..."),
+            rec(
+                "tmpfs",
+                0,
+                Limit::FilesystemCpu,
+                "filesystem-cpu: worker 0 99% busy, 80% of it in the kernel",
+            ),
+        ];
+        let h = of_target(&rs, "ext4", "block").unwrap();
+        assert_eq!((h.kind, h.of, h.total), (Limit::Device, 2, 3));
+        assert_eq!(h.short(), "device: loop0 97% busy");
+        let (header, rows) = table(&rs).unwrap();
+        assert_eq!(header, ["target", "block"]);
+        assert_eq!(rows[0], ["ext4", "device: loop0 97% busy (2 of 3)"]);
+        assert_eq!(rows[1], ["tmpfs", "filesystem-cpu: worker 0 99% busy"]);
+        let w = warnings(&rs);
+        assert!(w[0].text.contains("compares different limits"), "{:?}", w);
+        assert!(
+            w[0].text.contains("ext4 device, tmpfs filesystem-cpu"),
+            "{:?}",
+            w
+        );
+        let mixed = held([&rs[2]]).unwrap();
+        assert_eq!(mixed.short(), "mixed (device or waiting)");
+    }
+
+    #[test]
+    fn benchmark_cpu_figures_and_interference_are_warned_of() {
+        let mut a = rec(
+            "null",
+            0,
+            Limit::BenchmarkCpu,
+            "benchmark-cpu: worker 0 100% busy",
+        );
+        a.notes.push(note::make(
+            note::Kind::Interference,
+            "other processes took 1.9 of 2 CPUs",
+        ));
+        let w = warnings(&[a]);
+        assert!(
+            w.iter()
+                .any(|x| x.text.contains("measure fsbench's own CPU")),
+            "{w:?}"
+        );
+        assert!(
+            w.iter()
+                .any(|x| x.text.contains("disturbed by other processes")),
+            "{w:?}"
+        );
+        assert!(warnings(&[rec("x", 0, Limit::Device, "device: d")]).is_empty());
+    }
 }
