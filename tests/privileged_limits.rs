@@ -140,10 +140,21 @@ fn two_cpu_hogs_beside_a_run_are_named_as_interference_and_none_is_without_them(
     }
     let _g = serial();
     let job = "block:rw=randread,bs=4k,ioengine=psync,runtime=1s,size=16m";
-    let quiet = workdir();
-    let (out, _) = compare(quiet.path(), &["tmpfs"], job, &[]);
-    let r = &records(&out)[0];
-    assert_eq!(interference(r), None, "a quiet machine: {}", r["evidence"]);
+    // Without hogs: no note (the machine's own background may take a moment: three tries).
+    let mut said = Vec::new();
+    for _ in 0..3 {
+        let quiet = workdir();
+        let (out, _) = compare(quiet.path(), &["tmpfs"], job, &[]);
+        let r = &records(&out)[0];
+        match interference(r) {
+            None => {
+                said.clear();
+                break;
+            }
+            Some(n) => said.push(format!("{n}: {}", r["evidence"])),
+        }
+    }
+    assert!(said.is_empty(), "a quiet machine, three times: {said:#?}");
     let loaded = workdir();
     let mut hs = hogs(2);
     let (out, term) = compare(loaded.path(), &["tmpfs"], job, &[]);
