@@ -8,6 +8,7 @@ use std::path::Path;
 use crate::endpoint::Endpoint;
 use crate::frame::Rank;
 use crate::metrics::feed::Info;
+use crate::ranks::Team;
 
 /// The address rank `rank` serves on: `addr`'s port + its index (port 0 stays 0: the system
 /// picks one for each).
@@ -28,17 +29,36 @@ fn rank_addr(addr: SocketAddr, rank: Rank) -> anyhow::Result<SocketAddr> {
     Ok(a)
 }
 
-/// Opens the endpoint `addr` asks for (none without it) for `command`'s run in `study`.
+/// Opens the endpoint `addr` asks for (none without it) for `command`'s run in `study`. A rank
+/// of several that cannot open its own ends every rank of the run (MPI_Abort, exit 2): the
+/// others would wait for it at their agreement on the plan.
 pub fn open(
     addr: Option<SocketAddr>,
     command: &str,
     study: &Path,
-    rank: Rank,
+    team: &dyn Team,
     quiet: bool,
 ) -> anyhow::Result<Option<Endpoint>> {
     let Some(addr) = addr else {
         return Ok(None);
     };
+    let rank = team.rank();
+    match opened(addr, command, study, rank, quiet) {
+        Err(e) if rank.many() => {
+            crate::out::eline!("fsbench: error: {e:#}");
+            team.abandon(2)
+        }
+        r => r.map(Some),
+    }
+}
+
+fn opened(
+    addr: SocketAddr,
+    command: &str,
+    study: &Path,
+    rank: Rank,
+    quiet: bool,
+) -> anyhow::Result<Endpoint> {
     let addr = rank_addr(addr, rank)?;
     let info = Info {
         build: crate::about::version().to_string(),
@@ -56,7 +76,7 @@ pub fn open(
         };
         crate::out::eline!("fsbench: live metrics{of} at http://{}/metrics", e.addr);
     }
-    Ok(Some(e))
+    Ok(e)
 }
 
 #[cfg(test)]

@@ -161,7 +161,7 @@ pub fn run(a: RunArgs) -> anyhow::Result<Exit> {
     };
     let resolved = runner::resolve(plan, &place, team.rank().many())?;
     // Bound before anything is made: a taken port leaves nothing behind.
-    let endpoint = super::endpoint::open(a.metrics.metrics, "run", &out, team.rank(), a.quiet)?;
+    let endpoint = super::endpoint::open(a.metrics.metrics, "run", &out, team.as_ref(), a.quiet)?;
     super::install_signals()?;
     let opts = runner::Options {
         resolved,

@@ -138,7 +138,7 @@ pub fn prepare(
     });
     // Bound before anything is made: a taken port leaves nothing behind.
     let quiet = r.common.quiet;
-    let endpoint = super::endpoint::open(r.metrics, r.command, &out, team.rank(), quiet)?;
+    let endpoint = super::endpoint::open(r.metrics, r.command, &out, team, quiet)?;
     let dry_run = r.common.dry_run;
     // A history fsbench must not write refuses the study before anything is made.
     let observer = super::history::recorder(&r.common.history, dry_run || !lead)?;
