@@ -238,3 +238,57 @@ fn a_real_prometheus_scrapes_the_counter() {
     assert!(ops > 0.0);
     assert_eq!(up, Some(1.0), "Prometheus's scrapes succeed (OpenMetrics)");
 }
+
+#[test]
+fn ended_phases_keep_their_counters_by_direction() {
+    // iozone's write tests, then a null-engine job: while the job runs, the endpoint still counts
+    // what iozone did, as writes.
+    let dir = workdir();
+    let port = free_port();
+    let target = format!("dir:{}", dir.path().display());
+    let mut child = bin()
+        .args([
+            "compare",
+            &target,
+            "-w",
+            "iozone:threads=2,size=256k,record=64k,tests=write",
+            "-w",
+            "block:ioengine=null,rw=read,bs=4k,size=8m,runtime=4s",
+            "-q",
+            "--metrics",
+        ])
+        .arg(format!("127.0.0.1:{port}"))
+        .arg("--out")
+        .arg(dir.path().join("study"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let t0 = Instant::now();
+    let mut during = None;
+    while t0.elapsed() < Duration::from_secs(60) && during.is_none() {
+        if let Some((200, text)) = get(port, "/metrics", None) {
+            if text.contains("fsbench_phase_elapsed_seconds{")
+                && text.contains("workload=\"block\"")
+            {
+                during = Some(text);
+            }
+        }
+        if matches!(child.try_wait(), Ok(Some(_))) {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let o = child.wait_with_output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = during.expect("a scrape during the block job");
+    let iozone = |d: &str| {
+        counter(
+            &text,
+            "fsbench_operations_total",
+            &format!("workload=\"iozone\",test=\"write\",direction=\"{d}\""),
+        )
+    };
+    assert!(iozone("write") > 0, "{text}");
+    assert_eq!((iozone("read"), iozone("other")), (0, 0), "{text}");
+}

@@ -10,8 +10,8 @@ use std::time::Instant;
 
 use super::timeline::Slice;
 
-/// Which way an operation a worker publishes went: block I/O says it per I/O; the workloads
-/// that count other operations (files, calls) publish them as `Other`.
+/// Which way an operation a worker publishes went: block I/O says it per I/O, iozone per test;
+/// the workloads that count other operations (files, bonnie++'s calls) publish them as `Other`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Direction {
     Read,
@@ -91,6 +91,11 @@ impl Progress {
         self.bump(d, 1, bytes);
     }
 
+    /// Adds finished operations and their bytes, all in direction `d`.
+    pub fn add_in(&self, d: Direction, ops: u64, bytes: u64) {
+        self.bump(d, ops, bytes);
+    }
+
     #[inline]
     fn bump(&self, d: Direction, ops: u64, bytes: u64) {
         // Only the owning worker writes: a load and a store, no read-modify-write.
@@ -158,11 +163,12 @@ mod tests {
         p.add_io(Direction::Write, 512);
         p.add_io(Direction::Trim, 1 << 20);
         p.add(3, 10);
+        p.add_in(Direction::Write, 2, 100);
         assert_eq!(
             p.by_direction(),
-            [(2, 8192), (1, 512), (1, 1 << 20), (3, 10)]
+            [(2, 8192), (3, 612), (1, 1 << 20), (3, 10)]
         );
-        assert_eq!(p.get(), (7, 8192 + 512 + (1 << 20) + 10));
+        assert_eq!(p.get(), (9, 8192 + 612 + (1 << 20) + 10));
         assert_eq!(Direction::of_write(true), Direction::Write);
         let words: Vec<&str> = Direction::ALL.iter().map(|d| d.word()).collect();
         assert_eq!(words, ["read", "write", "trim", "other"]);

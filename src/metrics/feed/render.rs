@@ -54,7 +54,7 @@ const OPERATIONS: Family = Family {
     name: "fsbench_operations_total",
     kind: Kind::Counter,
     unit: None,
-    help: "Operations done over the run (I/Os; files or calls as direction other), by target, workload, test and direction.",
+    help: "Operations done over the run (I/Os and calls; files and bonnie++'s calls as direction other), by target, workload, test and direction.",
 };
 const BYTES: Family = Family {
     name: "fsbench_bytes_total",
