@@ -63,13 +63,15 @@ pub struct Closed {
     pub slice: Slice,
 }
 
+/// Laid out in this order (`repr(C)`) so that a read's or a write's counters and the latency sum
+/// share the first cache line: an I/O touches one line.
 #[derive(Debug, Default)]
-#[repr(align(64))]
+#[repr(C, align(64))]
 pub struct Progress {
     ops: [AtomicU64; 4],
-    bytes: [AtomicU64; 4],
     /// The operations' latencies summed, ns (block I/O: for steady state on latency).
     lat_ns: AtomicU64,
+    bytes: [AtomicU64; 4],
     /// Published once per interval (by the slicer, when the phase is watched live).
     closed: Mutex<Option<Closed>>,
 }
