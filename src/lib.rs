@@ -3,7 +3,7 @@
 //! Layers, from the bottom (docs/architecture.md draws the arrows): `stop`, `out` (standard output
 //! that a closed pipe ends quietly) and `sys` (the system layer, the only place with `unsafe`); `plan` (plain data); `metrics`, `engine`, `io`;
 //! `provision` (the only module that runs mkfs, mount, zpool, losetup); `store`; `frame` (the
-//! phase frame); `workload`; `runner` (the coordinator); `report` (pure: never calls the system);
+//! phase frame); `workload`; `runner` (the coordinator); `endpoint` (the live metrics server); `report` (pure: never calls the system);
 //! `cli` and `cmd` (the command edge). No top-level module imports one that imports it back
 //! (tests/architecture.rs checks it).
 
@@ -12,6 +12,7 @@
 pub(crate) mod about;
 pub mod cli;
 pub mod cmd;
+pub(crate) mod endpoint;
 pub(crate) mod engine;
 pub mod frame;
 pub mod history;

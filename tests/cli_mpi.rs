@@ -409,3 +409,68 @@ fn a_rank_that_hangs_ends_the_run_at_the_timeout() {
     // The launcher ended the stopped rank with the others (MPI_Abort); in case it did not:
     let _ = sh(&format!("kill -KILL {pid} 2>/dev/null"));
 }
+
+#[cfg(feature = "mpi")]
+#[test]
+fn each_rank_serves_its_own_metrics_on_the_port_plus_its_rank() {
+    use common::http::{free_port, get, sample_sum, wait_for_phase};
+    // (The lock and the directory live to the end of the test.)
+    let Some(Setup {
+        _lock,
+        _dir,
+        shared: _,
+        out,
+        target,
+    }) = setup()
+    else {
+        return;
+    };
+    // Two ports in a row that nothing listens on.
+    let port = (0..50)
+        .map(|_| free_port())
+        .find(|p| *p < u16::MAX && std::net::TcpListener::bind(("127.0.0.1", p + 1)).is_ok())
+        .expect("two free ports in a row");
+    let addr = format!("127.0.0.1:{port}");
+    let args = [
+        "compare",
+        &target,
+        "-w",
+        "block:rw=randwrite,bs=4k,size=8m,ioengine=null,runtime=6s",
+        "-q",
+        "--metrics",
+        &addr,
+        "--out",
+        out.to_str().unwrap(),
+    ];
+    // Rank 1's port taken: it exits 2, the launcher ends rank 0, no study is made.
+    let held = std::net::TcpListener::bind(("127.0.0.1", port + 1)).unwrap();
+    let o = mpirun(2, &args);
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("the port is taken"), "{}", stderr(&o));
+    assert!(!out.exists(), "no study directory");
+    drop(held);
+    let mut child = mpi_cmd(2, &args)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    for rank in 0..2u16 {
+        assert!(
+            wait_for_phase(port + rank, &mut child),
+            "rank {rank} serves"
+        );
+        let (status, text) = get(port + rank, "/metrics", None).unwrap();
+        assert_eq!(status, 200);
+        assert!(text.contains(&format!("rank=\"{rank}\"")), "{text}");
+        let ops = sample_sum(&text, "fsbench_operations_total", "direction=\"write\"");
+        assert!(ops > 0, "rank {rank} counts its own workers' I/O: {text}");
+    }
+    let o = child.wait_with_output().unwrap();
+    ok(&o);
+    for rank in 0..2u16 {
+        assert!(
+            get(port + rank, "/metrics", None).is_none(),
+            "closed after the run"
+        );
+    }
+}

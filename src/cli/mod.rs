@@ -108,6 +108,23 @@ impl RankArgs {
     }
 }
 
+/// `--metrics ADDR`: an IP address and a port, nothing to resolve.
+fn metrics_addr(s: &str) -> Result<std::net::SocketAddr, String> {
+    s.parse().map_err(|_| {
+        format!("{s}: give an IP address and a port, e.g. 127.0.0.1:9464 or [::1]:9464 (a host name is not taken: the endpoint binds the address given and no other)")
+    })
+}
+
+/// The live metrics endpoint.
+#[derive(Args, Debug, Clone, Default)]
+pub struct MetricsArgs {
+    /// Serve live metrics (OpenMetrics / Prometheus text) at http://ADDR/metrics while it runs,
+    /// e.g. 127.0.0.1:9464; only that address is bound. Under mpirun rank K serves its own on
+    /// ADDR's port + K
+    #[arg(long, value_name = "ADDR", value_parser = metrics_addr)]
+    pub metrics: Option<std::net::SocketAddr>,
+}
+
 /// Global overrides for block jobs (quick runs).
 #[derive(Args, Debug, Clone, Default)]
 pub struct BlockArgs {
@@ -270,6 +287,8 @@ pub struct RunArgs {
     pub ranks: RankArgs,
     #[command(flatten)]
     pub block: BlockArgs,
+    #[command(flatten)]
+    pub metrics: MetricsArgs,
     /// Less chatter on standard error
     #[arg(short, long)]
     pub quiet: bool,
@@ -403,6 +422,8 @@ pub struct StudyArgs {
     #[arg(long, value_name = "DURATION", value_parser = interval_arg)]
     pub interval: Option<std::time::Duration>,
     #[command(flatten)]
+    pub metrics: MetricsArgs,
+    #[command(flatten)]
     pub common: Common,
 }
 
@@ -466,6 +487,8 @@ pub struct TuneArgs {
     #[command(flatten)]
     pub backing: Backing,
     #[command(flatten)]
+    pub metrics: MetricsArgs,
+    #[command(flatten)]
     pub common: Common,
 }
 
@@ -510,6 +533,8 @@ pub struct CompareArgs {
     pub backing: Backing,
     #[command(flatten)]
     pub ranks: RankArgs,
+    #[command(flatten)]
+    pub metrics: MetricsArgs,
     #[command(flatten)]
     pub common: Common,
 }

@@ -69,6 +69,7 @@ pub fn run(a: AuditArgs) -> anyhow::Result<Exit> {
         resume: a.resume.is_some(),
         keep: false,
         common: &a.common,
+        metrics: None,
     };
     super::studyrun::run(r, &crate::frame::Local)
 }

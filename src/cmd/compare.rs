@@ -39,6 +39,7 @@ pub fn run(a: CompareArgs) -> anyhow::Result<Exit> {
         resume: a.resume.is_some(),
         keep: a.keep,
         common: &a.common,
+        metrics: a.metrics.metrics,
     };
     super::studyrun::run(r, team.as_ref())
 }

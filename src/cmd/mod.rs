@@ -7,6 +7,7 @@ pub(crate) mod cleanup;
 pub(crate) mod compare;
 pub(crate) mod docs;
 pub(crate) mod doctor;
+pub(crate) mod endpoint;
 pub(crate) mod history;
 pub(crate) mod list;
 pub(crate) mod provision;

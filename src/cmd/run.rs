@@ -160,6 +160,8 @@ pub fn run(a: RunArgs) -> anyhow::Result<Exit> {
         wipe: a.wipe,
     };
     let resolved = runner::resolve(plan, &place, team.rank().many())?;
+    // Bound before anything is made: a taken port leaves nothing behind.
+    let endpoint = super::endpoint::open(a.metrics.metrics, "run", &out, team.as_ref(), a.quiet)?;
     super::install_signals()?;
     let opts = runner::Options {
         resolved,
@@ -173,6 +175,8 @@ pub fn run(a: RunArgs) -> anyhow::Result<Exit> {
         observer: super::history::recorder(&a.history, !team.rank().leads())?,
     };
     let summary = runner::run(&opts, team.as_ref())?;
+    // The endpoint closes when the run ends.
+    drop(endpoint);
     if let (Some(o), Some(s)) = (&opts.observer, &summary.study) {
         o.finish(&s.dir);
     }

@@ -297,6 +297,7 @@ pub fn run(a: StudyArgs) -> anyhow::Result<Exit> {
         resume: a.resume.is_some(),
         keep: a.keep,
         common: &a.common,
+        metrics: a.metrics.metrics,
     };
     super::studyrun::run(r, &crate::frame::Local)
 }

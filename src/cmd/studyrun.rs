@@ -24,6 +24,8 @@ pub struct Run<'a> {
     pub resume: bool,
     pub keep: bool,
     pub common: &'a Common,
+    /// `--metrics ADDR`: the live endpoint, open while the plan runs.
+    pub metrics: Option<std::net::SocketAddr>,
 }
 
 /// The plan of a study to resume: its manifest's (resolved like any plan, so a fio job file that
@@ -98,15 +100,20 @@ fn needs_root(plan: &Plan) -> bool {
 /// Runs the plan on its targets, writes the reports into the study and prints the short one.
 pub fn run(r: Run, team: &dyn Team) -> anyhow::Result<Exit> {
     let command = r.command;
-    let opts = prepare(r, team)?;
+    let (opts, endpoint) = prepare(r, team)?;
     let summary = runner::run(&opts, team)?;
+    // The endpoint closes when the run ends, before the reports.
+    drop(endpoint);
     end(&opts, summary, command, team)
 }
 
 /// Everything before the first target: the study's seed, the resolved plan (every workload
-/// built, every check passed, before anything exists), root, the signals, the leftovers of dead
-/// runs, the work directory.
-pub fn prepare(mut r: Run, team: &dyn Team) -> anyhow::Result<runner::Options> {
+/// built, every check passed, before anything exists), the live metrics endpoint (`--metrics`),
+/// root, the signals, the leftovers of dead runs, the work directory.
+pub fn prepare(
+    mut r: Run,
+    team: &dyn Team,
+) -> anyhow::Result<(runner::Options, Option<crate::endpoint::Endpoint>)> {
     let lead = team.rank().leads();
     // The study's seed, drawn once and recorded (study.toml, the manifest's plan), so that every
     // workload derives its data from it and the study re-runs alike. (Several ranks take rank
@@ -122,6 +129,16 @@ pub fn prepare(mut r: Run, team: &dyn Team) -> anyhow::Result<runner::Options> {
         keep: r.keep,
     };
     let resolved = runner::resolve(r.plan, &checking, team.rank().many())?;
+    let out = r.out.clone().unwrap_or_else(|| {
+        PathBuf::from(format!(
+            "{}-{}",
+            r.default_out,
+            crate::metrics::clock::run_id()
+        ))
+    });
+    // Bound before anything is made: a taken port leaves nothing behind.
+    let quiet = r.common.quiet;
+    let endpoint = super::endpoint::open(r.metrics, r.command, &out, team, quiet)?;
     let dry_run = r.common.dry_run;
     // A history fsbench must not write refuses the study before anything is made.
     let observer = super::history::recorder(&r.common.history, dry_run || !lead)?;
@@ -140,13 +157,6 @@ pub fn prepare(mut r: Run, team: &dyn Team) -> anyhow::Result<runner::Options> {
     } else {
         r.common.workdir.clone()
     };
-    let out = r.out.clone().unwrap_or_else(|| {
-        PathBuf::from(format!(
-            "{}-{}",
-            r.default_out,
-            crate::metrics::clock::run_id()
-        ))
-    });
     // Said before anything runs (a tune would otherwise announce its first round): the study
     // directory opens again only to resume. (Opening it checks again, under its lock.)
     // A symbolic link there is not a study: opening refuses it with its own reason.
@@ -155,7 +165,7 @@ pub fn prepare(mut r: Run, team: &dyn Team) -> anyhow::Result<runner::Options> {
     if !r.resume && !dry_run && holds {
         return Err(crate::store::StoreError::Exists(out.display().to_string()).into());
     }
-    Ok(runner::Options {
+    let opts = runner::Options {
         resolved,
         out,
         place: Where::Provision {
@@ -163,12 +173,13 @@ pub fn prepare(mut r: Run, team: &dyn Team) -> anyhow::Result<runner::Options> {
             keep: r.keep,
         },
         dry_run,
-        quiet: r.common.quiet,
+        quiet,
         command_line: std::env::args().collect(),
         resume: r.resume,
         select: None,
         observer,
-    })
+    };
+    Ok((opts, endpoint))
 }
 
 /// After the last target: the reports in the study, the short one printed, the exit status.

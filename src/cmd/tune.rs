@@ -122,8 +122,9 @@ pub fn run(a: TuneArgs) -> anyhow::Result<Exit> {
         resume: a.resume.is_some(),
         keep: a.keep,
         common: &a.common,
+        metrics: a.metrics.metrics,
     };
-    let mut opts = super::studyrun::prepare(r, &team)?;
+    let (mut opts, endpoint) = super::studyrun::prepare(r, &team)?;
     let t0 = Instant::now();
     let mut last_round = Duration::ZERO;
     let mut round = if a.resume.is_some() {
@@ -195,6 +196,8 @@ pub fn run(a: TuneArgs) -> anyhow::Result<Exit> {
             runner::run(&opts, &team)?
         }
     };
+    // The endpoint closes when the race ends, before the reports.
+    drop(endpoint);
     // A candidate this host cannot provision (a property zfs-fuse refuses) is a recorded skip of
     // the race, not a failure of the tune.
     let unprovisioned = summary

@@ -55,6 +55,13 @@ impl Gathering {
         let sampler = (!inline)
             .then(|| Sampler::start(&watch, &first, board.clone(), spec.interval).ok())
             .flatten();
+        crate::metrics::feed::evidence(|| crate::metrics::feed::sofar::SoFar {
+            watch: watch.clone(),
+            first: first.clone(),
+            board: board.clone(),
+            pacing: spec.pacing.clone(),
+            memory_backed: t.caps.memory_backed,
+        });
         Gathering {
             watch,
             board,

@@ -2,7 +2,7 @@
 //! progress line, and the "first done" snapshot taken the moment the fastest worker finishes.
 
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Condvar, Mutex};
+use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 use super::{Cluster, PhaseSpec, WorkerCtx, WorkerOut};
@@ -94,13 +94,13 @@ where
     F: Fn(&WorkerCtx) -> WorkerOut + Sync,
 {
     let n = spec.workers.max(1);
-    let interval = spec.interval;
     if n == 1 && spec.single_thread && beside.is_none() {
-        return run_inline(work, interval, board);
+        return run_inline(work, spec, board);
     }
     let many = cluster.rank().many();
     let mut across: Option<Vec<(u64, u64)>> = None;
-    let progress: Vec<Progress> = (0..n).map(|_| Progress::new()).collect();
+    let progress: Arc<[Progress]> = (0..n).map(|_| Progress::new()).collect();
+    let _live = crate::metrics::feed::phase(live_info(spec), &progress);
     let start = StartLine::new(n);
     let first = AtomicBool::new(false);
     let snapshot: Mutex<(Vec<(u64, u64)>, f64)> = Mutex::new((Vec::new(), 0.0));
@@ -110,7 +110,7 @@ where
     let all_done = AtomicBool::new(false);
     let outs: Vec<WorkerOut> = std::thread::scope(|s| {
         let side = beside.map(|b| {
-            let (start, all_done, progress) = (&start, &all_done, &progress);
+            let (start, all_done, progress) = (&start, &all_done, &*progress);
             s.spawn(move || {
                 start.wait_all();
                 b(all_done, progress)
@@ -121,11 +121,12 @@ where
                 let (progress, start, work) = (&progress, &start, &work);
                 let (first, snapshot, ends) = (&first, &snapshot, &ends);
                 s.spawn(move || {
+                    let _tap = crate::metrics::feed::tap(progress, index);
                     board.begin(index);
                     let ctx = WorkerCtx {
                         index,
                         progress: &progress[index],
-                        interval,
+                        interval: spec.interval,
                         start,
                         board,
                     };
@@ -201,19 +202,31 @@ where
     }
 }
 
+/// What the live metrics endpoint is told of a phase.
+fn live_info(spec: &PhaseSpec) -> crate::metrics::feed::PhaseInfo<'_> {
+    crate::metrics::feed::PhaseInfo {
+        test: &spec.name,
+        interval: spec.interval,
+        total_ops: spec.total_ops,
+        total_secs: spec.total_secs,
+    }
+}
+
 /// One worker on the calling thread, no other thread started (see `PhaseSpec::single_thread`).
-fn run_inline<F>(work: F, interval: std::time::Duration, board: &Board) -> PoolRun
+fn run_inline<F>(work: F, spec: &PhaseSpec, board: &Board) -> PoolRun
 where
     F: Fn(&WorkerCtx) -> WorkerOut,
 {
-    let progress = Progress::new();
+    let progress: Arc<[Progress]> = Arc::new([Progress::new()]);
+    let _live = crate::metrics::feed::phase(live_info(spec), &progress);
+    let progress = &progress[0];
     let start = StartLine::new(1);
     let t0 = Instant::now();
     board.begin(0);
     let ctx = WorkerCtx {
         index: 0,
-        progress: &progress,
-        interval,
+        progress,
+        interval: spec.interval,
         start: &start,
         board,
     };

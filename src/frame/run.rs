@@ -59,6 +59,9 @@ pub fn run_phase(
     let stats_name = t.device.as_deref().and_then(diskstats::kernel_name);
     let disk_before = stats_name.as_deref().and_then(diskstats::read);
     let statvfs_before = statvfs(stat_dir.as_deref(), t, spec.space);
+    // A phase that runs with no other thread alive stops the live metrics endpoint's thread
+    // for its length.
+    let _hushed = pool::inline(&spec).then(crate::metrics::feed::hush);
     let mut gathering = explain::Gathering::start(&spec, t, pool::inline(&spec));
     let started_at = now_rfc3339();
     let t0 = Instant::now();

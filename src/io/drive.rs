@@ -10,7 +10,7 @@ use super::verify::Verifier;
 use super::{DataGen, Pattern, Stats, WriteData};
 use crate::engine::{Io, IoEngine};
 use crate::metrics::hist;
-use crate::metrics::progress::Progress;
+use crate::metrics::progress::{Direction, Progress};
 use crate::metrics::timeline::Slicer;
 use crate::plan::job::{BlockSize, Rw};
 use replay::Step;
@@ -508,7 +508,7 @@ impl<'a> Driver<'a> {
                 parts,
             );
         }
-        self.progress.add(1, bytes);
+        self.progress.add_io(Direction::of_write(write), bytes);
         self.progress.add_lat(ns);
         self.last_done = now;
     }

@@ -27,6 +27,17 @@ pub enum Limit {
 }
 
 impl Limit {
+    /// Every kind, in the order above.
+    pub const ALL: [Limit; 7] = [
+        Limit::Device,
+        Limit::FilesystemCpu,
+        Limit::BenchmarkCpu,
+        Limit::Waiting,
+        Limit::Paced,
+        Limit::Cache,
+        Limit::Mixed,
+    ];
+
     pub const fn word(self) -> &'static str {
         match self {
             Limit::Device => "device",

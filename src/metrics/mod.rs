@@ -6,6 +6,7 @@ pub mod clock;
 pub mod cpu;
 pub mod diskstats;
 pub mod evidence;
+pub mod feed;
 pub mod hist;
 pub mod layout;
 pub mod limiter;

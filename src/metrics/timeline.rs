@@ -6,6 +6,8 @@
 //! and a few hundred bytes of memory. Timelines merge like the whole-run histograms: interval by
 //! interval, counts added (workers of a part, then ranks).
 
+use std::cell::RefCell;
+use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
@@ -180,6 +182,31 @@ pub struct Slicer {
     slices: Vec<Slice>,
     /// The cumulative histogram at the last cut (Hist-based workers).
     prev: Option<Hist>,
+    /// Where each closed interval goes while the phase is watched live (`--metrics`): the
+    /// worker thread's when the slicer was made (`publish_here`).
+    publish: Option<Publisher>,
+}
+
+/// What a slicer hands each interval it closes to.
+pub type Publish = Arc<dyn Fn(&Slice) + Send + Sync>;
+
+#[derive(Clone)]
+struct Publisher(Publish);
+
+impl std::fmt::Debug for Publisher {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Publisher")
+    }
+}
+
+thread_local! {
+    static PUBLISH: RefCell<Option<Publisher>> = const { RefCell::new(None) };
+}
+
+/// The slicers made on this thread from now on publish each interval they close to `p` (the
+/// live feed sets it on a watched phase's worker threads; None stops it).
+pub fn publish_here(p: Option<Publish>) {
+    PUBLISH.with(|c| *c.borrow_mut() = p.map(Publisher));
 }
 
 impl Slicer {
@@ -202,6 +229,7 @@ impl Slicer {
             next: origin + width,
             slices: Vec::new(),
             prev: None,
+            publish: PUBLISH.with(|c| c.borrow().clone()),
         }
     }
 
@@ -222,6 +250,9 @@ impl Slicer {
             self.slices.push(Slice::default());
         }
         self.slices[self.index].add(&gained);
+        if let Some(Publisher(p)) = &self.publish {
+            p(&self.slices[self.index]);
+        }
         let since = now.saturating_duration_since(self.origin);
         self.index = (since.as_nanos() / self.width.as_nanos()) as usize;
         self.next = self.origin + self.width * (self.index as u32 + 1);

@@ -77,9 +77,7 @@ impl Environment {
             .map(|(_, v)| v.trim().to_string())
             .unwrap_or_else(|| "unknown".into());
         Environment {
-            hostname: std::fs::read_to_string("/proc/sys/kernel/hostname")
-                .map(|s| s.trim().to_string())
-                .unwrap_or_default(),
+            hostname: hostname(),
             kernel: kernel_release(),
             cpu_model,
             cpus: cpus(),
@@ -89,6 +87,13 @@ impl Environment {
             disks: disks(),
         }
     }
+}
+
+/// The host's name (empty when it cannot be read).
+pub fn hostname() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|s| s.trim().to_string())
+        .unwrap_or_default()
 }
 
 /// CPUs this process may use.

@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 pub mod graph;
+pub mod http;
 mod privileged;
 #[allow(unused_imports)]
 pub use privileged::*;

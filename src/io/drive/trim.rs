@@ -69,7 +69,8 @@ impl Driver<'_> {
         }
         st.per_sec[sec].0 += 1;
         st.per_sec[sec].1 += len;
-        self.progress.add(1, len);
+        self.progress
+            .add_io(crate::metrics::progress::Direction::Trim, len);
     }
 }
 

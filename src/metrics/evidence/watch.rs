@@ -241,6 +241,11 @@ impl Board {
         self.with(|t| t.iter().map(|w| w.tid).filter(|&x| x != 0).collect())
     }
 
+    /// The workers' figures so far, left in place (the live endpoint's limiter so far).
+    pub fn peek(&self) -> Vec<WorkerThread> {
+        self.with(|t| t.clone())
+    }
+
     pub fn take(&self) -> Vec<WorkerThread> {
         self.with(std::mem::take)
     }

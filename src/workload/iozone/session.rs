@@ -296,7 +296,8 @@ impl IozoneSession {
                 closed: Instant::now(),
             });
         }
-        ctx.progress.add(done.ops, done.bytes);
+        let way = crate::metrics::progress::Direction::of_write(step.test.writes());
+        ctx.progress.add_in(way, done.ops, done.bytes);
         Ok((done.ops, done.bytes))
     }
 

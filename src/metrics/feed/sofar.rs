@@ -1,0 +1,62 @@
+//! The running phase's limiter so far: the evidence from the phase's first snapshot to now,
+//! judged by the same rules as at its end (`limiter::classify`). The workers still running are
+//! read from /proc (their CPU in ticks, their scheduler figures), since a worker reads its own
+//! figures only at its start line and its end.
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Instant;
+
+use crate::metrics::evidence::watch::ThreadSample;
+use crate::metrics::evidence::{Board, Evidence, Snapshot, Volume, Watch};
+use crate::metrics::limiter::{self, Facts, Limit};
+use crate::metrics::procfs;
+
+/// What the frame hands the feed as a phase starts.
+pub struct SoFar {
+    pub watch: Watch,
+    pub first: Snapshot,
+    pub board: Arc<Board>,
+    /// The job's pacing, when it paces itself; the target lives in memory.
+    pub pacing: Option<String>,
+    pub memory_backed: bool,
+}
+
+/// A running thread of this process, read from outside it: CPU (ticks, as nanoseconds) and its
+/// scheduler figures.
+fn thread_now(tid: u32) -> Option<ThreadSample> {
+    let dir = format!("/proc/self/task/{tid}");
+    let (_, cpu) = procfs::parse_task_stat(&std::fs::read_to_string(format!("{dir}/stat")).ok()?)?;
+    let ns = |ticks: u64| (ticks as f64 * 1e9 / procfs::TICKS_PER_SEC) as u64;
+    Some(ThreadSample {
+        at: Some(Instant::now()),
+        user_ns: ns(cpu.user),
+        sys_ns: ns(cpu.system),
+        sched: procfs::task_sched(Path::new(&dir))?,
+    })
+}
+
+impl SoFar {
+    /// The limiter the evidence so far gives (`volume`: what the workers moved so far).
+    pub fn limiter(&self, volume: Volume) -> Option<Limit> {
+        let now = Snapshot::take(&self.watch, true);
+        let threads: Vec<_> = self
+            .board
+            .peek()
+            .into_iter()
+            .map(|mut w| {
+                if w.end.is_none() && w.tid != 0 && w.start.is_some() {
+                    w.end = thread_now(w.tid);
+                }
+                w
+            })
+            .collect();
+        let e = Evidence::between(&self.watch, &self.first, &now, &threads, Vec::new(), volume);
+        limiter::classify(&Facts {
+            evidence: &e,
+            pacing: self.pacing.as_deref(),
+            memory_backed: self.memory_backed,
+        })
+        .map(|l| l.kind)
+    }
+}
