@@ -132,6 +132,13 @@ pub struct BlockArgs {
           default_missing_value = crate::plan::workload::UNTIL_STEADY_DEFAULT,
           conflicts_with = "runtime")]
     pub until_steady: Option<crate::plan::workload::UntilSteady>,
+    /// Record where each measured phase spent its time: call chains of its threads (and the
+    /// filesystem's daemon's), sampled at 999 Hz on the CPU (on-cpu), where they blocked and
+    /// for how long (off-cpu), or both; folded stacks in OUT/profiles/, flame graphs in the
+    /// report. Alone: on-cpu
+    #[arg(long, value_name = "MODE", require_equals = true, num_args = 0..=1,
+          default_missing_value = crate::plan::profile::PROFILE_DEFAULT)]
+    pub profile: Option<crate::plan::profile::ProfileMode>,
 }
 
 impl BlockArgs {
@@ -142,6 +149,7 @@ impl BlockArgs {
             seed: self.seed,
             interval: self.interval,
             until_steady: self.until_steady,
+            profile: self.profile,
         }
     }
 }
@@ -402,6 +410,11 @@ pub struct StudyArgs {
     /// e.g. 1s (the default), 500ms
     #[arg(long, value_name = "DURATION", value_parser = interval_arg)]
     pub interval: Option<std::time::Duration>,
+    /// Record where each measured phase spent its time (on-cpu, off-cpu or both; alone:
+    /// on-cpu): folded stacks in OUT/profiles/, flame graphs in the report
+    #[arg(long, value_name = "MODE", require_equals = true, num_args = 0..=1,
+          default_missing_value = crate::plan::profile::PROFILE_DEFAULT)]
+    pub profile: Option<crate::plan::profile::ProfileMode>,
     #[command(flatten)]
     pub common: Common,
 }
