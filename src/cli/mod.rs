@@ -395,7 +395,7 @@ pub struct StudyArgs {
     pub check: bool,
     /// Continue the study in DIR (killed or interrupted) as it was recorded: run only what is
     /// missing, then report (with --check: say what it would run)
-    #[arg(long, value_name = "DIR", conflicts_with_all = ["study", "out", "list", "sets", "scale", "interval"])]
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["study", "out", "list", "sets", "scale", "interval", "profile"])]
     pub resume: Option<PathBuf>,
     /// Measure a repeat once more when other processes or the hypervisor took a share of the
     /// machine during it (its records' interference note); the disturbed records go to
