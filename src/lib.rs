@@ -2,8 +2,9 @@
 //!
 //! Layers, from the bottom (docs/architecture.md draws the arrows): `stop`, `out` (standard output
 //! that a closed pipe ends quietly) and `sys` (the system layer, the only place with `unsafe`); `plan` (plain data); `metrics`, `engine`, `io`;
-//! `provision` (the only module that runs mkfs, mount, zpool, losetup); `store`; `frame` (the
-//! phase frame); `workload`; `runner` (the coordinator); `endpoint` (the live metrics server); `report` (pure: never calls the system);
+//! `profile` (call-chain profiles of a phase's threads); `provision` (the only module that runs
+//! mkfs, mount, zpool, losetup); `store`; `frame` (the phase frame); `workload`; `runner` (the
+//! coordinator); `endpoint` (the live metrics server); `report` (pure: never calls the system);
 //! `cli` and `cmd` (the command edge). No top-level module imports one that imports it back
 //! (tests/architecture.rs checks it).
 
@@ -20,6 +21,7 @@ pub(crate) mod io;
 pub mod metrics;
 pub mod out;
 pub mod plan;
+pub mod profile;
 pub mod provision;
 pub(crate) mod ranks;
 pub(crate) mod report;

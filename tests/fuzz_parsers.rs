@@ -375,6 +375,7 @@ fn no_input_panics_a_parser() {
         quiet: true,
         ranks: Default::default(),
         interval: std::time::Duration::from_secs(1),
+        profile: None,
     };
     // Panics are caught; keep their default report out of the test's output.
     std::panic::set_hook(Box::new(|_| {}));

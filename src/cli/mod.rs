@@ -149,6 +149,13 @@ pub struct BlockArgs {
           default_missing_value = crate::plan::workload::UNTIL_STEADY_DEFAULT,
           conflicts_with = "runtime")]
     pub until_steady: Option<crate::plan::workload::UntilSteady>,
+    /// Record where each measured phase spent its time: call chains of its threads (and the
+    /// filesystem's daemon's), sampled at 999 Hz on the CPU (on-cpu), where they blocked and
+    /// for how long (off-cpu), or both; folded stacks in OUT/profiles/, flame graphs in the
+    /// report. Alone: on-cpu
+    #[arg(long, value_name = "MODE", require_equals = true, num_args = 0..=1,
+          default_missing_value = crate::plan::profile::PROFILE_DEFAULT)]
+    pub profile: Option<crate::plan::profile::ProfileMode>,
 }
 
 impl BlockArgs {
@@ -159,6 +166,7 @@ impl BlockArgs {
             seed: self.seed,
             interval: self.interval,
             until_steady: self.until_steady,
+            profile: self.profile,
         }
     }
 }
@@ -406,7 +414,7 @@ pub struct StudyArgs {
     pub check: bool,
     /// Continue the study in DIR (killed or interrupted) as it was recorded: run only what is
     /// missing, then report (with --check: say what it would run)
-    #[arg(long, value_name = "DIR", conflicts_with_all = ["study", "out", "list", "sets", "scale", "interval"])]
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["study", "out", "list", "sets", "scale", "interval", "profile"])]
     pub resume: Option<PathBuf>,
     /// Measure a repeat once more when other processes or the hypervisor took a share of the
     /// machine during it (its records' interference note); the disturbed records go to
@@ -421,6 +429,11 @@ pub struct StudyArgs {
     /// e.g. 1s (the default), 500ms
     #[arg(long, value_name = "DURATION", value_parser = interval_arg)]
     pub interval: Option<std::time::Duration>,
+    /// Record where each measured phase spent its time (on-cpu, off-cpu or both; alone:
+    /// on-cpu): folded stacks in OUT/profiles/, flame graphs in the report
+    #[arg(long, value_name = "MODE", require_equals = true, num_args = 0..=1,
+          default_missing_value = crate::plan::profile::PROFILE_DEFAULT)]
+    pub profile: Option<crate::plan::profile::ProfileMode>,
     #[command(flatten)]
     pub metrics: MetricsArgs,
     #[command(flatten)]

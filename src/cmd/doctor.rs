@@ -44,7 +44,13 @@ fn render(d: &Doctor) -> String {
 }
 
 pub fn run(json: bool) -> anyhow::Result<Exit> {
-    let d = crate::provision::probe::doctor();
+    let mut d = crate::provision::probe::doctor();
+    // What `--profile` can record here.
+    d.host.extend(
+        crate::profile::host::checks()
+            .into_iter()
+            .map(|(name, ok, detail)| crate::provision::probe::Check { name, ok, detail }),
+    );
     if json {
         crate::out::line(&serde_json::to_string_pretty(&d)?);
     } else {

@@ -53,7 +53,7 @@ pub fn run(a: ReportArgs) -> anyhow::Result<Exit> {
     // re-rendered says what the study said when it ended.
     let mut planned: Option<String> = None;
     for dir in &a.dirs {
-        let (records, torn) = crate::store::load_results_torn(dir).with_context(|| {
+        let (mut records, torn) = crate::store::load_results_torn(dir).with_context(|| {
             format!("{}: give the directory of a study (what `fsbench compare --out DIR` or `fsbench run --out DIR` wrote)", dir.display())
         })?;
         let manifest = crate::store::read_manifest(dir).ok();
@@ -62,6 +62,7 @@ pub fn run(a: ReportArgs) -> anyhow::Result<Exit> {
             planned = manifest.as_ref().and_then(|m| m.plan.baseline.clone());
         }
         let mut warnings = manifest.map(|m| m.warnings).unwrap_or_default();
+        warnings.extend(crate::store::attach_profiles(dir, &mut records));
         if let crate::store::LockState::Held(pid) = crate::store::lock_state(dir) {
             let by = pid.map(|p| format!(" (pid {p})")).unwrap_or_default();
             crate::out::eline!(

@@ -44,6 +44,7 @@ fn plan_of(p: &Parsed, name: &str) -> anyhow::Result<Plan> {
         seed: f.seed,
         interval: v.interval,
         until_steady: v.until_steady,
+        profile: None,
     };
     let plan = crate::cli::build_plan(
         &f.targets,
@@ -220,6 +221,9 @@ fn new_plan(arg: &str, a: &StudyArgs) -> anyhow::Result<Plan> {
     let mut plan = plan_of_text(&text, &name, a.scale.as_deref(), &a.sets)?;
     if a.interval.is_some() {
         plan.overrides.interval = a.interval;
+    }
+    if a.profile.is_some() {
+        plan.overrides.profile = a.profile;
     }
     Ok(plan)
 }

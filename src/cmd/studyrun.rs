@@ -225,19 +225,31 @@ pub fn end(
     })
 }
 
+/// The flame graphs of a profiled study as SVG files in its `profiles/` (report.md links them).
+fn write_graphs(study: &store::Study, rep: &StudyReport) {
+    for g in rep.flame_graphs() {
+        let Some((folder, name)) = g.file.split_once('/') else {
+            continue;
+        };
+        if let Err(e) = study.write_in(folder, name, g.svg.as_bytes()) {
+            crate::out::eline!("fsbench: warning: cannot write {}: {e}", g.file);
+            return;
+        }
+    }
+}
+
 /// report.md and report.html in the study, then the short terminal report (the tables a person
 /// decides from, grouped warnings). The files are written first: a closed standard output must
 /// not cost them.
 fn report_at_end(study: &store::Study, plan: &Plan, records: &[Record]) {
     let out = study.dir.as_path();
-    let manifest_warnings = store::read_manifest(out)
+    let mut manifest_warnings = store::read_manifest(out)
         .map(|m| m.warnings)
         .unwrap_or_default();
-    match StudyReport::build(
-        records.to_vec(),
-        plan.baseline.as_deref(),
-        &manifest_warnings,
-    ) {
+    // (A resumed study's earlier records come back without their profiles' stacks.)
+    let mut records = records.to_vec();
+    manifest_warnings.extend(store::attach_profiles(out, &mut records));
+    match StudyReport::build(records, plan.baseline.as_deref(), &manifest_warnings) {
         Ok(rep) => {
             let mut rep = rep.with(crate::report::Given::of(Some(plan)));
             rep.color = super::stdout_wants_color();
@@ -250,6 +262,7 @@ fn report_at_end(study: &store::Study, plan: &Plan, records: &[Record]) {
                     crate::out::eline!("fsbench: warning: cannot write {file}: {e}");
                 }
             }
+            write_graphs(study, &rep);
             crate::out::print(&rep.term(false));
             crate::out::to_stderr(&rep.warnings_text(false));
         }

@@ -17,6 +17,7 @@ pub mod cluster;
 pub mod explain;
 pub mod live;
 pub mod pool;
+pub mod profiled;
 pub mod run;
 pub mod share;
 
@@ -116,6 +117,8 @@ pub struct TargetCtx {
     pub ranks: RankCtx,
     /// The interval of the latency-over-time histograms (`--interval`, 1 s by default).
     pub interval: Duration,
+    /// The profiles each measured phase records (`--profile`); None: none, at no cost.
+    pub profile: Option<crate::plan::profile::ProfileMode>,
 }
 
 /// This process among the ranks of a run, and how they share the target.

@@ -7,8 +7,8 @@ use std::path::Path;
 use std::time::Instant;
 
 use super::{
-    explain, pool, CachePolicy, Cluster, FirstDone, Frame, Merged, Phase, PhaseSpec, RankTimes,
-    RunError, Session, TargetCtx, WorkerOut,
+    explain, pool, profiled, CachePolicy, Cluster, FirstDone, Frame, Merged, Phase, PhaseSpec,
+    RankTimes, RunError, Session, TargetCtx, WorkerOut,
 };
 use crate::metrics::clock::now_rfc3339;
 use crate::metrics::{cpu, diskstats};
@@ -63,6 +63,7 @@ pub fn run_phase(
     // for its length.
     let _hushed = pool::inline(&spec).then(crate::metrics::feed::hush);
     let mut gathering = explain::Gathering::start(&spec, t, pool::inline(&spec));
+    let profile = profiled::start(t, gathering.board());
     let started_at = now_rfc3339();
     let t0 = Instant::now();
     let cpu0 = cpu::start();
@@ -84,6 +85,7 @@ pub fn run_phase(
         )
     };
     let intervals = gathering.workers_done();
+    let profiled = profiled::finish(profile, &run);
     let mut cpu = BTreeMap::new();
     let (cpu_user_ns, _) = cpu0.finish(&mut cpu);
     // What the device wrote includes what the filesystem writes back after the phase.
@@ -140,6 +142,7 @@ pub fn run_phase(
     let mut phases = s.finish(i, &merged)?;
     for (k, p) in phases.iter_mut().enumerate() {
         decorate(p, k, &spec, &merged, t, stopped);
+        profiled::attach(p, k, profiled.as_ref());
     }
     Ok(PhaseOutcome { phases, stopped })
 }

@@ -112,6 +112,7 @@ fn every_phase_goes_through_the_same_steps_and_merges_per_part() {
         quiet: true,
         ranks: Default::default(),
         interval: std::time::Duration::from_secs(1),
+        profile: None,
     };
     let cluster = CountingCluster::default();
     let mut saved = Vec::new();

@@ -59,6 +59,7 @@ fn record(repeat: u32, iops: f64) -> Record {
         clones: Vec::new(),
         limiter: None,
         evidence: None,
+        profile: None,
     }
 }
 

@@ -6,6 +6,7 @@ pub mod flags;
 pub mod issue;
 pub mod job;
 pub mod jobmore;
+pub mod profile;
 pub mod provisioned;
 pub mod spec;
 pub mod study;

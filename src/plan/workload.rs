@@ -138,6 +138,9 @@ pub struct Overrides {
     /// `compare --until-steady`: every preset job runs until its steady state, or its maximum.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub until_steady: Option<UntilSteady>,
+    /// `--profile`: the call-chain profiles every measured phase records (none when absent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub profile: Option<crate::plan::profile::ProfileMode>,
 }
 
 /// `--until-steady[=CRITERION[,dur=D][,ramp=D][,max=D]]`: fio's steadystate criterion, its window

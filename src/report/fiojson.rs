@@ -444,6 +444,7 @@ fn import_job(
         clones: Vec::new(),
         limiter: None,
         evidence: None,
+        profile: None,
     })
 }
 

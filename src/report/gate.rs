@@ -564,6 +564,7 @@ mod tests {
             clones: Vec::new(),
             limiter: None,
             evidence: None,
+            profile: None,
         };
         let short = vec![crate::store::note::make(
             crate::store::note::Kind::Interrupted,

@@ -8,6 +8,7 @@
 
 pub(crate) mod claims;
 pub(crate) mod fiojson;
+mod flame;
 pub(crate) mod formats;
 pub(crate) mod gate;
 mod heatgrid;
@@ -17,6 +18,7 @@ mod markdown;
 mod markup;
 pub(crate) mod merge;
 pub(crate) mod overtime;
+pub(crate) mod profiles;
 mod records;
 mod stats;
 mod summary;
@@ -385,6 +387,11 @@ impl StudyReport {
         let mut rows = self.rows.clone();
         rows.extend(summary::rows(&exported, &self.baseline));
         rows
+    }
+
+    /// The flame graphs of the study's profiles, each with its file in the study (`profiles/`).
+    pub(crate) fn flame_graphs(&self) -> Vec<profiles::Graph> {
+        profiles::all_graphs(&self.records, &self.baseline)
     }
 
     pub(crate) fn csv(&self) -> String {

@@ -13,7 +13,16 @@ pub struct Sink {
 }
 
 impl Sink {
-    pub fn save(&mut self, rec: Record) -> Result<(), StoreError> {
+    pub fn save(&mut self, mut rec: Record) -> Result<(), StoreError> {
+        if let Some(p) = rec.profile.as_mut() {
+            let earlier = &self.records;
+            p.avoid(|f| {
+                earlier
+                    .iter()
+                    .filter_map(|r| r.profile.as_ref())
+                    .any(|q| q.files().any(|g| g == f))
+            });
+        }
         if let Some(s) = self.study.as_mut() {
             s.append(&rec)?;
             if let Some(o) = &self.observer {

@@ -56,6 +56,7 @@ pub fn here_ctx(place: &Where, quiet: bool, ranks: RankCtx) -> Option<TargetCtx>
             quiet,
             ranks,
             interval: crate::metrics::timeline::DEFAULT,
+            profile: None,
         }),
         Where::Provision { .. } => None,
     }
@@ -69,6 +70,7 @@ impl Getter<'_> {
             Where::Here { .. } => {
                 let mut ctx = here_ctx(self.place, self.quiet, self.ranks).expect("a here target");
                 ctx.interval = self.plan.overrides.interval();
+                ctx.profile = self.plan.overrides.profile;
                 return Ok(Got {
                     label: spec.label.clone(),
                     fs: ctx.fs.clone(),
@@ -141,6 +143,7 @@ impl Getter<'_> {
                 quiet: self.quiet,
                 ranks: self.ranks,
                 interval: self.plan.overrides.interval(),
+                profile: self.plan.overrides.profile,
             },
             mounted: Some(m),
         }
@@ -209,6 +212,7 @@ impl Getter<'_> {
                     quiet: self.quiet,
                     ranks: self.ranks,
                     interval: self.plan.overrides.interval(),
+                    profile: self.plan.overrides.profile,
                 },
                 mounted: None,
             }),

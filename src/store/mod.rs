@@ -12,8 +12,10 @@ use crate::plan::TargetInfo;
 
 pub mod hlog;
 pub mod note;
+mod profiles;
 mod study;
 pub use hlog::LatencyLog;
+pub use profiles::attach_profiles;
 pub use study::{lock_state, LockState, Study};
 
 /// The workload name of the record of a target that could not be provisioned.
@@ -140,6 +142,10 @@ pub struct Record {
     /// phase (metrics::evidence).
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub evidence: Option<crate::metrics::evidence::Evidence>,
+    /// Where the phase spent its time (`--profile`): its profiles' folded stacks in the study's
+    /// `profiles/` and the shares of fsbench, the kernel and the filesystem's daemons.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub profile: Option<crate::profile::RecordProfile>,
 }
 
 /// One clone (worker) of a block job of `numjobs` above 1: what it did over its own measured
@@ -239,6 +245,8 @@ pub struct Phase {
     /// What limited the phase, and its evidence (the frame decides both).
     pub limiter: Option<crate::metrics::limiter::Limiter>,
     pub evidence: Option<crate::metrics::evidence::Evidence>,
+    /// Its profiles (`--profile`), their stacks in memory until the study writes them.
+    pub profile: Option<crate::profile::RecordProfile>,
 }
 
 /// Which target, workload and repeat a record belongs to.
@@ -275,6 +283,10 @@ impl Record {
         } else {
             Outcome::Ok
         };
+        let profile = p.profile.map(|mut x| {
+            x.name_files(key.target, key.repeat, &p.test);
+            x
+        });
         Record {
             schema: SCHEMA_VERSION,
             target: key.target.to_string(),
@@ -306,6 +318,7 @@ impl Record {
             clones: p.clones,
             limiter: p.limiter,
             evidence: p.evidence,
+            profile,
         }
     }
 }

@@ -23,6 +23,8 @@ pub enum Kind {
     /// Other processes or the hypervisor took a documented share of the machine during the
     /// phase (metrics::limiter::interference).
     Interference,
+    /// A profile asked for (`--profile`) that the host did not allow, wholly or in part.
+    Profile,
     /// Anything else: a remark with no kind.
     Plain,
 }
@@ -37,6 +39,7 @@ const KINDS: &[Kind] = &[
     Kind::Fragmentation,
     Kind::Steady,
     Kind::Interference,
+    Kind::Profile,
 ];
 
 impl Kind {
@@ -51,6 +54,7 @@ impl Kind {
             Kind::Fragmentation => "fragmentation",
             Kind::Steady => "steady",
             Kind::Interference => "interference",
+            Kind::Profile => "profile",
             Kind::Plain => "",
         }
     }

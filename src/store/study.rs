@@ -238,9 +238,40 @@ impl Study {
         Ok(())
     }
 
+    /// Writes a file whole into a folder of the study (made when missing), never through a link.
+    pub fn write_in(&self, folder: &str, name: &str, bytes: &[u8]) -> Result<(), StoreError> {
+        let path = self.dir.join(folder);
+        let sub = self.fd.subdir(folder).map_err(|e| match e.raw_os_error() {
+            Some(libc::ELOOP) | Some(libc::ENOTDIR) if is_link(&path) => StoreError::Link {
+                path: path.display().to_string(),
+            },
+            _ => io_at(&path)(e),
+        })?;
+        sub.write_atomic(name, bytes)
+            .map_err(io_at(&path.join(name)))
+    }
+
+    /// A record's profiles' folded stacks, each in the file the record names.
+    fn write_profiles(&self, rec: &Record) -> Result<(), StoreError> {
+        let Some(p) = &rec.profile else {
+            return Ok(());
+        };
+        for kind in crate::profile::folded::Kind::ALL {
+            if let Some(s) = p.get(kind) {
+                let (Some(f), Some((folder, name))) = (&s.folded, s.file.split_once('/')) else {
+                    continue;
+                };
+                self.write_in(folder, name, f.text().as_bytes())?;
+            }
+        }
+        Ok(())
+    }
+
     /// Appends one record and makes it durable before returning. Its latency over time goes to
-    /// latency.hlog first (flushed and synced), under a tag the record then names.
+    /// latency.hlog first (flushed and synced), under a tag the record then names, and its
+    /// profiles to the files it names.
     pub fn append(&mut self, rec: &Record) -> Result<(), StoreError> {
+        self.write_profiles(rec)?;
         let tagged;
         let rec = match &rec.latency_log {
             Some(l) if !l.lines.is_empty() => {

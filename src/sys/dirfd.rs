@@ -89,6 +89,19 @@ impl Dir {
         self.openat(name, libc::O_RDONLY | libc::O_NOFOLLOW)
     }
 
+    /// The directory `name` in this one, made (0755) when missing and opened without following
+    /// a link (ELOOP or ENOTDIR when `name` is a symbolic link or not a directory).
+    pub fn subdir(&self, name: &str) -> io::Result<Dir> {
+        let c = cname(name)?;
+        // SAFETY: the directory descriptor is open and `c` NUL-terminated (mkdirat(2)).
+        match check(unsafe { libc::mkdirat(self.dir.as_raw_fd(), c.as_ptr(), 0o755) }) {
+            Err(e) if e.kind() != io::ErrorKind::AlreadyExists => return Err(e),
+            _ => {}
+        }
+        let dir = self.openat(name, libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NOFOLLOW)?;
+        Ok(Dir { dir })
+    }
+
     /// The directory's own descriptor (for flock(2) and fsync(2)).
     pub fn file(&self) -> &File {
         &self.dir

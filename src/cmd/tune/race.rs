@@ -268,6 +268,7 @@ pub fn refuse_changes(a: &TuneArgs) -> anyhow::Result<()> {
         ("--seed", a.block.seed.is_some()),
         ("--interval", a.block.interval.is_some()),
         ("--until-steady", a.block.until_steady.is_some()),
+        ("--profile", a.block.profile.is_some()),
         ("--size", a.backing.size.is_some()),
         ("--device", a.backing.device.is_some()),
         ("--wipe", a.backing.wipe),

@@ -10,7 +10,9 @@ pub mod watch;
 use serde::{Deserialize, Serialize};
 
 use super::procfs::{self, DiskLine, TICKS_PER_SEC};
-pub use watch::{Board, FsThreads, Owner, Role, Snapshot, StackDevice, Watch, WorkerThread};
+pub use watch::{
+    Board, FsThreads, Owner, Role, Snapshot, StackDevice, ThreadWatch, Watch, WorkerThread,
+};
 
 /// One worker: shares of its own window (start line to end), 0 to 1 each.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

@@ -185,18 +185,41 @@ pub struct WorkerThread {
     pub end: Option<ThreadSample>,
 }
 
+/// Told, on each worker's own thread, when it begins, crosses the start line and ends (the
+/// profiler attaches to the thread and samples it between the last two).
+pub trait ThreadWatch: Send + Sync {
+    fn began(&self, index: usize, tid: u32);
+    fn started(&self, index: usize);
+    fn ended(&self, index: usize);
+}
+
 /// Where the workers of a phase leave their thread ids and figures (the pool's; the sampler
 /// reads the ids while they run).
-#[derive(Debug, Default)]
+#[derive(Default)]
 pub struct Board {
     threads: Mutex<Vec<WorkerThread>>,
+    watch: std::sync::OnceLock<std::sync::Arc<dyn ThreadWatch>>,
+}
+
+impl std::fmt::Debug for Board {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Board")
+            .field("threads", &self.threads)
+            .finish_non_exhaustive()
+    }
 }
 
 impl Board {
     pub fn new(workers: usize) -> Board {
         Board {
             threads: Mutex::new(vec![WorkerThread::default(); workers]),
+            watch: Default::default(),
         }
+    }
+
+    /// Tells `w` of every worker from now on (once per board).
+    pub fn watch(&self, w: std::sync::Arc<dyn ThreadWatch>) {
+        let _ = self.watch.set(w);
     }
 
     fn with<R>(&self, f: impl FnOnce(&mut Vec<WorkerThread>) -> R) -> R {
@@ -214,6 +237,9 @@ impl Board {
                 w.start = Some(s);
             }
         });
+        if let Some(w) = self.watch.get() {
+            w.began(index, tid);
+        }
     }
 
     /// Worker `index` crossed the start line (called on its thread): its figures count from
@@ -225,10 +251,16 @@ impl Board {
                 w.start = Some(s);
             }
         });
+        if let Some(w) = self.watch.get() {
+            w.started(index);
+        }
     }
 
     /// Worker `index` ended (called on its thread, before it exits).
     pub fn ended(&self, index: usize) {
+        if let Some(w) = self.watch.get() {
+            w.ended(index);
+        }
         let s = ThreadSample::now();
         self.with(|t| {
             if let Some(w) = t.get_mut(index) {

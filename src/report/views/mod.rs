@@ -17,6 +17,7 @@ pub(crate) mod iozone;
 mod latency;
 pub(crate) mod less;
 pub(crate) mod limits;
+mod profile;
 mod ratio;
 mod statistics;
 pub(crate) mod tune;
@@ -40,6 +41,7 @@ pub(crate) static VIEWS: &[&dyn WorkloadView] = &[
     &statistics::Statistics,
     &curves::Curves,
     &limits::Limits,
+    &profile::Profiles,
     &tune::Tune,
     &claims::Claims,
     &verdict::Verdict,

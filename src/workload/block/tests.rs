@@ -15,6 +15,7 @@ fn target(dir: &Path) -> TargetCtx {
         quiet: true,
         ranks: Default::default(),
         interval: std::time::Duration::from_secs(1),
+        profile: None,
     }
 }
 

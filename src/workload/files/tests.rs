@@ -127,6 +127,7 @@ fn run_files(spec: &str, dir: &Path) -> Result<Vec<Phase>, String> {
         quiet: true,
         ranks: Default::default(),
         interval: std::time::Duration::from_secs(1),
+        profile: None,
     };
     let Opened::Run(mut s) = w.open(&t).map_err(|e| e.to_string())? else {
         return Err("skipped".into());
