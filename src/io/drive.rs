@@ -7,11 +7,12 @@ use super::files::FileSet;
 use super::iolog::OpKind;
 use super::pace::{self, Pacer};
 use super::verify::Verifier;
-use super::{DataGen, Pattern, Stats, WriteData};
-use crate::engine::{Io, IoEngine};
+use super::{DataGen, Live, Pattern, Stats, WriteData};
+use crate::engine::{Engine, Io, IoEngine, SyncKind, Visit};
 use crate::metrics::hist;
 use crate::metrics::progress::Progress;
 use crate::metrics::timeline::Slicer;
+use crate::plan::dir::Dir;
 use crate::plan::job::{BlockSize, Rw};
 use replay::Step;
 
@@ -43,36 +44,6 @@ enum Hold {
     Until(Instant),
     /// thinktime once the queue has drained: (total, spun).
     Think(Duration, Duration),
-}
-
-/// What a worker's loop reports to and listens to while it runs.
-#[derive(Clone, Copy)]
-pub struct Live<'a> {
-    /// Finished I/Os and bytes (the live progress line, first-done figures).
-    pub progress: &'a Progress,
-    /// The interval of the latency-over-time histograms.
-    pub interval: Duration,
-    /// Turns true when the job is to end now (its steady state was reached).
-    pub halt: Option<&'a std::sync::atomic::AtomicBool>,
-    /// Turns true when another job of the phase ended and one of them has exitall.
-    pub exit_all: Option<&'a std::sync::atomic::AtomicBool>,
-    /// The worker's files, when a pass over one ends by dropping its cached pages (fio's
-    /// invalidate of a buffered time-based job: `wraps`).
-    pub invalidate: Option<&'a [std::fs::File]>,
-}
-
-impl<'a> Live<'a> {
-    /// Progress only, 1 s intervals, no halt (the tests').
-    #[cfg(test)]
-    pub fn of(progress: &'a Progress) -> Live<'a> {
-        Live {
-            progress,
-            interval: crate::metrics::timeline::DEFAULT,
-            halt: None,
-            exit_all: None,
-            invalidate: None,
-        }
-    }
 }
 
 /// The state of one worker's loop: what is in flight, where the next I/O goes, what was measured.
@@ -248,7 +219,7 @@ impl<'a> Driver<'a> {
     /// Fills a write's buffer: fresh data (or a repeated buffer for dedupe), then the verify
     /// header.
     #[inline]
-    fn fill(&mut self, engine: &mut dyn IoEngine, slot: usize, len: usize, at: u64) {
+    fn fill<E: IoEngine>(&mut self, engine: &mut E, slot: usize, len: usize, at: u64) {
         let p = self.p;
         let buf = &mut engine.buffer(slot)[..len];
         if !p.buffer_pattern.is_empty() {
@@ -286,7 +257,7 @@ impl<'a> Driver<'a> {
     /// Queues I/Os until the queue is full, a sync or a pause is due, or the job has issued
     /// everything.
     #[inline]
-    fn fill_queue(&mut self, engine: &mut dyn IoEngine) {
+    fn fill_queue<E: IoEngine>(&mut self, engine: &mut E) {
         while self.issuing && self.sync_due.is_none() {
             match self.hold {
                 Some(Hold::Think(..)) => break,
@@ -360,7 +331,7 @@ impl<'a> Driver<'a> {
             let io = Io {
                 slot,
                 file,
-                write,
+                dir: if write { Dir::Write } else { Dir::Read },
                 offset: at,
                 len: len as usize,
                 flags: self.flags_of(slot, write, len),
@@ -514,7 +485,7 @@ impl<'a> Driver<'a> {
     }
 
     /// Checks the reads just reaped (a reading job with verify=), before their slots are reused.
-    fn check_reads(&mut self, engine: &mut dyn IoEngine) {
+    fn check_reads<E: IoEngine>(&mut self, engine: &mut E) {
         let Some(v) = &self.verifier else { return };
         let fatal = self.p.verify.as_ref().is_some_and(|v| v.fatal);
         for (slot, len, offset) in self.to_check.drain(..) {
@@ -568,7 +539,7 @@ impl<'a> Driver<'a> {
     }
 
     /// Runs the loop to its end (its limit, its runtime, an error, or a stop request).
-    fn run(&mut self, engine: &mut dyn IoEngine) {
+    fn run<E: IoEngine>(&mut self, engine: &mut E) {
         let fatal_verify = self.p.verify.as_ref().is_none_or(|v| v.fatal);
         // Ended before it began (exit_what=all of an earlier group): no I/O.
         self.check_end();
@@ -585,9 +556,13 @@ impl<'a> Driver<'a> {
                         };
                         rec.op(self.began.elapsed(), kind, (0, 0), 0);
                     }
-                    if let Err(e) = engine.sync(data_only) {
-                        let what = if data_only { "fdatasync" } else { "fsync" };
-                        self.st.fail(super::Failure::io(what, &e));
+                    let kind = if data_only {
+                        SyncKind::Fdatasync
+                    } else {
+                        SyncKind::Fsync
+                    };
+                    if let Err(e) = engine.sync(kind) {
+                        self.st.fail(super::Failure::io(kind.name(), &e));
                         return;
                     }
                     continue;
@@ -609,7 +584,12 @@ impl<'a> Driver<'a> {
                 || !self.issuing
                 || matches!(self.hold, Some(Hold::Think(..)));
             let min = if drain { in_flight } else { 1 };
-            if let Err(e) = engine.complete(min, &mut |slot, res| self.done(slot, res)) {
+            let reaped = engine.complete(min, |batch| {
+                for r in batch {
+                    self.done(r.slot, r.res)
+                }
+            });
+            if let Err(e) = reaped {
                 self.st
                     .fail(super::Failure::io("waiting for I/O completions", &e));
                 return;
@@ -628,9 +608,9 @@ impl<'a> Driver<'a> {
         }
     }
 
-    fn finish(mut self, engine: &mut dyn IoEngine) -> Stats {
+    fn finish<E: IoEngine>(mut self, engine: &mut E) -> Stats {
         if self.p.end_fsync && self.st.error.is_none() {
-            if let Err(e) = engine.sync(false) {
+            if let Err(e) = engine.sync(SyncKind::Fsync) {
                 self.st.fail(super::Failure::io("end_fsync", &e));
             }
             self.last_done = Instant::now();
@@ -664,7 +644,26 @@ impl<'a> Driver<'a> {
 /// Drives one worker until its byte limit, its runtime, an error, or a stop request, publishing
 /// its totals to `progress` as it goes. `data` may be shared by the workers of a job. A start
 /// delay (fio startdelay) is waited out first.
-pub fn drive(engine: &mut dyn IoEngine, p: &Pattern, data: &WriteData, live: Live) -> Stats {
+pub fn drive(engine: &mut Engine, p: &Pattern, data: &WriteData, live: Live) -> Stats {
+    engine.visit(Drive { p, data, live })
+}
+
+/// `drive` on an engine of a known type.
+struct Drive<'a> {
+    p: &'a Pattern,
+    data: &'a WriteData,
+    live: Live<'a>,
+}
+
+impl Visit for Drive<'_> {
+    type Out = Stats;
+    fn visit<E: IoEngine>(self, engine: &mut E) -> Stats {
+        drive_on(engine, self.p, self.data, self.live)
+    }
+}
+
+/// `drive` with an engine of any type (the tests' fakes too).
+pub fn drive_on<E: IoEngine>(engine: &mut E, p: &Pattern, data: &WriteData, live: Live) -> Stats {
     if !p.pace.startdelay.is_zero() {
         pace::wait_until(Instant::now() + p.pace.startdelay);
     }

@@ -20,13 +20,14 @@ pub mod perm;
 pub mod verify;
 
 pub use data::{DataGen, WriteData};
-pub use drive::{drive, Live};
+pub use drive::drive;
 pub use failure::Failure;
 pub use perm::Permutation;
 
 use std::time::Duration;
 
 use crate::metrics::hist::{self, Hist};
+use crate::metrics::progress::Progress;
 use crate::metrics::timeline::Timeline;
 use crate::plan::job::{BlockSize, Distribution, FileService, FioLogs, Rw, Verify};
 
@@ -378,5 +379,35 @@ impl WorkingSet {
     /// The generator of page `k` of worker `t`.
     pub fn page(&self, t: u64, k: u64) -> DataGen {
         DataGen::new(self.key ^ (t << 40) ^ k.wrapping_mul(0x9E37_79B9_7F4A_7C15))
+    }
+}
+
+/// What a worker's loop reports to and listens to while it runs.
+#[derive(Clone, Copy)]
+pub struct Live<'a> {
+    /// Finished I/Os and bytes (the live progress line, first-done figures).
+    pub progress: &'a Progress,
+    /// The interval of the latency-over-time histograms.
+    pub interval: Duration,
+    /// Turns true when the job is to end now (its steady state was reached).
+    pub halt: Option<&'a std::sync::atomic::AtomicBool>,
+    /// Turns true when another job of the phase ended and one of them has exitall.
+    pub exit_all: Option<&'a std::sync::atomic::AtomicBool>,
+    /// The worker's files, when a pass over one ends by dropping its cached pages (fio's
+    /// invalidate of a buffered time-based job: `wraps`).
+    pub invalidate: Option<&'a [std::fs::File]>,
+}
+
+impl<'a> Live<'a> {
+    /// Progress only, 1 s intervals, no halt (the tests').
+    #[cfg(test)]
+    pub fn of(progress: &'a Progress) -> Live<'a> {
+        Live {
+            progress,
+            interval: crate::metrics::timeline::DEFAULT,
+            halt: None,
+            exit_all: None,
+            invalidate: None,
+        }
     }
 }

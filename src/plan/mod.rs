@@ -1,5 +1,6 @@
 //! Plain data: target specs, workload specs, the plan, and units. Nothing here calls the system.
 
+pub mod dir;
 pub mod expand;
 pub mod fio;
 pub mod issue;

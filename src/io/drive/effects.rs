@@ -19,8 +19,12 @@ impl IoEngine for Rec {
         super::fake::slot(&mut self.buf, slot, self.bs)
     }
     fn queue(&mut self, io: Io) -> std::io::Result<()> {
-        self.ios.push((io.write, io.offset, io.len));
-        if let Some(e) = self.write_errno.filter(|_| io.write) {
+        self.ios
+            .push((io.dir == crate::plan::dir::Dir::Write, io.offset, io.len));
+        if let Some(e) = self
+            .write_errno
+            .filter(|_| io.dir == crate::plan::dir::Dir::Write)
+        {
             self.done.push((io.slot, -(e as i64)));
             return Ok(());
         }
@@ -29,7 +33,7 @@ impl IoEngine for Rec {
             self.disk.resize(end, 0);
         }
         let b = io.slot * self.bs;
-        if io.write {
+        if io.dir == crate::plan::dir::Dir::Write {
             self.disk[io.offset as usize..end].copy_from_slice(&self.buf[b..b + io.len]);
         } else {
             self.buf[b..b + io.len].copy_from_slice(&self.disk[io.offset as usize..end]);
@@ -37,13 +41,20 @@ impl IoEngine for Rec {
         self.done.push((io.slot, io.len as i64));
         Ok(())
     }
-    fn complete(&mut self, _min: usize, done: &mut dyn FnMut(usize, i64)) -> std::io::Result<()> {
+    fn complete(
+        &mut self,
+        _min: usize,
+        mut hand: impl FnMut(&[crate::engine::Reaped]),
+    ) -> std::io::Result<()> {
+        let mut out = Vec::new();
+        let mut done = |slot: usize, res: i64| out.push(crate::engine::Reaped { slot, res });
         for (s, r) in self.done.drain(..) {
             done(s, r);
         }
+        hand(&out);
         Ok(())
     }
-    fn sync(&mut self, _: bool) -> std::io::Result<()> {
+    fn sync(&mut self, _: crate::engine::SyncKind) -> std::io::Result<()> {
         Ok(())
     }
     fn describe(&self) -> String {
@@ -62,7 +73,7 @@ fn run_on(p: &Pattern, disk: Vec<u8>) -> (Rec, Stats) {
         disk,
         ..Rec::default()
     };
-    let st = drive(
+    let st = drive_on(
         &mut e,
         p,
         &WriteData::new(1, p.max_bs(), 0),
@@ -263,7 +274,7 @@ fn continue_on_error_goes_past_the_listed_errnos_only() {
             write_errno: Some(errno),
             ..Rec::default()
         };
-        let st = drive(
+        let st = drive_on(
             &mut e,
             &p,
             &WriteData::new(1, 4096, 0),

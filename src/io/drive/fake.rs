@@ -25,15 +25,29 @@ impl IoEngine for Seen {
         slot(&mut self.buf, s, 1 << 20)
     }
     fn queue(&mut self, io: Io) -> std::io::Result<()> {
-        self.ops.push((if io.write { 'w' } else { 'r' }, io));
+        self.ops.push((
+            if io.dir == crate::plan::dir::Dir::Write {
+                'w'
+            } else {
+                'r'
+            },
+            io,
+        ));
         self.done.push((io.slot, io.len as i64));
         Ok(())
     }
-    fn complete(&mut self, _: usize, done: &mut dyn FnMut(usize, i64)) -> std::io::Result<()> {
+    fn complete(
+        &mut self,
+        _: usize,
+        mut hand: impl FnMut(&[crate::engine::Reaped]),
+    ) -> std::io::Result<()> {
+        let mut out = Vec::new();
+        let mut done = |slot: usize, res: i64| out.push(crate::engine::Reaped { slot, res });
         self.done.drain(..).for_each(|(s, r)| done(s, r));
+        hand(&out);
         Ok(())
     }
-    fn sync(&mut self, _: bool) -> std::io::Result<()> {
+    fn sync(&mut self, _: crate::engine::SyncKind) -> std::io::Result<()> {
         Ok(())
     }
     fn describe(&self) -> String {

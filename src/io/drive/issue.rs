@@ -7,7 +7,7 @@ use std::time::Instant;
 
 use super::latency::Probe;
 use super::{Driver, Pattern};
-use crate::sys::issue::IoFlags;
+use crate::sys::ioflags::IoFlags;
 
 /// What the issuing options keep between I/Os.
 pub(super) struct State {
@@ -79,7 +79,7 @@ impl Driver<'_> {
         let Some(v) = self.p.issue.ioprio() else {
             return true;
         };
-        match crate::sys::issue::ioprio_set(v) {
+        match crate::sys::ioflags::ioprio_set(v) {
             Ok(()) => true,
             Err(e) => {
                 self.st.fail(super::super::Failure::io("ioprio_set", &e));
@@ -110,7 +110,7 @@ impl Driver<'_> {
         IoFlags {
             prio,
             rw_flags: if atomic {
-                crate::sys::issue::RWF_ATOMIC
+                crate::sys::ioflags::RWF_ATOMIC
             } else {
                 0
             },
@@ -123,14 +123,14 @@ mod tests {
     use super::super::*;
     use crate::plan::issue::ioprio_value;
 
-    fn run(p: &Pattern) -> Vec<(bool, usize, crate::sys::issue::IoFlags)> {
+    fn run(p: &Pattern) -> Vec<(bool, usize, crate::sys::ioflags::IoFlags)> {
         let mut e = super::super::fake::Seen::default();
         let progress = crate::metrics::progress::Progress::new();
-        let st = drive(&mut e, p, &WriteData::new(1, 4096, 0), Live::of(&progress));
+        let st = drive_on(&mut e, p, &WriteData::new(1, 4096, 0), Live::of(&progress));
         assert!(st.error.is_none(), "{:?}", st.error);
         e.ops
             .iter()
-            .map(|(_, io)| (io.write, io.len, io.flags))
+            .map(|(_, io)| (io.dir == crate::plan::dir::Dir::Write, io.len, io.flags))
             .collect()
     }
 
@@ -156,13 +156,20 @@ mod tests {
             self.flight.push_back((io.slot, io.offset, io.len));
             Ok(())
         }
-        fn complete(&mut self, _: usize, done: &mut dyn FnMut(usize, i64)) -> std::io::Result<()> {
+        fn complete(
+            &mut self,
+            _: usize,
+            mut hand: impl FnMut(&[crate::engine::Reaped]),
+        ) -> std::io::Result<()> {
+            let mut out = Vec::new();
+            let mut done = |slot: usize, res: i64| out.push(crate::engine::Reaped { slot, res });
             if let Some((s, _, l)) = self.flight.pop_front() {
                 done(s, l as i64);
             }
+            hand(&out);
             Ok(())
         }
-        fn sync(&mut self, _: bool) -> std::io::Result<()> {
+        fn sync(&mut self, _: crate::engine::SyncKind) -> std::io::Result<()> {
             Ok(())
         }
         fn describe(&self) -> String {
@@ -178,11 +185,11 @@ mod tests {
         let progress = crate::metrics::progress::Progress::new();
         let data = WriteData::new(1, 8192, 0);
         let mut e = Slow::default();
-        drive(&mut e, &p, &data, Live::of(&progress));
+        drive_on(&mut e, &p, &data, Live::of(&progress));
         assert!(e.overlapped > 100, "{} of {}", e.overlapped, e.queued);
         p.issue.serialize_overlap = true;
         let mut e = Slow::default();
-        let st = drive(&mut e, &p, &data, Live::of(&progress));
+        let st = drive_on(&mut e, &p, &data, Live::of(&progress));
         assert!(st.error.is_none());
         assert_eq!(e.overlapped, 0, "of {}", e.queued);
         assert!(st.write_bytes >= 4 << 20);
@@ -219,7 +226,7 @@ mod tests {
             p.logs = Some(logs);
             let mut e = super::super::fake::Seen::default();
             let progress = crate::metrics::progress::Progress::new();
-            let st = drive(&mut e, &p, &WriteData::new(1, 4096, 0), Live::of(&progress));
+            let st = drive_on(&mut e, &p, &WriteData::new(1, 4096, 0), Live::of(&progress));
             let text = st.logs.unwrap().lat;
             let last = |l: &str| l.rsplit(", ").next().unwrap().to_string();
             let cols: Vec<String> = text.lines().map(last).collect();

@@ -202,12 +202,19 @@ mod tests {
             self.deepest = self.deepest.max(self.flight.len());
             Ok(())
         }
-        fn complete(&mut self, _: usize, done: &mut dyn FnMut(usize, i64)) -> std::io::Result<()> {
+        fn complete(
+            &mut self,
+            _: usize,
+            mut hand: impl FnMut(&[crate::engine::Reaped]),
+        ) -> std::io::Result<()> {
+            let mut out = Vec::new();
+            let mut done = |slot: usize, res: i64| out.push(crate::engine::Reaped { slot, res });
             std::thread::sleep(Duration::from_millis(2 * self.flight.len() as u64));
             self.flight.drain(..).for_each(|s| done(s, 4096));
+            hand(&out);
             Ok(())
         }
-        fn sync(&mut self, _: bool) -> std::io::Result<()> {
+        fn sync(&mut self, _: crate::engine::SyncKind) -> std::io::Result<()> {
             Ok(())
         }
         fn describe(&self) -> String {
@@ -226,7 +233,7 @@ mod tests {
         });
         let progress = crate::metrics::progress::Progress::new();
         let mut e = Queue::default();
-        let st = drive(&mut e, &p, &WriteData::new(1, 4096, 0), Live::of(&progress));
+        let st = drive_on(&mut e, &p, &WriteData::new(1, 4096, 0), Live::of(&progress));
         (st, e.deepest)
     }
 

@@ -15,7 +15,7 @@ fn pattern(rw: Rw, bs: BlockSize, limit: u64) -> Pattern {
     p
 }
 
-fn null_engine(p: &Pattern) -> Box<dyn IoEngine> {
+fn null_engine(p: &Pattern) -> engine::Engine {
     (engine::def(EngineKind::Null).open)(
         Vec::new(),
         engine::Slots::new(p.buffers.max(p.depth), p.max_bs() as usize),
@@ -27,18 +27,8 @@ fn null_engine(p: &Pattern) -> Box<dyn IoEngine> {
 fn null_engine_drives_the_runner_deterministically() {
     let p = pattern(Rw::RandRw, BlockSize::Fixed(4096), 40 << 20);
     let data = WriteData::new(1, 4096, 0);
-    let a = drive(
-        null_engine(&p).as_mut(),
-        &p,
-        &data,
-        Live::of(&Progress::new()),
-    );
-    let b = drive(
-        null_engine(&p).as_mut(),
-        &p,
-        &data,
-        Live::of(&Progress::new()),
-    );
+    let a = drive(&mut null_engine(&p), &p, &data, Live::of(&Progress::new()));
+    let b = drive(&mut null_engine(&p), &p, &data, Live::of(&Progress::new()));
     assert!(a.error.is_none());
     assert_eq!(a.reads + a.writes, 10240, "40 MiB in 4 KiB I/Os");
     assert_eq!(
@@ -56,7 +46,7 @@ fn null_engine_drives_the_runner_deterministically() {
 fn sequential_jobs_stop_at_their_size_and_ranges_stay_in_bounds() {
     let p = pattern(Rw::Read, BlockSize::Fixed(65536), 1 << 20);
     let s = drive(
-        null_engine(&p).as_mut(),
+        &mut null_engine(&p),
         &p,
         &WriteData::new(1, 65536, 0),
         Live::of(&Progress::new()),
@@ -81,7 +71,7 @@ fn time_based_jobs_run_for_their_runtime() {
     p.runtime = Some(Duration::from_millis(300));
     let t = Instant::now();
     let s = drive(
-        null_engine(&p).as_mut(),
+        &mut null_engine(&p),
         &p,
         &WriteData::new(1, 4096, 0),
         Live::of(&Progress::new()),
@@ -158,13 +148,7 @@ fn each_direction_walks_on_its_own_and_a_pass_ends_with_fios_invalidate() {
             invalidate: Some(&files[..]),
             ..Live::of(&progress)
         };
-        drive(
-            null_engine(p).as_mut(),
-            p,
-            &WriteData::new(1, 4096, 0),
-            live,
-        )
-        .invalidated
+        drive(&mut null_engine(p), p, &WriteData::new(1, 4096, 0), live).invalidated
     };
     // Four passes of writes over 64 KiB: three ends of a pass before the fourth.
     let mut p = pattern(Rw::Write, BlockSize::Fixed(4096), 256 << 10);
@@ -184,7 +168,7 @@ fn each_direction_walks_on_its_own_and_a_pass_ends_with_fios_invalidate() {
     p.limit_bytes = None;
     p.runtime = Some(Duration::from_millis(100));
     let s = drive(
-        null_engine(&p).as_mut(),
+        &mut null_engine(&p),
         &p,
         &WriteData::new(1, 4096, 0),
         Live {

@@ -1,6 +1,6 @@
 //! fio's trims (rw=trim, randtrim, trimwrite, randtrimwrite): each block is trimmed through the
 //! engine, synchronously as fio's engines trim (hole punching on a file, discard on a block
-//! device: `sys::issue::trim`), and counted as fio's trim direction; with trimwrite the block is
+//! device: `sys::ioflags::trim`), and counted as fio's trim direction; with trimwrite the block is
 //! then written.
 
 use std::time::Instant;
@@ -15,7 +15,7 @@ impl Driver<'_> {
     /// failed one: the job then stops).
     pub(super) fn trim_first(
         &mut self,
-        engine: &mut dyn IoEngine,
+        engine: &mut impl IoEngine,
         slot: usize,
         len: u64,
         (file, offset): (usize, u64),
@@ -86,7 +86,7 @@ mod tests {
         p.trim_bs = trim_bs;
         let progress = crate::metrics::progress::Progress::new();
         let mut e = super::super::fake::Seen::default();
-        let st = drive(&mut e, &p, &WriteData::new(1, 8192, 0), Live::of(&progress));
+        let st = drive_on(&mut e, &p, &WriteData::new(1, 8192, 0), Live::of(&progress));
         assert!(st.error.is_none(), "{:?}", st.error);
         let ops = e.ops.iter().map(|(c, io)| (*c, io.offset, io.len as u64));
         (ops.collect(), st)

@@ -64,7 +64,7 @@ pub fn check_file(job: &Job, path: &Path) -> Result<(), RunError> {
 
 fn atomic_units(path: &Path) -> std::io::Result<Option<(u32, u32)>> {
     if path.exists() {
-        return crate::sys::issue::atomic_write_units(path);
+        return crate::sys::ioflags::atomic_write_units(path);
     }
     let dir = path.parent().filter(|d| !d.as_os_str().is_empty());
     let probe = dir
@@ -74,7 +74,7 @@ fn atomic_units(path: &Path) -> std::io::Result<Option<(u32, u32)>> {
         .write(true)
         .create_new(true)
         .open(&probe)?;
-    let units = crate::sys::issue::atomic_write_units(&probe);
+    let units = crate::sys::ioflags::atomic_write_units(&probe);
     let _ = std::fs::remove_file(&probe);
     units
 }
@@ -180,7 +180,7 @@ mod tests {
         assert!(e(&atomic_job(EngineKind::Sync, true)).contains("does not support atomic"));
         assert!(e(&atomic_job(EngineKind::Libaio, false)).contains("direct=1"));
         let j = atomic_job(EngineKind::Pvsync2, true);
-        match crate::sys::issue::atomic_write_units(dir.path()) {
+        match crate::sys::ioflags::atomic_write_units(dir.path()) {
             Ok(Some(_)) => {}
             _ => assert!(e(&j).contains("no atomic write unit"), "{}", e(&j)),
         }

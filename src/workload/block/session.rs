@@ -236,7 +236,7 @@ impl Session for BlockSession {
             exit_all: Some(self.exits.watch(w.job)),
             invalidate: Some(&kept[..]).filter(|k| !k.is_empty()),
         };
-        let mut st = io::drive(eng.as_mut(), &w.pattern, &self.datas[wi], live);
+        let mut st = io::drive(&mut eng, &w.pattern, &self.datas[wi], live);
         if st.invalidated > 0 {
             how.push(format!(
                 "fio's invalidate: the file's cached pages dropped at the end of each pass ({} times)",

@@ -8,7 +8,7 @@ use std::path::Path;
 
 use super::super::resolve::Worker;
 use super::super::{fmt, writes};
-use crate::engine;
+use crate::engine::{self, IoEngine};
 use crate::frame::{RunError, WorkerOut};
 use crate::io::{self, WriteData};
 use crate::metrics::name as metric;
@@ -84,7 +84,7 @@ pub(super) fn verify_written(job: &Job, w: &Worker, written: &[(u64, u32)], out:
 /// A worker's engine, how it runs (for the record), and (a fio job file's buffered job with
 /// fio's invalidate) its files again, for dropping their cached pages when a pass ends
 /// (`io::Live::invalidate`).
-type Prepared = (Box<dyn engine::IoEngine>, Vec<String>, Vec<File>);
+type Prepared = (engine::Engine, Vec<String>, Vec<File>);
 
 /// Opens a worker's engine over its files; `from_jobfile`: the job is a fio job file's, whose
 /// invalidate also applies at the end of each pass.
