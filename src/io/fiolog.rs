@@ -8,7 +8,11 @@
 
 use std::fmt::Write;
 
+use crate::plan::dir::{Dir, PerDir};
 use crate::plan::job::{FioLogs, LogWindow};
+
+/// The directions fio's logs have lines for (fsbench logs no trims).
+const LOGGED: [Dir; 2] = [Dir::Read, Dir::Write];
 
 /// fio's latency bins: 2^6 bins per power of two, 29 groups (values in ns).
 const PLAT_BITS: u32 = 6;
@@ -46,9 +50,9 @@ struct Acc {
 #[derive(Debug, Clone, Default)]
 pub struct LogBook {
     spec: FioLogs,
-    /// The directions the job does (windowed bandwidth and IOPS lines are written for each, 0
-    /// when it did none in the window, as fio does).
-    dirs: [bool; 2],
+    /// Whether the job does each direction (windowed bandwidth and IOPS lines are written for
+    /// each it does, 0 when it did none in the window, as fio does).
+    does: PerDir<bool>,
     /// Added to every time stamp (ms since the Unix epoch at the start, with log_unix_epoch).
     epoch_ms: u64,
     pub bw: String,
@@ -59,23 +63,27 @@ pub struct LogBook {
     pub slat: String,
     pub split: bool,
     pub hist: String,
-    acc: [Acc; 2],
+    acc: PerDir<Acc>,
     win_end: u64,
-    bins: [Vec<u64>; 2],
-    hist_bs: [u64; 2],
+    bins: PerDir<Vec<u64>>,
+    hist_bs: PerDir<u64>,
     hist_end: u64,
     /// The ioprio value of the I/O logged next (the loop sets it: cmdprio's, or the job's).
     pub prio: u16,
 }
 
 impl LogBook {
-    pub fn new(spec: &FioLogs, reads: bool, writes: bool, epoch_ms: u64) -> LogBook {
+    /// The logs `spec` asks for, of a job doing the directions of `does`.
+    pub fn new(spec: &FioLogs, does: PerDir<bool>, epoch_ms: u64) -> LogBook {
         LogBook {
             spec: spec.clone(),
-            dirs: [reads, writes],
+            does,
             epoch_ms,
             win_end: spec.avg_msec,
-            bins: [vec![0; PLAT_NR], vec![0; PLAT_NR]],
+            bins: PerDir::new(|d| {
+                let n = if LOGGED.contains(&d) { PLAT_NR } else { 0 };
+                vec![0; n]
+            }),
             hist_end: spec.hist_msec,
             ..LogBook::default()
         }
@@ -96,22 +104,22 @@ impl LogBook {
     /// the loop times them apart, its (completion, submission) latencies.
     pub fn io(
         &mut self,
-        (ms, issue_ns, write): (u64, u64, bool),
+        (ms, issue_ns, d): (u64, u64, Dir),
         len: u64,
         offset: u64,
         lat_ns: u64,
         parts: Option<(u64, u64)>,
     ) {
-        let d = write as usize;
         let lat_ns = lat_ns.max(1);
         self.split |= parts.is_some();
         let (clat_ns, slat_ns) = parts.unwrap_or((lat_ns, 0));
         if self.spec.avg_msec == 0 {
             let t = ms + self.epoch_ms;
+            let ddir = d.index();
             let tail = if self.spec.offset {
-                format!("{d}, {len}, {offset}, {}", self.prio())
+                format!("{ddir}, {len}, {offset}, {}", self.prio())
             } else {
-                format!("{d}, {len}, {}", self.prio())
+                format!("{ddir}, {len}, {}", self.prio())
             };
             // log_issue_time: the latency log's I/O's issue time, 0 in the others (as fio).
             let (zero, issued) = match self.spec.issue_time {
@@ -171,17 +179,18 @@ impl LogBook {
             LogWindow::Both => format!("{v}, {v}"),
             _ => v.to_string(),
         };
-        for d in 0..2 {
+        for d in LOGGED {
             let a = self.acc[d];
+            let ddir = d.index();
             let mut tail = if self.spec.offset {
-                format!("{d}, 0, 0, {}", self.prio())
+                format!("{ddir}, 0, 0, {}", self.prio())
             } else {
-                format!("{d}, 0, {}", self.prio())
+                format!("{ddir}, 0, {}", self.prio())
             };
             if self.spec.issue_time {
                 tail.push_str(", 0");
             }
-            if rates && (self.dirs[d] || a.ios > 0) {
+            if rates && (self.does[d] || a.ios > 0) {
                 if self.spec.bw.is_some() {
                     let kib_s = a.bytes as u128 * 1000 / 1024 / len;
                     let _ = writeln!(self.bw, "{at}, {}, {tail}", both(kib_s));
@@ -212,17 +221,18 @@ impl LogBook {
                 }
             }
         }
-        self.acc = [Acc::default(); 2];
+        self.acc = PerDir::default();
     }
 
     /// The histogram lines of the window ending at `t` ms: each direction the job does.
     fn flush_hist(&mut self, t: u64) {
         let group = 1usize << self.spec.hist_coarseness.min(6);
-        for d in 0..2 {
-            if !self.dirs[d] && self.bins[d].iter().all(|&c| c == 0) {
+        for d in LOGGED {
+            if !self.does[d] && self.bins[d].iter().all(|&c| c == 0) {
                 continue;
             }
-            let _ = write!(self.hist, "{}, {d}, {}", t + self.epoch_ms, self.hist_bs[d]);
+            let (at, ddir) = (t + self.epoch_ms, d.index());
+            let _ = write!(self.hist, "{at}, {ddir}, {}", self.hist_bs[d]);
             for chunk in self.bins[d].chunks(group) {
                 let _ = write!(self.hist, ", {}", chunk.iter().sum::<u64>());
             }
@@ -236,7 +246,7 @@ impl LogBook {
     /// bandwidth and IOPS only when it lasted half a window or more (a rate over a sliver of a
     /// window is noise).
     pub fn finish(&mut self, ms: u64) {
-        if self.spec.avg_msec > 0 && self.acc.iter().any(|a| a.ios > 0) {
+        if self.spec.avg_msec > 0 && self.acc.iter().any(|(_, a)| a.ios > 0) {
             let start = self.win_end - self.spec.avg_msec;
             let len = ms.saturating_sub(start);
             let rates = len * 2 >= self.spec.avg_msec;

@@ -19,6 +19,25 @@ pub enum OpKind {
     Trim,
 }
 
+impl OpKind {
+    /// The line of an I/O in this direction.
+    pub fn of(d: crate::plan::dir::Dir) -> OpKind {
+        match d {
+            crate::plan::dir::Dir::Read => OpKind::Read,
+            crate::plan::dir::Dir::Write => OpKind::Write,
+            crate::plan::dir::Dir::Trim => OpKind::Trim,
+        }
+    }
+
+    /// The line of a sync.
+    pub fn sync(kind: crate::engine::SyncKind) -> OpKind {
+        match kind {
+            crate::engine::SyncKind::Fsync => OpKind::Sync,
+            crate::engine::SyncKind::Fdatasync => OpKind::Datasync,
+        }
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Op {
     /// When it is due, from the start of the replay (scaled by replay_time_scale).
@@ -41,6 +60,11 @@ pub struct Replay {
 }
 
 impl Replay {
+    /// Whether the trace writes.
+    pub fn writes(&self) -> bool {
+        self.ops.iter().any(|o| o.kind == OpKind::Write)
+    }
+
     /// The byte after the last one the trace reads or writes.
     pub fn extent(&self) -> u64 {
         self.ops
@@ -232,8 +256,9 @@ impl Recorder {
         }
     }
 
-    /// An I/O on file `file` issued `at` after the start; a sync is of every file.
-    pub fn op(&mut self, at: Duration, kind: OpKind, (file, offset): (usize, u64), len: u64) {
+    /// An I/O of `len` bytes at `offset` of file `file` issued `at` after the start; a sync is
+    /// of every file.
+    pub fn op(&mut self, at: Duration, kind: OpKind, file: usize, offset: u64, len: u64) {
         let action = match kind {
             OpKind::Read => "read",
             OpKind::Write => "write",

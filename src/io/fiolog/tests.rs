@@ -3,6 +3,18 @@
 
 use super::*;
 
+fn does(read: bool, write: bool) -> PerDir<bool> {
+    PerDir::rw(read, write)
+}
+
+fn dir(write: bool) -> Dir {
+    if write {
+        Dir::Write
+    } else {
+        Dir::Read
+    }
+}
+
 const FIX: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/fio-3.33-logs/");
 
 fn fixture(name: &str) -> String {
@@ -31,10 +43,10 @@ fn a_line_per_io_matches_fios_columns_and_values() {
         offset: true,
         ..FioLogs::new()
     };
-    let mut book = LogBook::new(&spec, true, true, 0);
+    let mut book = LogBook::new(&spec, does(true, true), 0);
     for r in rows(&clat) {
         book.io(
-            (num(&r[0]), 0, r[2] == "1"),
+            (num(&r[0]), 0, dir(r[2] == "1")),
             num(&r[3]),
             num(&r[4]),
             num(&r[1]),
@@ -60,12 +72,12 @@ fn windows_have_fios_columns_units_and_directions() {
         hist_coarseness: 4,
         ..FioLogs::new()
     };
-    let mut book = LogBook::new(&spec, true, true, 0);
+    let mut book = LogBook::new(&spec, does(true, true), 0);
     // 1 s of 4 KiB I/Os, alternately read (50 us) and written (4 us), every 50 us.
     for i in 0..20_000u64 {
         let write = i % 2 == 1;
         book.io(
-            (i / 20, 0, write),
+            (i / 20, 0, dir(write)),
             4096,
             0,
             if write { 4_000 } else { 50_000 },
@@ -116,9 +128,9 @@ fn max_both_prio_and_epoch_columns() {
         offset: true,
         ..FioLogs::new()
     };
-    let mut book = LogBook::new(&spec, true, false, 1_000_000);
-    book.io((10, 0, false), 4096, 8192, 100, None);
-    book.io((20, 0, false), 4096, 0, 300, None);
+    let mut book = LogBook::new(&spec, does(true, false), 1_000_000);
+    book.io((10, 0, Dir::Read), 4096, 8192, 100, None);
+    book.io((20, 0, Dir::Read), 4096, 0, 300, None);
     book.finish(150);
     assert_eq!(book.lat, "1000150, 200, 300, 0, 0, 0, 0x0000\n");
     let spec = FioLogs {
@@ -127,10 +139,10 @@ fn max_both_prio_and_epoch_columns() {
         window: LogWindow::Max,
         ..FioLogs::new()
     };
-    let mut book = LogBook::new(&spec, false, true, 0);
-    book.io((10, 0, true), 4096, 0, 100, None);
-    book.io((20, 0, true), 4096, 0, 300, None);
-    book.io((120, 0, true), 4096, 0, 7, None);
+    let mut book = LogBook::new(&spec, does(false, true), 0);
+    book.io((10, 0, Dir::Write), 4096, 0, 100, None);
+    book.io((20, 0, Dir::Write), 4096, 0, 300, None);
+    book.io((120, 0, Dir::Write), 4096, 0, 7, None);
     book.finish(130);
     assert_eq!(book.lat, "100, 300, 1, 0, 0\n130, 7, 1, 0, 0\n");
 }
@@ -158,8 +170,8 @@ fn submission_and_completion_latency_have_their_own_lines_when_timed_apart() {
         lat: Some(String::new()),
         ..FioLogs::new()
     };
-    let mut book = LogBook::new(&spec, true, false, 0);
-    book.io((5, 0, false), 4096, 0, 900, Some((700, 200)));
+    let mut book = LogBook::new(&spec, does(true, false), 0);
+    book.io((5, 0, Dir::Read), 4096, 0, 900, Some((700, 200)));
     assert!(book.split);
     assert_eq!(book.lat, "5, 900, 0, 4096, 0\n");
     assert_eq!(book.clat, "5, 700, 0, 4096, 0\n");
@@ -169,9 +181,9 @@ fn submission_and_completion_latency_have_their_own_lines_when_timed_apart() {
         avg_msec: 100,
         ..FioLogs::new()
     };
-    let mut book = LogBook::new(&windowed, true, false, 0);
-    book.io((10, 0, false), 4096, 0, 900, Some((700, 200)));
-    book.io((20, 0, false), 4096, 0, 500, Some((300, 200)));
+    let mut book = LogBook::new(&windowed, does(true, false), 0);
+    book.io((10, 0, Dir::Read), 4096, 0, 900, Some((700, 200)));
+    book.io((20, 0, Dir::Read), 4096, 0, 500, Some((300, 200)));
     book.finish(100);
     assert_eq!(book.lat, "100, 700, 0, 0, 0\n");
     assert_eq!(book.clat, "100, 500, 0, 0, 0\n");
@@ -187,8 +199,8 @@ fn log_issue_time_adds_the_issue_time_to_the_latency_log_and_zero_elsewhere() {
         issue_time: true,
         ..FioLogs::new()
     };
-    let mut book = LogBook::new(&spec, true, false, 0);
-    book.io((5, 4_900_000, false), 4096, 8192, 100_000, None);
+    let mut book = LogBook::new(&spec, does(true, false), 0);
+    book.io((5, 4_900_000, Dir::Read), 4096, 8192, 100_000, None);
     assert_eq!(book.lat, "5, 100000, 0, 4096, 8192, 0, 4900000\n");
     assert_eq!(book.bw, "5, 40960, 0, 4096, 8192, 0, 0\n");
     // Windowed lines: 0 in the issue time column too.
@@ -197,11 +209,10 @@ fn log_issue_time_adds_the_issue_time_to_the_latency_log_and_zero_elsewhere() {
             avg_msec: 10,
             ..spec
         },
-        true,
-        false,
+        does(true, false),
         0,
     );
-    book.io((5, 4_900_000, false), 4096, 8192, 100_000, None);
+    book.io((5, 4_900_000, Dir::Read), 4096, 8192, 100_000, None);
     book.finish(10);
     assert_eq!(book.lat, "10, 100000, 0, 0, 0, 0, 0\n");
 }

@@ -2,6 +2,7 @@
 //! told on the record: priorities, atomic writes, latency_target, serialize_overlap.
 
 use crate::frame::RunError;
+use crate::plan::dir::Dir;
 use crate::plan::issue::describe;
 use crate::plan::job::{BlockSize, EngineKind, Job};
 use std::path::Path;
@@ -118,25 +119,23 @@ pub fn notes(job: &Job) -> Vec<String> {
     }
     let c = &io.cmdprio;
     if !c.is_off() {
-        let dirs = ["reads", "writes"];
         let mut parts = Vec::new();
-        let used = [job.rw.reads(), job.rw.writes()];
-        for d in (0..2).filter(|&d| used[d]) {
+        let used = [(Dir::Read, job.rw.reads()), (Dir::Write, job.rw.writes())];
+        for (k, (dir, _)) in used.into_iter().enumerate().filter(|u| u.1 .1) {
+            let plural = format!("{}s", dir.name());
             match &c.bssplit {
-                None if c.percentage[d] > 0 => parts.push(format!(
-                    "{}% of {} at {}",
-                    c.percentage[d],
-                    dirs[d],
-                    describe(c.implicit(d))
+                None if c.percentage[k] > 0 => parts.push(format!(
+                    "{}% of {plural} at {}",
+                    c.percentage[k],
+                    describe(c.implicit(dir))
                 )),
                 None => {}
-                Some(s) => parts.extend(s[d].iter().filter(|e| e.perc > 0).map(|e| {
+                Some(s) => parts.extend(s[k].iter().filter(|e| e.perc > 0).map(|e| {
                     format!(
-                        "{}% of {}-byte {} at {}",
+                        "{}% of {}-byte {plural} at {}",
                         e.perc,
                         e.bs,
-                        dirs[d],
-                        describe(e.prio.unwrap_or_else(|| c.implicit(d)))
+                        describe(e.prio.unwrap_or_else(|| c.implicit(dir)))
                     )
                 })),
             }

@@ -8,13 +8,14 @@ use std::path::{Path, PathBuf};
 use super::resolve::Resolved;
 use super::snap::{self, SnapOpts, SnapRun};
 use super::steady::{self, SteadyRun};
-use super::{fmt, writes, Block};
+use super::{fmt, writes, Block, Origin};
 use crate::frame::{
     CachePolicy, Merged, Phase, PhaseSpec, RunError, Session, TargetCtx, WorkerCtx, WorkerOut,
 };
 use crate::io::{self, Stats, WriteData};
 use crate::metrics::hist;
 use crate::metrics::progress::Progress;
+use crate::plan::dir::Dir;
 use crate::plan::job::{Job, Rw};
 use crate::provision::snapshot::Snapper;
 use std::sync::atomic::AtomicBool;
@@ -86,7 +87,8 @@ impl BlockSession {
                     does: "fio-class block I/O".into(),
                     // invalidate=0 on every job of the group: the page cache is kept. A fio
                     // job file's jobs drop only their files' pages, as fio (`prepare`).
-                    cache: if block.from_jobfile || jobs.iter().all(|j| !j.invalidate) {
+                    cache: if block.origin == Origin::JobFile || jobs.iter().all(|j| !j.invalidate)
+                    {
                         CachePolicy::Keep
                     } else {
                         CachePolicy::Drop
@@ -122,7 +124,7 @@ impl BlockSession {
         let datas = r
             .workers
             .iter()
-            .map(|w| WriteData::new(w.pattern.seed, w.pattern.max_bs(), w.pattern.compress_pct))
+            .map(|w| WriteData::new(w.plan.seed, w.plan.max_bs(), w.plan.fill.compress_pct))
             .collect();
         let steady = block
             .jobs
@@ -199,7 +201,7 @@ impl Session for BlockSession {
                 }
             }
         }
-        if self.block.from_jobfile {
+        if self.block.origin == Origin::JobFile {
             self.invalidate_files(phase)?;
         }
         Ok(())
@@ -222,7 +224,7 @@ impl Session for BlockSession {
         if let Err(e) = super::cpus::pin(job, clone) {
             return crate::workload::failed(part, e);
         }
-        let (mut eng, mut how, kept) = match open_engine(job, w, self.block.from_jobfile) {
+        let (mut eng, mut how, kept) = match open_engine(job, w) {
             Ok(x) => x,
             Err(e) => return crate::workload::failed(part, e),
         };
@@ -234,28 +236,30 @@ impl Session for BlockSession {
             interval: ctx.interval,
             halt: self.steady[w.job].as_ref().map(|s| &s.halt),
             exit_all: Some(self.exits.watch(w.job)),
-            invalidate: Some(&kept[..]).filter(|k| !k.is_empty()),
+            files: Some(&kept[..]).filter(|k| !k.is_empty()),
         };
-        let mut st = io::drive(&mut eng, &w.pattern, &self.datas[wi], live);
-        if st.invalidated > 0 {
+        let mut st = io::drive(&mut eng, &w.plan, &self.datas[wi], live);
+        if st.pages_dropped > 0 {
             how.push(format!(
                 "fio's invalidate: the file's cached pages dropped at the end of each pass ({} times)",
-                st.invalidated
+                st.pages_dropped
             ));
         }
         (self.exits).ended(&self.block.jobs, w.job, phase, &self.groups[phase]);
         drop(eng);
-        if let (Some(m), Some(f)) = (st.mismatch.take(), st.failure.as_mut()) {
+        let end = &mut st.ended;
+        if let (Some(m), Some(f)) = (st.verified.mismatch.take(), end.failure.as_mut()) {
             f.message = m.describe(&w.path.display().to_string());
         }
-        if let Some(f) = st.failure.take() {
+        if let Some(f) = end.failure.take() {
             let path = w.files().nth(f.file).unwrap_or(&w.path);
             let f = f.path(path);
-            st.error = Some(f.to_string());
-            st.failure = Some(f);
+            end.error = Some(f.to_string());
+            end.failure = Some(f);
         }
-        let written = std::mem::take(&mut st.written);
-        let (verified, bad, skipped) = (st.verified, st.verify_errors, st.verify_skipped);
+        let written = std::mem::take(&mut st.verified.written);
+        let v = &st.verified;
+        let (verified, bad, skipped) = (v.checked, v.errors, v.skipped);
         let (book, rec) = (st.logs.take(), st.iolog.take());
         self.clones.keep(wi, clone, &st);
         let mut out = worker_out(part, st, how);
@@ -275,14 +279,19 @@ impl Session for BlockSession {
             }
         }
         // A reading verifier (verify_only runs its job as reads).
-        if job.verify.is_some() && !w.pattern.rw.writes() {
+        if job.verify.is_some() && !w.plan.changes() {
             out.counters.insert(metric::VERIFY_BLOCKS, verified as f64);
             out.counters.insert(metric::VERIFY_ERRORS, bad as f64);
-            if w.pattern.verify_ranges.is_some() {
+            if w.plan
+                .sinks
+                .checks
+                .as_ref()
+                .is_some_and(|c| c.ranges.is_some())
+            {
                 out.counters.insert(metric::VERIFY_SKIPPED, skipped as f64);
             }
         }
-        if job.verify_state_save && w.pattern.rw.writes() {
+        if job.verify_state_save && w.plan.changes() {
             match super::vstate::save(Path::new("."), job, clone as u32, &written) {
                 Ok(p) => out
                     .how
@@ -422,11 +431,11 @@ impl BlockSession {
                 let workers: Vec<usize> = (0..members.len())
                     .filter(|&k| self.r.workers[members[k]].job == ji)
                     .collect();
-                let first = &self.r.workers[members[*workers.first()?]].pattern;
+                let first = &self.r.workers[members[*workers.first()?]].plan;
                 Some(steady::Judged {
                     run,
                     workers,
-                    offset: first.pace.startdelay + first.ramp,
+                    offset: first.gates.start_delay + first.ends.ramp,
                 })
             })
             .collect()
@@ -437,7 +446,7 @@ impl BlockSession {
             .workers
             .iter()
             .filter(|w| w.job == ji)
-            .map(|w| w.pattern.region)
+            .map(|w| w.region)
             .sum()
     }
 
@@ -502,46 +511,52 @@ fn judged(j: &Job) -> Option<crate::plan::job::Steady> {
 }
 
 /// A worker's loop statistics as the frame merges them.
-fn worker_out(part: usize, st: Stats, how: Vec<String>) -> WorkerOut {
+fn worker_out(part: usize, mut st: Stats, how: Vec<String>) -> WorkerOut {
+    let end = std::mem::take(&mut st.ended);
     let mut o = WorkerOut {
         part,
-        timeline: st.timeline,
+        timeline: st.timeline.take(),
         window: st.measured,
         how,
-        error: st.error,
-        failure: st.failure,
-        stopped: st.stopped,
+        error: end.error,
+        failure: end.failure,
+        stopped: end.stopped,
         ..Default::default()
     };
-    if st.io_errors > 0 {
-        o.counters.insert("io_errors", st.io_errors as f64);
+    if end.gone_past > 0 {
+        o.counters.insert("io_errors", end.gone_past as f64);
         o.how
-            .extend(st.first_ignored.map(|f| format!("first error: {f}")));
+            .extend(end.first_gone_past.map(|f| format!("first error: {f}")));
     }
-    if st.filled {
+    if end.filled {
         o.counters.insert("filled", 1.0);
     }
-    o.counters.insert("reads", st.reads as f64);
-    o.counters.insert("writes", st.writes as f64);
-    o.counters.insert(metric::READ_BYTES, st.read_bytes as f64);
-    o.counters
-        .insert(metric::WRITE_BYTES, st.write_bytes as f64);
+    super::issued::count(&mut o, &mut st);
+    let lat = st.tally.lat();
+    let [read, write] = [Dir::Read, Dir::Write].map(|d| {
+        let t = &mut st.tally.dirs[d];
+        (t.ios, t.bytes, std::mem::replace(&mut t.lat, hist::new()))
+    });
+    o.counters.insert("reads", read.0 as f64);
+    o.counters.insert("writes", write.0 as f64);
+    o.counters.insert(metric::READ_BYTES, read.1 as f64);
+    o.counters.insert(metric::WRITE_BYTES, write.1 as f64);
     o.series
         .insert("iops", st.per_sec.iter().map(|x| x.0 as f64).collect());
     o.series.insert(
         metric::BYTES_PER_SEC,
         st.per_sec.iter().map(|x| x.1 as f64).collect(),
     );
-    o.hists.insert("lat", st.lat);
-    o.hists.insert("read_lat", st.read_lat);
-    o.hists.insert("write_lat", st.write_lat);
-    if let (Some([rs, ws]), Some([rc, wc])) = (st.slat, st.clat) {
-        o.hists.insert("read_slat", rs);
-        o.hists.insert("write_slat", ws);
-        o.hists.insert("read_clat", rc);
-        o.hists.insert("write_clat", wc);
+    o.hists.insert("lat", lat);
+    o.hists.insert("read_lat", read.2);
+    o.hists.insert("write_lat", write.2);
+    if let Some(split) = st.tally.split.take() {
+        let [r, w] = [Dir::Read, Dir::Write].map(|d| split[d].clone());
+        o.hists.insert("read_slat", r.slat);
+        o.hists.insert("write_slat", w.slat);
+        o.hists.insert("read_clat", r.clat);
+        o.hists.insert("write_clat", w.clat);
     }
-    super::issued::count(&mut o, st.issued);
     o
 }
 

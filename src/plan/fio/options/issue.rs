@@ -205,16 +205,25 @@ mod tests {
         ]);
         let c = &j.issue.cmdprio;
         assert_eq!(c.percentage, [20, 20]);
-        assert_eq!(c.implicit(0), 1 << 13);
+        assert_eq!(c.implicit(crate::plan::dir::Dir::Read), 1 << 13);
         let j = job(&[("cmdprio_bssplit", "64k/25/1/1:64k/75/3/2:1024k/0,1024k/0")]);
         let s = j.issue.cmdprio.bssplit.clone().unwrap();
         assert_eq!(s[0].len(), 3);
         assert_eq!(s[0][1].prio, Some((3 << 13) | 2));
-        assert_eq!(j.issue.cmdprio.share(false, 65536), 100);
-        assert_eq!(j.issue.cmdprio.share(true, 1 << 20), 0);
+        assert_eq!(
+            j.issue.cmdprio.share(crate::plan::dir::Dir::Read, 65536),
+            100
+        );
+        assert_eq!(
+            j.issue.cmdprio.share(crate::plan::dir::Dir::Write, 1 << 20),
+            0
+        );
         let j = job(&[("cmdprio_bssplit", "1M/10/2/0/1:1M/90/2/0/0")]);
         let c: &CmdPrio = &j.issue.cmdprio;
-        assert_eq!(c.pick(false, 1 << 20, 5), Some((2 << 13) | (1 << 3)));
+        assert_eq!(
+            c.pick(crate::plan::dir::Dir::Read, 1 << 20, 5),
+            Some((2 << 13) | (1 << 3))
+        );
         let mut j = job(&[("cmdprio_percentage", "10")]);
         assert!(j
             .apply("cmdprio_bssplit", Some("4k/10"))
