@@ -126,25 +126,47 @@ pub fn parse(bytes: &[u8], adj: Adjust) -> Result<Replay, String> {
             )
         }
     };
-    let mut r = Replay::default();
-    let mut waited = Duration::ZERO;
-    let scale_t =
-        |us: u64| Duration::from_micros(us.saturating_mul(100) / adj.time_scale.max(1) as u64);
+    let mut p = Lines {
+        version,
+        adj,
+        r: Replay::default(),
+        waited: Duration::ZERO,
+    };
     for (i, line) in lines {
-        let n = i + 1;
-        let line = line.trim();
+        p.line(i + 1, line.trim())?;
+    }
+    Ok(p.r)
+}
+
+/// The lines of a text iolog read so far.
+struct Lines {
+    version: u8,
+    adj: Adjust,
+    r: Replay,
+    /// Version 2: the waits so far (when the next operation is due).
+    waited: Duration,
+}
+
+impl Lines {
+    /// A time in the trace, scaled by replay_time_scale.
+    fn scaled(&self, us: u64) -> Duration {
+        Duration::from_micros(us.saturating_mul(100) / self.adj.time_scale.max(1) as u64)
+    }
+
+    /// Line `n`: a file's add, open or close, an operation, or (version 2) a wait.
+    fn line(&mut self, n: usize, line: &str) -> Result<(), String> {
         if line.is_empty() {
-            continue;
+            return Ok(());
         }
         let mut f: Vec<&str> = line.split_whitespace().collect();
-        let at = if version == 3 {
+        let at = if self.version == 3 {
             let t = f.first().and_then(|t| t.parse::<u64>().ok()).ok_or_else(|| {
                 format!("{n}: '{line}' does not start with its time in microseconds (version 3: TIME FILE ACTION [OFFSET LENGTH])")
             })?;
             f.remove(0);
-            scale_t(t)
+            self.scaled(t)
         } else {
-            waited
+            self.waited
         };
         let (file, action) = match f.as_slice() {
             [file, action] | [file, action, _, _] => (*file, *action),
@@ -154,14 +176,14 @@ pub fn parse(bytes: &[u8], adj: Adjust) -> Result<Replay, String> {
                 ))
             }
         };
-        if !r.files.iter().any(|x| x == file) {
-            r.files.push(file.to_string());
+        if !self.r.files.iter().any(|x| x == file) {
+            self.r.files.push(file.to_string());
         }
         if matches!(action, "add" | "open" | "close") {
             if f.len() != 2 {
                 return Err(format!("{n}: '{action}' takes no offset or length"));
             }
-            continue;
+            return Ok(());
         }
         let num = |s: &str, what: &str| {
             s.parse::<u64>()
@@ -171,18 +193,26 @@ pub fn parse(bytes: &[u8], adj: Adjust) -> Result<Replay, String> {
             return Err(format!("{n}: '{action}' needs an offset and a length"));
         };
         let (offset, len) = (num(o, "offset")?, num(l, "length")?);
-        let kind = match action {
+        if let Some(kind) = self.action(n, action, offset)? {
+            self.op(n, (action, kind), at, (offset, len))?;
+        }
+        Ok(())
+    }
+
+    /// What an action does; None for a wait (version 2: its microseconds in `us`).
+    fn action(&mut self, n: usize, action: &str, us: u64) -> Result<Option<OpKind>, String> {
+        Ok(Some(match action {
             "read" => OpKind::Read,
             "write" => OpKind::Write,
             "sync" => OpKind::Sync,
             "datasync" => OpKind::Datasync,
             "trim" => OpKind::Trim,
-            "wait" if version == 2 => {
+            "wait" if self.version == 2 => {
                 // fio discards waits under 100 us.
-                if offset >= 100 {
-                    waited += scale_t(offset);
+                if us >= 100 {
+                    self.waited += self.scaled(us);
                 }
-                continue;
+                return Ok(None);
             }
             "wait" => {
                 return Err(format!(
@@ -192,29 +222,39 @@ pub fn parse(bytes: &[u8], adj: Adjust) -> Result<Replay, String> {
             o => {
                 return Err(format!(
                 "{n}: unknown action '{o}' (add, open, close, read, write, sync, datasync, trim{})",
-                if version == 2 { ", wait" } else { "" }
+                if self.version == 2 { ", wait" } else { "" }
             ))
             }
-        };
+        }))
+    }
+
+    /// An operation due `at`, its offset scaled and aligned (trims counted, not kept).
+    fn op(
+        &mut self,
+        n: usize,
+        (action, kind): (&str, OpKind),
+        at: Duration,
+        (offset, len): (u64, u64),
+    ) -> Result<(), String> {
         if matches!(kind, OpKind::Read | OpKind::Write) && len == 0 {
             return Err(format!("{n}: a {action} of 0 bytes"));
         }
         if kind == OpKind::Trim {
-            r.trims += 1;
-            continue;
+            self.r.trims += 1;
+            return Ok(());
         }
-        let mut offset = offset / adj.scale.max(1);
-        if adj.align > 1 {
-            offset &= !(adj.align - 1);
+        let mut offset = offset / self.adj.scale.max(1);
+        if self.adj.align > 1 {
+            offset &= !(self.adj.align - 1);
         }
-        r.ops.push(Op {
+        self.r.ops.push(Op {
             at,
             kind,
             offset,
             len,
         });
+        Ok(())
     }
-    Ok(r)
 }
 
 /// Whether the first word is blktrace's magic (either byte order).

@@ -8,30 +8,39 @@
 //! a single I/O over the target steps down at once; at depth 1 that fails the job, as in fio
 //! (below 100, a window short of the share at depth 1 keeps the search at 1).
 
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use crate::plan::issue::LatencyTarget;
 
 pub struct Probe {
+    /// The target in ns, and the rest of the plan (window, share, whether to keep adjusting).
     target_ns: u64,
-    window: Duration,
-    pct: f64,
-    run: bool,
-    max: usize,
-    /// The depth now, the highest that has not failed, the lowest that failed.
-    qd: usize,
-    low: usize,
-    high: usize,
-    stable: u32,
-    /// Running the last window at the depth found.
-    end_run: bool,
-    cycle: Instant,
-    ios: u64,
-    failed: u64,
+    plan: LatencyTarget,
+    depths: Depths,
+    /// The window open now: when it began, its I/Os and those over the target.
+    window: (Instant, u64, u64),
+    phase: Phase,
     /// Wait for every I/O in flight to complete before issuing more (fio's io_u_quiesce).
     quiesce: bool,
     /// The depth the search settled on or was at when it last moved (none before).
     reported: Option<u32>,
+}
+
+/// The search's depths: the one now, the highest that has not failed, the lowest that failed,
+/// the largest allowed, and the windows in a row just under `high`.
+struct Depths {
+    qd: usize,
+    low: usize,
+    high: usize,
+    max: usize,
+    stable: u32,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    Searching,
+    /// Running the last window at the depth found.
+    LastWindow,
 }
 
 /// What a completion tells the loop.
@@ -54,18 +63,16 @@ impl Probe {
     pub fn new(t: &LatencyTarget, iodepth: usize, now: Instant) -> Probe {
         Probe {
             target_ns: t.target.as_nanos() as u64,
-            window: t.window,
-            pct: t.percentile,
-            run: t.run,
-            max: iodepth.max(1),
-            qd: 1,
-            low: 1,
-            high: iodepth.max(1),
-            stable: 0,
-            end_run: false,
-            cycle: now,
-            ios: 0,
-            failed: 0,
+            plan: t.clone(),
+            depths: Depths {
+                qd: 1,
+                low: 1,
+                high: iodepth.max(1),
+                max: iodepth.max(1),
+                stable: 0,
+            },
+            window: (now, 0, 0),
+            phase: Phase::Searching,
             quiesce: false,
             reported: None,
         }
@@ -86,17 +93,17 @@ impl Probe {
             }
             self.quiesce = false;
         }
-        self.qd
+        self.depths.qd
     }
 
     /// One completed I/O's latency: steps the depth as fio does.
     #[inline]
     pub fn on_done(&mut self, ns: u64, now: Instant) -> Verdict {
-        self.ios += 1;
+        self.window.1 += 1;
         if ns > self.target_ns {
-            if self.pct >= 100.0 {
+            if self.plan.percentile >= 100.0 {
                 let stepped = self.step_down(now);
-                self.reported = Some(self.qd as u32);
+                self.reported = Some(self.depths.qd as u32);
                 if !stepped {
                     return Verdict::Fail {
                         took: ns,
@@ -105,13 +112,14 @@ impl Probe {
                 }
                 return Verdict::Go;
             }
-            self.failed += 1;
+            self.window.2 += 1;
         }
-        if now.duration_since(self.cycle) < self.window {
+        let (start, ios, failed) = self.window;
+        if now.duration_since(start) < self.plan.window {
             return Verdict::Go;
         }
-        let ok = 100.0 * (self.ios - self.failed) as f64 / self.ios as f64;
-        let v = if ok < self.pct {
+        let ok = 100.0 * (ios - failed) as f64 / ios as f64;
+        let v = if ok < self.plan.percentile {
             // At depth 1 a window short of the share changes nothing (as fio's
             // lat_target_check): the search stays at 1 until the job ends.
             self.step_down(now);
@@ -123,57 +131,55 @@ impl Probe {
                 None => Verdict::Go,
             }
         };
-        self.reported = Some(self.qd as u32);
+        self.reported = Some(self.depths.qd as u32);
         v
-    }
-
-    fn new_cycle(&mut self, now: Instant) {
-        (self.cycle, self.ios, self.failed) = (now, 0, 0);
     }
 
     /// An I/O over the target: step down (false at depth 1: the target cannot be met).
     fn step_down(&mut self, now: Instant) -> bool {
-        if self.qd == 1 {
+        let d = &mut self.depths;
+        if d.qd == 1 {
             return false;
         }
-        self.high = self.qd;
-        if self.qd == self.low {
-            self.low -= 1;
+        d.high = d.qd;
+        if d.qd == d.low {
+            d.low -= 1;
         }
-        self.qd = (self.qd + self.low) / 2;
-        self.stable = 0;
+        d.qd = (d.qd + d.low) / 2;
+        d.stable = 0;
         self.quiesce = true;
-        self.new_cycle(now);
+        self.window = (now, 0, 0);
         true
     }
 
     /// A window that met the target: step up; Some(true) when the depth is found and its last
     /// window is to start afresh, Some(false) when that window is done (the job ends).
     fn step_up(&mut self, now: Instant) -> Option<bool> {
-        let qd = self.qd;
-        self.low = qd;
-        if qd + 1 == self.high {
-            self.stable += 1;
-            if self.stable >= 3 {
-                self.high += 1;
-                self.stable = 0;
+        let d = &mut self.depths;
+        let qd = d.qd;
+        d.low = qd;
+        if qd + 1 == d.high {
+            d.stable += 1;
+            if d.stable >= 3 {
+                d.high += 1;
+                d.stable = 0;
             }
         }
-        self.qd = if self.high != self.max {
-            (qd + self.high) / 2
+        d.qd = if d.high != d.max {
+            (qd + d.high) / 2
         } else {
             qd * 2
         }
-        .min(self.max);
+        .min(d.max);
         let mut found = None;
-        if !self.run && self.qd == qd {
-            found = Some(!self.end_run);
-            if !self.end_run {
+        if !self.plan.run && d.qd == qd {
+            found = Some(self.phase == Phase::Searching);
+            if self.phase == Phase::Searching {
                 self.quiesce = true;
-                self.end_run = true;
+                self.phase = Phase::LastWindow;
             }
         }
-        self.new_cycle(now);
+        self.window = (now, 0, 0);
         found
     }
 }
@@ -181,6 +187,7 @@ impl Probe {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::Duration;
 
     fn probe(target_us: u64, pct: f64, iodepth: usize) -> (Probe, Instant) {
         let t = LatencyTarget {

@@ -54,9 +54,9 @@ fn a_line_per_io_matches_fios_columns_and_values() {
         );
     }
     book.finish(10);
-    assert_eq!(book.lat, clat);
-    assert_eq!(book.bw, fixture("each_bw.1.log"));
-    assert_eq!(book.iops, fixture("each_iops.1.log"));
+    assert_eq!(book.text.lat, clat);
+    assert_eq!(book.text.bw, fixture("each_bw.1.log"));
+    assert_eq!(book.text.iops, fixture("each_iops.1.log"));
     assert!(fixture("each_slat.1.log").is_empty(), "psync has no slat");
 }
 
@@ -86,10 +86,10 @@ fn windows_have_fios_columns_units_and_directions() {
     }
     book.finish(1000);
     for (ours, theirs) in [
-        (&book.bw, "window_bw.2.log"),
-        (&book.iops, "window_iops.2.log"),
-        (&book.lat, "window_lat.2.log"),
-        (&book.hist, "window_clat_hist.2.log"),
+        (&book.text.bw, "window_bw.2.log"),
+        (&book.text.iops, "window_iops.2.log"),
+        (&book.text.lat, "window_lat.2.log"),
+        (&book.text.hist, "window_clat_hist.2.log"),
     ] {
         let (o, t) = (rows(ours), rows(&fixture(theirs)));
         assert!(!o.is_empty(), "{theirs}");
@@ -102,15 +102,15 @@ fn windows_have_fios_columns_units_and_directions() {
         );
     }
     // Units: KiB/s, IOPS and ns, as fio's (10,000 reads a second of 4 KiB at 50 us).
-    let bw = rows(&book.bw);
+    let bw = rows(&book.text.bw);
     assert_eq!(bw[0], ["250", "40000", "0", "0", "0"]);
-    assert_eq!(rows(&book.iops)[1], ["250", "10000", "1", "0", "0"]);
-    assert_eq!(rows(&book.lat)[0], ["250", "50000", "0", "0", "0"]);
+    assert_eq!(rows(&book.text.iops)[1], ["250", "10000", "1", "0", "0"]);
+    assert_eq!(rows(&book.text.lat)[0], ["250", "50000", "0", "0", "0"]);
     // fio's window (its bandwidth and IOPS near 40 MB/s and 10,000/s): the same scale.
     let theirs = rows(&fixture("window_iops.2.log"));
     assert!((5_000..20_000).contains(&num(&theirs[0][1])));
     // Histogram: 1856 bins / 2^4, the window's I/Os counted once.
-    let h = rows(&book.hist);
+    let h = rows(&book.text.hist);
     assert_eq!(h[0].len(), 3 + PLAT_NR / 16);
     let total: u64 = h.iter().flat_map(|r| r[3..].iter().map(|c| num(c))).sum();
     // Whole windows only, as fio's (the one at 500 ms; the job ended before the next closed).
@@ -132,7 +132,7 @@ fn max_both_prio_and_epoch_columns() {
     book.io((10, 0, Dir::Read), 4096, 8192, 100, None);
     book.io((20, 0, Dir::Read), 4096, 0, 300, None);
     book.finish(150);
-    assert_eq!(book.lat, "1000150, 200, 300, 0, 0, 0, 0x0000\n");
+    assert_eq!(book.text.lat, "1000150, 200, 300, 0, 0, 0, 0x0000\n");
     let spec = FioLogs {
         lat: Some(String::new()),
         avg_msec: 100,
@@ -144,7 +144,7 @@ fn max_both_prio_and_epoch_columns() {
     book.io((20, 0, Dir::Write), 4096, 0, 300, None);
     book.io((120, 0, Dir::Write), 4096, 0, 7, None);
     book.finish(130);
-    assert_eq!(book.lat, "100, 300, 1, 0, 0\n130, 7, 1, 0, 0\n");
+    assert_eq!(book.text.lat, "100, 300, 1, 0, 0\n130, 7, 1, 0, 0\n");
 }
 
 #[test]
@@ -172,10 +172,10 @@ fn submission_and_completion_latency_have_their_own_lines_when_timed_apart() {
     };
     let mut book = LogBook::new(&spec, does(true, false), 0);
     book.io((5, 0, Dir::Read), 4096, 0, 900, Some((700, 200)));
-    assert!(book.split);
-    assert_eq!(book.lat, "5, 900, 0, 4096, 0\n");
-    assert_eq!(book.clat, "5, 700, 0, 4096, 0\n");
-    assert_eq!(book.slat, "5, 200, 0, 4096, 0\n");
+    assert!(book.text.split);
+    assert_eq!(book.text.lat, "5, 900, 0, 4096, 0\n");
+    assert_eq!(book.text.clat, "5, 700, 0, 4096, 0\n");
+    assert_eq!(book.text.slat, "5, 200, 0, 4096, 0\n");
     let windowed = FioLogs {
         lat: Some(String::new()),
         avg_msec: 100,
@@ -185,9 +185,9 @@ fn submission_and_completion_latency_have_their_own_lines_when_timed_apart() {
     book.io((10, 0, Dir::Read), 4096, 0, 900, Some((700, 200)));
     book.io((20, 0, Dir::Read), 4096, 0, 500, Some((300, 200)));
     book.finish(100);
-    assert_eq!(book.lat, "100, 700, 0, 0, 0\n");
-    assert_eq!(book.clat, "100, 500, 0, 0, 0\n");
-    assert_eq!(book.slat, "100, 200, 0, 0, 0\n");
+    assert_eq!(book.text.lat, "100, 700, 0, 0, 0\n");
+    assert_eq!(book.text.clat, "100, 500, 0, 0, 0\n");
+    assert_eq!(book.text.slat, "100, 200, 0, 0, 0\n");
 }
 
 #[test]
@@ -201,8 +201,8 @@ fn log_issue_time_adds_the_issue_time_to_the_latency_log_and_zero_elsewhere() {
     };
     let mut book = LogBook::new(&spec, does(true, false), 0);
     book.io((5, 4_900_000, Dir::Read), 4096, 8192, 100_000, None);
-    assert_eq!(book.lat, "5, 100000, 0, 4096, 8192, 0, 4900000\n");
-    assert_eq!(book.bw, "5, 40960, 0, 4096, 8192, 0, 0\n");
+    assert_eq!(book.text.lat, "5, 100000, 0, 4096, 8192, 0, 4900000\n");
+    assert_eq!(book.text.bw, "5, 40960, 0, 4096, 8192, 0, 0\n");
     // Windowed lines: 0 in the issue time column too.
     let mut book = LogBook::new(
         &FioLogs {
@@ -214,5 +214,5 @@ fn log_issue_time_adds_the_issue_time_to_the_latency_log_and_zero_elsewhere() {
     );
     book.io((5, 4_900_000, Dir::Read), 4096, 8192, 100_000, None);
     book.finish(10);
-    assert_eq!(book.lat, "10, 100000, 0, 0, 0, 0, 0\n");
+    assert_eq!(book.text.lat, "10, 100000, 0, 0, 0, 0, 0\n");
 }

@@ -20,7 +20,7 @@ fn the_logs_say_each_ios_priority() {
         (logs.lat, logs.prio) = (Some("l".into()), log_prio);
         p.sinks.logs = Some(logs);
         let (_, st) = seen(&p);
-        let text = st.logs.unwrap().lat;
+        let text = st.logs.unwrap().text.lat;
         let last = |l: &str| l.rsplit(", ").next().unwrap().to_string();
         let cols: Vec<String> = text.lines().map(last).collect();
         let n_rt = cols.iter().filter(|c| *c == rt).count();
