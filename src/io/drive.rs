@@ -5,7 +5,9 @@
 //! them all. Calls into the engine are direct: the loop is compiled for each engine type.
 
 use std::sync::atomic::AtomicBool;
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+use super::clock::{Clock, Ns};
 
 use super::files::PassEnds;
 use super::probe::Verdict as Probed;
@@ -64,8 +66,8 @@ impl<'a> Live<'a> {
 
 /// One worker's loop.
 struct Driver<'a> {
-    /// When the loop began (a replay's times and a recording's are from it).
-    began: Instant,
+    /// Its clock: nanoseconds since the loop began (a replay's times and a recording's too).
+    clock: Clock,
     rng: DataGen,
     flight: Flight,
     next: Next<'a>,
@@ -79,8 +81,8 @@ struct Driver<'a> {
 impl<'a> Driver<'a> {
     fn new(plan: &'a WorkerPlan, data: &'a WriteData, live: Live<'a>) -> Driver<'a> {
         let mut rng = DataGen::new(plan.seed);
-        let start = Instant::now();
-        let from = start + plan.ends.ramp;
+        let clock = Clock::start();
+        let from = Ns(0).after(plan.ends.ramp);
         let slots = plan.queue.slots.max(plan.queue.depth).max(1);
         let drops = match &plan.source {
             Source::Walk(w) => w.pass_ends == PassEnds::DropPages,
@@ -90,14 +92,14 @@ impl<'a> Driver<'a> {
         let next = Next::new(ops, live.files.filter(|_| drops), &mut rng, plan.max_bs());
         let live_sinks = (live.progress, live.interval);
         Driver {
-            began: start,
+            clock,
             flight: Flight::new(slots),
             next,
-            gates: Gates::new(&plan.gates, plan.queue.depth, start),
+            gates: Gates::new(&plan.gates, plan.queue.depth, Ns(0)),
             fill: Fill::new(&plan.fill, data, plan.seed, slots),
             sinks: Sinks::new(
                 &plan.sinks,
-                (from, start),
+                (from, clock),
                 live_sinks,
                 (plan.does(), plan.seed),
             ),
@@ -112,7 +114,7 @@ impl<'a> Driver<'a> {
     #[inline]
     fn fill_queue<E: IoEngine>(&mut self, e: &mut E) {
         while self.end.issuing() && !self.next.sync_due() {
-            if !self.gates.open(self.flight.busy()) {
+            if !self.gates.open(self.flight.busy(), &self.clock) {
                 break;
             }
             let Some(issue) = self.pick() else {
@@ -140,10 +142,14 @@ impl<'a> Driver<'a> {
     /// the files. None when the loop is to wait (a hold, a sync due) or the worker is done.
     #[inline]
     fn pick(&mut self) -> Option<Issue> {
-        match self.next.pick(&mut self.rng, self.began) {
+        match self.next.pick(&mut self.rng, &self.clock) {
             Pick::Ready(i) => Some(i),
             Pick::Drawn(d, len) => {
-                if self.gates.admit(d, len, &mut self.rng).is_some() {
+                if self
+                    .gates
+                    .admit(d, len, &mut self.rng, &self.clock)
+                    .is_some()
+                {
                     self.next.keep(d, len);
                     return None;
                 }
@@ -178,7 +184,7 @@ impl<'a> Driver<'a> {
             _ => self.fill.read(slot),
         }
         let flags = self.next.flags(i.dir, i.len, &mut self.rng);
-        let queued = Instant::now();
+        let queued = self.clock.now();
         let io = InFlight {
             issue: i,
             at,
@@ -204,9 +210,9 @@ impl<'a> Driver<'a> {
             return false;
         }
         if self.sinks.timing() == Timing::Split {
-            self.flight.submitted(slot, Instant::now());
+            self.flight.submitted(slot, self.clock.now());
         }
-        self.sinks.on_queue(&io, self.began);
+        self.sinks.on_queue(&io);
         self.gates.issued();
         self.end.count(i.len);
         true
@@ -215,14 +221,14 @@ impl<'a> Driver<'a> {
     /// Trims `i`'s block through the engine, done when it returns (as fio's engines trim);
     /// the write of the same block that follows it, if the worker trims then writes.
     fn trim<E: IoEngine>(&mut self, e: &mut E, i: Issue) -> Option<Issue> {
-        let start = Instant::now();
+        let start = self.clock.now();
         if let Err(err) = e.trim(i.file, i.offset, i.len) {
             let f = Failure::io("trim", &err).at(i.offset).in_file(i.file);
             self.outcome.fail(f);
             self.end.stop();
             return None;
         }
-        self.sinks.on_trim(&i, (start, Instant::now()), self.began);
+        self.sinks.on_trim(&i, (start, self.clock.now()));
         if self.next.writes_after_trim() {
             return Some(Issue {
                 dir: Dir::Write,
@@ -236,7 +242,7 @@ impl<'a> Driver<'a> {
     /// One completion, reaped at `now`: its slot free, its result judged, counted by
     /// verification, and past the ramp timed and recorded.
     #[inline]
-    fn done(&mut self, r: Reaped, now: Instant) {
+    fn done(&mut self, r: Reaped, now: Ns) {
         let io = self.flight.finish(r.slot);
         let i = io.issue;
         let bytes = match self
@@ -265,7 +271,7 @@ impl<'a> Driver<'a> {
     /// The latency search moved: the figures start afresh at the depth found, the worker ends
     /// after the last window at it, or fails (over the target at depth 1).
     #[cold]
-    fn probed(&mut self, v: Probed, now: Instant) {
+    fn probed(&mut self, v: Probed, now: Ns) {
         match v {
             Probed::Go => {}
             Probed::Restart => self.sinks.restart(now),
@@ -289,7 +295,7 @@ impl<'a> Driver<'a> {
     /// Runs the loop to its end (its limit, its runtime, an error, or a stop request).
     fn run<E: IoEngine>(&mut self, e: &mut E) {
         // Ended before it began (exit_what=all of an earlier group): no I/O.
-        self.end.check(self.began);
+        self.end.check(Ns(0));
         loop {
             self.fill_queue(e);
             let busy = self.flight.busy();
@@ -303,7 +309,7 @@ impl<'a> Driver<'a> {
             let mut last = None;
             // One clock reading for the completions reaped together.
             let reaped = e.complete(if drain { busy } else { 1 }, |batch| {
-                let now = Instant::now();
+                let now = self.clock.now();
                 for r in batch {
                     self.done(*r, now);
                 }
@@ -314,7 +320,7 @@ impl<'a> Driver<'a> {
                 return self.outcome.fail(f);
             }
             self.after_reap(e);
-            self.end.check(last.unwrap_or_else(Instant::now));
+            self.end.check(last.unwrap_or_else(|| self.clock.now()));
         }
     }
 
@@ -322,7 +328,7 @@ impl<'a> Driver<'a> {
     /// Whether the loop goes on.
     fn idle<E: IoEngine>(&mut self, e: &mut E) -> bool {
         if let Some(kind) = self.next.take_sync() {
-            self.sinks.on_sync(kind, self.began.elapsed());
+            self.sinks.on_sync(kind, self.clock.now());
             if let Err(err) = e.sync(kind) {
                 self.outcome.fail(Failure::io(kind.name(), &err));
                 return false;
@@ -332,8 +338,8 @@ impl<'a> Driver<'a> {
         if !self.end.issuing() {
             return false;
         }
-        self.gates.wait(&self.end.flags());
-        self.end.check(Instant::now());
+        self.gates.wait(&self.clock, &self.end.flags());
+        self.end.check(self.clock.now());
         true
     }
 
@@ -374,7 +380,7 @@ impl<'a> Driver<'a> {
                     let what = format!("{} at the end", kind.name());
                     self.outcome.fail(Failure::io(&what, &err));
                 }
-                self.sinks.touch(Instant::now());
+                self.sinks.touch(self.clock.now());
             }
         }
         let mut stats = Stats {
@@ -389,7 +395,7 @@ impl<'a> Driver<'a> {
             pages_dropped: self.next.pages_dropped(),
             latency_qd: self.gates.depth_found(),
         };
-        self.sinks.finish(self.began, &mut stats);
+        self.sinks.finish(&mut stats);
         stats.ended = Ended {
             stopped: self.end.stopped(),
             ..self.outcome.finish()
@@ -427,7 +433,7 @@ pub fn drive_on<E: IoEngine>(
     live: Live,
 ) -> Stats {
     if !plan.gates.start_delay.is_zero() {
-        pace::wait_until(Instant::now() + plan.gates.start_delay);
+        pace::wait_until(std::time::Instant::now() + plan.gates.start_delay);
     }
     let mut d = Driver::new(plan, data, live);
     d.gates.seated(true);

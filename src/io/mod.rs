@@ -9,6 +9,7 @@
 
 pub mod blockmap;
 pub mod calls;
+pub mod clock;
 pub mod content;
 pub mod data;
 pub mod dist;

@@ -4,6 +4,7 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
+use super::clock::{Clock, Ns};
 use super::DataGen;
 use crate::plan::dir::{Dir, PerDir};
 
@@ -34,11 +35,11 @@ pub struct Pacer {
     per_byte: PerDir<f64>,
     per_io: PerDir<f64>,
     arrivals: Arrivals,
-    due: PerDir<Instant>,
+    due: PerDir<Ns>,
 }
 
 impl Pacer {
-    pub fn new(r: &Rate, start: Instant) -> Pacer {
+    pub fn new(r: &Rate, start: Ns) -> Pacer {
         let inv = |x: &Option<u64>| x.filter(|v| *v > 0).map_or(0.0, |v| 1.0 / v as f64);
         Pacer {
             per_byte: r.bytes.map(|_, x| inv(x)),
@@ -49,14 +50,14 @@ impl Pacer {
     }
 
     /// When an I/O of `len` bytes in direction `d` may be issued: None for now (and its slot in
-    /// the schedule is taken), or the instant to wait for.
+    /// the schedule is taken), or the time to wait for.
     #[inline]
-    pub fn admit(&mut self, d: Dir, len: u64, rng: &mut DataGen) -> Option<Instant> {
+    pub fn admit(&mut self, d: Dir, len: u64, rng: &mut DataGen, clock: &Clock) -> Option<Ns> {
         let iv = (self.per_byte[d] * len as f64).max(self.per_io[d]);
         if iv == 0.0 {
             return None;
         }
-        let now = Instant::now();
+        let now = clock.now();
         if self.due[d] > now {
             return Some(self.due[d]);
         }
@@ -68,8 +69,8 @@ impl Pacer {
             Arrivals::Even => iv,
         };
         // Behind schedule (a slow device, a stall): catch up, but by at most a second's worth.
-        let floor = now.checked_sub(Duration::from_secs(1)).unwrap_or(now);
-        self.due[d] = self.due[d].max(floor) + Duration::from_secs_f64(step);
+        let floor = Ns(now.0.saturating_sub(1_000_000_000));
+        self.due[d] = self.due[d].max(floor).after(Duration::from_secs_f64(step));
         None
     }
 }

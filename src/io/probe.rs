@@ -8,8 +8,7 @@
 //! a single I/O over the target steps down at once; at depth 1 that fails the job, as in fio
 //! (below 100, a window short of the share at depth 1 keeps the search at 1).
 
-use std::time::Instant;
-
+use super::clock::Ns;
 use crate::plan::issue::LatencyTarget;
 
 pub struct Probe {
@@ -18,7 +17,7 @@ pub struct Probe {
     plan: LatencyTarget,
     depths: Depths,
     /// The window open now: when it began, its I/Os and those over the target.
-    window: (Instant, u64, u64),
+    window: (Ns, u64, u64),
     phase: Phase,
     /// Wait for every I/O in flight to complete before issuing more (fio's io_u_quiesce).
     quiesce: bool,
@@ -60,7 +59,7 @@ pub enum Verdict {
 }
 
 impl Probe {
-    pub fn new(t: &LatencyTarget, iodepth: usize, now: Instant) -> Probe {
+    pub fn new(t: &LatencyTarget, iodepth: usize, now: Ns) -> Probe {
         Probe {
             target_ns: t.target.as_nanos() as u64,
             plan: t.clone(),
@@ -98,7 +97,7 @@ impl Probe {
 
     /// One completed I/O's latency: steps the depth as fio does.
     #[inline]
-    pub fn on_done(&mut self, ns: u64, now: Instant) -> Verdict {
+    pub fn on_done(&mut self, ns: u64, now: Ns) -> Verdict {
         self.window.1 += 1;
         if ns > self.target_ns {
             if self.plan.percentile >= 100.0 {
@@ -115,7 +114,7 @@ impl Probe {
             self.window.2 += 1;
         }
         let (start, ios, failed) = self.window;
-        if now.duration_since(start) < self.plan.window {
+        if now.since(start) < self.plan.window.as_nanos() as u64 {
             return Verdict::Go;
         }
         let ok = 100.0 * (ios - failed) as f64 / ios as f64;
@@ -136,7 +135,7 @@ impl Probe {
     }
 
     /// An I/O over the target: step down (false at depth 1: the target cannot be met).
-    fn step_down(&mut self, now: Instant) -> bool {
+    fn step_down(&mut self, now: Ns) -> bool {
         let d = &mut self.depths;
         if d.qd == 1 {
             return false;
@@ -154,7 +153,7 @@ impl Probe {
 
     /// A window that met the target: step up; Some(true) when the depth is found and its last
     /// window is to start afresh, Some(false) when that window is done (the job ends).
-    fn step_up(&mut self, now: Instant) -> Option<bool> {
+    fn step_up(&mut self, now: Ns) -> Option<bool> {
         let d = &mut self.depths;
         let qd = d.qd;
         d.low = qd;
@@ -189,14 +188,14 @@ mod tests {
     use super::*;
     use std::time::Duration;
 
-    fn probe(target_us: u64, pct: f64, iodepth: usize) -> (Probe, Instant) {
+    fn probe(target_us: u64, pct: f64, iodepth: usize) -> (Probe, Ns) {
         let t = LatencyTarget {
             target: Duration::from_micros(target_us),
             window: Duration::from_millis(10),
             percentile: pct,
             run: false,
         };
-        let now = Instant::now();
+        let now = Ns(1_000_000);
         (Probe::new(&t, iodepth, now), now)
     }
 
@@ -211,7 +210,7 @@ mod tests {
         for _ in 0..10_000 {
             let qd = p.depth(0);
             seen.push(qd);
-            now += Duration::from_millis(11);
+            now = now.after(Duration::from_millis(11));
             let v = p.on_done(100_000 * qd as u64, now);
             if v != Verdict::Go {
                 verdicts.push(v);
@@ -244,7 +243,7 @@ mod tests {
     #[test]
     fn a_step_down_drains_the_queue_first() {
         let (mut p, now) = probe(650, 100.0, 32);
-        let later = now + Duration::from_millis(11);
+        let later = now.after(Duration::from_millis(11));
         p.on_done(1000, later);
         assert_eq!(p.depth(1), 2);
         p.on_done(1_000_000, later);

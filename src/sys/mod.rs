@@ -503,6 +503,15 @@ pub fn may_write(path: &Path) -> io::Result<()> {
     Ok(())
 }
 
+/// The CPU's time stamp counter (x86-64's rdtsc): cycles at a constant rate where the kernel
+/// keeps time by it (`host::clock_is_tsc`), read without a call into the vDSO.
+#[cfg(target_arch = "x86_64")]
+#[inline]
+pub fn tsc() -> u64 {
+    // SAFETY: rdtsc reads a counter into two registers; it has no preconditions.
+    unsafe { core::arch::x86_64::_rdtsc() }
+}
+
 /// preadv(2) (or preadv2(2) with no flags when `v2`) of one buffer at `offset` (fio's pvsync
 /// and pvsync2 engines).
 pub fn preadv(file: &std::fs::File, buf: &mut [u8], offset: u64, v2: bool) -> io::Result<usize> {

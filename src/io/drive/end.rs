@@ -2,18 +2,17 @@
 //! job's steady state reached, exitall), a stop request, or the loop's own reasons (the end of
 //! its files or trace, a failure, a full filesystem).
 
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Instant;
-
+use crate::io::clock::Ns;
 use crate::io::worker::Ends;
 use crate::stop::StopReason;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 pub struct End<'a> {
     issuing: bool,
     limit: (Option<u64>, Option<u64>),
     /// Bytes and I/Os issued so far.
     issued: (u64, u64),
-    deadline: Option<Instant>,
+    deadline: Option<Ns>,
     /// Raised when the job is to end now: its steady state reached, another job's exitall.
     flags: [Option<&'a AtomicBool>; 2],
     stopped: Option<StopReason>,
@@ -21,12 +20,12 @@ pub struct End<'a> {
 
 impl<'a> End<'a> {
     /// The ends of `plan`, the runtime counted from `from` (the ramp's end).
-    pub fn new(plan: &Ends, from: Instant, flags: [Option<&'a AtomicBool>; 2]) -> End<'a> {
+    pub fn new(plan: &Ends, from: Ns, flags: [Option<&'a AtomicBool>; 2]) -> End<'a> {
         End {
             issuing: true,
             limit: (plan.bytes, plan.ios),
             issued: (0, 0),
-            deadline: plan.runtime.map(|r| from + r),
+            deadline: plan.runtime.map(|r| from.after(r)),
             flags,
             stopped: None,
         }
@@ -55,7 +54,7 @@ impl<'a> End<'a> {
     /// Stops issuing at the deadline (`now` being the loop's last clock reading), on a raised
     /// flag or on a stop request.
     #[inline]
-    pub fn check(&mut self, now: Instant) {
+    pub fn check(&mut self, now: Ns) {
         if !self.issuing {
             return;
         }

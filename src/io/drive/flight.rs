@@ -2,10 +2,9 @@
 //! than the queue's depth, a buffer is written again only after all the others), and the I/O in
 //! flight in each.
 
-use std::collections::VecDeque;
-use std::time::Instant;
-
 use super::Issue;
+use crate::io::clock::Ns;
+use std::collections::VecDeque;
 
 /// An I/O in flight.
 #[derive(Debug, Clone, Copy)]
@@ -13,9 +12,9 @@ pub struct InFlight {
     pub issue: Issue,
     /// Its offset in the loop's offset space (unique across the worker's files).
     pub at: u64,
-    pub queued: Instant,
+    pub queued: Ns,
     /// When its queue call returned (timed only with `Timing::Split`).
-    pub submitted: Instant,
+    pub submitted: Ns,
     /// The priority it was issued at (for the logs).
     pub prio: u16,
 }
@@ -56,7 +55,7 @@ impl Flight {
 
     /// Its queue call returned.
     #[inline]
-    pub fn submitted(&mut self, slot: usize, at: Instant) {
+    pub fn submitted(&mut self, slot: usize, at: Ns) {
         if let Some(io) = self.slots[slot].as_mut() {
             io.submitted = at;
         }

@@ -4,9 +4,10 @@
 //! I/O in flight. A gate the worker does not use is None and costs it a test per I/O.
 
 use std::sync::atomic::AtomicBool;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use super::flight::Flight;
+use crate::io::clock::{Clock, Ns};
 use crate::io::pace::{self, Pacer, Think, Thinker};
 use crate::io::probe::{Probe, Verdict};
 use crate::io::worker::{FlowSeat, GatePlan, Overlap};
@@ -16,8 +17,8 @@ use crate::plan::dir::Dir;
 /// What holds the next I/O back.
 #[derive(Clone, Copy)]
 enum Hold {
-    /// Until this instant (a rate, a replayed operation not due, a flow ahead).
-    Until(Instant),
+    /// Until then (a rate, a replayed operation not due, a flow ahead).
+    Until(Ns),
     /// A pause once the queue has drained.
     Think(Think),
 }
@@ -33,7 +34,7 @@ pub struct Gates {
 }
 
 impl Gates {
-    pub fn new(plan: &GatePlan, depth: usize, start: Instant) -> Gates {
+    pub fn new(plan: &GatePlan, depth: usize, start: Ns) -> Gates {
         Gates {
             hold: None,
             rate: plan.rate.as_ref().map(|r| Pacer::new(r, start)),
@@ -52,17 +53,17 @@ impl Gates {
     /// Whether another I/O may go now, `busy` being in flight: no hold, the flow not ahead,
     /// the queue not full.
     #[inline]
-    pub fn open(&mut self, busy: usize) -> bool {
+    pub fn open(&mut self, busy: usize, clock: &Clock) -> bool {
         match self.hold {
             Some(Hold::Think(_)) => return false,
-            Some(Hold::Until(t)) if Instant::now() < t => return false,
+            Some(Hold::Until(t)) if clock.now() < t => return false,
             Some(Hold::Until(_)) => self.hold = None,
             None => {}
         }
         if let Some(f) = &self.flow {
             if f.flow.ahead(f.seat) {
                 let wait = f.sleep.max(Duration::from_micros(50));
-                self.hold = Some(Hold::Until(Instant::now() + wait));
+                self.hold = Some(Hold::Until(clock.now().after(wait)));
                 return false;
             }
         }
@@ -79,17 +80,17 @@ impl Gates {
         }
     }
 
-    /// When an I/O of `len` bytes in direction `d` may go: None for now, or the instant the
-    /// rate allows it (the loop holds it until then).
+    /// When an I/O of `len` bytes in direction `d` may go: None for now, or the time the rate
+    /// allows it (the loop holds it until then).
     #[inline]
-    pub fn admit(&mut self, d: Dir, len: u64, rng: &mut DataGen) -> Option<Instant> {
-        let t = self.rate.as_mut()?.admit(d, len, rng)?;
+    pub fn admit(&mut self, d: Dir, len: u64, rng: &mut DataGen, clock: &Clock) -> Option<Ns> {
+        let t = self.rate.as_mut()?.admit(d, len, rng, clock)?;
         self.hold = Some(Hold::Until(t));
         Some(t)
     }
 
     /// Nothing goes before `t`.
-    pub fn hold_until(&mut self, t: Instant) {
+    pub fn hold_until(&mut self, t: Ns) {
         self.hold = Some(Hold::Until(t));
     }
 
@@ -113,7 +114,7 @@ impl Gates {
 
     /// A completion's latency, for the depth search.
     #[inline]
-    pub fn on_done(&mut self, ns: u64, now: Instant) -> Verdict {
+    pub fn on_done(&mut self, ns: u64, now: Ns) -> Verdict {
         match self.probe.as_mut() {
             Some(p) => p.on_done(ns, now),
             None => Verdict::Go,
@@ -127,9 +128,9 @@ impl Gates {
     }
 
     /// Nothing in flight: waits out the hold (cut short by a raised flag or a stop request).
-    pub fn wait(&mut self, ends: &[Option<&AtomicBool>]) {
+    pub fn wait(&mut self, clock: &Clock, ends: &[Option<&AtomicBool>]) {
         match self.hold.take() {
-            Some(Hold::Until(t)) => pace::wait_until_or(t, ends),
+            Some(Hold::Until(t)) => pace::wait_until_or(clock.instant(t), ends),
             Some(Hold::Think(t)) => pace::think(t, ends),
             None => {}
         }

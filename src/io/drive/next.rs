@@ -3,12 +3,9 @@
 //! direction by the mix, its size, then where it goes in the worker's files); the flags it
 //! carries; and the syncs the writes make due.
 
-use std::fs::File;
-use std::sync::Arc;
-use std::time::Instant;
-
 use super::Issue;
 use crate::engine::SyncKind;
+use crate::io::clock::{Clock, Ns};
 use crate::io::files::{FileSet, Region};
 use crate::io::iolog::{OpKind, Replay};
 use crate::io::worker::{Atomic, Marks, Mix, Ops, Source, Syncs};
@@ -16,6 +13,8 @@ use crate::io::DataGen;
 use crate::plan::dir::{Dir, PerDir};
 use crate::plan::job::BlockSize;
 use crate::sys::ioflags::{IoFlags, RWF_ATOMIC};
+use std::fs::File;
+use std::sync::Arc;
 
 /// What comes next.
 pub enum Pick {
@@ -24,7 +23,7 @@ pub enum Pick {
     /// A direction and size drawn: the rate may hold it, then `place` puts it.
     Drawn(Dir, u64),
     /// Nothing until then (a replayed operation not due yet).
-    Wait(Instant),
+    Wait(Ns),
     /// A sync is due (once the queue drains).
     Sync,
     /// Nothing more.
@@ -94,9 +93,9 @@ impl<'a> Next<'a> {
         }
     }
 
-    /// What comes next, the trace's times counted from `began`.
+    /// What comes next, the trace's times on the loop's `clock`.
     #[inline]
-    pub fn pick(&mut self, rng: &mut DataGen, began: Instant) -> Pick {
+    pub fn pick(&mut self, rng: &mut DataGen, clock: &Clock) -> Pick {
         if let Some(i) = self.held.take() {
             return Pick::Ready(i);
         }
@@ -115,7 +114,7 @@ impl<'a> Next<'a> {
                 };
                 Pick::Drawn(d, pick_bs(&self.bs[d], rng).min(region.len))
             }
-            From::Trace { replay, at } => replayed(replay, at, began, &mut self.syncs.due),
+            From::Trace { replay, at } => replayed(replay, at, clock, &mut self.syncs.due),
         }
     }
 
@@ -251,14 +250,14 @@ impl PassEnds<'_> {
 
 /// The next operation of a replayed trace: an I/O, a wait until it is due (or for the queue to
 /// drain before a sync), or the end.
-fn replayed(r: &Replay, at: &mut usize, began: Instant, due: &mut Option<SyncKind>) -> Pick {
+fn replayed(r: &Replay, at: &mut usize, clock: &Clock, due: &mut Option<SyncKind>) -> Pick {
     loop {
         let Some(op) = r.ops.get(*at) else {
             return Pick::End;
         };
         if !r.no_stall {
-            let when = began + op.at;
-            if Instant::now() < when {
+            let when = Ns(op.at.as_nanos() as u64);
+            if clock.now() < when {
                 return Pick::Wait(when);
             }
         }

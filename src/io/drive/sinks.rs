@@ -3,11 +3,12 @@
 //! progress, and for verification the writes done and the reads to check. Each sink the job does
 //! not ask for is None.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use super::flight::InFlight;
 use super::Issue;
 use crate::engine::{IoEngine, SyncKind};
+use crate::io::clock::{Clock, Ns};
 use crate::io::fiolog::LogBook;
 use crate::io::iolog::{OpKind, Recorder};
 use crate::io::stats::{Stats, Tally, Verified};
@@ -27,10 +28,10 @@ pub struct Lat {
 
 impl Lat {
     #[inline]
-    pub fn of(io: &InFlight, now: Instant, timing: Timing) -> Lat {
-        let ns = (now.duration_since(io.queued).as_nanos() as u64).max(1);
+    pub fn of(io: &InFlight, now: Ns, timing: Timing) -> Lat {
+        let ns = now.since(io.queued).max(1);
         let parts = (timing == Timing::Split).then(|| {
-            let slat = io.submitted.duration_since(io.queued).as_nanos() as u64;
+            let slat = io.submitted.since(io.queued);
             (ns.saturating_sub(slat).max(1), slat.max(1))
         });
         Lat { ns, parts }
@@ -40,46 +41,55 @@ impl Lat {
 /// The measured window: from the end of the ramp (or the latency search's restart) to the last
 /// completion, cut into seconds (the series) and intervals (latency over time).
 struct Window {
-    from: Instant,
-    last: Instant,
+    clock: Clock,
+    from: Ns,
+    last: Ns,
     /// The second open now, when it ends, and the seconds closed.
     sec: (u64, u64),
-    sec_end: Instant,
+    sec_end: Ns,
     per_sec: Vec<(u64, u64)>,
+    /// The intervals of latency over time, and when the one open now ends.
     slicer: Slicer,
+    cut_at: Ns,
 }
 
 impl Window {
-    fn new(from: Instant, interval: Duration, start: Instant) -> Window {
+    fn new(clock: Clock, from: Ns, interval: Duration, start: Ns) -> Window {
+        let slicer = Slicer::new(interval, clock.instant(from));
         Window {
+            clock,
             from,
             last: start,
             sec: (0, 0),
-            sec_end: from + Duration::from_secs(1),
+            sec_end: from.after(Duration::from_secs(1)),
             per_sec: Vec::new(),
-            slicer: Slicer::new(interval, from),
+            cut_at: from.after(slicer.width()),
+            slicer,
         }
     }
 
     /// Counts a completion in the second it ended in; past an interval's end, the latencies
     /// recorded since the last cut are kept as that interval's.
     #[inline]
-    fn count(&mut self, now: Instant, bytes: u64, tally: &Tally) {
-        if now >= self.sec_end {
-            self.roll(now);
-        }
-        if self.slicer.due(now) {
-            self.slicer.cut_hist(now, &tally.lat());
+    fn count(&mut self, now: Ns, bytes: u64, tally: &Tally) {
+        if now >= self.sec_end || now >= self.cut_at {
+            self.tick(now, tally);
         }
         self.sec = (self.sec.0 + 1, self.sec.1 + bytes);
         self.last = now;
     }
 
     #[cold]
-    fn roll(&mut self, now: Instant) {
+    fn tick(&mut self, now: Ns, tally: &Tally) {
         while now >= self.sec_end {
             self.per_sec.push(std::mem::take(&mut self.sec));
-            self.sec_end += Duration::from_secs(1);
+            self.sec_end = self.sec_end.after(Duration::from_secs(1));
+        }
+        if now >= self.cut_at {
+            self.slicer.cut_hist(self.clock.instant(now), &tally.lat());
+            let width = self.slicer.width().as_nanos() as u64;
+            let k = now.since(self.from) / width + 1;
+            self.cut_at = Ns(self.from.0 + k * width);
         }
     }
 }
@@ -104,10 +114,10 @@ struct Checks {
 }
 
 impl<'a> Sinks<'a> {
-    /// Sinks measuring from `from` (the ramp's end), the loop having begun at `start`.
+    /// Sinks measuring from `from` (the ramp's end) on the loop's `clock`.
     pub fn new(
         plan: &SinkPlan,
-        (from, start): (Instant, Instant),
+        (from, clock): (Ns, Clock),
         (progress, interval): (&'a Progress, Duration),
         (does, seed): (PerDir<bool>, u64),
     ) -> Sinks<'a> {
@@ -116,7 +126,7 @@ impl<'a> Sinks<'a> {
                 let since = std::time::SystemTime::now()
                     .duration_since(std::time::UNIX_EPOCH)
                     .unwrap_or_default();
-                (since + from.saturating_duration_since(start)).as_millis() as u64
+                (since + Duration::from_nanos(from.0)).as_millis() as u64
             } else {
                 0
             };
@@ -125,7 +135,7 @@ impl<'a> Sinks<'a> {
         let reads = plan.checks.as_ref().map(|c| check(c, seed));
         Sinks {
             tally: Tally::new(plan.timing == Timing::Split),
-            window: Window::new(from, interval, start),
+            window: Window::new(clock, from, interval, Ns(0)),
             timing: plan.timing,
             logs,
             iolog: plan.record.as_deref().map(Recorder::new),
@@ -147,24 +157,24 @@ impl<'a> Sinks<'a> {
 
     /// Whether `now` is in the measured window (past the ramp).
     #[inline]
-    pub fn measuring(&self, now: Instant) -> bool {
+    pub fn measuring(&self, now: Ns) -> bool {
         now >= self.window.from
     }
 
-    /// An I/O was queued `at` after the loop began (the iolog's line).
+    /// An I/O was queued (the iolog's line, at its time since the loop began).
     #[inline]
-    pub fn on_queue(&mut self, io: &InFlight, began: Instant) {
+    pub fn on_queue(&mut self, io: &InFlight) {
         if let Some(rec) = self.iolog.as_mut() {
             let i = &io.issue;
-            let kind = OpKind::of(i.dir);
-            rec.op(io.queued - began, kind, i.file, i.offset, i.len);
+            let at = Duration::from_nanos(io.queued.0);
+            rec.op(at, OpKind::of(i.dir), i.file, i.offset, i.len);
         }
     }
 
-    /// A sync of every file, `at` after the loop began.
-    pub fn on_sync(&mut self, kind: SyncKind, at: Duration) {
+    /// A sync of every file, `at` on the loop's clock.
+    pub fn on_sync(&mut self, kind: SyncKind, at: Ns) {
         if let Some(rec) = self.iolog.as_mut() {
-            rec.op(at, OpKind::sync(kind), 0, 0, 0);
+            rec.op(Duration::from_nanos(at.0), OpKind::sync(kind), 0, 0, 0);
         }
     }
 
@@ -185,13 +195,13 @@ impl<'a> Sinks<'a> {
 
     /// A completion in the measured window: its latency `lat`, at byte `offset` of its file.
     #[inline]
-    pub fn on_done(&mut self, io: &InFlight, bytes: u64, lat: Lat, now: Instant) {
+    pub fn on_done(&mut self, io: &InFlight, bytes: u64, lat: Lat, now: Ns) {
         self.window.count(now, bytes, &self.tally);
         self.tally.record(io.issue.dir, bytes, lat.ns, lat.parts);
         if let Some(l) = self.logs.as_mut() {
-            let since = now.duration_since(self.window.from);
-            let issued = (since.as_nanos() as u64).saturating_sub(lat.ns);
-            let ms = since.as_millis() as u64;
+            let since = now.since(self.window.from);
+            let issued = since.saturating_sub(lat.ns);
+            let ms = since / 1_000_000;
             l.prio = io.prio;
             let i = &io.issue;
             l.io((ms, issued, i.dir), bytes, i.offset, lat.ns, lat.parts);
@@ -200,17 +210,18 @@ impl<'a> Sinks<'a> {
         self.progress.add_lat(lat.ns);
     }
 
-    /// A trim `i` done synchronously from `start` to `now`, the loop having begun at `began`
-    /// (counted as fio's trim direction, in the measured window only).
-    pub fn on_trim(&mut self, i: &Issue, (start, now): (Instant, Instant), began: Instant) {
+    /// A trim `i` done synchronously from `start` to `now` (counted as fio's trim direction, in
+    /// the measured window only).
+    pub fn on_trim(&mut self, i: &Issue, (start, now): (Ns, Ns)) {
         self.window.last = now;
         if let Some(rec) = self.iolog.as_mut() {
-            rec.op(start - began, OpKind::Trim, i.file, i.offset, i.len);
+            let at = Duration::from_nanos(start.0);
+            rec.op(at, OpKind::Trim, i.file, i.offset, i.len);
         }
         if !self.measuring(now) {
             return;
         }
-        let ns = (now.duration_since(start).as_nanos() as u64).max(1);
+        let ns = now.since(start).max(1);
         self.window.count(now, i.len, &self.tally);
         self.tally.record(Dir::Trim, i.len, ns, None);
         self.progress.add(1, i.len);
@@ -252,19 +263,19 @@ impl<'a> Sinks<'a> {
     }
 
     /// The figures start afresh at `now` (latency_target's depth is found).
-    pub fn restart(&mut self, now: Instant) {
+    pub fn restart(&mut self, now: Ns) {
         self.tally.reset();
         let w = &mut self.window;
-        *w = Window::new(now, w.slicer.width(), now);
+        *w = Window::new(w.clock, now, w.slicer.width(), now);
     }
 
     /// Something ended at `now` outside a completion (the end's sync).
-    pub fn touch(&mut self, now: Instant) {
+    pub fn touch(&mut self, now: Ns) {
         self.window.last = now;
     }
 
     /// The figures, the window closed at its last completion.
-    pub fn finish(self, began: Instant, stats: &mut Stats) {
+    pub fn finish(self, stats: &mut Stats) {
         let Sinks {
             tally,
             window: w,
@@ -273,8 +284,8 @@ impl<'a> Sinks<'a> {
             checks,
             ..
         } = self;
-        let measured = w.last.saturating_duration_since(w.from);
-        let end = w.last.max(w.from);
+        let measured = Duration::from_nanos(w.last.since(w.from));
+        let end = w.clock.instant(w.last.max(w.from));
         stats.timeline = Some(w.slicer.finish_hist(end, &tally.lat()));
         let mut per_sec = w.per_sec;
         if w.sec.0 > 0 {
@@ -289,7 +300,7 @@ impl<'a> Sinks<'a> {
             l.finish(measured.as_millis() as u64);
         }
         if let Some(rec) = iolog.as_mut() {
-            rec.close(w.last.saturating_duration_since(began));
+            rec.close(Duration::from_nanos(w.last.0));
         }
         stats.tally = tally;
         (stats.per_sec, stats.measured) = (per_sec, measured);
