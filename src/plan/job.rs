@@ -116,7 +116,7 @@ pub enum OpenSync {
 }
 
 mod parts;
-pub use parts::{FileService, FileServiceKind, Verify};
+pub use parts::{ContinueOn, Failing, FileService, FileServiceKind, Verify};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
@@ -257,8 +257,8 @@ pub struct Job {
     #[serde(skip_serializing_if = "std::ops::Not::not", default)]
     pub exitall: bool,
     /// Errors the job counts and goes on past (fio continue_on_error): read, write, verify.
-    #[serde(skip_serializing_if = "Vec::is_empty", default)]
-    pub continue_on_error: Vec<String>,
+    #[serde(skip_serializing_if = "ContinueOn::is_empty", default)]
+    pub continue_on_error: ContinueOn,
     /// Write until the filesystem is full (ENOSPC or EDQUOT ends the job, not as an error; fio
     /// fill_device / fill_fs).
     #[serde(skip_serializing_if = "std::ops::Not::not", default)]
@@ -582,7 +582,7 @@ impl Default for Job {
             write_iolog: None,
             replay: None,
             exitall: false,
-            continue_on_error: Vec::new(),
+            continue_on_error: ContinueOn::NONE,
             fill_device: false,
             verify_state_save: false,
             split_lat: false,

@@ -1,5 +1,5 @@
-//! Parts of a job: how written blocks are checked (fio's verify), and how a worker moves
-//! between its several files (fio's file_service_type).
+//! Parts of a job: how written blocks are checked (fio's verify), how a worker moves between its
+//! several files (fio's file_service_type), and the failures it goes past (continue_on_error).
 
 use serde::{Deserialize, Serialize};
 
@@ -71,5 +71,66 @@ impl Default for FileService {
             kind: FileServiceKind::Roundrobin,
             batch: 1,
         }
+    }
+}
+
+/// A kind of failed operation a job may go past.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Failing {
+    Read,
+    Write,
+    Verify,
+}
+
+impl Failing {
+    const ALL: [(Failing, &'static str); 3] = [
+        (Failing::Read, "read"),
+        (Failing::Write, "write"),
+        (Failing::Verify, "verify"),
+    ];
+}
+
+/// The failures a job counts and goes past (fio's continue_on_error), stored as their names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(into = "Vec<String>", from = "Vec<String>")]
+pub struct ContinueOn(u8);
+
+impl ContinueOn {
+    pub const NONE: ContinueOn = ContinueOn(0);
+
+    /// The set of these.
+    pub fn of(kinds: &[Failing]) -> ContinueOn {
+        kinds.iter().fold(ContinueOn::NONE, |s, k| s.with(*k))
+    }
+
+    pub fn with(self, k: Failing) -> ContinueOn {
+        ContinueOn(self.0 | 1 << k as u8)
+    }
+
+    pub fn contains(self, k: Failing) -> bool {
+        self.0 & 1 << k as u8 != 0
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0 == 0
+    }
+}
+
+impl From<ContinueOn> for Vec<String> {
+    fn from(c: ContinueOn) -> Vec<String> {
+        Failing::ALL
+            .iter()
+            .filter(|k| c.contains(k.0))
+            .map(|k| k.1.to_string())
+            .collect()
+    }
+}
+
+impl From<Vec<String>> for ContinueOn {
+    fn from(names: Vec<String>) -> ContinueOn {
+        Failing::ALL
+            .iter()
+            .filter(|k| names.iter().any(|n| n == k.1))
+            .fold(ContinueOn::NONE, |s, k| s.with(k.0))
     }
 }

@@ -19,7 +19,7 @@ use crate::io::worker::{
     Queue, SinkPlan, Source, Syncs, Timing, WhenFull, WorkerPlan, Written,
 };
 use crate::plan::dir::{Dir, PerDir};
-use crate::plan::job::{BlockSize, Distribution, EngineKind, Job, Rw};
+use crate::plan::job::{BlockSize, Distribution, EngineKind, Failing, Job, Rw};
 
 /// Where a worker's I/O falls on its target: its region in each of its files, and the bytes it
 /// does over them all.
@@ -324,9 +324,17 @@ fn on_error(job: &Job) -> OnError {
         l if l.is_empty() => vec![libc::EIO, libc::EILSEQ],
         l => l.clone(),
     };
-    let on = |d: &str| job.continue_on_error.iter().any(|k| k == d);
-    let read = if on("read") { listed(0) } else { Vec::new() };
-    let write = if on("write") { listed(1) } else { Vec::new() };
+    let on = |k: Failing| job.continue_on_error.contains(k);
+    let read = if on(Failing::Read) {
+        listed(0)
+    } else {
+        Vec::new()
+    };
+    let write = if on(Failing::Write) {
+        listed(1)
+    } else {
+        Vec::new()
+    };
     OnError {
         go_past: PerDir::rw(read, write),
         when_full: if job.fill_device {

@@ -1,92 +1,150 @@
-//! fio's options of how each I/O is issued: I/O priorities (prio, prioclass, priohint and the
-//! io_uring and libaio engines' cmdprio_*), atomic writes, latency_target and its companions,
-//! serialize_overlap. The job keeps them in `Job::issue` (`plan::issue`).
+//! How each I/O is issued beyond its offset and size: the worker's I/O priority and each I/O's
+//! own (fio's cmdprio_*, for a share of I/Os or by block size), atomic writes, the queue depth
+//! searched for a latency target, and I/Os that wait for the ones they overlap.
 
-use super::{Got, R};
-use crate::plan::fio::values::*;
-use crate::plan::issue::{ioprio_value, SplitPrio};
-use crate::plan::job::{BlockSize, Job};
+use super::{Arg, Done, Family, FioOpt, Got, R};
+use crate::plan::fio::values::{block_size, parse_u32, per_dir};
+use crate::plan::issue::{ioprio_value, IoOpts, LatencyTarget, SplitPrio};
+use crate::plan::job::Job;
 use crate::plan::PlanError;
-use Got::{Done, NotMine, Noted};
 
-impl Job {
-    /// The trims' block size from bs=, bsrange= or bssplit=: its third value, or the last one
-    /// before it ("a value not terminated in a comma applies to subsequent types", fio's
-    /// HOWTO). Never the option's group: `apply_shape` reads the reads' and writes' sizes.
-    pub(super) fn apply_trim_bs(&mut self, key: &str, v: Option<&str>) -> R<Got> {
-        let parse: fn(&str) -> R<BlockSize> = match key {
-            "bs" | "blocksize" => |s| block_size("bs", s).map(BlockSize::Fixed),
-            "bsrange" | "blocksize_range" => parse_bsrange,
-            "bssplit" => parse_bssplit,
-            _ => return Ok(NotMine),
-        };
-        let parts: Vec<&str> = v.unwrap_or("").split(',').map(str::trim).collect();
-        let last = match parts.len() {
-            1 | 2 => parts[parts.len() - 1],
-            _ => parts[2],
-        };
-        let write = parts.get(1).unwrap_or(&parts[0]);
-        if !last.is_empty() && last == *write {
-            // The writes' size (None says so).
-            self.trim_bs = None;
-        } else if !last.is_empty() {
-            // Errors are apply_shape's to tell (it reads the same text next).
-            if let Ok(bs) = parse(last) {
-                self.trim_bs = Some(bs);
-            }
-        }
-        Ok(NotMine)
-    }
-
-    pub(super) fn apply_issue(&mut self, key: &str, v: Option<&str>) -> R<Got> {
-        let io = &mut self.issue;
-        match key {
-            "prio" => io.level = Some(parse_u32(key, need(key, v)?, 0, 7)? as u8),
-            "prioclass" => io.class = Some(parse_u32(key, need(key, v)?, 0, 3)? as u8),
-            "priohint" => io.hint = Some(parse_u32(key, need(key, v)?, 0, 1023)? as u16),
-            "cmdprio_percentage" => {
-                if io.cmdprio.bssplit.is_some() {
-                    return Err(exclusive());
-                }
-                io.cmdprio.percentage = both(key, v, 0, 100)?;
-            }
-            "cmdprio_class" => {
-                io.cmdprio.class = both(key, v, 1, 3)?.map(|c| c as u8);
-            }
-            "cmdprio" => io.cmdprio.level = both(key, v, 0, 7)?.map(|c| c as u8),
-            "cmdprio_hint" => io.cmdprio.hint = both(key, v, 0, 1023)?.map(|c| c as u16),
-            "cmdprio_bssplit" => {
-                if io.cmdprio.percentage != [0, 0] {
-                    return Err(exclusive());
-                }
-                let [r, w] = per_dir(need(key, v)?, parse_split_prio)?;
-                io.cmdprio.bssplit = Some([r.unwrap_or_default(), w.unwrap_or_default()]);
-            }
-            "atomic" => io.atomic = parse_bool(key, v)?,
-            "verify_write_sequence" => {
-                parse_bool(key, v)?;
-                return Ok(Noted("verify_write_sequence: fsbench's verify header carries no write sequence number (only what identifies the block and its checksum): there is nothing to check or skip".into()));
-            }
-            "latency_target" | "latency_window" | "latency_percentile" | "latency_run" => {
-                let t = io.latency.get_or_insert_with(Default::default);
-                match key {
-                    "latency_target" => t.target = usecs(key, v)?,
-                    "latency_window" => t.window = usecs(key, v)?,
-                    "latency_percentile" => t.percentile = percent(key, need(key, v)?)?,
-                    _ => t.run = parse_bool(key, v)?,
-                }
-            }
-            "serialize_overlap" => io.serialize_overlap = parse_bool(key, v)?,
-            _ => return Ok(NotMine),
-        }
-        Ok(Done)
-    }
+const fn opt(
+    name: (&'static str, &'static [&'static str]),
+    help: &'static str,
+    example: &'static str,
+    apply: fn(&mut Job, Arg) -> R<Got>,
+) -> FioOpt {
+    FioOpt::new(Family::PerIo, name, help, example, apply)
 }
 
-/// A time whose unit, when left out, is microseconds (fio's latency options).
-fn usecs(key: &str, v: Option<&str>) -> R<std::time::Duration> {
-    parse_duration_unit(need(key, v)?, 1e-6).map_err(|e| format!("{key}: {e}").into())
+/// Sets part of the job's latency target.
+fn latency(j: &mut Job, set: impl FnOnce(&mut LatencyTarget)) -> R<Got> {
+    set(j.issue.latency.get_or_insert_with(Default::default));
+    Ok(Done)
 }
+
+/// Sets part of the job's issuing options.
+fn issue(j: &mut Job, set: impl FnOnce(&mut IoOpts)) -> R<Got> {
+    set(&mut j.issue);
+    Ok(Done)
+}
+
+pub(super) const OPTIONS: &[FioOpt] = &[
+    opt(
+        ("prio", &[]),
+        "the worker's I/O priority level (0-7)",
+        "4",
+        |j, a| {
+            let v = a.u32(0, 7)? as u8;
+            issue(j, |io| io.level = Some(v))
+        },
+    ),
+    opt(
+        ("prioclass", &[]),
+        "its class: 1 realtime, 2 best effort, 3 idle",
+        "2",
+        |j, a| {
+            let v = a.u32(0, 3)? as u8;
+            issue(j, |io| io.class = Some(v))
+        },
+    ),
+    opt(("priohint", &[]), "its hint", "1", |j, a| {
+        let v = a.u32(0, 1023)? as u16;
+        issue(j, |io| io.hint = Some(v))
+    }),
+    opt(
+        ("cmdprio_percentage", &[]),
+        "percent of I/Os with a priority of their own (R,W)",
+        "20",
+        |j, a| {
+            if j.issue.cmdprio.bssplit.is_some() {
+                return Err(exclusive());
+            }
+            let v = both(&a, 0, 100)?;
+            issue(j, |io| io.cmdprio.percentage = v)
+        },
+    ),
+    opt(("cmdprio_class", &[]), "their class (R,W)", "1", |j, a| {
+        let v = both(&a, 1, 3)?.map(|c| c as u8);
+        issue(j, |io| io.cmdprio.class = v)
+    }),
+    opt(("cmdprio", &[]), "their level (R,W)", "1", |j, a| {
+        let v = both(&a, 0, 7)?.map(|c| c as u8);
+        issue(j, |io| io.cmdprio.level = v)
+    }),
+    opt(("cmdprio_hint", &[]), "their hint (R,W)", "1", |j, a| {
+        let v = both(&a, 0, 1023)?.map(|c| c as u16);
+        issue(j, |io| io.cmdprio.hint = v)
+    }),
+    opt(
+        ("cmdprio_bssplit", &[]),
+        "priorities by block size: bs/perc[/class/level[/hint]]:...",
+        "4k/50",
+        |j, a| {
+            if j.issue.cmdprio.percentage != [0, 0] {
+                return Err(exclusive());
+            }
+            let [r, w] = per_dir(a.need()?, parse_split_prio)?;
+            issue(j, |io| {
+                io.cmdprio.bssplit = Some([r.unwrap_or_default(), w.unwrap_or_default()])
+            })
+        },
+    ),
+    opt(
+        ("atomic", &[]),
+        "writes with RWF_ATOMIC (torn-write protection)",
+        "1",
+        |j, a| {
+            let on = a.bool()?;
+            issue(j, |io| io.atomic = on)
+        },
+    ),
+    opt(
+        ("latency_target", &[]),
+        "searches the deepest queue meeting this latency (us)",
+        "1000",
+        |j, a| {
+            let d = a.usecs()?;
+            latency(j, |t| t.target = d)
+        },
+    ),
+    opt(
+        ("latency_window", &[]),
+        "each depth is judged over this long (us)",
+        "1000000",
+        |j, a| {
+            let d = a.usecs()?;
+            latency(j, |t| t.window = d)
+        },
+    ),
+    opt(
+        ("latency_percentile", &[]),
+        "the share of I/Os that must meet the target",
+        "99.9",
+        |j, a| {
+            let p = percent(a.key, a.need()?)?;
+            latency(j, |t| t.percentile = p)
+        },
+    ),
+    opt(
+        ("latency_run", &[]),
+        "keeps adjusting the depth until the job ends",
+        "1",
+        |j, a| {
+            let on = a.bool()?;
+            latency(j, |t| t.run = on)
+        },
+    ),
+    opt(
+        ("serialize_overlap", &[]),
+        "an I/O overlapping one in flight waits for it",
+        "1",
+        |j, a| {
+            let on = a.bool()?;
+            issue(j, |io| io.serialize_overlap = on)
+        },
+    ),
+];
 
 fn percent(key: &str, v: &str) -> R<f64> {
     v.trim()
@@ -101,8 +159,8 @@ fn exclusive() -> PlanError {
 }
 
 /// A per-direction whole number (`int[,int]`): a single value applies to reads and writes.
-fn both(key: &str, v: Option<&str>, min: u32, max: u32) -> R<[u32; 2]> {
-    let [r, w] = per_dir(need(key, v)?, |s| parse_u32(key, s, min, max))?;
+fn both(a: &Arg, min: u32, max: u32) -> R<[u32; 2]> {
+    let [r, w] = per_dir(a.need()?, |s| parse_u32(a.key, s, min, max))?;
     Ok([r.unwrap_or(0), w.unwrap_or(0)])
 }
 
@@ -146,6 +204,7 @@ fn parse_split_prio(v: &str) -> R<Vec<SplitPrio>> {
 mod tests {
     use super::*;
     use crate::plan::issue::CmdPrio;
+    use crate::plan::job::BlockSize;
 
     fn job(opts: &[(&str, &str)]) -> Job {
         let mut j = Job::default();
