@@ -7,8 +7,8 @@
 use super::offsets::{Offsets, Order};
 use super::DataGen;
 use crate::plan::dir::Dir;
+use crate::plan::job::Strided;
 use crate::plan::job::{FileService, FileServiceKind};
-use crate::plan::jobmore::Strided;
 
 /// Where a worker's I/Os go: a region of each of its files, the order of offsets in it, and how
 /// it moves between its files.

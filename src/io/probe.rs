@@ -9,7 +9,7 @@
 //! (below 100, a window short of the share at depth 1 keeps the search at 1).
 
 use super::clock::Ns;
-use crate::plan::issue::LatencyTarget;
+use crate::plan::job::per_io::LatencyTarget;
 
 pub struct Probe {
     /// The target in ns, and the rest of the plan (window, share, whether to keep adjusting).

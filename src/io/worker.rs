@@ -12,7 +12,7 @@ use super::iolog::Replay;
 use super::pace::{Rate, Think};
 use crate::engine::SyncKind;
 use crate::plan::dir::{Dir, PerDir};
-use crate::plan::issue::{CmdPrio, LatencyTarget};
+use crate::plan::job::per_io::{CmdPrio, LatencyTarget};
 use crate::plan::job::{BlockSize, FioLogs, Verify};
 
 #[derive(Debug, Clone)]

@@ -3,9 +3,7 @@
 pub mod dir;
 pub mod expand;
 pub mod fio;
-pub mod issue;
 pub mod job;
-pub mod jobmore;
 pub mod provisioned;
 pub mod spec;
 pub mod study;

@@ -134,3 +134,113 @@ impl From<Vec<String>> for ContinueOn {
             .fold(ContinueOn::NONE, |s, k| s.with(k.0))
     }
 }
+
+/// Which jobs end when a job with exitall ends (fio's exit_what).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ExitWhat {
+    /// The jobs of its reporting group (fio's default).
+    #[default]
+    Group,
+    /// Every running job (the phase's); the next stonewalled group then runs.
+    Stonewall,
+    /// Every job: the running ones end, the later groups do not run.
+    All,
+}
+
+/// What a job tells the kernel of its access pattern when it opens its files (fio's
+/// fadvise_hint, posix_fadvise(2)): on a buffered file it sets the readahead.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Fadvise {
+    /// By the job's rw: random for random jobs, sequential otherwise (fio's fadvise_hint=1,
+    /// its default).
+    #[default]
+    Pattern,
+    /// Nothing (fadvise_hint=0).
+    Off,
+    Sequential,
+    Random,
+}
+
+/// Where glibc's malloc puts a large allocation (one mmap'd chunk): 16 bytes past a page
+/// boundary, after the chunk's header. fio's buffers of a buffered job sit there.
+pub const MALLOC_LEAD: usize = 16;
+
+impl super::Job {
+    /// How far past a page boundary the job's buffers start, by fio's rule (backend.c): with
+    /// O_DIRECT or mem_align, a page boundary plus mem_align; otherwise where fio's memory came
+    /// from (malloc: `MALLOC_LEAD`; mmap or shm: a page boundary).
+    pub fn buffer_lead(&self, direct: bool) -> usize {
+        match self.mem_align {
+            Some(a) => a as usize,
+            None if self.malloc_buffers && !direct => MALLOC_LEAD,
+            None => 0,
+        }
+    }
+
+    /// How many completions one reap takes at most, by fio's rule: iodepth_batch_complete_max,
+    /// raised to iodepth_batch_complete_min (default 1) when below it, and at least 1.
+    pub fn completions_per_reap(&self) -> usize {
+        let min = self.reap_min.unwrap_or(1);
+        self.reap_max.unwrap_or(0).max(min).max(1) as usize
+    }
+}
+
+/// fio's strided zones: I/O stays in a zone of `range` bytes (0: `size`) until `size` bytes are
+/// done, then moves on by `range + skip` (wrapping at the end of the region).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct Strided {
+    pub size: u64,
+    pub range: u64,
+    pub skip: u64,
+}
+
+impl Strided {
+    /// As run: the zone's range is its size when zonerange is not given.
+    pub fn resolved(self) -> Strided {
+        Strided {
+            range: if self.range == 0 {
+                self.size
+            } else {
+                self.range
+            },
+            ..self
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// fio's rules: one completion per reap unless iodepth_batch_complete_max (or a larger
+    /// minimum) says more; buffers on a page boundary unless a fio job file's malloc'd buffers
+    /// are buffered, or mem_align moves them.
+    #[test]
+    fn reaps_and_buffer_leads_follow_fio() {
+        let m = |min, max| super::super::Job {
+            reap_min: min,
+            reap_max: max,
+            ..Default::default()
+        };
+        assert_eq!(m(None, None).completions_per_reap(), 1);
+        assert_eq!(m(None, Some(16)).completions_per_reap(), 16);
+        assert_eq!(m(Some(4), None).completions_per_reap(), 4);
+        assert_eq!(m(Some(4), Some(2)).completions_per_reap(), 4);
+        assert_eq!(m(Some(0), Some(0)).completions_per_reap(), 1);
+        let fio = super::super::Job {
+            malloc_buffers: true,
+            ..Default::default()
+        };
+        assert_eq!(fio.buffer_lead(false), MALLOC_LEAD);
+        assert_eq!(fio.buffer_lead(true), 0);
+        assert_eq!(super::super::Job::default().buffer_lead(false), 0);
+        let aligned = super::super::Job {
+            mem_align: Some(512),
+            ..fio
+        };
+        assert_eq!(aligned.buffer_lead(true), 512);
+        assert_eq!(aligned.buffer_lead(false), 512);
+    }
+}

@@ -10,13 +10,13 @@ use crate::plan::job::Job;
 const DEFAULT_WS_PCT: u32 = 5;
 
 fn ws_job(j: &Job) -> bool {
-    j.dedupe_pct > 0 && j.more.dedupe_working_set && j.verify.is_none()
+    j.dedupe_pct > 0 && j.dedupe_working_set && j.verify.is_none()
 }
 
 /// fio's checks: a working set needs the job's size, and room for the deduped share.
 pub fn check(jobs: &[Job]) -> Result<(), RunError> {
     for j in jobs.iter().filter(|j| ws_job(j)) {
-        let ws = j.more.dedupe_ws_pct.unwrap_or(DEFAULT_WS_PCT);
+        let ws = j.dedupe_ws_pct.unwrap_or(DEFAULT_WS_PCT);
         let why = if j.size.is_none() {
             "dedupe_mode=working_set needs the job's size= (the working set is a share of it)"
                 .to_string()
@@ -36,7 +36,7 @@ pub fn assign(jobs: &[Job], workers: &mut [(usize, &mut WorkerPlan, u64)]) {
     let global: Vec<usize> = (0..workers.len())
         .filter(|&w| {
             let j = &jobs[workers[w].0];
-            ws_job(j) && j.more.dedupe_global
+            ws_job(j) && j.dedupe_global
         })
         .collect();
     for (w, (job, plan, region)) in workers.iter_mut().enumerate() {
@@ -45,7 +45,7 @@ pub fn assign(jobs: &[Job], workers: &mut [(usize, &mut WorkerPlan, u64)]) {
             continue;
         }
         let page = plan.min_bs();
-        let pct = u64::from(j.more.dedupe_ws_pct.unwrap_or(DEFAULT_WS_PCT));
+        let pct = u64::from(j.dedupe_ws_pct.unwrap_or(DEFAULT_WS_PCT));
         let pages = (*region * pct / 100 / page.max(1)).max(1);
         let ws = match global.iter().position(|&g| g == w) {
             Some(me) => WorkingSet {

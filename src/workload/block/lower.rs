@@ -145,8 +145,8 @@ fn walk(job: &Job, rw: Rw, plan: &WorkerPlan, at: Placed) -> Walk {
         unreachable!("a worker is lowered onto a walk")
     };
     let align = job.blockalign.unwrap_or_else(|| plan.min_bs()).max(1);
-    let zones = job.more.strided.then(|| {
-        let z = job.more.zones.resolved();
+    let zones = job.strided.then(|| {
+        let z = job.zones.resolved();
         (z, order(job, rw, plan, z.range))
     });
     Walk {
@@ -320,7 +320,7 @@ fn sinks(job: &Job, rw: Rw) -> SinkPlan {
 /// The errors gone past: with continue_on_error for a direction, those ignore_error lists (by
 /// default fio's non-fatal EIO and EILSEQ); a full filesystem ends a filling job.
 fn on_error(job: &Job) -> OnError {
-    let listed = |i: usize| match &job.more.ignore_error[i] {
+    let listed = |i: usize| match &job.ignore_error[i] {
         l if l.is_empty() => vec![libc::EIO, libc::EILSEQ],
         l => l.clone(),
     };

@@ -21,7 +21,7 @@ pub struct Worker {
     /// Its (first) file.
     pub path: PathBuf,
     /// Its other files (fio's nrfiles, filename=a:b), I/O file index 1 on.
-    pub more: Vec<PathBuf>,
+    pub others: Vec<PathBuf>,
     pub blockdev: bool,
     /// Bytes of its region in each file.
     pub region: u64,
@@ -45,7 +45,7 @@ fn invalid(s: String) -> RunError {
 impl Worker {
     /// All its files, in I/O file index order.
     pub fn files(&self) -> impl Iterator<Item = &PathBuf> {
-        std::iter::once(&self.path).chain(&self.more)
+        std::iter::once(&self.path).chain(&self.others)
     }
 }
 
@@ -338,7 +338,7 @@ pub fn resolve(b: &Block, t: &TargetCtx) -> Result<Resolved, RunError> {
     let waits = super::waits::Waits::new(&b.jobs)?;
     super::logs::check(&b.jobs)?;
     super::cpus::check(&b.jobs)?;
-    super::issue::check(&b.jobs)?;
+    super::per_io::check(&b.jobs)?;
     super::dedupe::check(&b.jobs)?;
     let mut workers = Vec::new();
     let mut layout = Layout::default();
@@ -364,7 +364,7 @@ pub fn resolve(b: &Block, t: &TargetCtx) -> Result<Resolved, RunError> {
         if job.files_per_worker() > 1 {
             jn.push(files_note(job));
         }
-        jn.extend(super::issue::notes(job));
+        jn.extend(super::per_io::notes(job));
         if many {
             jn.push(if rk.plan.shared_file || matches!(t.place, Place::Raw(_)) {
                 format!(

@@ -201,7 +201,7 @@ impl Session for BlockSession {
         (self.run.exits).ended(&self.block.jobs, w.job, phase, &self.phases.groups[phase]);
         drop(eng);
         let mut out = self.recorded((wi, clone, part), st, how);
-        if let (Some(_), Some(name)) = (waited, &job.more.wait_for) {
+        if let (Some(_), Some(name)) = (waited, &job.wait_for) {
             out.how.push(format!(
                 "wait_for: started when every worker of '{name}' was done (the wait is not in its figures)"
             ));
@@ -500,7 +500,7 @@ fn worker_out(part: usize, mut st: Stats, how: Vec<String>) -> WorkerOut {
     if end.filled {
         o.counters.insert("filled", 1.0);
     }
-    super::issued::count(&mut o, &mut st);
+    super::per_io_figures::count(&mut o, &mut st);
     let lat = st.tally.lat();
     let [read, write] = [Dir::Read, Dir::Write].map(|d| {
         let t = &mut st.tally.dirs[d];
@@ -586,7 +586,7 @@ fn job_metrics(job: &Job, p: &WorkerOut) -> BTreeMap<String, f64> {
             hist::summarize(h, k, &mut metrics);
         }
     }
-    super::issued::metrics(p, &mut metrics);
+    super::per_io_figures::metrics(p, &mut metrics);
     metrics
 }
 
@@ -615,7 +615,7 @@ fn histograms(p: &WorkerOut) -> BTreeMap<String, String> {
             out.insert(name.to_string(), hist::encode(h));
         }
     }
-    super::issued::histograms(p, &mut out);
+    super::per_io_figures::histograms(p, &mut out);
     out
 }
 

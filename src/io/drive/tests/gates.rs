@@ -3,7 +3,7 @@
 use super::*;
 use crate::io::pace::{Arrivals, Rate, Think};
 use crate::io::worker::Overlap;
-use crate::plan::issue::LatencyTarget;
+use crate::plan::job::per_io::LatencyTarget;
 
 fn timed(ms: u64) -> WorkerPlan {
     let mut p = plan(reads(), random(), BlockSize::Fixed(4096), 4, 1 << 20);

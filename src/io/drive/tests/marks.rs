@@ -3,7 +3,7 @@
 
 use super::*;
 use crate::io::worker::Atomic;
-use crate::plan::issue::{ioprio_value, CmdPrio, SplitPrio};
+use crate::plan::job::per_io::{ioprio_value, CmdPrio, SplitPrio};
 use crate::sys::ioflags::RWF_ATOMIC;
 
 fn flags(p: &WorkerPlan) -> Vec<(Dir, usize, crate::sys::ioflags::IoFlags)> {

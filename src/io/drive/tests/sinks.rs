@@ -3,7 +3,7 @@
 
 use super::*;
 use crate::io::worker::Timing;
-use crate::plan::issue::CmdPrio;
+use crate::plan::job::per_io::CmdPrio;
 use crate::plan::job::FioLogs;
 
 /// The latency log's priority column says each I/O's priority, as fio's log_prio does.

@@ -74,7 +74,7 @@ pub(super) const OPTIONS: &[FioOpt] = &[
         "what a deduped write repeats: repeat or working_set",
         "working_set",
         |j, a| {
-            j.more.dedupe_working_set = a.choice(&[("repeat", false), ("working_set", true)])?;
+            j.dedupe_working_set = a.choice(&[("repeat", false), ("working_set", true)])?;
             Ok(Done)
         },
     ),
@@ -83,7 +83,7 @@ pub(super) const OPTIONS: &[FioOpt] = &[
         "the working set's share of the size",
         "5",
         |j, a| {
-            j.more.dedupe_ws_pct = Some(a.u32(0, 100)?);
+            j.dedupe_ws_pct = Some(a.u32(0, 100)?);
             Ok(Done)
         },
     ),
@@ -92,7 +92,7 @@ pub(super) const OPTIONS: &[FioOpt] = &[
         "one working set for every job that sets it",
         "1",
         |j, a| {
-            j.more.dedupe_global = a.bool()?;
+            j.dedupe_global = a.bool()?;
             Ok(Done)
         },
     ),
@@ -116,8 +116,8 @@ pub(super) const OPTIONS: &[FioOpt] = &[
         "malloc",
         |j, a| {
             match a.need()? {
-            "malloc" => j.more.malloc_buffers = true,
-            "mmap" | "mmapshared" | "shm" => j.more.malloc_buffers = false,
+            "malloc" => j.malloc_buffers = true,
+            "mmap" | "mmapshared" | "shm" => j.malloc_buffers = false,
             o => return Err(format!("{}={o}: fsbench takes its buffers from malloc (fio's default) or as mmap/mmapshared/shm memory (page-aligned); huge pages, a backing file and GPU memory are not supported: run this job with fio", a.key).into()),
         }
             Ok(Done)
@@ -128,7 +128,7 @@ pub(super) const OPTIONS: &[FioOpt] = &[
         "buffers this many bytes past a page boundary",
         "512",
         |j, a| {
-            j.more.mem_align = Some(a.u32(0, 1 << 20)?);
+            j.mem_align = Some(a.u32(0, 1 << 20)?);
             Ok(Done)
         },
     ),
@@ -137,12 +137,12 @@ pub(super) const OPTIONS: &[FioOpt] = &[
 /// A pattern with a `'file'` piece (buffer_pattern or verify_pattern): its other pieces checked
 /// now, kept as written (the file is read when the job runs or is checked). Whether it had one.
 pub(super) fn pattern_file(j: &mut Job, key: &str, p: &str) -> R<bool> {
-    j.more.pattern_src.retain(|(k, _)| k != key);
+    j.pattern_src.retain(|(k, _)| k != key);
     if !has_file(p) {
         return Ok(false);
     }
     let none = |_: &str| Ok(vec![0]);
     parse_pattern_with(key, p, Some(&none))?;
-    j.more.pattern_src.push((key.to_string(), p.to_string()));
+    j.pattern_src.push((key.to_string(), p.to_string()));
     Ok(true)
 }

@@ -42,10 +42,10 @@ pub(super) const OPTIONS: &[FioOpt] = &[
         "the errnos gone past, per direction (READ,WRITE,VERIFY)",
         ",ENOSPC",
         |j, a| {
-            j.more.ignore_error = parse_ignore_error(a.need()?)?;
+            j.ignore_error = parse_ignore_error(a.need()?)?;
             // As in fio: a direction with a list goes on past its errors.
             let kinds = [Failing::Read, Failing::Write, Failing::Verify];
-            for (k, l) in kinds.into_iter().zip(&j.more.ignore_error) {
+            for (k, l) in kinds.into_iter().zip(&j.ignore_error) {
                 if !l.is_empty() {
                     j.continue_on_error = j.continue_on_error.with(k);
                 }

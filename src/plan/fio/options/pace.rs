@@ -162,7 +162,7 @@ pub(super) const OPTIONS: &[FioOpt] = &[
         "completions waited for at least",
         "1",
         |j, a| {
-            j.more.reap_min = Some(a.u32(0, 65536)?);
+            j.reap_min = Some(a.u32(0, 65536)?);
             Ok(reaps(&a))
         },
     ),
@@ -171,7 +171,7 @@ pub(super) const OPTIONS: &[FioOpt] = &[
         "completions taken per reap at most",
         "16",
         |j, a| {
-            j.more.reap_max = Some(a.u32(0, 65536)?);
+            j.reap_max = Some(a.u32(0, 65536)?);
             Ok(reaps(&a))
         },
     ),

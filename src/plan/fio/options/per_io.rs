@@ -4,7 +4,7 @@
 
 use super::{Arg, Done, Family, FioOpt, Got, R};
 use crate::plan::fio::values::{block_size, parse_u32, per_dir};
-use crate::plan::issue::{ioprio_value, IoOpts, LatencyTarget, SplitPrio};
+use crate::plan::job::per_io::{ioprio_value, IoOpts, LatencyTarget, SplitPrio};
 use crate::plan::job::Job;
 use crate::plan::PlanError;
 
@@ -203,7 +203,7 @@ fn parse_split_prio(v: &str) -> R<Vec<SplitPrio>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::plan::issue::CmdPrio;
+    use crate::plan::job::per_io::CmdPrio;
     use crate::plan::job::BlockSize;
 
     fn job(opts: &[(&str, &str)]) -> Job {

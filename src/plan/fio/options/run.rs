@@ -3,8 +3,8 @@
 
 use super::{Arg, Done, Family, FioOpt, Got, Noted, R};
 use crate::plan::fio::values::parse_fio_size;
+use crate::plan::job::ExitWhat;
 use crate::plan::job::Job;
-use crate::plan::jobmore::ExitWhat;
 
 const fn opt(
     name: (&'static str, &'static [&'static str]),
@@ -53,7 +53,7 @@ pub(super) const OPTIONS: &[FioOpt] = &[
         "starts a new reporting group",
         "1",
         |j, a| {
-            j.more.new_group = a.bool()?;
+            j.new_group = a.bool()?;
             Ok(Done)
         },
     ),
@@ -134,7 +134,7 @@ pub(super) const OPTIONS: &[FioOpt] = &[
         "starts once every worker of this earlier job is done",
         "writers",
         |j, a| {
-            j.more.wait_for = Some(a.need()?.to_string());
+            j.wait_for = Some(a.need()?.to_string());
             Ok(Done)
         },
     ),
@@ -152,7 +152,7 @@ pub(super) const OPTIONS: &[FioOpt] = &[
         "which jobs exitall ends: group, stonewall or all",
         "group",
         |j, a| {
-            j.more.exit_what = a.choice(&[
+            j.exit_what = a.choice(&[
                 ("group", ExitWhat::Group),
                 ("stonewall", ExitWhat::Stonewall),
                 ("all", ExitWhat::All),
@@ -176,7 +176,7 @@ pub(super) const OPTIONS: &[FioOpt] = &[
 /// workload's (`workload::block::waits`).
 pub fn wait_for(jobs: &mut [Job]) -> Result<(), String> {
     for i in 0..jobs.len() {
-        let Some(x) = jobs[i].more.wait_for.clone() else {
+        let Some(x) = jobs[i].wait_for.clone() else {
             continue;
         };
         let name = &jobs[i].name;

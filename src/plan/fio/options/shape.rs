@@ -78,7 +78,7 @@ pub(super) const OPTIONS: &[FioOpt] = &[
         "1",
         |j, a| {
             let on = a.bool()?;
-            j.more.seq_stride = on;
+            j.seq_stride = on;
             if let Distribution::Sequence { stride, .. } = &mut j.distribution {
                 *stride = on;
             }
@@ -204,7 +204,7 @@ fn distribution(j: &mut Job, a: Arg) -> R<Got> {
     if v.starts_with("sequence") {
         j.distribution = Distribution::Sequence {
             blocks: parse_sequence(v)?,
-            stride: j.more.seq_stride,
+            stride: j.seq_stride,
         };
         j.dist_center = None;
     } else {

@@ -3,8 +3,8 @@
 //! after (created, laid out, dropped from the cache, deleted), the access advice, strided zones.
 
 use super::{Arg, Done, Family, FioOpt, Got, Noted, R};
+use crate::plan::job::Fadvise;
 use crate::plan::job::{FileService, FileServiceKind, Job};
-use crate::plan::jobmore::Fadvise;
 
 const fn opt(
     name: (&'static str, &'static [&'static str]),
@@ -185,7 +185,7 @@ pub(super) const OPTIONS: &[FioOpt] = &[
         "the access advice given when the files open",
         "1",
         |j, a| {
-            j.more.fadvise = match a.value.unwrap_or("1") {
+            j.fadvise = match a.value.unwrap_or("1") {
                 "1" => Fadvise::Pattern,
                 "0" => Fadvise::Off,
                 "sequential" => Fadvise::Sequential,
@@ -205,9 +205,9 @@ pub(super) const OPTIONS: &[FioOpt] = &[
         "strided",
         |j, a| {
             match a.need()? {
-            "none" => j.more.strided = false,
+            "none" => j.strided = false,
             "zbd" => return Err("zonemode=zbd: zoned block devices (SMR disks, ZNS SSDs) cannot be a target here: fsbench runs on files and conventional block devices, whose writes need no zone write pointer; run this job with fio on the zoned device".into()),
-            "strided" => j.more.strided = true,
+            "strided" => j.strided = true,
             o => return Err(format!("zonemode={o}: expected none, strided or zbd").into()),
         }
             Ok(Done)
@@ -218,7 +218,7 @@ pub(super) const OPTIONS: &[FioOpt] = &[
         "bytes done in a strided zone before the next",
         "256m",
         |j, a| {
-            j.more.zones.size = a.bytes()?;
+            j.zones.size = a.bytes()?;
             Ok(Done)
         },
     ),
@@ -227,7 +227,7 @@ pub(super) const OPTIONS: &[FioOpt] = &[
         "a strided zone's range",
         "256m",
         |j, a| {
-            j.more.zones.range = a.bytes()?;
+            j.zones.range = a.bytes()?;
             Ok(Done)
         },
     ),
@@ -236,7 +236,7 @@ pub(super) const OPTIONS: &[FioOpt] = &[
         "bytes skipped between strided zones",
         "256m",
         |j, a| {
-            j.more.zones.skip = a.bytes()?;
+            j.zones.skip = a.bytes()?;
             Ok(Done)
         },
     ),

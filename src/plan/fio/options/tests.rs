@@ -1,8 +1,8 @@
 use super::*;
+use crate::plan::job::ExitWhat;
 use crate::plan::job::{
     BlockSize, ContinueOn, Distribution, EngineKind, Failing, LogWindow, OpenSync, Rw, SizeSpec,
 };
-use crate::plan::jobmore::ExitWhat;
 
 fn job(opts: &[(&str, Option<&str>)]) -> Job {
     let mut j = Job::default();
@@ -382,7 +382,7 @@ fn ignore_error_lists_per_direction() {
     let mut j = Job::default();
     j.apply("ignore_error", Some(",ENOSPC")).unwrap();
     assert_eq!(j.continue_on_error, ContinueOn::of(&[Failing::Write]));
-    assert_eq!(j.more.ignore_error[1], [28]);
+    assert_eq!(j.ignore_error[1], [28]);
     // fio's HOWTO example: EAGAIN for reads, ENOSPC and 122 (EDQUOT) for writes.
     let l = errors::parse_ignore_error("EAGAIN,ENOSPC:122").unwrap();
     assert_eq!(l, [vec![11], vec![28, 122], vec![]]);
@@ -463,10 +463,10 @@ fn dedupe_modes_are_kept() {
     j.apply("dedupe_working_set_percentage", Some("50"))
         .unwrap();
     j.apply("dedupe_global", Some("1")).unwrap();
-    assert!(j.more.dedupe_working_set && j.more.dedupe_global);
-    assert_eq!(j.more.dedupe_ws_pct, Some(50));
+    assert!(j.dedupe_working_set && j.dedupe_global);
+    assert_eq!(j.dedupe_ws_pct, Some(50));
     j.apply("dedupe_mode", Some("repeat")).unwrap();
-    assert!(!j.more.dedupe_working_set);
+    assert!(!j.dedupe_working_set);
     let e = Job::default().apply("dedupe_mode", Some("x")).unwrap_err();
     assert!(e.0.contains("repeat or working_set"), "{e}");
 }
@@ -539,10 +539,10 @@ fn exit_what_and_new_group_are_kept() {
     let mut j = Job::default();
     j.apply("exit_what", Some("stonewall")).unwrap();
     j.apply("new_group", None).unwrap();
-    assert_eq!(j.more.exit_what, ExitWhat::Stonewall);
-    assert!(j.more.new_group);
+    assert_eq!(j.exit_what, ExitWhat::Stonewall);
+    assert!(j.new_group);
     j.apply("exit_what", Some("all")).unwrap();
-    assert_eq!(j.more.exit_what, ExitWhat::All);
+    assert_eq!(j.exit_what, ExitWhat::All);
     let e = Job::default().apply("exit_what", Some("some")).unwrap_err();
     assert!(e.0.contains("group, stonewall or all"), "{e}");
 }

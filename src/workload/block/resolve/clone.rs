@@ -126,7 +126,7 @@ pub(super) fn resolve_clone(
         Worker {
             job: ji,
             path,
-            more: paths,
+            others: paths,
             blockdev,
             region,
             plan,
@@ -137,10 +137,10 @@ pub(super) fn resolve_clone(
 
 /// fio's strided zones need a zone size, and a zone within the job's region.
 fn check_zones(job: &Job, region: u64) -> Result<(), RunError> {
-    if !job.more.strided {
+    if !job.strided {
         return Ok(());
     }
-    let z = job.more.zones.resolved();
+    let z = job.zones.resolved();
     let range = z.range;
     if z.size == 0 {
         return Err(invalid(format!(
@@ -202,7 +202,7 @@ fn check_and_lay(
     layout: &mut Layout,
 ) -> Result<u64, RunError> {
     check_file(job, path, blockdev, have, end)?;
-    super::super::issue::check_file(job, path)?;
+    super::super::per_io::check_file(job, path)?;
     if let Place::Here { wipe } = t.place {
         if blockdev && writes(job.rw) {
             crate::provision::safety::check_device(path, wipe).map_err(|e| {

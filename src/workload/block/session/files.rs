@@ -28,7 +28,7 @@ pub(super) fn verify_written(job: &Job, w: &Worker, written: &[(u64, u32)], out:
     let mut rb = io::verify::ReadBack::default();
     let mut bad_path = &w.path;
     for (f, path) in w.files().enumerate() {
-        let mine: std::borrow::Cow<[(u64, u32)]> = if w.more.is_empty() {
+        let mine: std::borrow::Cow<[(u64, u32)]> = if w.others.is_empty() {
             written.into()
         } else {
             let range = f as u64 * stride..(f as u64 + 1) * stride;
@@ -145,14 +145,14 @@ pub(super) fn open_engine(job: &Job, w: &Worker) -> Result<Prepared, String> {
         how.push(format!("{} files", files.len()));
     }
     let slots = engine::Slots {
-        lead: job.more.buffer_lead(job.direct),
+        lead: job.buffer_lead(job.direct),
         ..engine::Slots::new(depth, bs)
     };
     if slots.lead != 0 {
         how.push(format!(
             "buffers {} bytes past a page boundary (as fio's {})",
             slots.lead,
-            if job.more.mem_align.is_some() {
+            if job.mem_align.is_some() {
                 "mem_align"
             } else {
                 "malloc'd buffers"
@@ -171,15 +171,15 @@ pub(super) fn open_engine(job: &Job, w: &Worker) -> Result<Prepared, String> {
     };
     let mut eng = (def.open)(files, slots)
         .map_err(|e| format!("cannot set up {} on {}: {e}", def.name, w.path.display()))?;
-    eng.set_reap_max(job.more.completions_per_reap());
+    eng.set_reap_max(job.completions_per_reap());
     how.push(eng.describe());
     Ok((eng, how, kept))
 }
 
 /// The posix_fadvise(2) advice a job gives its files when it opens them (fio's fadvise_hint).
 fn fadvise_of(job: &Job) -> Option<(libc::c_int, &'static str)> {
-    use crate::plan::jobmore::Fadvise;
-    let random = match job.more.fadvise {
+    use crate::plan::job::Fadvise;
+    let random = match job.fadvise {
         Fadvise::Off => return None,
         Fadvise::Pattern => job.rw.random(),
         Fadvise::Random => true,

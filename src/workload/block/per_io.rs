@@ -1,9 +1,9 @@
-//! fio's options of how each I/O is issued (`plan::issue`), checked before anything runs and
+//! fio's options of how each I/O is issued (`plan::job::per_io`), checked before anything runs and
 //! told on the record: priorities, atomic writes, latency_target, serialize_overlap.
 
 use crate::frame::RunError;
 use crate::plan::dir::Dir;
-use crate::plan::issue::describe;
+use crate::plan::job::per_io::describe;
 use crate::plan::job::{BlockSize, EngineKind, Job};
 use std::path::Path;
 

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use super::dir::Dir;
+use crate::plan::dir::Dir;
 
 /// fio's I/O priority classes (ionice(1)): none, realtime, best effort, idle.
 pub const CLASS_RT: u8 = 1;
