@@ -117,11 +117,11 @@ pub fn parse(bytes: &[u8], adj: Adjust) -> Result<Replay, String> {
         Some("fio version 2 iolog") => 2,
         Some("fio version 3 iolog") => 3,
         Some(l) if l.contains(',') => {
-            return Err("1: a version 1 iolog (rw, offset, length), which fio itself no longer reads: record it again with write_iolog".into())
+            return Err("1: a version 1 iolog (rw, offset, length), which fio itself no longer reads: record it again with a current fio (version 3)".into())
         }
         _ => {
             return Err(
-                "1: the first line must be 'fio version 2 iolog' or 'fio version 3 iolog' (an iolog fio's write_iolog wrote)"
+                "1: the first line must be 'fio version 2 iolog' or 'fio version 3 iolog' (an iolog fio wrote)"
                     .into(),
             )
         }
@@ -269,7 +269,7 @@ fn is_blktrace(bytes: &[u8]) -> bool {
 
 /// Why a binary file is not an iolog (nor a blktrace: bad magic).
 fn binary(_bytes: &[u8]) -> String {
-    "not text and not a blktrace (bad magic): give an iolog fio's write_iolog wrote (its first line 'fio version 3 iolog') or a blktrace (blkparse -d)".into()
+    "not text and not a blktrace (bad magic): give an iolog fio wrote (its first line 'fio version 3 iolog') or a blktrace (blkparse -d)".into()
 }
 
 /// A worker's I/O written as fio's version 3 iolog (write_iolog).
