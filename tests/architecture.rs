@@ -815,3 +815,36 @@ fn doc_paths(text: &str) -> Vec<String> {
     }
     out
 }
+
+/// An I/O's direction is a `plan::dir::Dir` (and a value per direction a `PerDir`) from the plan
+/// down to the system layer: no bool stands for it, no bool indexes a pair by it.
+#[test]
+fn no_direction_is_a_bool() {
+    let src = root().join("src");
+    let mut files = Vec::new();
+    for d in ["io", "engine", "sys", "workload/block", "plan"] {
+        rust_files(&src.join(d), &mut files);
+    }
+    let said = [
+        "write: bool",
+        "writes: bool",
+        "read: bool",
+        "write as usize",
+        "usize::from(write)",
+        "(write, file)",
+        "sync_due: Option<bool>",
+        "data_only: bool",
+    ];
+    let mut bad = Vec::new();
+    for f in files {
+        let code = std::fs::read_to_string(&f).unwrap();
+        let code: String = code
+            .lines()
+            .map(|l| l.split("//").next().unwrap_or(""))
+            .collect();
+        for s in said.iter().filter(|s| word_in(&code, s)) {
+            bad.push(format!("{}: {s}", f.strip_prefix(&src).unwrap().display()));
+        }
+    }
+    assert!(bad.is_empty(), "a direction as a bool:\n{}", bad.join("\n"));
+}

@@ -3,16 +3,14 @@
 
 use super::*;
 
-fn does(read: bool, write: bool) -> PerDir<bool> {
-    PerDir::rw(read, write)
+/// The directions a job does.
+fn does(dirs: &[Dir]) -> PerDir<bool> {
+    PerDir::new(|d| dirs.contains(&d))
 }
 
-fn dir(write: bool) -> Dir {
-    if write {
-        Dir::Write
-    } else {
-        Dir::Read
-    }
+/// The direction of a log line's ddir column.
+fn ddir(col: &str) -> Dir {
+    Dir::ALL[col.parse::<usize>().unwrap()]
 }
 
 const FIX: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/fio-3.33-logs/");
@@ -43,10 +41,10 @@ fn a_line_per_io_matches_fios_columns_and_values() {
         offset: true,
         ..FioLogs::new()
     };
-    let mut book = LogBook::new(&spec, does(true, true), 0);
+    let mut book = LogBook::new(&spec, does(&[Dir::Read, Dir::Write]), 0);
     for r in rows(&clat) {
         book.io(
-            (num(&r[0]), 0, dir(r[2] == "1")),
+            (num(&r[0]), 0, ddir(&r[2])),
             num(&r[3]),
             num(&r[4]),
             num(&r[1]),
@@ -72,17 +70,12 @@ fn windows_have_fios_columns_units_and_directions() {
         hist_coarseness: 4,
         ..FioLogs::new()
     };
-    let mut book = LogBook::new(&spec, does(true, true), 0);
+    let mut book = LogBook::new(&spec, does(&[Dir::Read, Dir::Write]), 0);
     // 1 s of 4 KiB I/Os, alternately read (50 us) and written (4 us), every 50 us.
     for i in 0..20_000u64 {
-        let write = i % 2 == 1;
-        book.io(
-            (i / 20, 0, dir(write)),
-            4096,
-            0,
-            if write { 4_000 } else { 50_000 },
-            None,
-        );
+        let d = Dir::ALL[i as usize % 2];
+        let lat = if d == Dir::Write { 4_000 } else { 50_000 };
+        book.io((i / 20, 0, d), 4096, 0, lat, None);
     }
     book.finish(1000);
     for (ours, theirs) in [
@@ -128,7 +121,7 @@ fn max_both_prio_and_epoch_columns() {
         offset: true,
         ..FioLogs::new()
     };
-    let mut book = LogBook::new(&spec, does(true, false), 1_000_000);
+    let mut book = LogBook::new(&spec, does(&[Dir::Read]), 1_000_000);
     book.io((10, 0, Dir::Read), 4096, 8192, 100, None);
     book.io((20, 0, Dir::Read), 4096, 0, 300, None);
     book.finish(150);
@@ -139,7 +132,7 @@ fn max_both_prio_and_epoch_columns() {
         window: LogWindow::Max,
         ..FioLogs::new()
     };
-    let mut book = LogBook::new(&spec, does(false, true), 0);
+    let mut book = LogBook::new(&spec, does(&[Dir::Write]), 0);
     book.io((10, 0, Dir::Write), 4096, 0, 100, None);
     book.io((20, 0, Dir::Write), 4096, 0, 300, None);
     book.io((120, 0, Dir::Write), 4096, 0, 7, None);
@@ -170,7 +163,7 @@ fn submission_and_completion_latency_have_their_own_lines_when_timed_apart() {
         lat: Some(String::new()),
         ..FioLogs::new()
     };
-    let mut book = LogBook::new(&spec, does(true, false), 0);
+    let mut book = LogBook::new(&spec, does(&[Dir::Read]), 0);
     book.io((5, 0, Dir::Read), 4096, 0, 900, Some((700, 200)));
     assert!(book.text.split);
     assert_eq!(book.text.lat, "5, 900, 0, 4096, 0\n");
@@ -181,7 +174,7 @@ fn submission_and_completion_latency_have_their_own_lines_when_timed_apart() {
         avg_msec: 100,
         ..FioLogs::new()
     };
-    let mut book = LogBook::new(&windowed, does(true, false), 0);
+    let mut book = LogBook::new(&windowed, does(&[Dir::Read]), 0);
     book.io((10, 0, Dir::Read), 4096, 0, 900, Some((700, 200)));
     book.io((20, 0, Dir::Read), 4096, 0, 500, Some((300, 200)));
     book.finish(100);
@@ -199,7 +192,7 @@ fn log_issue_time_adds_the_issue_time_to_the_latency_log_and_zero_elsewhere() {
         issue_time: true,
         ..FioLogs::new()
     };
-    let mut book = LogBook::new(&spec, does(true, false), 0);
+    let mut book = LogBook::new(&spec, does(&[Dir::Read]), 0);
     book.io((5, 4_900_000, Dir::Read), 4096, 8192, 100_000, None);
     assert_eq!(book.text.lat, "5, 100000, 0, 4096, 8192, 0, 4900000\n");
     assert_eq!(book.text.bw, "5, 40960, 0, 4096, 8192, 0, 0\n");
@@ -209,7 +202,7 @@ fn log_issue_time_adds_the_issue_time_to_the_latency_log_and_zero_elsewhere() {
             avg_msec: 10,
             ..spec
         },
-        does(true, false),
+        does(&[Dir::Read]),
         0,
     );
     book.io((5, 4_900_000, Dir::Read), 4096, 8192, 100_000, None);
