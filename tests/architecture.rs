@@ -669,3 +669,219 @@ fn metrics_are_named_by_their_constants_not_by_string_literals() {
     );
     assert!(literal_lines("#[serde(rename = \"bytes_per_sec\")]", "bytes_per_sec").is_empty());
 }
+
+/// The I/O loop is one `impl Driver`, in one file: its parts are types of their own, each in
+/// its file, and only the loop sees them all.
+#[test]
+fn the_io_loop_is_one_impl_in_one_file() {
+    let src = root().join("src");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    let mut holding = Vec::new();
+    for f in files {
+        let code = code_of(&f);
+        if code.lines().any(|l| {
+            let t = l.trim_start();
+            t.starts_with("impl") && t.split(['<', '>', ' ', '{']).any(|w| w == "Driver")
+        }) {
+            holding.push(f.strip_prefix(&src).unwrap().display().to_string());
+        }
+    }
+    assert_eq!(holding, ["io/drive.rs"], "impl Driver outside io/drive.rs");
+}
+
+/// Files outside src/plan/ whose code may name fio's options (the distinctive ones: with an
+/// underscore), and why. The block workload applies a fio job to a target (its lowering, its
+/// checks and notes in fio's words); elsewhere the code names what things do.
+const FIO_NAMES_ALLOWED: &[(&str, &str)] = &[
+    (
+        "workload/block/",
+        "the fio workload: a job lowered and applied to a target",
+    ),
+    ("workload/presets.rs", "the presets are fio jobs"),
+    ("workload/aging.rs", "it builds block jobs"),
+    ("report/fiojson.rs", "fio's JSON output shape"),
+    (
+        "cmd/run.rs",
+        "fsbench run takes fio job files; its messages say fio's options",
+    ),
+    (
+        "workload/files/session.rs",
+        "a step of its own named end_fsync",
+    ),
+];
+
+/// fio's option names stay in the plan (the job file, the option table, the fio-shaped Job)
+/// and in the files listed above: the I/O loop, the engines, the system layer, the frame and
+/// the reports name what things do, so that the next fio option is a row in the table and a
+/// line of the lowering, not a branch deep in the loop. A listed file that no longer names one
+/// is taken off the list.
+#[test]
+fn fio_option_names_stay_in_the_plan_and_the_block_workload() {
+    let names: Vec<&str> = fsbench::plan::fio::options::all()
+        .flat_map(|o| std::iter::once(o.name).chain(o.aliases.iter().copied()))
+        .filter(|n| n.contains('_'))
+        .collect();
+    assert!(names.len() > 100, "{}", names.len());
+    let src = root().join("src");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    let (mut bad, mut used) = (Vec::new(), BTreeSet::new());
+    for f in files {
+        let rel = f.strip_prefix(&src).unwrap().display().to_string();
+        // The plan, and the tests (a folder of them is a module's tests.rs).
+        if rel.starts_with("plan/") || rel.contains("/tests/") {
+            continue;
+        }
+        let code = code_of(&f);
+        let named: Vec<&str> = names
+            .iter()
+            .copied()
+            .filter(|n| word_in(&code, n))
+            .collect();
+        if named.is_empty() {
+            continue;
+        }
+        match FIO_NAMES_ALLOWED.iter().find(|a| rel.starts_with(a.0)) {
+            Some(a) => {
+                used.insert(a.0);
+            }
+            None => bad.push(format!("{rel}: {}", named.join(", "))),
+        }
+    }
+    assert!(
+        bad.is_empty(),
+        "fio option names outside src/plan/:\n{}",
+        bad.join("\n")
+    );
+    let stale: Vec<&str> = FIO_NAMES_ALLOWED
+        .iter()
+        .map(|a| a.0)
+        .filter(|a| !used.contains(a))
+        .collect();
+    assert!(
+        stale.is_empty(),
+        "listed but naming no fio option: {stale:?}"
+    );
+    assert!(word_in("let x = job.rate_iops;", "rate_iops"));
+    assert!(!word_in("let x = job.rate_iops_max;", "rate_iops"));
+}
+
+/// Whether `word` stands in `code` as a whole word (not part of a longer name).
+fn word_in(code: &str, word: &str) -> bool {
+    let w = |c: char| c.is_ascii_alphanumeric() || c == '_';
+    code.match_indices(word).any(|(i, _)| {
+        let before = code[..i].chars().next_back();
+        let after = code[i + word.len()..].chars().next();
+        !before.is_some_and(w) && !after.is_some_and(w)
+    })
+}
+
+/// Every file the README and docs/ name exists: paths from the repository's root (src/,
+/// tests/, scripts/, docs/) and from src/ (`io/drive.rs`). The changelog tells history and
+/// names files as they were.
+#[test]
+fn every_file_the_docs_name_exists() {
+    let mut docs = vec![root().join("README.md")];
+    for e in std::fs::read_dir(root().join("docs")).unwrap().flatten() {
+        if e.path().extension().is_some_and(|x| x == "md") {
+            docs.push(e.path());
+        }
+    }
+    let modules = [
+        "about",
+        "cli",
+        "cmd",
+        "engine",
+        "frame",
+        "history",
+        "io",
+        "metrics",
+        "plan",
+        "provision",
+        "ranks",
+        "report",
+        "runner",
+        "store",
+        "sys",
+        "workload",
+    ];
+    let mut missing = Vec::new();
+    for doc in docs {
+        let text = std::fs::read_to_string(&doc).unwrap();
+        for p in doc_paths(&text) {
+            let first = p.split('/').next().unwrap_or("");
+            let at = if modules.contains(&first) && p.ends_with(".rs") {
+                root().join("src").join(&p)
+            } else if ["src", "tests", "scripts", "docs", "studies", "bench"].contains(&first) {
+                root().join(&p)
+            } else {
+                continue;
+            };
+            if !at.exists() {
+                let name = doc.file_name().unwrap().to_string_lossy().into_owned();
+                missing.push(format!("{name}: {p}"));
+            }
+        }
+    }
+    assert!(
+        missing.is_empty(),
+        "the docs name files that do not exist:\n{}",
+        missing.join("\n")
+    );
+    assert_eq!(
+        doc_paths("see `io/drive.rs`, src/io/ and <x>/y"),
+        ["io/drive.rs", "src/io"]
+    );
+}
+
+/// The paths a text names: words of letters, digits, `_ . - /` with a `/` in them, not inside a
+/// longer path or a URL, trailing dots and slashes left off.
+fn doc_paths(text: &str) -> Vec<String> {
+    let ok = |c: char| c.is_ascii_alphanumeric() || "_.-/".contains(c);
+    let mut out = Vec::new();
+    for word in text.split(|c: char| !ok(c)) {
+        let p = word.trim_end_matches(['.', '/', '-']);
+        if p.contains('/')
+            && !p.starts_with('/')
+            && !p.starts_with('.')
+            && !text.contains(&format!("://{p}"))
+        {
+            out.push(p.to_string());
+        }
+    }
+    out
+}
+
+/// An I/O's direction is a `plan::dir::Dir` (and a value per direction a `PerDir`) from the plan
+/// down to the system layer: no bool stands for it, no bool indexes a pair by it.
+#[test]
+fn no_direction_is_a_bool() {
+    let src = root().join("src");
+    let mut files = Vec::new();
+    for d in ["io", "engine", "sys", "workload/block", "plan"] {
+        rust_files(&src.join(d), &mut files);
+    }
+    let said = [
+        "write: bool",
+        "writes: bool",
+        "read: bool",
+        "write as usize",
+        "usize::from(write)",
+        "(write, file)",
+        "sync_due: Option<bool>",
+        "data_only: bool",
+    ];
+    let mut bad = Vec::new();
+    for f in files {
+        let code = std::fs::read_to_string(&f).unwrap();
+        let code: String = code
+            .lines()
+            .map(|l| l.split("//").next().unwrap_or(""))
+            .collect();
+        for s in said.iter().filter(|s| word_in(&code, s)) {
+            bad.push(format!("{}: {s}", f.strip_prefix(&src).unwrap().display()));
+        }
+    }
+    assert!(bad.is_empty(), "a direction as a bool:\n{}", bad.join("\n"));
+}

@@ -1,7 +1,8 @@
-//! fio job files end to end through the binary: `run --check` (every group of options, includes
-//! and substitutions, each with its line; nothing touched), errors said once, a run whose
-//! options take effect (offsets, rates, verify catching a flipped byte in fio's words), fio's
-//! JSON out, and a fio JSON result imported into a study.
+//! fio job files end to end through the binary, one behaviour a test: `run --check` (every
+//! family of options, includes and substitutions, each with its line; nothing touched), errors
+//! said once, `run --help`'s table, options that take effect (rates, verify read back, verify
+//! catching a flipped byte in fio's words, numjobs), fio's JSON out, and a fio JSON result
+//! imported into a study.
 
 mod common;
 use common::*;
@@ -97,15 +98,23 @@ fn errors_name_their_cause_once_and_exit_2() {
         !e.contains("rwmixread"),
         "the supported list is not repeated: {e}"
     );
+}
+
+/// `run --help` lists the option table by family, fio's other names beside each option.
+#[test]
+fn run_help_lists_every_option_by_family() {
     let o = run(&["run", "--help"]);
+    let out = stdout(&o);
     for opt in [
         "random_distribution",
         "verify_pattern",
         "offset_increment",
         "rate_iops",
+        "fill_device (fill_fs)",
     ] {
-        assert!(stdout(&o).contains(opt), "run --help lists {opt}");
+        assert!(out.contains(opt), "run --help lists {opt}: {out}");
     }
+    assert!(out.contains("how each I/O is issued:"), "{out}");
 }
 
 #[test]
@@ -215,21 +224,19 @@ fn clones_are_fio_jobs_of_their_own_without_group_reporting() {
     assert_eq!(split.iter().map(bytes).sum::<u64>(), bytes(&grouped[0]));
 }
 
-#[test]
-fn a_run_applies_the_options_and_writes_fio_json() {
-    let dir = workdir();
+/// Runs the job file `text` (its `{d}` the directory) as `name`.fio with fio's JSON out: the
+/// JSON's jobs and the study's records.
+fn run_json(
+    d: &std::path::Path,
+    name: &str,
+    text: &str,
+) -> (Vec<serde_json::Value>, Vec<serde_json::Value>) {
     let job = write(
-        dir.path(),
-        "run.fio",
-        &format!(
-            "[global]\ndirectory={d}\nioengine=psync\nsize=4m\n\
-             [rated]\nrw=write\nbs=4k\nrate_iops=400\nruntime=1\ntime_based\n\
-             [verified]\nstonewall\nrw=randwrite\nbs=8k\nverify=crc32c\noffset=1m\n\
-             [pair]\nstonewall\nrw=read\nnumjobs=2\ngroup_reporting\nbs=64k\n",
-            d = dir.path().display()
-        ),
+        d,
+        &format!("{name}.fio"),
+        &text.replace("{d}", &d.display().to_string()),
     );
-    let out = dir.path().join("study");
+    let out = d.join(name);
     let o = run(&[
         "run",
         &job,
@@ -241,49 +248,120 @@ fn a_run_applies_the_options_and_writes_fio_json() {
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let v: serde_json::Value =
         serde_json::from_str(&stdout(&o)).expect("fio-shaped JSON on stdout");
-    let jobs = v["jobs"].as_array().unwrap();
-    assert_eq!(jobs.len(), 3);
-    let rated = &jobs[0]["write"];
-    let iops = rated["iops"].as_f64().unwrap();
+    (v["jobs"].as_array().unwrap().clone(), records_of(&out))
+}
+
+#[test]
+fn rate_iops_paces_a_job_and_fios_json_says_its_iops() {
+    let dir = workdir();
+    let (jobs, _) = run_json(
+        dir.path(),
+        "rated",
+        r#"
+[rated]
+directory={d}
+ioengine=psync
+size=4m
+rw=write
+bs=4k
+rate_iops=400
+runtime=1
+time_based
+"#,
+    );
+    let iops = jobs[0]["write"]["iops"].as_f64().unwrap();
     assert!((380.0..=420.0).contains(&iops), "rate_iops=400 gave {iops}");
-    let recs = records_of(&out);
-    let verified = recs.iter().find(|r| r["test"] == "verified").unwrap();
-    assert_eq!(
-        verified["metrics"]["verify_blocks"], 512.0,
-        "size=4m from offset=1m (as fio: a 5 MiB file), 8 KiB writes read back"
+}
+
+/// size=4m from offset=1m (as fio: a 5 MiB file): every 8 KiB write read back and checked.
+#[test]
+fn a_verifying_writer_reads_back_every_block_it_wrote() {
+    let dir = workdir();
+    let (jobs, recs) = run_json(
+        dir.path(),
+        "verified",
+        r#"
+[verified]
+directory={d}
+ioengine=psync
+size=4m
+rw=randwrite
+bs=8k
+verify=crc32c
+offset=1m
+"#,
     );
-    assert_eq!(verified["metrics"]["verify_errors"], 0.0);
+    let m = &recs[0]["metrics"];
+    assert_eq!(m["verify_blocks"], 512.0);
+    assert_eq!(m["verify_errors"], 0.0);
     assert_eq!(
-        jobs[1]["write"]["total_ios"].as_f64(),
-        verified["metrics"]["write_ios"].as_f64()
+        jobs[0]["write"]["total_ios"].as_f64(),
+        m["write_ios"].as_f64()
     );
-    let pair = recs.iter().find(|r| r["test"] == "pair").unwrap();
+}
+
+#[test]
+fn numjobs_with_group_reporting_adds_up_its_workers() {
+    let dir = workdir();
+    let (_, recs) = run_json(
+        dir.path(),
+        "pair",
+        r#"
+[pair]
+directory={d}
+ioengine=psync
+size=4m
+rw=read
+numjobs=2
+group_reporting
+bs=64k
+"#,
+    );
     assert_eq!(
-        pair["metrics"]["read_bytes"],
+        recs[0]["metrics"]["read_bytes"],
         (8u64 << 20) as f64,
         "two workers, 4 MiB each"
     );
-    // The verified file, with one byte flipped, fails a verifying read in fio's words.
-    let file = dir.path().join("verified.0.0");
+}
+
+/// A verified file with one byte flipped fails a verifying read, in fio's words.
+#[test]
+fn a_flipped_byte_fails_a_verifying_reader_in_fios_words() {
+    let dir = workdir();
+    let d = dir.path();
+    run_json(
+        d,
+        "verified",
+        "[verified]\ndirectory={d}\nioengine=psync\nsize=4m\nrw=randwrite\nbs=8k\nverify=crc32c\noffset=1m\n",
+    );
+    let file = d.join("verified.0.0");
     let mut data = std::fs::read(&file).unwrap();
     data[(1 << 20) + 3 * 8192 + 77] ^= 1;
     std::fs::write(&file, &data).unwrap();
     let check = write(
-        dir.path(),
+        d,
         "check.fio",
         &format!(
-            "[verified]\nfilename={}\nrw=read\nbs=8k\nsize=3m\noffset=1m\nverify=crc32c\n",
+            r#"
+[verified]
+filename={}
+rw=read
+bs=8k
+size=3m
+offset=1m
+verify=crc32c
+"#,
             file.display()
         ),
     );
-    let out2 = dir.path().join("study2");
-    let o = run(&["run", &check, "--out", out2.to_str().unwrap(), "-q"]);
+    let out = d.join("study2");
+    let o = run(&["run", &check, "--out", out.to_str().unwrap(), "-q"]);
     assert_eq!(o.status.code(), Some(1), "a verify failure fails the run");
     let e = stderr(&o);
+    let offset = (1 << 20) + 3 * 8192;
     let want = format!(
-        "crc32c: verify failed at file {} offset {}, length 8192",
-        file.display(),
-        (1 << 20) + 3 * 8192
+        "crc32c: verify failed at file {} offset {offset}, length 8192",
+        file.display()
     );
     assert!(e.contains(&want), "{e}");
     assert!(

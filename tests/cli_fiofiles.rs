@@ -58,10 +58,8 @@ fn metric(study: &Path, test: &str, key: &str) -> f64 {
     panic!("no {key} for {test} in {text}");
 }
 
-#[test]
-fn several_files_are_taken_in_fios_order_and_each_is_verified() {
-    let dir = workdir();
-    let d = dir.path();
+/// Runs `JOB` in `d` (its study in d/s).
+fn ran_job(d: &Path) {
     std::fs::write(d.join("m.fio"), JOB).unwrap();
     let o = bin()
         .current_dir(d)
@@ -69,10 +67,18 @@ fn several_files_are_taken_in_fios_order_and_each_is_verified() {
         .output()
         .unwrap();
     assert!(o.status.success(), "{}", stderr(&o));
+}
+
+/// roundrobin:2: two blocks of a file, then the next file, each file from its start; the same
+/// order as fio's own write_iolog of the job (when fio is here).
+#[test]
+fn several_files_are_taken_in_fios_order() {
+    let dir = workdir();
+    let d = dir.path();
+    ran_job(d);
     for f in ["a.1", "b.2", "c.3"] {
         assert_eq!(std::fs::metadata(d.join(f)).unwrap().len(), 32 << 10, "{f}");
     }
-    // roundrobin:2 -> two blocks of a file, then the next file.
     let got = writes(&d.join("w.log"));
     assert_eq!(got.len(), 24);
     let expect: Vec<(String, u64)> = (0..24u64)
@@ -83,13 +89,6 @@ fn several_files_are_taken_in_fios_order_and_each_is_verified() {
         })
         .collect();
     assert_eq!(got, expect);
-    let study = d.join("s");
-    assert_eq!(
-        metric(&study, "r", "read_ios"),
-        24.0,
-        "each block of each file once"
-    );
-    assert_eq!(metric(&study, "r", "verify_errors"), 0.0);
     if !have("fio") {
         eprintln!("SKIPPED: the comparison with fio's order (fio is not installed)");
         return;
@@ -105,12 +104,35 @@ fn several_files_are_taken_in_fios_order_and_each_is_verified() {
 }
 
 #[test]
-fn nrfiles_makes_fios_files_and_bad_values_are_refused() {
+fn a_reader_of_several_files_verifies_each_block_of_each_once() {
+    let dir = workdir();
+    let d = dir.path();
+    ran_job(d);
+    let study = d.join("s");
+    assert_eq!(
+        metric(&study, "r", "read_ios"),
+        24.0,
+        "each block of each file once"
+    );
+    assert_eq!(metric(&study, "r", "verify_errors"), 0.0);
+}
+
+/// nrfiles=3 with numjobs=2: each worker its own three files, fio's names, size shared.
+#[test]
+fn nrfiles_makes_fios_files_for_each_worker() {
     let dir = workdir();
     let d = dir.path();
     std::fs::write(
         d.join("n.fio"),
-        "[j]\nrw=randwrite\nsize=48k\nnrfiles=3\nnumjobs=2\nfile_service_type=sequential\nopenfiles=1\n",
+        r#"
+[j]
+rw=randwrite
+size=48k
+nrfiles=3
+numjobs=2
+file_service_type=sequential
+openfiles=1
+"#,
     )
     .unwrap();
     let o = bin()
@@ -126,7 +148,44 @@ fn nrfiles_makes_fios_files_and_bad_values_are_refused() {
         }
     }
     assert_eq!(metric(&d.join("s"), "j", "write_ios"), 24.0);
-    let bad = |opts: &str| refused_opts(d, opts);
+}
+
+/// A data file in the kernel's files (/proc, /sys, a character device), or a symbolic link, is
+/// refused before anything is written: fsbench runs as root.
+#[test]
+fn a_data_file_in_the_kernels_files_or_through_a_link_is_refused() {
+    let dir = workdir();
+    let d = dir.path();
+    let victim = d.join("victim");
+    std::fs::write(&victim, "keep me").unwrap();
+    std::os::unix::fs::symlink(&victim, d.join("link")).unwrap();
+    for (file, says) in [
+        ("/proc/sys/kernel/hostname", "kernel's files"),
+        ("/sys/kernel/mm/ksm/run", "kernel's files"),
+        ("/dev/null", "not a regular file"),
+        ("link", "symbolic link"),
+    ] {
+        std::fs::write(
+            d.join("k.fio"),
+            format!("[k]\nrw=write\nbs=4k\nsize=4k\nfilename={file}\n"),
+        )
+        .unwrap();
+        let o = bin()
+            .current_dir(d)
+            .args(["run", "k.fio", "--out", "s", "--no-history"])
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(2), "{file}: {}", stderr(&o));
+        assert!(stderr(&o).contains(says), "{file}: {}", stderr(&o));
+        assert!(!d.join("s").exists(), "{file}: a study was made");
+    }
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "keep me");
+}
+
+#[test]
+fn a_file_service_or_file_list_fio_does_not_take_is_refused() {
+    let dir = workdir();
+    let bad = |opts: &str| refused_opts(dir.path(), opts);
     assert!(bad("file_service_type=zipf:1.1").contains("use random"));
     assert!(bad("file_service_type=roundrobin:x").contains("at least 1"));
     assert!(bad("filename=a::b").contains("empty file name"));

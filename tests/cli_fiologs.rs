@@ -228,15 +228,42 @@ fn a_recorded_iolog_replays_on_two_targets_with_the_same_offsets_and_sizes() {
     }
 }
 
+/// A job of `opts` in `d` is refused with `want` (exit 2) and nothing runs.
+fn refused_replay(d: &Path, opts: &str, want: &str) {
+    std::fs::write(d.join("j.fio"), format!("[j]\n{opts}")).unwrap();
+    let o = bin()
+        .current_dir(d)
+        .args(["run", "j.fio", "--out", "s"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2), "{opts}: {}", stderr(&o));
+    assert!(stderr(&o).contains(want), "{opts}: {}", stderr(&o));
+    assert!(
+        !d.join("j.0.0").exists() && !d.join("s").exists(),
+        "{opts}: nothing ran"
+    );
+}
+
 #[test]
-fn a_bad_iolog_or_a_replay_past_the_end_is_refused_before_it_starts() {
+fn a_replay_past_the_end_of_its_file_is_refused_before_it_starts() {
     let dir = workdir();
     let d = dir.path();
-    std::fs::write(
-        d.join("t.iolog"),
-        "fio version 2 iolog\n/x add\n/x open\n/x write 1048576 4096\n/x close\n",
-    )
-    .unwrap();
+    let trace = r#"fio version 2 iolog
+/x add
+/x open
+/x write 1048576 4096
+/x close
+"#;
+    std::fs::write(d.join("t.iolog"), trace).unwrap();
+    refused_replay(d, "size=64k\nread_iolog=t.iolog\n", "reaches byte 1052672");
+}
+
+/// A trace that does not read is refused with its line (an iolog), its byte (a blktrace), or
+/// what it is not; a missing one by its name.
+#[test]
+fn a_trace_that_does_not_read_is_refused_with_where_it_failed() {
+    let dir = workdir();
+    let d = dir.path();
     std::fs::write(
         d.join("bad.iolog"),
         "fio version 3 iolog\n0 /x add\n7 /x read 0 zero\n",
@@ -244,30 +271,14 @@ fn a_bad_iolog_or_a_replay_past_the_end_is_refused_before_it_starts() {
     .unwrap();
     std::fs::write(d.join("bt.bin"), [0x07u8, 0x74, 0x61, 0x65, 0, 0, 0, 1]).unwrap();
     std::fs::write(d.join("junk.bin"), [0xffu8, 0xfe, 0, 1, 2, 3]).unwrap();
-    let cases = [
-        ("size=64k\nread_iolog=t.iolog\n", "reaches byte 1052672"),
-        ("read_iolog=bad.iolog\n", "bad.iolog:3: length 'zero'"),
-        (
-            "read_iolog=bt.bin\n",
-            "byte 0 of a blktrace: a truncated event",
-        ),
-        ("read_iolog=junk.bin\n", "bad magic"),
-        ("read_iolog=missing.iolog\n", "missing.iolog"),
-    ];
-    for (opts, want) in cases {
-        std::fs::write(d.join("j.fio"), format!("[j]\n{opts}")).unwrap();
-        let o = bin()
-            .current_dir(d)
-            .args(["run", "j.fio", "--out", "s"])
-            .output()
-            .unwrap();
-        assert_eq!(o.status.code(), Some(2), "{opts}: {}", stderr(&o));
-        assert!(stderr(&o).contains(want), "{opts}: {}", stderr(&o));
-        assert!(
-            !d.join("j.0.0").exists() && !d.join("s").exists(),
-            "{opts}: nothing ran"
-        );
-    }
+    refused_replay(d, "read_iolog=bad.iolog\n", "bad.iolog:3: length 'zero'");
+    refused_replay(
+        d,
+        "read_iolog=bt.bin\n",
+        "byte 0 of a blktrace: a truncated event",
+    );
+    refused_replay(d, "read_iolog=junk.bin\n", "bad magic");
+    refused_replay(d, "read_iolog=missing.iolog\n", "missing.iolog");
 }
 
 #[test]

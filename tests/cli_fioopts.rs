@@ -1,46 +1,120 @@
-//! fio's other option families through the binary: exitall ends the rest of a phase,
-//! buffer_pattern is what the file holds, cpus_allowed pins (split: a CPU each), fio's aliases
-//! (ratemin, fill_fs, ...) read as their options, and what cannot be done is refused by name.
+//! fio's other option families through the binary, one behaviour a test: exitall ends the rest
+//! of a phase, buffer_pattern is what the file holds, fio's other names (ratemin, fill_fs, ...)
+//! read as their options, and what cannot be done is refused by name.
 
 mod common;
 use common::*;
 
-#[test]
-fn exitall_buffer_pattern_cpus_and_aliases_take_effect() {
-    let dir = workdir();
-    let d = dir.path();
-    std::fs::write(
-        d.join("e.fio"),
-        "[global]\nsize=256k\n[short]\nrw=write\nbuffer_pattern=\"abc\"\nexitall\ncpus_allowed=0\ncpus_allowed_policy=split\n\
-         [long]\nrw=randread\ntime_based\nruntime=60\nratemin=1\nratecycle=1000\nio_submit_mode=offload\ncontinue_on_error=read\nfill_fs=0\nfileoffset=0\nslat_percentiles=1\n",
-    )
-    .unwrap();
-    let t = std::time::Instant::now();
+/// Runs the job file `text` (as e.fio in `d`, its study in d/s).
+fn ran(d: &std::path::Path, text: &str) {
+    std::fs::write(d.join("e.fio"), text).unwrap();
     let o = bin()
         .current_dir(d)
-        .args(["run", "e.fio", "--out", "s"])
+        .args(["run", "e.fio", "--out", "s", "-q"])
         .output()
         .unwrap();
     assert!(o.status.success(), "{}", stderr(&o));
-    // The 60 s job ended with the short one (exitall).
-    assert!(t.elapsed() < std::time::Duration::from_secs(30));
-    let data = std::fs::read(d.join("short.0.0")).unwrap();
+}
+
+#[test]
+fn exitall_ends_the_rest_of_its_phase_when_it_ends() {
+    let dir = workdir();
+    let t = std::time::Instant::now();
+    ran(
+        dir.path(),
+        r#"
+[global]
+size=256k
+[short]
+rw=write
+exitall
+[long]
+rw=randread
+time_based
+runtime=60
+"#,
+    );
+    assert!(
+        t.elapsed() < std::time::Duration::from_secs(30),
+        "the 60 s job ended with the short one"
+    );
+}
+
+/// Every 4 KiB write buffer holds the pattern from its start, as fio fills it.
+#[test]
+fn buffer_pattern_is_what_every_write_holds() {
+    let dir = workdir();
+    ran(
+        dir.path(),
+        "[p]
+size=256k
+rw=write
+buffer_pattern=\"abc\"
+",
+    );
+    let data = std::fs::read(dir.path().join("p.0.0")).unwrap();
     assert_eq!(data.len(), 256 << 10);
-    // Every 4 KiB write buffer holds the pattern from its start, as fio fills it.
     let block: Vec<u8> = b"abc".iter().copied().cycle().take(4096).collect();
     assert!(
         data.chunks(4096).all(|c| c == block),
         "the pattern, repeated"
     );
-    let bad = |opts: &str| refused_opts(d, opts);
-    assert!(bad("cpus_allowed=3-1").contains("cpus_allowed=3-1"));
-    assert!(bad("cpus_allowed=0,1000").contains("names CPU 1000"));
-    assert!(bad("continue_on_error=some").contains("expected none, read"));
-    assert!(bad("exit_what=some").contains("exit_what=some"));
-    assert!(bad("buffer_pattern='file'").contains("cannot read the pattern file 'file'"));
-    assert!(bad("zonemode=zbd").contains("zoned block devices"));
-    assert!(bad("flow=-1").contains("positive weights"));
-    assert!(bad("cpuload=1").contains("'cpuload' is not supported"));
+}
+
+/// fio's other names and options fsbench does its own way are taken: ratemin, ratecycle,
+/// io_submit_mode=offload, fill_fs, fileoffset, a CPU list split.
+#[test]
+fn fios_other_option_names_read_as_their_options() {
+    let dir = workdir();
+    ran(
+        dir.path(),
+        r#"
+[a]
+size=256k
+rw=randread
+ratemin=1
+ratecycle=1000
+io_submit_mode=offload
+continue_on_error=read
+fill_fs=0
+fileoffset=0
+slat_percentiles=1
+cpus_allowed=0
+cpus_allowed_policy=split
+"#,
+    );
+}
+
+#[test]
+fn a_cpu_list_the_host_lacks_or_reversed_is_refused() {
+    let dir = workdir();
+    let d = dir.path();
+    assert!(refused_opts(d, "cpus_allowed=3-1").contains("cpus_allowed=3-1"));
+    assert!(refused_opts(d, "cpus_allowed=0,1000").contains("names CPU 1000"));
+}
+
+#[test]
+fn an_option_value_outside_fios_choices_is_refused_by_name() {
+    let dir = workdir();
+    let d = dir.path();
+    assert!(refused_opts(d, "continue_on_error=some").contains("expected none, read"));
+    assert!(refused_opts(d, "exit_what=some").contains("exit_what=some"));
+    assert!(refused_opts(d, "flow=-1").contains("positive weights"));
+}
+
+#[test]
+fn a_pattern_file_that_cannot_be_read_is_refused() {
+    let dir = workdir();
+    let e = refused_opts(dir.path(), "buffer_pattern='file'");
+    assert!(e.contains("cannot read the pattern file 'file'"), "{e}");
+}
+
+#[test]
+fn zoned_block_devices_and_unknown_options_are_refused_by_name() {
+    let dir = workdir();
+    let d = dir.path();
+    assert!(refused_opts(d, "zonemode=zbd").contains("zoned block devices"));
+    assert!(refused_opts(d, "cpuload=1").contains("'cpuload' is not supported"));
 }
 
 #[test]

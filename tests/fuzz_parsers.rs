@@ -122,9 +122,8 @@ const VALUES: &[&str] = &[
 ];
 
 fn option_names() -> Vec<&'static str> {
-    fsbench::plan::fio::options::GROUPS
-        .iter()
-        .flat_map(|(_, names)| names.split_whitespace())
+    fsbench::plan::fio::options::all()
+        .flat_map(|o| std::iter::once(o.name).chain(o.aliases.iter().copied()))
         .chain([
             "ioengine",
             "direct",

@@ -143,14 +143,22 @@ fn snapshots_that_fill_the_filesystem_end_the_phase_with_enospc_and_statvfs() {
     }
     let _g = serial();
     let wd = workdir();
-    let (o, out) = run_study(
-        wd.path(),
-        "full",
-        &["btrfs"],
-        &["block:rw=randwrite,bs=1M,size=150M,runtime=40s,snapshots=10/s,direct=0"],
-        "400M",
-    );
+    let job = "block:rw=randwrite,bs=1M,size=150M,runtime=40s,snapshots=10/s,direct=0";
+    // Judged before the run: the snapshots' copies do not fit.
+    let (o, out) = run_study(wd.path(), "full", &["btrfs"], &[job], "400M");
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("give --size"), "{}", stderr(&o));
+    assert!(!out.exists());
+    // Told to run anyway, the phase that fills it ends with ENOSPC and what statvfs said.
+    let o = Compare::new(&["btrfs"])
+        .workload(job)
+        .size("400M")
+        .out(out.to_str().unwrap())
+        .workdir(wd.path().to_str().unwrap())
+        .args(&["--room", "warn"])
+        .run();
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("running anyway"), "{}", stderr(&o));
     let recs = records_of(&out);
     let r = failed_record(&recs);
     let f = &r["failure"];

@@ -35,7 +35,8 @@ fn compare(
         .args(extra)
         .run();
     assert!(o.status.success(), "{}", stderr(&o));
-    (out, stdout(&o))
+    // The report on standard output, its warnings on standard error.
+    (out, format!("{}{}", stdout(&o), stderr(&o)))
 }
 
 /// The one record's limiter kind and rule.
@@ -165,7 +166,7 @@ fn two_cpu_hogs_beside_a_run_are_named_as_interference_and_none_is_without_them(
     let r = &records(&out)[0];
     let why = interference(r).unwrap_or_else(|| panic!("no interference: {}", r["evidence"]));
     assert!(why.contains("other processes took"), "{why}");
-    assert!(why.contains(" sh "), "the hogs are named: {why}");
+    assert!(why.contains("(sh "), "the hogs are named: {why}");
     assert!(term.contains("disturbed by other processes"), "{term}");
 }
 

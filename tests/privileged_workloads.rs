@@ -339,7 +339,8 @@ fn bonnie_on_ext4_gives_every_record_and_refuses_a_file_too_big_for_the_target()
     assert_eq!(seeks["metrics"]["seeks"], 1000.0);
     no_leftovers(wd.path());
 
-    // A 1 GiB IO file on a 256 MiB target is refused before any test runs.
+    // A 1 GiB IO file on a 256 MiB target is refused before anything is provisioned (the room
+    // judged from the plan) and, told to run anyway, by bonnie before any test runs.
     let (o, out2) = run_study(
         wd.path(),
         "study2",
@@ -347,6 +348,16 @@ fn bonnie_on_ext4_gives_every_record_and_refuses_a_file_too_big_for_the_target()
         &["bonnie:size=1G,ram=0,files=0"],
         "256M",
     );
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("give --size"), "{}", stderr(&o));
+    assert!(!out2.exists(), "a refused plan made its study");
+    let o = Compare::new(&["ext4"])
+        .workload("bonnie:size=1G,ram=0,files=0")
+        .size("256M")
+        .out(out2.to_str().unwrap())
+        .workdir(wd.path().to_str().unwrap())
+        .args(&["--room", "warn"])
+        .run();
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     let recs = records_of(&out2);
     assert_eq!(recs.len(), 1, "{recs:?}");

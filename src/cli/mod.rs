@@ -422,6 +422,11 @@ pub struct StudyArgs {
     #[arg(long, value_name = "YES|NO", num_args = 0..=1, require_equals = true,
           default_missing_value = "yes", value_parser = yes_no)]
     pub retry_interfered: Option<bool>,
+    /// When a target's image cannot hold what the workloads leave on it (judged before anything
+    /// is provisioned): refuse (exit 2, naming the --size that fits) or warn and run anyway (to
+    /// measure a filesystem filling up: ENOSPC is then recorded as the phase's failure)
+    #[arg(long, value_name = "refuse|warn", default_value = "refuse")]
+    pub room: crate::plan::OnMisfit,
     /// Keep the loop image files after teardown
     #[arg(long)]
     pub keep: bool,
@@ -537,6 +542,11 @@ pub struct CompareArgs {
     #[arg(long, value_name = "YES|NO", num_args = 0..=1, require_equals = true,
           default_missing_value = "yes", value_parser = yes_no)]
     pub retry_interfered: Option<bool>,
+    /// When a target's image cannot hold what the workloads leave on it (judged before anything
+    /// is provisioned): refuse (exit 2, naming the --size that fits) or warn and run anyway (to
+    /// measure a filesystem filling up: ENOSPC is then recorded as the phase's failure)
+    #[arg(long, value_name = "refuse|warn", default_value = "refuse")]
+    pub room: crate::plan::OnMisfit,
     /// Keep the loop image files after teardown
     #[arg(long)]
     pub keep: bool,
@@ -612,6 +622,7 @@ pub fn build_plan(
         study: None,
         tune: None,
         on_interference: Default::default(),
+        on_misfit: Default::default(),
     })
 }
 

@@ -56,6 +56,7 @@ fn plan_of(a: &AuditArgs) -> anyhow::Result<Plan> {
         study: None,
         tune: None,
         on_interference: Default::default(),
+        on_misfit: Default::default(),
     })
 }
 

@@ -28,6 +28,7 @@ pub fn run(a: CompareArgs) -> anyhow::Result<Exit> {
         plan.ranks = a.ranks.plan();
     }
     plan.on_interference = OnInterference::from_flag(a.retry_interfered, plan.on_interference);
+    plan.on_misfit = a.room;
     if a.check {
         return check(plan, &a);
     }

@@ -152,6 +152,7 @@ pub fn run(a: RunArgs) -> anyhow::Result<Exit> {
         study: None,
         tune: None,
         on_interference: Default::default(),
+        on_misfit: Default::default(),
     };
     let place = Where::Here {
         fs,

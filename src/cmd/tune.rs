@@ -198,8 +198,16 @@ pub fn run(a: TuneArgs) -> anyhow::Result<Exit> {
     };
     // The endpoint closes when the race ends, before the reports.
     drop(endpoint);
-    // A candidate this host cannot provision (a property zfs-fuse refuses) is a recorded skip of
-    // the race, not a failure of the tune.
+    end_of_race(&opts, summary, &team)
+}
+
+/// The tune's exit: a candidate this host cannot provision (a property zfs-fuse refuses) is a
+/// recorded skip of the race, not a failure of the tune.
+fn end_of_race(
+    opts: &runner::Options,
+    summary: runner::Summary,
+    team: &dyn crate::ranks::Team,
+) -> anyhow::Result<Exit> {
     let unprovisioned = summary
         .records
         .iter()
@@ -210,7 +218,7 @@ pub fn run(a: TuneArgs) -> anyhow::Result<Exit> {
     let others_failed = summary.records.iter().any(|r| {
         r.outcome == crate::store::Outcome::Failed && r.workload != crate::store::PROVISION
     });
-    let exit = super::studyrun::end(&opts, summary, "tune", &team)?;
+    let exit = super::studyrun::end(opts, summary, "tune", team)?;
     Ok(match exit {
         Exit::CheckFailed if unprovisioned > 0 && !others_failed => {
             crate::out::eline!(

@@ -3,7 +3,7 @@
 //! (pvsync2's pwritev2, libaio's aio_rw_flags, io_uring's rw_flags).
 
 use super::*;
-use crate::sys::issue::{atomic_write_units, IoFlags, RWF_ATOMIC};
+use crate::sys::ioflags::{atomic_write_units, IoFlags, RWF_ATOMIC};
 
 fn write(kind: EngineKind, flags: IoFlags) -> i64 {
     let (_dir, path, file) = scratch_file();
@@ -14,7 +14,7 @@ fn write(kind: EngineKind, flags: IoFlags) -> i64 {
     e.buffer(0).fill(7);
     let io = Io {
         len: 4096,
-        write: true,
+        dir: crate::plan::dir::Dir::Write,
         flags,
         ..Io::default()
     };
@@ -23,7 +23,7 @@ fn write(kind: EngineKind, flags: IoFlags) -> i64 {
         return -(e.raw_os_error().unwrap_or(libc::EIO) as i64);
     }
     let mut res = 0;
-    e.complete(1, &mut |_, r| res = r).unwrap();
+    e.complete(1, |b| res = b[0].res).unwrap();
     res
 }
 

@@ -4,7 +4,7 @@
 use std::fs::File;
 use std::io;
 
-use super::{EngineDef, Io, IoEngine};
+use super::{Engine, EngineDef, Io, IoEngine, Reaped, SyncKind};
 use crate::plan::job::EngineKind;
 use crate::sys::AlignedBuf;
 
@@ -16,39 +16,50 @@ pub const DEF: EngineDef = EngineDef {
     available: super::always,
 };
 
-struct Null {
+pub struct Null {
     bufs: AlignedBuf,
     buf_size: usize,
-    done: Vec<(usize, i64)>,
+    done: Vec<Reaped>,
 }
 
-fn open(_files: Vec<File>, slots: super::Slots) -> io::Result<Box<dyn IoEngine>> {
-    Ok(Box::new(Null {
-        bufs: slots.alloc(),
-        buf_size: slots.size,
-        done: Vec::with_capacity(slots.depth),
-    }))
+fn open(_files: Vec<File>, slots: super::Slots) -> io::Result<Engine> {
+    Ok(Engine::Null(Null::new(slots)))
+}
+
+impl Null {
+    pub fn new(slots: super::Slots) -> Null {
+        Null {
+            bufs: slots.alloc(),
+            buf_size: slots.size,
+            done: Vec::with_capacity(slots.depth),
+        }
+    }
 }
 
 impl IoEngine for Null {
     fn buffer(&mut self, slot: usize) -> &mut [u8] {
-        let s = self.buf_size;
-        &mut self.bufs[slot * s..(slot + 1) * s]
+        super::slot_of(&mut self.bufs, self.buf_size, slot)
     }
 
+    #[inline]
     fn queue(&mut self, io: Io) -> io::Result<()> {
-        self.done.push((io.slot, io.len as i64));
+        self.done.push(Reaped {
+            slot: io.slot,
+            res: io.len as i64,
+        });
         Ok(())
     }
 
-    fn complete(&mut self, _min: usize, done: &mut dyn FnMut(usize, i64)) -> io::Result<()> {
-        for (slot, res) in self.done.drain(..) {
-            done(slot, res);
+    #[inline]
+    fn complete(&mut self, _min: usize, mut done: impl FnMut(&[Reaped])) -> io::Result<()> {
+        if !self.done.is_empty() {
+            done(&self.done);
+            self.done.clear();
         }
         Ok(())
     }
 
-    fn sync(&mut self, _data_only: bool) -> io::Result<()> {
+    fn sync(&mut self, _kind: SyncKind) -> io::Result<()> {
         Ok(())
     }
 

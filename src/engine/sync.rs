@@ -7,7 +7,8 @@ use std::fs::File;
 use std::io;
 use std::os::unix::fs::FileExt;
 
-use super::{EngineDef, Io, IoEngine};
+use super::{Engine, EngineDef, Io, IoEngine, Reaped, SyncKind};
+use crate::plan::dir::Dir;
 use crate::plan::job::EngineKind;
 use crate::sys::AlignedBuf;
 
@@ -44,28 +45,28 @@ enum Calls {
     Vectored2,
 }
 
-struct Sync {
+pub struct Sync {
     files: Vec<File>,
     bufs: AlignedBuf,
     buf_size: usize,
-    done: Vec<(usize, i64)>,
+    done: Vec<Reaped>,
     calls: Calls,
 }
 
-fn open(files: Vec<File>, slots: super::Slots) -> io::Result<Box<dyn IoEngine>> {
+fn open(files: Vec<File>, slots: super::Slots) -> io::Result<Engine> {
     open_with(files, slots, Calls::Plain)
 }
 
-fn open_pvsync(files: Vec<File>, slots: super::Slots) -> io::Result<Box<dyn IoEngine>> {
+fn open_pvsync(files: Vec<File>, slots: super::Slots) -> io::Result<Engine> {
     open_with(files, slots, Calls::Vectored)
 }
 
-fn open_pvsync2(files: Vec<File>, slots: super::Slots) -> io::Result<Box<dyn IoEngine>> {
+fn open_pvsync2(files: Vec<File>, slots: super::Slots) -> io::Result<Engine> {
     open_with(files, slots, Calls::Vectored2)
 }
 
-fn open_with(files: Vec<File>, slots: super::Slots, calls: Calls) -> io::Result<Box<dyn IoEngine>> {
-    Ok(Box::new(Sync {
+fn open_with(files: Vec<File>, slots: super::Slots, calls: Calls) -> io::Result<Engine> {
+    Ok(Engine::Sync(Sync {
         calls,
         files: super::need_files(files)?,
         bufs: slots.alloc(),
@@ -76,21 +77,21 @@ fn open_with(files: Vec<File>, slots: super::Slots, calls: Calls) -> io::Result<
 
 impl IoEngine for Sync {
     fn buffer(&mut self, slot: usize) -> &mut [u8] {
-        let s = self.buf_size;
-        &mut self.bufs[slot * s..(slot + 1) * s]
+        super::slot_of(&mut self.bufs, self.buf_size, slot)
     }
 
     fn queue(&mut self, io: Io) -> io::Result<()> {
         let s = self.buf_size;
         let buf = &mut self.bufs[io.slot * s..io.slot * s + io.len];
         let file = &self.files[io.file];
+        let v2 = self.calls == Calls::Vectored2;
         let r = loop {
-            let v2 = self.calls == Calls::Vectored2;
-            let r = match (self.calls, io.write) {
-                (Calls::Plain, true) => file.write_at(buf, io.offset),
-                (Calls::Plain, false) => file.read_at(buf, io.offset),
-                (_, true) => crate::sys::aio::pwritev(file, buf, io.offset, v2, io.flags.rw_flags),
-                (_, false) => crate::sys::aio::preadv(file, buf, io.offset, v2),
+            let r = match (self.calls, io.dir) {
+                (_, Dir::Trim) => Err(io::Error::from(io::ErrorKind::InvalidInput)),
+                (Calls::Plain, Dir::Write) => file.write_at(buf, io.offset),
+                (Calls::Plain, Dir::Read) => file.read_at(buf, io.offset),
+                (_, Dir::Write) => crate::sys::pwritev(file, buf, io.offset, v2, io.flags.rw_flags),
+                (_, Dir::Read) => crate::sys::preadv(file, buf, io.offset, v2),
             };
             match r {
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
@@ -101,23 +102,24 @@ impl IoEngine for Sync {
             Ok(n) => n as i64,
             Err(e) => -(e.raw_os_error().unwrap_or(libc::EIO) as i64),
         };
-        self.done.push((io.slot, res));
+        self.done.push(Reaped { slot: io.slot, res });
         Ok(())
     }
 
-    fn complete(&mut self, _min: usize, done: &mut dyn FnMut(usize, i64)) -> io::Result<()> {
-        for (slot, res) in self.done.drain(..) {
-            done(slot, res);
+    fn complete(&mut self, _min: usize, mut done: impl FnMut(&[Reaped])) -> io::Result<()> {
+        if !self.done.is_empty() {
+            done(&self.done);
+            self.done.clear();
         }
         Ok(())
     }
 
-    fn sync(&mut self, data_only: bool) -> io::Result<()> {
-        super::sync_all(&self.files, data_only)
+    fn sync(&mut self, kind: SyncKind) -> io::Result<()> {
+        super::sync_all(&self.files, kind)
     }
 
     fn trim(&mut self, file: usize, offset: u64, len: u64) -> io::Result<()> {
-        crate::sys::issue::trim(&self.files[file], offset, len)
+        crate::sys::trim(&self.files[file], offset, len)
     }
 
     fn describe(&self) -> String {

@@ -5,7 +5,7 @@
 use std::fs::File;
 use std::io;
 
-use super::{EngineDef, Io, IoEngine};
+use super::{Engine, EngineDef, Io, IoEngine, Reaped, SyncKind};
 use crate::plan::job::EngineKind;
 use crate::sys::uring::Ring;
 
@@ -18,13 +18,13 @@ pub const DEF: EngineDef = EngineDef {
     available: || Ok(crate::sys::io_uring_available()?),
 };
 
-struct Uring {
-    ring: Ring,
+pub struct Uring {
+    ring: Box<Ring>,
 }
 
-fn open(files: Vec<File>, slots: super::Slots) -> io::Result<Box<dyn IoEngine>> {
-    Ok(Box::new(Uring {
-        ring: Ring::new(super::need_files(files)?, slots)?,
+fn open(files: Vec<File>, slots: super::Slots) -> io::Result<Engine> {
+    Ok(Engine::IoUring(Uring {
+        ring: Box::new(Ring::new(super::need_files(files)?, slots)?),
     }))
 }
 
@@ -36,21 +36,19 @@ impl IoEngine for Uring {
     }
 
     fn queue(&mut self, io: Io) -> io::Result<()> {
-        self.ring
-            .push(io.slot, (io.write, io.file), io.offset, io.len, io.flags)
+        self.ring.push(&io)
     }
 
-    fn complete(&mut self, min: usize, done: &mut dyn FnMut(usize, i64)) -> io::Result<()> {
-        self.ring
-            .complete(min, &mut |slot, res| done(slot, res as i64))
+    fn complete(&mut self, min: usize, done: impl FnMut(&[Reaped])) -> io::Result<()> {
+        self.ring.complete(min, done)
     }
 
-    fn sync(&mut self, data_only: bool) -> io::Result<()> {
-        super::sync_all(self.ring.files(), data_only)
+    fn sync(&mut self, kind: SyncKind) -> io::Result<()> {
+        super::sync_all(self.ring.files(), kind)
     }
 
     fn trim(&mut self, file: usize, offset: u64, len: u64) -> io::Result<()> {
-        crate::sys::issue::trim(&self.ring.files()[file], offset, len)
+        crate::sys::trim(&self.ring.files()[file], offset, len)
     }
 
     fn describe(&self) -> String {

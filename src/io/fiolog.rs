@@ -8,7 +8,11 @@
 
 use std::fmt::Write;
 
+use crate::plan::dir::{Dir, PerDir};
 use crate::plan::job::{FioLogs, LogWindow};
+
+/// The directions fio's logs have lines for (fsbench logs no trims).
+const LOGGED: [Dir; 2] = [Dir::Read, Dir::Write];
 
 /// fio's latency bins: 2^6 bins per power of two, 29 groups (values in ns).
 const PLAT_BITS: u32 = 6;
@@ -28,29 +32,38 @@ pub fn plat_index(ns: u64) -> usize {
     ((base + offset) as usize).min(PLAT_NR - 1)
 }
 
-/// One direction's I/Os in the current window.
+/// One direction's I/Os in the current window: their count, bytes, and the sum and maximum of
+/// their whole, completion and submission latencies.
 #[derive(Debug, Clone, Copy, Default)]
 struct Acc {
     ios: u64,
     bytes: u64,
-    lat_sum: u128,
-    lat_max: u64,
-    /// Completion and submission latency (when the loop times them apart).
-    clat_sum: u128,
-    clat_max: u64,
-    slat_sum: u128,
-    slat_max: u64,
+    lat: (u128, u64),
+    clat: (u128, u64),
+    slat: (u128, u64),
 }
 
 /// The lines of one worker's logs, as fio writes them.
 #[derive(Debug, Clone, Default)]
 pub struct LogBook {
     spec: FioLogs,
-    /// The directions the job does (windowed bandwidth and IOPS lines are written for each, 0
-    /// when it did none in the window, as fio does).
-    dirs: [bool; 2],
+    /// Whether the job does each direction (windowed bandwidth and IOPS lines are written for
+    /// each it does, 0 when it did none in the window, as fio does).
+    does: PerDir<bool>,
     /// Added to every time stamp (ms since the Unix epoch at the start, with log_unix_epoch).
     epoch_ms: u64,
+    pub text: Texts,
+    /// The window of log_avg_msec open now: each direction's I/Os in it, and when it ends.
+    window: (PerDir<Acc>, u64),
+    /// The histogram window open now: each direction's bins and last size, and when it ends.
+    hist: (PerDir<Vec<u64>>, PerDir<u64>, u64),
+    /// The ioprio value of the I/O logged next (the loop sets it: cmdprio's, or the job's).
+    pub prio: u16,
+}
+
+/// The logs' lines.
+#[derive(Debug, Clone, Default)]
+pub struct Texts {
     pub bw: String,
     pub iops: String,
     pub lat: String,
@@ -59,24 +72,21 @@ pub struct LogBook {
     pub slat: String,
     pub split: bool,
     pub hist: String,
-    acc: [Acc; 2],
-    win_end: u64,
-    bins: [Vec<u64>; 2],
-    hist_bs: [u64; 2],
-    hist_end: u64,
-    /// The ioprio value of the I/O logged next (the loop sets it: cmdprio's, or the job's).
-    pub prio: u16,
 }
 
 impl LogBook {
-    pub fn new(spec: &FioLogs, reads: bool, writes: bool, epoch_ms: u64) -> LogBook {
+    /// The logs `spec` asks for, of a job doing the directions of `does`.
+    pub fn new(spec: &FioLogs, does: PerDir<bool>, epoch_ms: u64) -> LogBook {
+        let bins = PerDir::new(|d| {
+            let n = if LOGGED.contains(&d) { PLAT_NR } else { 0 };
+            vec![0; n]
+        });
         LogBook {
             spec: spec.clone(),
-            dirs: [reads, writes],
+            does,
             epoch_ms,
-            win_end: spec.avg_msec,
-            bins: [vec![0; PLAT_NR], vec![0; PLAT_NR]],
-            hist_end: spec.hist_msec,
+            window: (PerDir::default(), spec.avg_msec),
+            hist: (bins, PerDir::default(), spec.hist_msec),
             ..LogBook::default()
         }
     }
@@ -96,65 +106,75 @@ impl LogBook {
     /// the loop times them apart, its (completion, submission) latencies.
     pub fn io(
         &mut self,
-        (ms, issue_ns, write): (u64, u64, bool),
+        (ms, issue_ns, d): (u64, u64, Dir),
         len: u64,
         offset: u64,
         lat_ns: u64,
         parts: Option<(u64, u64)>,
     ) {
-        let d = write as usize;
         let lat_ns = lat_ns.max(1);
-        self.split |= parts.is_some();
+        self.text.split |= parts.is_some();
         let (clat_ns, slat_ns) = parts.unwrap_or((lat_ns, 0));
         if self.spec.avg_msec == 0 {
-            let t = ms + self.epoch_ms;
-            let tail = if self.spec.offset {
-                format!("{d}, {len}, {offset}, {}", self.prio())
-            } else {
-                format!("{d}, {len}, {}", self.prio())
-            };
-            // log_issue_time: the latency log's I/O's issue time, 0 in the others (as fio).
-            let (zero, issued) = match self.spec.issue_time {
-                true => (", 0".to_string(), format!(", {issue_ns}")),
-                false => (String::new(), String::new()),
-            };
-            if self.spec.bw.is_some() {
-                // Bytes per ms of this I/O's completion latency, as fio logs it.
-                let v = len as u128 * 1_000_000 / lat_ns as u128;
-                let _ = writeln!(self.bw, "{t}, {v}, {tail}{zero}");
-            }
-            if self.spec.iops.is_some() {
-                let _ = writeln!(self.iops, "{t}, 1, {tail}{zero}");
-            }
-            if self.spec.lat.is_some() {
-                let _ = writeln!(self.lat, "{t}, {lat_ns}, {tail}{issued}");
-                if parts.is_some() {
-                    let _ = writeln!(self.clat, "{t}, {clat_ns}, {tail}{issued}");
-                    let _ = writeln!(self.slat, "{t}, {slat_ns}, {tail}{issued}");
-                }
-            }
+            let tail = self.tail(d.index(), (len, offset));
+            let lats = (lat_ns, parts.map(|_| (clat_ns, slat_ns)));
+            self.lines(ms + self.epoch_ms, (len, &tail), lats, issue_ns);
         } else {
-            while ms >= self.win_end {
-                self.flush(self.win_end, self.spec.avg_msec);
-                self.win_end += self.spec.avg_msec;
+            while ms >= self.window.1 {
+                self.flush(self.window.1, self.spec.avg_msec);
+                self.window.1 += self.spec.avg_msec;
             }
-            let a = &mut self.acc[d];
-            a.ios += 1;
-            a.bytes += len;
-            a.lat_sum += lat_ns as u128;
-            a.lat_max = a.lat_max.max(lat_ns);
-            a.clat_sum += clat_ns as u128;
-            a.clat_max = a.clat_max.max(clat_ns);
-            a.slat_sum += slat_ns as u128;
-            a.slat_max = a.slat_max.max(slat_ns);
+            self.window.0[d].add(len, (lat_ns, clat_ns, slat_ns));
         }
         if self.spec.hist.is_some() && self.spec.hist_msec > 0 {
-            while ms >= self.hist_end {
-                self.flush_hist(self.hist_end);
-                self.hist_end += self.spec.hist_msec;
+            while ms >= self.hist.2 {
+                self.flush_hist(self.hist.2);
+                self.hist.2 += self.spec.hist_msec;
             }
-            self.bins[d][plat_index(clat_ns)] += 1;
-            self.hist_bs[d] = len;
+            self.hist.0[d][plat_index(clat_ns)] += 1;
+            self.hist.1[d] = len;
+        }
+    }
+
+    /// A line's columns after the value: direction, size[, offset], priority.
+    fn tail(&self, ddir: usize, (len, offset): (u64, u64)) -> String {
+        if self.spec.offset {
+            format!("{ddir}, {len}, {offset}, {}", self.prio())
+        } else {
+            format!("{ddir}, {len}, {}", self.prio())
+        }
+    }
+
+    /// One I/O's lines at `t` ms: its bandwidth, IOPS and latencies (and its completion and
+    /// submission parts when timed apart).
+    fn lines(
+        &mut self,
+        t: u64,
+        (len, tail): (u64, &str),
+        lats: (u64, Option<(u64, u64)>),
+        issue_ns: u64,
+    ) {
+        let (lat_ns, parts) = lats;
+        // log_issue_time: the latency log's I/O's issue time, 0 in the others (as fio).
+        let (zero, issued) = match self.spec.issue_time {
+            true => (", 0".to_string(), format!(", {issue_ns}")),
+            false => (String::new(), String::new()),
+        };
+        let x = &mut self.text;
+        if self.spec.bw.is_some() {
+            // Bytes per ms of this I/O's completion latency, as fio logs it.
+            let v = len as u128 * 1_000_000 / lat_ns as u128;
+            let _ = writeln!(x.bw, "{t}, {v}, {tail}{zero}");
+        }
+        if self.spec.iops.is_some() {
+            let _ = writeln!(x.iops, "{t}, 1, {tail}{zero}");
+        }
+        if self.spec.lat.is_some() {
+            let _ = writeln!(x.lat, "{t}, {lat_ns}, {tail}{issued}");
+            if let Some((clat_ns, slat_ns)) = parts {
+                let _ = writeln!(x.clat, "{t}, {clat_ns}, {tail}{issued}");
+                let _ = writeln!(x.slat, "{t}, {slat_ns}, {tail}{issued}");
+            }
         }
     }
 
@@ -171,63 +191,51 @@ impl LogBook {
             LogWindow::Both => format!("{v}, {v}"),
             _ => v.to_string(),
         };
-        for d in 0..2 {
-            let a = self.acc[d];
-            let mut tail = if self.spec.offset {
-                format!("{d}, 0, 0, {}", self.prio())
-            } else {
-                format!("{d}, 0, {}", self.prio())
-            };
+        for d in LOGGED {
+            let a = self.window.0[d];
+            let mut tail = self.tail(d.index(), (0, 0));
             if self.spec.issue_time {
                 tail.push_str(", 0");
             }
-            if rates && (self.dirs[d] || a.ios > 0) {
+            let x = &mut self.text;
+            if rates && (self.does[d] || a.ios > 0) {
                 if self.spec.bw.is_some() {
                     let kib_s = a.bytes as u128 * 1000 / 1024 / len;
-                    let _ = writeln!(self.bw, "{at}, {}, {tail}", both(kib_s));
+                    let _ = writeln!(x.bw, "{at}, {}, {tail}", both(kib_s));
                 }
                 if self.spec.iops.is_some() {
                     let iops = a.ios as u128 * 1000 / len;
-                    let _ = writeln!(self.iops, "{at}, {}, {tail}", both(iops));
+                    let _ = writeln!(x.iops, "{at}, {}, {tail}", both(iops));
                 }
             }
             if self.spec.lat.is_some() && a.ios > 0 {
-                let v = |sum: u128, max: u64| {
-                    let avg = sum / a.ios as u128;
-                    match self.spec.window {
-                        LogWindow::Avg => avg.to_string(),
-                        LogWindow::Max => max.to_string(),
-                        LogWindow::Both => format!("{avg}, {max}"),
-                    }
-                };
-                let (l, c, s) = (
-                    v(a.lat_sum, a.lat_max),
-                    v(a.clat_sum, a.clat_max),
-                    v(a.slat_sum, a.slat_max),
-                );
-                let _ = writeln!(self.lat, "{at}, {l}, {tail}");
-                if self.split {
-                    let _ = writeln!(self.clat, "{at}, {c}, {tail}");
-                    let _ = writeln!(self.slat, "{at}, {s}, {tail}");
+                let [l, c, s] = a.values(self.spec.window);
+                let _ = writeln!(x.lat, "{at}, {l}, {tail}");
+                if x.split {
+                    let _ = writeln!(x.clat, "{at}, {c}, {tail}");
+                    let _ = writeln!(x.slat, "{at}, {s}, {tail}");
                 }
             }
         }
-        self.acc = [Acc::default(); 2];
+        self.window.0 = PerDir::default();
     }
 
     /// The histogram lines of the window ending at `t` ms: each direction the job does.
     fn flush_hist(&mut self, t: u64) {
         let group = 1usize << self.spec.hist_coarseness.min(6);
-        for d in 0..2 {
-            if !self.dirs[d] && self.bins[d].iter().all(|&c| c == 0) {
+        let (bins, bs, _) = &mut self.hist;
+        for d in LOGGED {
+            if !self.does[d] && bins[d].iter().all(|&c| c == 0) {
                 continue;
             }
-            let _ = write!(self.hist, "{}, {d}, {}", t + self.epoch_ms, self.hist_bs[d]);
-            for chunk in self.bins[d].chunks(group) {
-                let _ = write!(self.hist, ", {}", chunk.iter().sum::<u64>());
+            let (at, ddir) = (t + self.epoch_ms, d.index());
+            let h = &mut self.text.hist;
+            let _ = write!(h, "{at}, {ddir}, {}", bs[d]);
+            for chunk in bins[d].chunks(group) {
+                let _ = write!(h, ", {}", chunk.iter().sum::<u64>());
             }
-            self.hist.push('\n');
-            self.bins[d].iter_mut().for_each(|c| *c = 0);
+            h.push('\n');
+            bins[d].iter_mut().for_each(|c| *c = 0);
         }
     }
 
@@ -236,12 +244,35 @@ impl LogBook {
     /// bandwidth and IOPS only when it lasted half a window or more (a rate over a sliver of a
     /// window is noise).
     pub fn finish(&mut self, ms: u64) {
-        if self.spec.avg_msec > 0 && self.acc.iter().any(|a| a.ios > 0) {
-            let start = self.win_end - self.spec.avg_msec;
+        if self.spec.avg_msec > 0 && self.window.0.iter().any(|(_, a)| a.ios > 0) {
+            let start = self.window.1 - self.spec.avg_msec;
             let len = ms.saturating_sub(start);
             let rates = len * 2 >= self.spec.avg_msec;
             self.flush_some(ms.max(start + 1), len.max(1), rates);
         }
+    }
+}
+
+impl Acc {
+    /// One I/O of `len` bytes with its (whole, completion, submission) latencies.
+    fn add(&mut self, len: u64, (lat, clat, slat): (u64, u64, u64)) {
+        self.ios += 1;
+        self.bytes += len;
+        self.lat = (self.lat.0 + lat as u128, self.lat.1.max(lat));
+        self.clat = (self.clat.0 + clat as u128, self.clat.1.max(clat));
+        self.slat = (self.slat.0 + slat as u128, self.slat.1.max(slat));
+    }
+
+    /// The window's (whole, completion, submission) latency values as the log writes them.
+    fn values(&self, w: LogWindow) -> [String; 3] {
+        [self.lat, self.clat, self.slat].map(|(sum, max)| {
+            let avg = sum / self.ios as u128;
+            match w {
+                LogWindow::Avg => avg.to_string(),
+                LogWindow::Max => max.to_string(),
+                LogWindow::Both => format!("{avg}, {max}"),
+            }
+        })
     }
 }
 

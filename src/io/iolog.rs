@@ -19,6 +19,25 @@ pub enum OpKind {
     Trim,
 }
 
+impl OpKind {
+    /// The line of an I/O in this direction.
+    pub fn of(d: crate::plan::dir::Dir) -> OpKind {
+        match d {
+            crate::plan::dir::Dir::Read => OpKind::Read,
+            crate::plan::dir::Dir::Write => OpKind::Write,
+            crate::plan::dir::Dir::Trim => OpKind::Trim,
+        }
+    }
+
+    /// The line of a sync.
+    pub fn sync(kind: crate::engine::SyncKind) -> OpKind {
+        match kind {
+            crate::engine::SyncKind::Fsync => OpKind::Sync,
+            crate::engine::SyncKind::Fdatasync => OpKind::Datasync,
+        }
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Op {
     /// When it is due, from the start of the replay (scaled by replay_time_scale).
@@ -41,6 +60,11 @@ pub struct Replay {
 }
 
 impl Replay {
+    /// Whether the trace writes.
+    pub fn writes(&self) -> bool {
+        self.ops.iter().any(|o| o.kind == OpKind::Write)
+    }
+
     /// The byte after the last one the trace reads or writes.
     pub fn extent(&self) -> u64 {
         self.ops
@@ -93,34 +117,56 @@ pub fn parse(bytes: &[u8], adj: Adjust) -> Result<Replay, String> {
         Some("fio version 2 iolog") => 2,
         Some("fio version 3 iolog") => 3,
         Some(l) if l.contains(',') => {
-            return Err("1: a version 1 iolog (rw, offset, length), which fio itself no longer reads: record it again with write_iolog".into())
+            return Err("1: a version 1 iolog (rw, offset, length), which fio itself no longer reads: record it again with a current fio (version 3)".into())
         }
         _ => {
             return Err(
-                "1: the first line must be 'fio version 2 iolog' or 'fio version 3 iolog' (an iolog fio's write_iolog wrote)"
+                "1: the first line must be 'fio version 2 iolog' or 'fio version 3 iolog' (an iolog fio wrote)"
                     .into(),
             )
         }
     };
-    let mut r = Replay::default();
-    let mut waited = Duration::ZERO;
-    let scale_t =
-        |us: u64| Duration::from_micros(us.saturating_mul(100) / adj.time_scale.max(1) as u64);
+    let mut p = Lines {
+        version,
+        adj,
+        r: Replay::default(),
+        waited: Duration::ZERO,
+    };
     for (i, line) in lines {
-        let n = i + 1;
-        let line = line.trim();
+        p.line(i + 1, line.trim())?;
+    }
+    Ok(p.r)
+}
+
+/// The lines of a text iolog read so far.
+struct Lines {
+    version: u8,
+    adj: Adjust,
+    r: Replay,
+    /// Version 2: the waits so far (when the next operation is due).
+    waited: Duration,
+}
+
+impl Lines {
+    /// A time in the trace, scaled by replay_time_scale.
+    fn scaled(&self, us: u64) -> Duration {
+        Duration::from_micros(us.saturating_mul(100) / self.adj.time_scale.max(1) as u64)
+    }
+
+    /// Line `n`: a file's add, open or close, an operation, or (version 2) a wait.
+    fn line(&mut self, n: usize, line: &str) -> Result<(), String> {
         if line.is_empty() {
-            continue;
+            return Ok(());
         }
         let mut f: Vec<&str> = line.split_whitespace().collect();
-        let at = if version == 3 {
+        let at = if self.version == 3 {
             let t = f.first().and_then(|t| t.parse::<u64>().ok()).ok_or_else(|| {
                 format!("{n}: '{line}' does not start with its time in microseconds (version 3: TIME FILE ACTION [OFFSET LENGTH])")
             })?;
             f.remove(0);
-            scale_t(t)
+            self.scaled(t)
         } else {
-            waited
+            self.waited
         };
         let (file, action) = match f.as_slice() {
             [file, action] | [file, action, _, _] => (*file, *action),
@@ -130,14 +176,14 @@ pub fn parse(bytes: &[u8], adj: Adjust) -> Result<Replay, String> {
                 ))
             }
         };
-        if !r.files.iter().any(|x| x == file) {
-            r.files.push(file.to_string());
+        if !self.r.files.iter().any(|x| x == file) {
+            self.r.files.push(file.to_string());
         }
         if matches!(action, "add" | "open" | "close") {
             if f.len() != 2 {
                 return Err(format!("{n}: '{action}' takes no offset or length"));
             }
-            continue;
+            return Ok(());
         }
         let num = |s: &str, what: &str| {
             s.parse::<u64>()
@@ -147,18 +193,26 @@ pub fn parse(bytes: &[u8], adj: Adjust) -> Result<Replay, String> {
             return Err(format!("{n}: '{action}' needs an offset and a length"));
         };
         let (offset, len) = (num(o, "offset")?, num(l, "length")?);
-        let kind = match action {
+        if let Some(kind) = self.action(n, action, offset)? {
+            self.op(n, (action, kind), at, (offset, len))?;
+        }
+        Ok(())
+    }
+
+    /// What an action does; None for a wait (version 2: its microseconds in `us`).
+    fn action(&mut self, n: usize, action: &str, us: u64) -> Result<Option<OpKind>, String> {
+        Ok(Some(match action {
             "read" => OpKind::Read,
             "write" => OpKind::Write,
             "sync" => OpKind::Sync,
             "datasync" => OpKind::Datasync,
             "trim" => OpKind::Trim,
-            "wait" if version == 2 => {
+            "wait" if self.version == 2 => {
                 // fio discards waits under 100 us.
-                if offset >= 100 {
-                    waited += scale_t(offset);
+                if us >= 100 {
+                    self.waited += self.scaled(us);
                 }
-                continue;
+                return Ok(None);
             }
             "wait" => {
                 return Err(format!(
@@ -168,29 +222,39 @@ pub fn parse(bytes: &[u8], adj: Adjust) -> Result<Replay, String> {
             o => {
                 return Err(format!(
                 "{n}: unknown action '{o}' (add, open, close, read, write, sync, datasync, trim{})",
-                if version == 2 { ", wait" } else { "" }
+                if self.version == 2 { ", wait" } else { "" }
             ))
             }
-        };
+        }))
+    }
+
+    /// An operation due `at`, its offset scaled and aligned (trims counted, not kept).
+    fn op(
+        &mut self,
+        n: usize,
+        (action, kind): (&str, OpKind),
+        at: Duration,
+        (offset, len): (u64, u64),
+    ) -> Result<(), String> {
         if matches!(kind, OpKind::Read | OpKind::Write) && len == 0 {
             return Err(format!("{n}: a {action} of 0 bytes"));
         }
         if kind == OpKind::Trim {
-            r.trims += 1;
-            continue;
+            self.r.trims += 1;
+            return Ok(());
         }
-        let mut offset = offset / adj.scale.max(1);
-        if adj.align > 1 {
-            offset &= !(adj.align - 1);
+        let mut offset = offset / self.adj.scale.max(1);
+        if self.adj.align > 1 {
+            offset &= !(self.adj.align - 1);
         }
-        r.ops.push(Op {
+        self.r.ops.push(Op {
             at,
             kind,
             offset,
             len,
         });
+        Ok(())
     }
-    Ok(r)
 }
 
 /// Whether the first word is blktrace's magic (either byte order).
@@ -205,7 +269,7 @@ fn is_blktrace(bytes: &[u8]) -> bool {
 
 /// Why a binary file is not an iolog (nor a blktrace: bad magic).
 fn binary(_bytes: &[u8]) -> String {
-    "not text and not a blktrace (bad magic): give an iolog fio's write_iolog wrote (its first line 'fio version 3 iolog') or a blktrace (blkparse -d)".into()
+    "not text and not a blktrace (bad magic): give an iolog fio wrote (its first line 'fio version 3 iolog') or a blktrace (blkparse -d)".into()
 }
 
 /// A worker's I/O written as fio's version 3 iolog (write_iolog).
@@ -232,8 +296,9 @@ impl Recorder {
         }
     }
 
-    /// An I/O on file `file` issued `at` after the start; a sync is of every file.
-    pub fn op(&mut self, at: Duration, kind: OpKind, (file, offset): (usize, u64), len: u64) {
+    /// An I/O of `len` bytes at `offset` of file `file` issued `at` after the start; a sync is
+    /// of every file.
+    pub fn op(&mut self, at: Duration, kind: OpKind, file: usize, offset: u64, len: u64) {
         let action = match kind {
             OpKind::Read => "read",
             OpKind::Write => "write",

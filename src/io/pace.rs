@@ -1,70 +1,105 @@
-//! Pacing a worker: rate and rate_iops per direction (evenly spaced, or Poisson arrivals), and
-//! thinktime after every N I/Os. The driver asks before each I/O and waits when told to.
+//! Pacing a worker: a rate in bytes or I/Os per second per direction (evenly spaced, or Poisson
+//! arrivals), and a pause after every N I/Os. The loop asks before each I/O and waits when told.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use super::{DataGen, Pattern};
+use super::clock::{Clock, Ns};
+use super::DataGen;
+use crate::plan::dir::{Dir, PerDir};
+
+/// Bytes and I/Os per second per direction (None: not limited).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Rate {
+    pub bytes: PerDir<Option<u64>>,
+    pub ios: PerDir<Option<u64>>,
+    pub arrivals: Arrivals,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Arrivals {
+    Even,
+    Poisson,
+}
+
+/// A pause of `total` (its first `spin` busy) after every `every` I/Os.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Think {
+    pub total: Duration,
+    pub spin: Duration,
+    pub every: u32,
+}
 
 pub struct Pacer {
-    /// Seconds per byte and per I/O of reads [0] and writes [1].
-    per_byte: [f64; 2],
-    per_io: [f64; 2],
-    poisson: bool,
-    due: [Instant; 2],
-    think: Option<(Duration, Duration)>,
-    think_every: u32,
-    since_think: u32,
+    /// Seconds per byte and per I/O of each direction (0: no limit).
+    per_byte: PerDir<f64>,
+    per_io: PerDir<f64>,
+    arrivals: Arrivals,
+    due: PerDir<Ns>,
 }
 
 impl Pacer {
-    pub fn new(p: &Pattern, start: Instant) -> Pacer {
-        let inv = |x: Option<u64>| x.filter(|v| *v > 0).map_or(0.0, |v| 1.0 / v as f64);
-        let pace = &p.pace;
+    pub fn new(r: &Rate, start: Ns) -> Pacer {
+        let inv = |x: &Option<u64>| x.filter(|v| *v > 0).map_or(0.0, |v| 1.0 / v as f64);
         Pacer {
-            per_byte: [inv(pace.rate[0]), inv(pace.rate[1])],
-            per_io: [inv(pace.rate_iops[0]), inv(pace.rate_iops[1])],
-            poisson: pace.poisson,
-            due: [start; 2],
-            think: pace.thinktime.map(|t| (t, pace.thinktime_spin.min(t))),
-            think_every: pace.thinktime_blocks.max(1),
-            since_think: 0,
+            per_byte: r.bytes.map(|_, x| inv(x)),
+            per_io: r.ios.map(|_, x| inv(x)),
+            arrivals: r.arrivals,
+            due: PerDir::new(|_| start),
         }
     }
 
-    /// When an I/O of `len` bytes in this direction may be issued: None for now (and its slot in
-    /// the schedule is taken), or the instant to wait for.
+    /// When an I/O of `len` bytes in direction `d` may be issued: None for now (and its slot in
+    /// the schedule is taken), or the time to wait for.
     #[inline]
-    pub fn admit(&mut self, write: bool, len: u64, rng: &mut DataGen) -> Option<Instant> {
-        let d = write as usize;
+    pub fn admit(&mut self, d: Dir, len: u64, rng: &mut DataGen, clock: &Clock) -> Option<Ns> {
         let iv = (self.per_byte[d] * len as f64).max(self.per_io[d]);
         if iv == 0.0 {
             return None;
         }
-        let now = Instant::now();
+        let now = clock.now();
         if self.due[d] > now {
             return Some(self.due[d]);
         }
-        let step = if self.poisson {
-            let u = ((rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64).max(1e-12);
-            -u.ln() * iv
-        } else {
-            iv
+        let step = match self.arrivals {
+            Arrivals::Poisson => {
+                let u = ((rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64).max(1e-12);
+                -u.ln() * iv
+            }
+            Arrivals::Even => iv,
         };
         // Behind schedule (a slow device, a stall): catch up, but by at most a second's worth.
-        let floor = now.checked_sub(Duration::from_secs(1)).unwrap_or(now);
-        self.due[d] = self.due[d].max(floor) + Duration::from_secs_f64(step);
+        let floor = Ns(now.0.saturating_sub(1_000_000_000));
+        self.due[d] = self.due[d].max(floor).after(Duration::from_secs_f64(step));
         None
     }
+}
 
-    /// Counts an issued I/O; the pause (total, spun part) when one is due.
+/// Counts I/Os towards the next pause.
+pub struct Thinker {
+    think: Think,
+    since: u32,
+}
+
+impl Thinker {
+    pub fn new(think: Think) -> Thinker {
+        Thinker {
+            think: Think {
+                spin: think.spin.min(think.total),
+                every: think.every.max(1),
+                ..think
+            },
+            since: 0,
+        }
+    }
+
+    /// Counts an issued I/O; the pause when one is due.
     #[inline]
-    pub fn issued(&mut self) -> Option<(Duration, Duration)> {
-        let think = self.think?;
-        self.since_think += 1;
-        if self.since_think >= self.think_every {
-            self.since_think = 0;
-            return Some(think);
+    pub fn issued(&mut self) -> Option<Think> {
+        self.since += 1;
+        if self.since >= self.think.every {
+            self.since = 0;
+            return Some(self.think);
         }
         None
     }
@@ -90,11 +125,11 @@ pub fn wait_until_or(t: Instant, ends: &[Option<&AtomicBool>]) {
     }
 }
 
-/// thinktime: `spin` busy, the rest asleep (cut short as `wait_until_or`).
-pub fn think(total: Duration, spin: Duration, ends: &[Option<&AtomicBool>]) {
+/// A pause: `spin` of it busy, the rest asleep (cut short as `wait_until_or`).
+pub fn think(t: Think, ends: &[Option<&AtomicBool>]) {
     let start = Instant::now();
-    while start.elapsed() < spin {
+    while start.elapsed() < t.spin {
         std::hint::spin_loop();
     }
-    wait_until_or(start + total, ends);
+    wait_until_or(start + t.total, ends);
 }

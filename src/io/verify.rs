@@ -355,31 +355,13 @@ pub fn read_back(
     fatal: bool,
     dump: bool,
 ) -> ReadBack {
-    use std::os::unix::fs::{FileExt, OpenOptionsExt};
+    use std::os::unix::fs::FileExt;
     let mut out = ReadBack::default();
     let start = std::time::Instant::now();
     let mut blocks = intact(written);
     out.skipped = written.len() as u64 - blocks.len() as u64;
     blocks.sort_unstable();
-    let open = |flags: i32| {
-        std::fs::OpenOptions::new()
-            .read(true)
-            .custom_flags(flags)
-            .open(path)
-    };
-    let file = match direct.then(|| open(libc::O_DIRECT)) {
-        Some(Ok(f)) => {
-            out.how = "O_DIRECT";
-            Ok(f)
-        }
-        _ => open(0).and_then(|f| {
-            f.sync_data()?;
-            crate::sys::fadvise_dontneed(&f)?;
-            out.how = "buffered, after dropping the file's cached pages";
-            Ok(f)
-        }),
-    };
-    let file = match file {
+    let file = match open_to_check(path, direct, &mut out) {
         Ok(f) => f,
         Err(e) => {
             out.io_error = Some(super::Failure::io("opening the file to verify it", &e));
@@ -416,6 +398,32 @@ pub fn read_back(
     }
     out.secs = start.elapsed().as_secs_f64();
     out
+}
+
+/// The file opened for the read back: with O_DIRECT when the job was direct (and the
+/// filesystem takes it), else buffered after its cached pages are dropped, so that the blocks
+/// come from the device; `out.how` says which.
+fn open_to_check(
+    path: &std::path::Path,
+    direct: bool,
+    out: &mut ReadBack,
+) -> std::io::Result<std::fs::File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let open = |flags: i32| {
+        std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(flags)
+            .open(path)
+    };
+    if let Some(Ok(f)) = direct.then(|| open(libc::O_DIRECT)) {
+        out.how = "O_DIRECT";
+        return Ok(f);
+    }
+    let f = open(0)?;
+    f.sync_data()?;
+    crate::sys::fadvise_dontneed(&f)?;
+    out.how = "buffered, after dropping the file's cached pages";
+    Ok(f)
 }
 
 #[cfg(test)]

@@ -96,7 +96,7 @@ pub const MARGIN: f64 = 0.15;
 pub static RULES: &[Rule] = &[
     Rule {
         limit: Limit::Paced,
-        evidence: "the job paces itself (rate, rate_iops, thinktime, flow) and its workers were off the CPU most of the phase",
+        evidence: "the job paces itself (its bandwidth or IOPS rate, think time, flow) and its workers were off the CPU most of the phase",
         outright: true,
         score: paced,
     },

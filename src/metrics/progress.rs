@@ -28,10 +28,19 @@ impl Direction {
         Direction::Other,
     ];
 
-    /// A block I/O's direction from the loop's write flag.
+    /// A block I/O's direction.
     #[inline]
-    pub fn of_write(write: bool) -> Direction {
-        if write {
+    pub fn of(d: crate::plan::dir::Dir) -> Direction {
+        match d {
+            crate::plan::dir::Dir::Read => Direction::Read,
+            crate::plan::dir::Dir::Write => Direction::Write,
+            crate::plan::dir::Dir::Trim => Direction::Trim,
+        }
+    }
+
+    /// An iozone test's direction: it writes or it reads.
+    pub fn of_test(writes: bool) -> Direction {
+        if writes {
             Direction::Write
         } else {
             Direction::Read
@@ -171,7 +180,10 @@ mod tests {
             [(2, 8192), (3, 612), (1, 1 << 20), (3, 10)]
         );
         assert_eq!(p.get(), (9, 8192 + 612 + (1 << 20) + 10));
-        assert_eq!(Direction::of_write(true), Direction::Write);
+        assert_eq!(
+            Direction::of(crate::plan::dir::Dir::Write),
+            Direction::Write
+        );
         let words: Vec<&str> = Direction::ALL.iter().map(|d| d.word()).collect();
         assert_eq!(words, ["read", "write", "trim", "other"]);
     }

@@ -1,6 +1,7 @@
-//! The block I/O job model (one struct, serde), as fio understands a job; the fio job-file parser
-//! (`jobfile`, with its options in `jobopts`) and the presets both produce it. Pure data: nothing
-//! here does I/O.
+//! The block I/O job model, as fio understands a job (fio's thread_options: one flat struct,
+//! serde): the fio job-file parser (`fio::jobfile`, its options in `fio::options`) and the presets
+//! both produce it, and the block workload lowers it into the I/O loop's parts. Pure data:
+//! nothing here does I/O.
 
 use std::time::Duration;
 
@@ -115,9 +116,17 @@ pub enum OpenSync {
     Dsync,
 }
 
+mod logs;
 mod pacing;
 mod parts;
-pub use parts::{FileService, FileServiceKind, Verify};
+pub mod per_io;
+mod steady;
+pub use logs::{FioLogs, LogWindow, ReplaySpec};
+pub use parts::{
+    ContinueOn, ExitWhat, Fadvise, Failing, FileService, FileServiceKind, Strided, Verify,
+    MALLOC_LEAD,
+};
+pub use steady::{Steady, SteadyKind};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
@@ -258,8 +267,8 @@ pub struct Job {
     #[serde(skip_serializing_if = "std::ops::Not::not", default)]
     pub exitall: bool,
     /// Errors the job counts and goes on past (fio continue_on_error): read, write, verify.
-    #[serde(skip_serializing_if = "Vec::is_empty", default)]
-    pub continue_on_error: Vec<String>,
+    #[serde(skip_serializing_if = "ContinueOn::is_empty", default)]
+    pub continue_on_error: ContinueOn,
     /// Write until the filesystem is full (ENOSPC or EDQUOT ends the job, not as an error; fio
     /// fill_device / fill_fs).
     #[serde(skip_serializing_if = "std::ops::Not::not", default)]
@@ -296,226 +305,69 @@ pub struct Job {
     pub trim_bs: Option<BlockSize>,
     /// How each I/O is issued: priorities, atomic writes, latency_target, serialize_overlap.
     #[serde(
-        skip_serializing_if = "crate::plan::issue::IoOpts::is_default",
+        skip_serializing_if = "crate::plan::job::per_io::IoOpts::is_default",
         default
     )]
-    pub issue: crate::plan::issue::IoOpts,
-    /// More of fio's settings (jobmore.rs).
-    #[serde(flatten)]
-    pub more: super::jobmore::JobMore,
+    pub issue: crate::plan::job::per_io::IoOpts,
+
+    /// The job starts a new reporting group (fio's new_group); so does stonewall.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub new_group: bool,
+    #[serde(skip_serializing_if = "is_default")]
+    pub exit_what: ExitWhat,
+    /// The errnos of failed reads, writes and verifies the job goes past (fio's ignore_error);
+    /// an empty list: fio's non-fatal ones (EIO, EILSEQ) when continue_on_error names the
+    /// direction.
+    #[serde(skip_serializing_if = "is_default")]
+    pub ignore_error: [Vec<i32>; 3],
+    /// fio's random_sequence_stride (kept for a sequence distribution given after it).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub seq_stride: bool,
+    /// fio's dedupe_mode=working_set: a deduped write copies one of the job's first unique
+    /// pages (this percentage of its size), not the last unique one (repeat).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub dedupe_working_set: bool,
+    /// fio's dedupe_working_set_percentage (default 5).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dedupe_ws_pct: Option<u32>,
+    /// fio's dedupe_global: the working set is shared by every job that sets it.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub dedupe_global: bool,
+    /// fio's wait_for: the job's workers start once every worker of this (earlier) job is done.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub wait_for: Option<String>,
+    /// buffer_pattern and verify_pattern values with a `'file'` piece, as written: the bytes
+    /// are read when the job runs (workload::block's pattern_files).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub pattern_src: Vec<(String, String)>,
+    /// fio's zonemode=strided, and its zonesize, zonerange and zoneskip in bytes (kept
+    /// whatever the zonemode, as fio reads them).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub strided: bool,
+    #[serde(skip_serializing_if = "is_default")]
+    pub zones: Strided,
+    /// fio's iodepth_batch_complete_min and iodepth_batch_complete_max, as given.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reap_min: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reap_max: Option<u32>,
+    /// fio's iomem_align (mem_align): the buffers start this many bytes past a page boundary.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mem_align: Option<u32>,
+    /// The job comes from a fio job file with fio's iomem=malloc (its default): without
+    /// O_DIRECT or mem_align, its buffers sit where malloc puts them, not on a page boundary.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub malloc_buffers: bool,
+    #[serde(skip_serializing_if = "is_default")]
+    pub fadvise: Fadvise,
 }
 
 fn is_zero(n: &u64) -> bool {
     *n == 0
 }
 
-/// A trace to replay (fio's read_iolog) and how.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(default)]
-pub struct ReplaySpec {
-    /// The iolog (empty: replay options without read_iolog, which do nothing, as in fio).
-    pub file: String,
-    pub no_stall: bool,
-    /// Percent of the trace's rate.
-    pub time_scale: u32,
-    /// Offsets divided by this.
-    pub scale: u64,
-    /// Offsets rounded down to a multiple of this (a power of two; 0: none).
-    pub align: u64,
-    /// Kinds not replayed (replay_skip: read, write, trim, sync).
-    pub skip: Vec<String>,
-}
-
-impl Default for ReplaySpec {
-    fn default() -> ReplaySpec {
-        ReplaySpec {
-            file: String::new(),
-            no_stall: false,
-            time_scale: 100,
-            scale: 1,
-            align: 0,
-            skip: Vec::new(),
-        }
-    }
-}
-
-/// What a windowed log (log_avg_msec) writes for each window (fio's log_window_value; the
-/// older log_max_value=1 is `Max`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
-#[serde(rename_all = "snake_case")]
-pub enum LogWindow {
-    #[default]
-    Avg,
-    Max,
-    /// The average and the maximum, in two columns.
-    Both,
-}
-
-/// fio's log files of a job: each `Some(prefix)` writes `PREFIX_TYPE.N.log` (an empty prefix:
-/// the job's name), as fio does.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
-#[serde(default)]
-pub struct FioLogs {
-    /// `_bw` (KiB/s).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub bw: Option<String>,
-    /// `_lat`, `_clat` and `_slat` (ns).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub lat: Option<String>,
-    /// `_iops`.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub iops: Option<String>,
-    /// `_clat_hist` (fio's latency bins, every `hist_msec`).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub hist: Option<String>,
-    /// Average (or take the maximum of) each window of this many ms; 0: a line per I/O.
-    pub avg_msec: u64,
-    pub window: LogWindow,
-    /// The histogram log's window (0: no histogram lines, as in fio).
-    pub hist_msec: u64,
-    /// Each step halves the histogram's bins (0 to 6).
-    pub hist_coarseness: u32,
-    /// The offset column (log_offset).
-    pub offset: bool,
-    /// The priority column as fio's hexadecimal class and level (log_prio).
-    pub prio: bool,
-    /// A file per worker, `.N` (per_job_logs, default 1); else one file per prefix.
-    pub per_job: bool,
-    /// Time stamps in ms since the Unix epoch (log_unix_epoch) rather than since the job's start.
-    pub unix_epoch: bool,
-    /// A last column: each I/O's issue time in ns since the job's start in the latency log, 0
-    /// elsewhere (log_issue_time; fio asks for write_lat_log and log_offset with it).
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
-    pub issue_time: bool,
-}
-
-impl FioLogs {
-    /// fio's defaults: no log, a line per I/O, a file per job.
-    pub fn new() -> FioLogs {
-        FioLogs {
-            per_job: true,
-            ..FioLogs::default()
-        }
-    }
-
-    /// Whether any log file is asked for.
-    pub fn any(&self) -> bool {
-        self.bw.is_some() || self.lat.is_some() || self.iops.is_some() || self.hist.is_some()
-    }
-}
-
-/// What fio's steadystate judges: the spread of the samples around their mean, or their
-/// least-squares slope, of IOPS, of bandwidth or of the mean completion latency.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum SteadyKind {
-    Iops,
-    IopsSlope,
-    Bw,
-    BwSlope,
-    Lat,
-    LatSlope,
-}
-
-impl SteadyKind {
-    pub const ALL: [(SteadyKind, &'static str); 6] = [
-        (SteadyKind::Iops, "iops"),
-        (SteadyKind::IopsSlope, "iops_slope"),
-        (SteadyKind::Bw, "bw"),
-        (SteadyKind::BwSlope, "bw_slope"),
-        (SteadyKind::Lat, "lat"),
-        (SteadyKind::LatSlope, "lat_slope"),
-    ];
-
-    pub fn name(self) -> &'static str {
-        SteadyKind::ALL
-            .iter()
-            .find(|k| k.0 == self)
-            .map_or("iops", |k| k.1)
-    }
-
-    /// Judges IOPS (else bandwidth).
-    pub fn iops(self) -> bool {
-        matches!(self, SteadyKind::Iops | SteadyKind::IopsSlope)
-    }
-
-    /// Judges the mean completion latency (ns) of each sample's I/Os.
-    pub fn lat(self) -> bool {
-        matches!(self, SteadyKind::Lat | SteadyKind::LatSlope)
-    }
-
-    pub fn slope(self) -> bool {
-        matches!(
-            self,
-            SteadyKind::IopsSlope | SteadyKind::BwSlope | SteadyKind::LatSlope
-        )
-    }
-}
-
-/// fio's steadystate=KIND:LIMIT[%] with ss_dur and ss_ramp; `headline` (compare --until-steady)
-/// makes the steady window's figures the record's own.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct Steady {
-    pub kind: SteadyKind,
-    /// The limit: IOPS, bytes per second (per second, for a slope), or a percentage of the
-    /// window's mean when `pct`.
-    pub limit: f64,
-    pub pct: bool,
-    /// The rolling window (ss_dur), one sample a second; zero: not judged (fio's default).
-    pub dur: Duration,
-    /// How long after the job's ramp_time the first sample is taken (ss_ramp).
-    pub ramp: Duration,
-    #[serde(default)]
-    pub headline: bool,
-    /// A sample every this long (fio's steadystate_check_interval); zero: every second.
-    #[serde(default, skip_serializing_if = "Duration::is_zero")]
-    pub interval: Duration,
-}
-
-impl Default for Steady {
-    /// fio's default criterion, iops_slope:0.01%, not judged until ss_dur is given.
-    fn default() -> Steady {
-        Steady {
-            kind: SteadyKind::IopsSlope,
-            limit: 0.01,
-            pct: true,
-            dur: Duration::ZERO,
-            ramp: Duration::ZERO,
-            headline: false,
-            interval: Duration::ZERO,
-        }
-    }
-}
-
-impl Steady {
-    /// The criterion as fio spells it: `iops_slope:0.3%`.
-    pub fn criterion(&self) -> String {
-        format!(
-            "{}:{}{}",
-            self.kind.name(),
-            self.limit,
-            if self.pct { "%" } else { "" }
-        )
-    }
-
-    /// Whole seconds of the window (at least 1 when judged).
-    pub fn window(&self) -> usize {
-        self.dur.as_secs_f64().round() as usize
-    }
-
-    /// The time between samples (1 s unless steadystate_check_interval says otherwise).
-    pub fn every(&self) -> Duration {
-        if self.interval.is_zero() {
-            Duration::from_secs(1)
-        } else {
-            self.interval
-        }
-    }
-
-    /// The samples in the window: ss_dur over the interval.
-    pub fn samples(&self) -> usize {
-        (self.dur.as_secs_f64() / self.every().as_secs_f64()).round() as usize
-    }
+fn is_default<T: Default + PartialEq>(t: &T) -> bool {
+    *t == T::default()
 }
 
 impl Default for Job {
@@ -583,7 +435,7 @@ impl Default for Job {
             write_iolog: None,
             replay: None,
             exitall: false,
-            continue_on_error: Vec::new(),
+            continue_on_error: ContinueOn::NONE,
             fill_device: false,
             verify_state_save: false,
             split_lat: false,
@@ -596,7 +448,22 @@ impl Default for Job {
             flow_sleep: None,
             trim_bs: None,
             issue: Default::default(),
-            more: Default::default(),
+            new_group: false,
+            exit_what: ExitWhat::Group,
+            ignore_error: Default::default(),
+            seq_stride: false,
+            dedupe_working_set: false,
+            dedupe_ws_pct: None,
+            dedupe_global: false,
+            wait_for: None,
+            pattern_src: Vec::new(),
+            strided: false,
+            zones: Strided::default(),
+            reap_min: None,
+            reap_max: None,
+            mem_align: None,
+            malloc_buffers: false,
+            fadvise: Fadvise::Pattern,
         }
     }
 }

@@ -1,11 +1,10 @@
 //! Plain data: target specs, workload specs, the plan, and units. Nothing here calls the system.
 
+pub mod dir;
 pub mod expand;
 pub mod fio;
 pub mod flags;
-pub mod issue;
 pub mod job;
-pub mod jobmore;
 pub mod profile;
 pub mod provisioned;
 pub mod spec;
@@ -68,6 +67,33 @@ pub struct Plan {
     /// What is done with a repeat that other processes disturbed (`--retry-interfered`).
     #[serde(default)]
     pub on_interference: OnInterference,
+    /// What is done when a target cannot hold what the workloads leave on it (`--room`).
+    #[serde(default)]
+    pub on_misfit: OnMisfit,
+}
+
+/// What a plan whose workloads do not fit a target's room does (judged before anything is
+/// provisioned, `runner::room`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum OnMisfit {
+    /// Exit 2 before anything is made, naming the size that fits.
+    #[default]
+    Refuse,
+    /// Say so and run: the phase that fills the filesystem records ENOSPC as its failure.
+    Warn,
+}
+
+impl std::str::FromStr for OnMisfit {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<OnMisfit, String> {
+        match s {
+            "refuse" => Ok(OnMisfit::Refuse),
+            "warn" => Ok(OnMisfit::Warn),
+            _ => Err(format!("{s}: say refuse or warn")),
+        }
+    }
 }
 
 /// What the coordinator does with a target's repeat whose records say other processes or the

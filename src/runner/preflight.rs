@@ -174,7 +174,13 @@ fn check_targets(plan: &Plan, place: &Where, workloads: &[Named]) -> Result<(), 
             w.check_target(t, size)?;
         }
     }
-    room_of(plan, place, workloads).map(|_| ())
+    match room_of(plan, place, workloads) {
+        Err(e) if plan.on_misfit == crate::plan::OnMisfit::Warn => {
+            crate::out::eline!("fsbench: warning: {e}; running anyway (--room warn)");
+            Ok(())
+        }
+        r => r.map(|_| ()),
+    }
 }
 
 /// The space each target will have against what the workloads leave on it (`room`); a plan

@@ -33,6 +33,7 @@ fn opts(dir: &std::path::Path, jobfile: &str) -> Result<Options, RunnerError> {
                 study: None,
                 tune: None,
                 on_interference: Default::default(),
+                on_misfit: Default::default(),
             },
             &place(),
             false,

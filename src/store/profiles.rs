@@ -61,7 +61,14 @@ mod tests {
 
     fn profiled(test: &str) -> Record {
         let mut f = Folded::default();
-        f.add(&["fsbench", "fsbench::io::drive::drive", "btrfs_do_write_iter_[k]"], 7);
+        f.add(
+            &[
+                "fsbench",
+                "fsbench::io::drive::drive",
+                "btrfs_do_write_iter_[k]",
+            ],
+            7,
+        );
         let p = crate::store::Phase {
             test: test.into(),
             profile: Some(RecordProfile {
@@ -103,7 +110,10 @@ mod tests {
         );
         let mut back = crate::store::load_results(&dir).unwrap();
         let s = back[0].profile.as_ref().unwrap().on_cpu.as_ref().unwrap();
-        assert_eq!((s.file.as_str(), s.total, s.folded.is_none()), (file, 7, true));
+        assert_eq!(
+            (s.file.as_str(), s.total, s.folded.is_none()),
+            (file, 7, true)
+        );
         assert!(attach_profiles(&dir, &mut back).is_empty());
         let s = back[0].profile.as_ref().unwrap().on_cpu.as_ref().unwrap();
         assert_eq!(s.folded, rec.profile.unwrap().on_cpu.unwrap().folded);
@@ -123,7 +133,10 @@ mod tests {
         // A record naming a file elsewhere, or through the link, is not read.
         std::fs::write(victim.join("x.folded"), "secret;words 1\n").unwrap();
         let mut recs = vec![profiled("a"), profiled("b")];
-        for (r, file) in recs.iter_mut().zip(["profiles/x.folded", "profiles/../../victim/x.folded"]) {
+        for (r, file) in recs
+            .iter_mut()
+            .zip(["profiles/x.folded", "profiles/../../victim/x.folded"])
+        {
             let s = r.profile.as_mut().unwrap().on_cpu.as_mut().unwrap();
             s.file = file.into();
             s.folded = None;
@@ -131,8 +144,14 @@ mod tests {
         let problems = attach_profiles(&dir, &mut recs);
         assert_eq!(problems.len(), 2, "{problems:?}");
         assert!(problems.iter().all(|p| !p.contains("secret")));
-        assert!(recs
-            .iter()
-            .all(|r| r.profile.as_ref().unwrap().on_cpu.as_ref().unwrap().folded.is_none()));
+        assert!(recs.iter().all(|r| r
+            .profile
+            .as_ref()
+            .unwrap()
+            .on_cpu
+            .as_ref()
+            .unwrap()
+            .folded
+            .is_none()));
     }
 }

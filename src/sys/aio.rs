@@ -9,7 +9,9 @@ use std::fs::File;
 use std::io;
 use std::os::unix::io::AsRawFd;
 
-use super::AlignedBuf;
+use super::ioflags::IOCB_FLAG_IOPRIO;
+use super::slots::{Io, Reaped, SlotBufs, Slots};
+use crate::plan::dir::Dir;
 
 const IOCB_CMD_PREAD: u16 = 0;
 const IOCB_CMD_PWRITE: u16 = 1;
@@ -48,12 +50,11 @@ pub struct Aio {
     // address of each submitted one until its event is reaped).
     iocbs: Box<[Iocb]>,
     events: Vec<IoEvent>,
-    in_flight: Vec<bool>,
-    count: usize,
+    /// The completions of one io_getevents, handed out together.
+    reaped: Vec<Reaped>,
     /// At most this many events per io_getevents (fio's iodepth_batch_complete_max).
     reap_max: usize,
-    bufs: AlignedBuf,
-    buf_size: usize,
+    bufs: SlotBufs,
     files: Vec<File>,
 }
 
@@ -66,10 +67,10 @@ fn check(r: libc::c_long) -> io::Result<libc::c_long> {
 }
 
 impl Aio {
-    /// A context for `depth` I/Os in flight with `depth` buffers of `buf_size` bytes each.
+    /// A context for `slots.depth` I/Os in flight with a buffer of `slots.size` bytes per slot.
     /// An I/O names one of `files` by index.
-    pub fn new(files: Vec<File>, slots: super::Slots) -> io::Result<Aio> {
-        let (depth, buf_size) = (slots.depth, slots.size);
+    pub fn new(files: Vec<File>, slots: Slots) -> io::Result<Aio> {
+        let depth = slots.depth;
         let mut ctx: libc::c_ulong = 0;
         // SAFETY: io_setup(2) writes the new context to `ctx`, which must be zero on entry.
         check(unsafe { libc::syscall(libc::SYS_io_setup, depth as libc::c_long, &mut ctx) })?;
@@ -77,11 +78,9 @@ impl Aio {
             ctx,
             iocbs: vec![Iocb::default(); depth].into_boxed_slice(),
             events: vec![IoEvent::default(); depth],
-            in_flight: vec![false; depth],
-            count: 0,
+            reaped: Vec::with_capacity(depth),
             reap_max: depth,
-            bufs: slots.alloc(),
-            buf_size,
+            bufs: SlotBufs::new(slots),
             files,
         })
     }
@@ -102,51 +101,43 @@ impl Aio {
 
     /// The buffer of `slot`; None while the slot is in flight.
     pub fn buffer(&mut self, slot: usize) -> Option<&mut [u8]> {
-        if self.in_flight[slot] {
-            return None;
-        }
-        let s = self.buf_size;
-        Some(&mut self.bufs[slot * s..(slot + 1) * s])
+        self.bufs.buffer(slot)
     }
 
-    /// Submits one I/O through the buffer of `slot` (io_submit(2) of one control block, as
-    /// fio's libaio does with its default iodepth_batch_submit=1).
-    /// A priority in `flags` goes in aio_reqprio (IOCB_FLAG_IOPRIO), RWF_* flags in aio_rw_flags.
-    pub fn submit(
-        &mut self,
-        slot: usize,
-        (write, file): (bool, usize),
-        offset: u64,
-        len: usize,
-        flags: super::issue::IoFlags,
-    ) -> io::Result<()> {
-        assert!(!self.in_flight[slot], "slot {slot} is in flight");
-        assert!(len <= self.buf_size);
-        let buf = self.bufs.as_mut_ptr();
-        let cb = &mut self.iocbs[slot];
+    /// Submits one I/O through the buffer of its slot (io_submit(2) of one control block, as
+    /// fio's libaio does with its default iodepth_batch_submit=1). A priority goes in
+    /// aio_reqprio (IOCB_FLAG_IOPRIO), RWF_* flags in aio_rw_flags.
+    pub fn submit(&mut self, io: &Io) -> io::Result<()> {
+        let opcode = match io.dir {
+            Dir::Read => IOCB_CMD_PREAD,
+            Dir::Write => IOCB_CMD_PWRITE,
+            Dir::Trim => return Err(io::Error::from(io::ErrorKind::InvalidInput)),
+        };
+        let fd = self
+            .files
+            .get(io.file)
+            .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "no such file"))?
+            .as_raw_fd();
+        let buf = self.bufs.claim(io)?;
+        let cb = &mut self.iocbs[io.slot];
         *cb = Iocb {
-            aio_data: slot as u64,
-            aio_lio_opcode: if write {
-                IOCB_CMD_PWRITE
-            } else {
-                IOCB_CMD_PREAD
-            },
-            aio_fildes: self.files[file].as_raw_fd() as u32,
-            // SAFETY: slot * buf_size + len is within the allocation of depth * buf_size bytes.
-            aio_buf: unsafe { buf.add(slot * self.buf_size) } as u64,
-            aio_nbytes: len as u64,
-            aio_offset: offset as i64,
-            aio_rw_flags: flags.rw_flags,
-            aio_reqprio: flags.prio as i16,
-            aio_flags: if flags.prio != 0 {
-                super::issue::IOCB_FLAG_IOPRIO
+            aio_data: io.slot as u64,
+            aio_lio_opcode: opcode,
+            aio_fildes: fd as u32,
+            aio_buf: buf as u64,
+            aio_nbytes: io.len as u64,
+            aio_offset: io.offset as i64,
+            aio_rw_flags: io.flags.rw_flags,
+            aio_reqprio: io.flags.prio as i16,
+            aio_flags: if io.flags.prio != 0 {
+                IOCB_FLAG_IOPRIO
             } else {
                 0
             },
             ..Iocb::default()
         };
         let mut list = [cb as *mut Iocb];
-        loop {
+        let submitted = loop {
             // SAFETY: `list` holds one pointer to a control block that stays in place (and its
             // buffer, owned by self) until its event is reaped or the context is destroyed.
             let r = unsafe {
@@ -158,22 +149,23 @@ impl Aio {
                 )
             };
             match check(r) {
-                Ok(1) => break,
-                Ok(_) => return Err(io::Error::other("io_submit took no I/O")),
+                Ok(1) => break Ok(()),
+                Ok(_) => break Err(io::Error::other("io_submit took no I/O")),
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                Err(e) => return Err(e),
+                Err(e) => break Err(e),
             }
+        };
+        if submitted.is_err() {
+            self.bufs.release(io.slot);
         }
-        self.in_flight[slot] = true;
-        self.count += 1;
-        Ok(())
+        submitted
     }
 
     /// Waits until at least `min` I/Os have completed (io_getevents(2) for at least the ones
-    /// still waited for, and at most `reap_max` or that many) and hands each completed slot and
-    /// its result (bytes, or a negative errno) to `done`.
-    pub fn complete(&mut self, min: usize, done: &mut dyn FnMut(usize, i64)) -> io::Result<()> {
-        let mut left = min.min(self.count);
+    /// still waited for, and at most `reap_max` or that many) and hands the completions of each
+    /// call (slot, result: bytes or a negative errno) to `done`.
+    pub fn complete(&mut self, min: usize, mut done: impl FnMut(&[Reaped])) -> io::Result<()> {
+        let mut left = min.min(self.bufs.in_flight());
         loop {
             let nr = left.max(self.reap_max).min(self.events.len());
             // SAFETY: `events` has room for `nr` events; no timeout (NULL) waits for `left` of
@@ -193,11 +185,14 @@ impl Aio {
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                 Err(e) => return Err(e),
             };
+            self.reaped.clear();
             for ev in &self.events[..n] {
                 let slot = ev.data as usize;
-                self.in_flight[slot] = false;
-                self.count -= 1;
-                done(slot, ev.res);
+                self.bufs.release(slot);
+                self.reaped.push(Reaped { slot, res: ev.res });
+            }
+            if n > 0 {
+                done(&self.reaped);
             }
             left = left.saturating_sub(n);
             if left == 0 {
@@ -210,7 +205,9 @@ impl Aio {
 impl Drop for Aio {
     fn drop(&mut self) {
         // Wait for what is still in flight before the buffers go, then free the context.
-        let _ = self.complete(self.count, &mut |_, _| {});
+        if self.complete(self.bufs.in_flight(), |_| {}).is_err() {
+            self.bufs.leak();
+        }
         // SAFETY: `ctx` is the context io_setup made and nothing is in flight (io_destroy(2)).
         unsafe { libc::syscall(libc::SYS_io_destroy, self.ctx) };
     }
@@ -224,38 +221,4 @@ pub fn available() -> io::Result<()> {
     // SAFETY: `ctx` is the context just made, with nothing in flight.
     unsafe { libc::syscall(libc::SYS_io_destroy, ctx) };
     Ok(())
-}
-
-/// preadv(2) (or preadv2(2) with no flags when `v2`) of one buffer at `offset`.
-pub fn preadv(file: &File, buf: &mut [u8], offset: u64, v2: bool) -> io::Result<usize> {
-    let iov = libc::iovec {
-        iov_base: buf.as_mut_ptr().cast(),
-        iov_len: buf.len(),
-    };
-    // SAFETY: the iovec describes `buf`, valid for writes of its length during the call.
-    let r = unsafe {
-        if v2 {
-            libc::preadv2(file.as_raw_fd(), &iov, 1, offset as libc::off_t, 0)
-        } else {
-            libc::preadv(file.as_raw_fd(), &iov, 1, offset as libc::off_t)
-        }
-    };
-    check(r as libc::c_long).map(|n| n as usize)
-}
-
-/// pwritev(2) (or pwritev2(2) with the RWF_* `flags` when `v2`) of one buffer at `offset`.
-pub fn pwritev(file: &File, buf: &[u8], offset: u64, v2: bool, flags: i32) -> io::Result<usize> {
-    let iov = libc::iovec {
-        iov_base: buf.as_ptr() as *mut libc::c_void,
-        iov_len: buf.len(),
-    };
-    // SAFETY: the iovec describes `buf`, valid for reads of its length during the call.
-    let r = unsafe {
-        if v2 {
-            libc::pwritev2(file.as_raw_fd(), &iov, 1, offset as libc::off_t, flags)
-        } else {
-            libc::pwritev(file.as_raw_fd(), &iov, 1, offset as libc::off_t)
-        }
-    };
-    check(r as libc::c_long).map(|n| n as usize)
 }

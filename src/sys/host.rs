@@ -96,6 +96,13 @@ pub fn hostname() -> String {
         .unwrap_or_default()
 }
 
+/// Whether the kernel keeps time by the CPU's time stamp counter (its current clocksource is
+/// `tsc`): it then found the counter constant in rate and in step across CPUs.
+pub fn clock_is_tsc() -> bool {
+    std::fs::read_to_string("/sys/devices/system/clocksource/clocksource0/current_clocksource")
+        .is_ok_and(|s| s.trim() == "tsc")
+}
+
 /// CPUs this process may use.
 pub fn cpus() -> usize {
     std::thread::available_parallelism()

@@ -234,10 +234,11 @@ pub mod aio;
 pub mod dirfd;
 pub mod fiemap;
 pub mod host;
-pub mod issue;
+pub mod ioflags;
 pub mod loopctl;
 pub mod mounts;
 pub mod outfile;
+pub mod slots;
 pub mod uring;
 
 /// (major, minor) of a device number, as glibc's gnu_dev_major / gnu_dev_minor compute them.
@@ -354,31 +355,7 @@ impl Drop for AlignedBuf {
     }
 }
 
-/// An engine's buffers: `depth` slots of `size` bytes each, one after another, the first
-/// `lead` bytes past a page boundary (0: page-aligned, as O_DIRECT needs; fio places a
-/// buffered job's buffers where malloc put them, and mem_align past a page).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Slots {
-    pub depth: usize,
-    pub size: usize,
-    pub lead: usize,
-}
-
-impl Slots {
-    /// `depth` page-aligned buffers of `size` bytes.
-    pub fn new(depth: usize, size: usize) -> Slots {
-        Slots {
-            depth,
-            size,
-            lead: 0,
-        }
-    }
-
-    /// The memory of all the slots.
-    pub fn alloc(&self) -> AlignedBuf {
-        AlignedBuf::placed(self.depth * self.size, self.lead)
-    }
-}
+pub use slots::Slots;
 
 /// sync(2): commit every filesystem's dirty data (what the `sync` command does).
 pub fn sync() {
@@ -532,9 +509,88 @@ pub fn may_write(path: &Path) -> io::Result<()> {
     Ok(())
 }
 
+/// The CPU's time stamp counter (x86-64's rdtsc): cycles at a constant rate where the kernel
+/// keeps time by it (`host::clock_is_tsc`), read without a call into the vDSO.
+#[cfg(target_arch = "x86_64")]
+#[inline]
+pub fn tsc() -> u64 {
+    // SAFETY: rdtsc reads a counter into two registers; it has no preconditions.
+    unsafe { core::arch::x86_64::_rdtsc() }
+}
+
+/// preadv(2) (or preadv2(2) with no flags when `v2`) of one buffer at `offset` (fio's pvsync
+/// and pvsync2 engines).
+pub fn preadv(file: &std::fs::File, buf: &mut [u8], offset: u64, v2: bool) -> io::Result<usize> {
+    let iov = libc::iovec {
+        iov_base: buf.as_mut_ptr().cast(),
+        iov_len: buf.len(),
+    };
+    // SAFETY: the iovec describes `buf`, valid for writes of its length during the call.
+    let r = unsafe {
+        if v2 {
+            libc::preadv2(file.as_raw_fd(), &iov, 1, offset as libc::off_t, 0)
+        } else {
+            libc::preadv(file.as_raw_fd(), &iov, 1, offset as libc::off_t)
+        }
+    };
+    if r < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(r as usize)
+}
+
+/// pwritev(2) (or pwritev2(2) with the RWF_* `flags` when `v2`) of one buffer at `offset`.
+pub fn pwritev(
+    file: &std::fs::File,
+    buf: &[u8],
+    offset: u64,
+    v2: bool,
+    flags: i32,
+) -> io::Result<usize> {
+    let iov = libc::iovec {
+        iov_base: buf.as_ptr() as *mut libc::c_void,
+        iov_len: buf.len(),
+    };
+    // SAFETY: the iovec describes `buf`, valid for reads of its length during the call.
+    let r = unsafe {
+        if v2 {
+            libc::pwritev2(file.as_raw_fd(), &iov, 1, offset as libc::off_t, flags)
+        } else {
+            libc::pwritev(file.as_raw_fd(), &iov, 1, offset as libc::off_t)
+        }
+    };
+    if r < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(r as usize)
+}
+
+/// Trims `len` bytes at `offset` (fio's trim): BLKDISCARD on a block device (ioctl(2),
+/// <linux/fs.h>), otherwise fallocate(2) FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE (the range
+/// reads back as zeros, the file keeps its size).
+pub fn trim(file: &std::fs::File, offset: u64, len: u64) -> io::Result<()> {
+    use std::os::unix::fs::FileTypeExt;
+    const BLKDISCARD: libc::c_ulong = 0x1277;
+    let fd = file.as_raw_fd();
+    let r = if file.metadata()?.file_type().is_block_device() {
+        let range = [offset, len];
+        // SAFETY: BLKDISCARD reads two u64 (start, length) through the pointer, which points to
+        // `range`.
+        unsafe { libc::ioctl(fd, BLKDISCARD as _, range.as_ptr()) }
+    } else {
+        let mode = libc::FALLOC_FL_PUNCH_HOLE | libc::FALLOC_FL_KEEP_SIZE;
+        // SAFETY: fallocate takes integers only (fallocate(2)).
+        unsafe { libc::fallocate(fd, mode, offset as libc::off_t, len as libc::off_t) }
+    };
+    if r < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
-    use super::AlignedBuf;
+    use super::{trim, AlignedBuf};
 
     /// Huge buffers start on a 2 MiB boundary, are zeroed and hold what is written; `large`
     /// takes them from 256 KiB up, pages below; every kind frees with its own layout.
@@ -551,5 +607,21 @@ mod tests {
         assert_eq!((s.as_ptr() as usize % 4096, s.len()), (0, 64 << 10));
         let p = AlignedBuf::placed(4096, 16);
         assert_eq!(p.as_ptr() as usize % 4096, 16);
+    }
+    #[test]
+    fn a_trim_punches_a_hole_that_reads_back_as_zeros() {
+        use std::os::unix::fs::MetadataExt;
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("f");
+        std::fs::write(&f, vec![7u8; 1 << 20]).unwrap();
+        let file = std::fs::OpenOptions::new().write(true).open(&f).unwrap();
+        file.sync_all().unwrap();
+        let before = file.metadata().unwrap().blocks();
+        trim(&file, 4096, 512 << 10).unwrap();
+        let data = std::fs::read(&f).unwrap();
+        assert_eq!(data.len(), 1 << 20);
+        assert!(data[4096..4096 + (512 << 10)].iter().all(|&b| b == 0));
+        assert!(data[..4096].iter().all(|&b| b == 7));
+        assert!(file.metadata().unwrap().blocks() < before);
     }
 }

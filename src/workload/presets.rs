@@ -178,9 +178,11 @@ pub fn expand(p: &Preset, extra: &str) -> Result<Vec<Job>, PlanError> {
     p.jobs
         .iter()
         .map(|(name, opts)| {
-            let mut job = Job::default();
-            // A preset is its fio job file: buffers where fio's would be (jobmore::MALLOC_LEAD).
-            job.more.malloc_buffers = true;
+            // A preset is its fio job file: buffers where fio's would be (job::MALLOC_LEAD).
+            let mut job = Job {
+                malloc_buffers: true,
+                ..Job::default()
+            };
             apply_options(&mut job, p.global)?;
             job.filename = Some(SHARED_FILE.to_string());
             apply_options(&mut job, opts)?;

@@ -3,6 +3,16 @@
 
 use super::*;
 
+/// The directions a job does.
+fn does(dirs: &[Dir]) -> PerDir<bool> {
+    PerDir::new(|d| dirs.contains(&d))
+}
+
+/// The direction of a log line's ddir column.
+fn ddir(col: &str) -> Dir {
+    Dir::ALL[col.parse::<usize>().unwrap()]
+}
+
 const FIX: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/fio-3.33-logs/");
 
 fn fixture(name: &str) -> String {
@@ -31,10 +41,10 @@ fn a_line_per_io_matches_fios_columns_and_values() {
         offset: true,
         ..FioLogs::new()
     };
-    let mut book = LogBook::new(&spec, true, true, 0);
+    let mut book = LogBook::new(&spec, does(&[Dir::Read, Dir::Write]), 0);
     for r in rows(&clat) {
         book.io(
-            (num(&r[0]), 0, r[2] == "1"),
+            (num(&r[0]), 0, ddir(&r[2])),
             num(&r[3]),
             num(&r[4]),
             num(&r[1]),
@@ -42,9 +52,9 @@ fn a_line_per_io_matches_fios_columns_and_values() {
         );
     }
     book.finish(10);
-    assert_eq!(book.lat, clat);
-    assert_eq!(book.bw, fixture("each_bw.1.log"));
-    assert_eq!(book.iops, fixture("each_iops.1.log"));
+    assert_eq!(book.text.lat, clat);
+    assert_eq!(book.text.bw, fixture("each_bw.1.log"));
+    assert_eq!(book.text.iops, fixture("each_iops.1.log"));
     assert!(fixture("each_slat.1.log").is_empty(), "psync has no slat");
 }
 
@@ -60,24 +70,19 @@ fn windows_have_fios_columns_units_and_directions() {
         hist_coarseness: 4,
         ..FioLogs::new()
     };
-    let mut book = LogBook::new(&spec, true, true, 0);
+    let mut book = LogBook::new(&spec, does(&[Dir::Read, Dir::Write]), 0);
     // 1 s of 4 KiB I/Os, alternately read (50 us) and written (4 us), every 50 us.
     for i in 0..20_000u64 {
-        let write = i % 2 == 1;
-        book.io(
-            (i / 20, 0, write),
-            4096,
-            0,
-            if write { 4_000 } else { 50_000 },
-            None,
-        );
+        let d = Dir::ALL[i as usize % 2];
+        let lat = if d == Dir::Write { 4_000 } else { 50_000 };
+        book.io((i / 20, 0, d), 4096, 0, lat, None);
     }
     book.finish(1000);
     for (ours, theirs) in [
-        (&book.bw, "window_bw.2.log"),
-        (&book.iops, "window_iops.2.log"),
-        (&book.lat, "window_lat.2.log"),
-        (&book.hist, "window_clat_hist.2.log"),
+        (&book.text.bw, "window_bw.2.log"),
+        (&book.text.iops, "window_iops.2.log"),
+        (&book.text.lat, "window_lat.2.log"),
+        (&book.text.hist, "window_clat_hist.2.log"),
     ] {
         let (o, t) = (rows(ours), rows(&fixture(theirs)));
         assert!(!o.is_empty(), "{theirs}");
@@ -90,15 +95,15 @@ fn windows_have_fios_columns_units_and_directions() {
         );
     }
     // Units: KiB/s, IOPS and ns, as fio's (10,000 reads a second of 4 KiB at 50 us).
-    let bw = rows(&book.bw);
+    let bw = rows(&book.text.bw);
     assert_eq!(bw[0], ["250", "40000", "0", "0", "0"]);
-    assert_eq!(rows(&book.iops)[1], ["250", "10000", "1", "0", "0"]);
-    assert_eq!(rows(&book.lat)[0], ["250", "50000", "0", "0", "0"]);
+    assert_eq!(rows(&book.text.iops)[1], ["250", "10000", "1", "0", "0"]);
+    assert_eq!(rows(&book.text.lat)[0], ["250", "50000", "0", "0", "0"]);
     // fio's window (its bandwidth and IOPS near 40 MB/s and 10,000/s): the same scale.
     let theirs = rows(&fixture("window_iops.2.log"));
     assert!((5_000..20_000).contains(&num(&theirs[0][1])));
     // Histogram: 1856 bins / 2^4, the window's I/Os counted once.
-    let h = rows(&book.hist);
+    let h = rows(&book.text.hist);
     assert_eq!(h[0].len(), 3 + PLAT_NR / 16);
     let total: u64 = h.iter().flat_map(|r| r[3..].iter().map(|c| num(c))).sum();
     // Whole windows only, as fio's (the one at 500 ms; the job ended before the next closed).
@@ -116,23 +121,23 @@ fn max_both_prio_and_epoch_columns() {
         offset: true,
         ..FioLogs::new()
     };
-    let mut book = LogBook::new(&spec, true, false, 1_000_000);
-    book.io((10, 0, false), 4096, 8192, 100, None);
-    book.io((20, 0, false), 4096, 0, 300, None);
+    let mut book = LogBook::new(&spec, does(&[Dir::Read]), 1_000_000);
+    book.io((10, 0, Dir::Read), 4096, 8192, 100, None);
+    book.io((20, 0, Dir::Read), 4096, 0, 300, None);
     book.finish(150);
-    assert_eq!(book.lat, "1000150, 200, 300, 0, 0, 0, 0x0000\n");
+    assert_eq!(book.text.lat, "1000150, 200, 300, 0, 0, 0, 0x0000\n");
     let spec = FioLogs {
         lat: Some(String::new()),
         avg_msec: 100,
         window: LogWindow::Max,
         ..FioLogs::new()
     };
-    let mut book = LogBook::new(&spec, false, true, 0);
-    book.io((10, 0, true), 4096, 0, 100, None);
-    book.io((20, 0, true), 4096, 0, 300, None);
-    book.io((120, 0, true), 4096, 0, 7, None);
+    let mut book = LogBook::new(&spec, does(&[Dir::Write]), 0);
+    book.io((10, 0, Dir::Write), 4096, 0, 100, None);
+    book.io((20, 0, Dir::Write), 4096, 0, 300, None);
+    book.io((120, 0, Dir::Write), 4096, 0, 7, None);
     book.finish(130);
-    assert_eq!(book.lat, "100, 300, 1, 0, 0\n130, 7, 1, 0, 0\n");
+    assert_eq!(book.text.lat, "100, 300, 1, 0, 0\n130, 7, 1, 0, 0\n");
 }
 
 #[test]
@@ -158,24 +163,24 @@ fn submission_and_completion_latency_have_their_own_lines_when_timed_apart() {
         lat: Some(String::new()),
         ..FioLogs::new()
     };
-    let mut book = LogBook::new(&spec, true, false, 0);
-    book.io((5, 0, false), 4096, 0, 900, Some((700, 200)));
-    assert!(book.split);
-    assert_eq!(book.lat, "5, 900, 0, 4096, 0\n");
-    assert_eq!(book.clat, "5, 700, 0, 4096, 0\n");
-    assert_eq!(book.slat, "5, 200, 0, 4096, 0\n");
+    let mut book = LogBook::new(&spec, does(&[Dir::Read]), 0);
+    book.io((5, 0, Dir::Read), 4096, 0, 900, Some((700, 200)));
+    assert!(book.text.split);
+    assert_eq!(book.text.lat, "5, 900, 0, 4096, 0\n");
+    assert_eq!(book.text.clat, "5, 700, 0, 4096, 0\n");
+    assert_eq!(book.text.slat, "5, 200, 0, 4096, 0\n");
     let windowed = FioLogs {
         lat: Some(String::new()),
         avg_msec: 100,
         ..FioLogs::new()
     };
-    let mut book = LogBook::new(&windowed, true, false, 0);
-    book.io((10, 0, false), 4096, 0, 900, Some((700, 200)));
-    book.io((20, 0, false), 4096, 0, 500, Some((300, 200)));
+    let mut book = LogBook::new(&windowed, does(&[Dir::Read]), 0);
+    book.io((10, 0, Dir::Read), 4096, 0, 900, Some((700, 200)));
+    book.io((20, 0, Dir::Read), 4096, 0, 500, Some((300, 200)));
     book.finish(100);
-    assert_eq!(book.lat, "100, 700, 0, 0, 0\n");
-    assert_eq!(book.clat, "100, 500, 0, 0, 0\n");
-    assert_eq!(book.slat, "100, 200, 0, 0, 0\n");
+    assert_eq!(book.text.lat, "100, 700, 0, 0, 0\n");
+    assert_eq!(book.text.clat, "100, 500, 0, 0, 0\n");
+    assert_eq!(book.text.slat, "100, 200, 0, 0, 0\n");
 }
 
 #[test]
@@ -187,21 +192,20 @@ fn log_issue_time_adds_the_issue_time_to_the_latency_log_and_zero_elsewhere() {
         issue_time: true,
         ..FioLogs::new()
     };
-    let mut book = LogBook::new(&spec, true, false, 0);
-    book.io((5, 4_900_000, false), 4096, 8192, 100_000, None);
-    assert_eq!(book.lat, "5, 100000, 0, 4096, 8192, 0, 4900000\n");
-    assert_eq!(book.bw, "5, 40960, 0, 4096, 8192, 0, 0\n");
+    let mut book = LogBook::new(&spec, does(&[Dir::Read]), 0);
+    book.io((5, 4_900_000, Dir::Read), 4096, 8192, 100_000, None);
+    assert_eq!(book.text.lat, "5, 100000, 0, 4096, 8192, 0, 4900000\n");
+    assert_eq!(book.text.bw, "5, 40960, 0, 4096, 8192, 0, 0\n");
     // Windowed lines: 0 in the issue time column too.
     let mut book = LogBook::new(
         &FioLogs {
             avg_msec: 10,
             ..spec
         },
-        true,
-        false,
+        does(&[Dir::Read]),
         0,
     );
-    book.io((5, 4_900_000, false), 4096, 8192, 100_000, None);
+    book.io((5, 4_900_000, Dir::Read), 4096, 8192, 100_000, None);
     book.finish(10);
-    assert_eq!(book.lat, "10, 100000, 0, 0, 0, 0, 0\n");
+    assert_eq!(book.text.lat, "10, 100000, 0, 0, 0, 0, 0\n");
 }

@@ -18,28 +18,49 @@ const TC_FLUSH: u32 = 1 << 2;
 const TC_NOTIFY: u32 = 1 << 10;
 const TC_DISCARD: u32 = 1 << 13;
 
+/// Words of a trace in the byte order of the machine that traced it.
+#[derive(Clone, Copy)]
+struct Order {
+    le: bool,
+}
+
+impl Order {
+    fn u16_at(self, b: &[u8], i: usize) -> u16 {
+        let w = [b[i], b[i + 1]];
+        if self.le {
+            u16::from_le_bytes(w)
+        } else {
+            u16::from_be_bytes(w)
+        }
+    }
+
+    fn u32_at(self, b: &[u8], i: usize) -> u32 {
+        let w = [b[i], b[i + 1], b[i + 2], b[i + 3]];
+        if self.le {
+            u32::from_le_bytes(w)
+        } else {
+            u32::from_be_bytes(w)
+        }
+    }
+
+    fn u64_at(self, b: &[u8], i: usize) -> u64 {
+        let (hi, lo) = if self.le {
+            (self.u32_at(b, i + 4), self.u32_at(b, i))
+        } else {
+            (self.u32_at(b, i), self.u32_at(b, i + 4))
+        };
+        (hi as u64) << 32 | lo as u64
+    }
+}
+
 /// Reads a blktrace's events into a replay; errors name the event's byte offset.
 pub fn parse(bytes: &[u8], adj: Adjust) -> Result<Replay, String> {
     let Some(first) = bytes.get(..4) else {
         return Err("1: shorter than one blktrace event".into());
     };
-    let le = u32::from_le_bytes([first[0], first[1], first[2], first[3]]) & 0xffff_ff00
-        == super::BLKTRACE_MAGIC;
-    let u32_at = |b: &[u8], i: usize| {
-        let w = [b[i], b[i + 1], b[i + 2], b[i + 3]];
-        if le {
-            u32::from_le_bytes(w)
-        } else {
-            u32::from_be_bytes(w)
-        }
-    };
-    let u64_at = |b: &[u8], i: usize| {
-        let (hi, lo) = if le {
-            (u32_at(b, i + 4), u32_at(b, i))
-        } else {
-            (u32_at(b, i), u32_at(b, i + 4))
-        };
-        (hi as u64) << 32 | lo as u64
+    let word = u32::from_le_bytes([first[0], first[1], first[2], first[3]]);
+    let order = Order {
+        le: word & 0xffff_ff00 == super::BLKTRACE_MAGIC,
     };
     let mut r = Replay::default();
     let mut at = 0usize;
@@ -50,47 +71,52 @@ pub fn parse(bytes: &[u8], adj: Adjust) -> Result<Replay, String> {
                 "byte {at} of a blktrace: a truncated event (the trace was cut)"
             ));
         };
-        if u32_at(h, 0) & 0xffff_ff00 != super::BLKTRACE_MAGIC {
+        if order.u32_at(h, 0) & 0xffff_ff00 != super::BLKTRACE_MAGIC {
             return Err(format!("byte {at} of a blktrace: bad magic, not a blktrace event (a blktrace file holds only events; blkparse -d writes one)"));
         }
-        let pdu = (if le {
-            u16::from_le_bytes([h[46], h[47]])
-        } else {
-            u16::from_be_bytes([h[46], h[47]])
-        }) as usize;
-        let (time, sector, len, action) =
-            (u64_at(h, 8), u64_at(h, 16), u32_at(h, 24), u32_at(h, 28));
-        at += HEADER + pdu;
-        let (what, cat) = (action & 0xffff, action >> 16);
-        if what != TA_QUEUE || cat & TC_NOTIFY != 0 {
-            continue;
-        }
-        let t0 = *start.get_or_insert(time);
-        let us = time.saturating_sub(t0) / 1000;
-        let kind = if cat & TC_DISCARD != 0 {
-            r.trims += 1;
-            continue;
-        } else if len == 0 && cat & TC_FLUSH != 0 {
-            OpKind::Sync
-        } else if len == 0 {
-            continue;
-        } else if cat & TC_WRITE != 0 {
-            OpKind::Write
-        } else {
-            OpKind::Read
-        };
-        let mut offset = sector.saturating_mul(512) / adj.scale.max(1);
-        if adj.align > 1 {
-            offset &= !(adj.align - 1);
-        }
-        r.ops.push(Op {
-            at: Duration::from_micros(us.saturating_mul(100) / adj.time_scale.max(1) as u64),
-            kind,
-            offset,
-            len: len as u64,
-        });
+        at += HEADER + order.u16_at(h, 46) as usize;
+        event(order, h, (&mut start, adj), &mut r);
     }
     Ok(r)
+}
+
+/// One event's header: a queued request becomes an operation (a discard is counted as a trim,
+/// not kept), due from the first queued one's time.
+fn event(o: Order, h: &[u8], (start, adj): (&mut Option<u64>, Adjust), r: &mut Replay) {
+    let (time, sector, len, action) = (
+        o.u64_at(h, 8),
+        o.u64_at(h, 16),
+        o.u32_at(h, 24),
+        o.u32_at(h, 28),
+    );
+    let (what, cat) = (action & 0xffff, action >> 16);
+    if what != TA_QUEUE || cat & TC_NOTIFY != 0 {
+        return;
+    }
+    let t0 = *start.get_or_insert(time);
+    let us = time.saturating_sub(t0) / 1000;
+    let kind = if cat & TC_DISCARD != 0 {
+        r.trims += 1;
+        return;
+    } else if len == 0 && cat & TC_FLUSH != 0 {
+        OpKind::Sync
+    } else if len == 0 {
+        return;
+    } else if cat & TC_WRITE != 0 {
+        OpKind::Write
+    } else {
+        OpKind::Read
+    };
+    let mut offset = sector.saturating_mul(512) / adj.scale.max(1);
+    if adj.align > 1 {
+        offset &= !(adj.align - 1);
+    }
+    r.ops.push(Op {
+        at: Duration::from_micros(us.saturating_mul(100) / adj.time_scale.max(1) as u64),
+        kind,
+        offset,
+        len: len as u64,
+    });
 }
 
 #[cfg(test)]

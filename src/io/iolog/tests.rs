@@ -79,8 +79,8 @@ fn a_malformed_log_is_refused_at_its_line() {
 fn a_log_of_several_files_names_each_ios_file_as_fio_does() {
     let names = ["a".to_string(), "b".to_string()];
     let mut rec = Recorder::new(&names);
-    rec.op(Duration::from_micros(5), OpKind::Write, (1, 4096), 4096);
-    rec.op(Duration::from_micros(6), OpKind::Sync, (0, 0), 0);
+    rec.op(Duration::from_micros(5), OpKind::Write, 1, 4096, 4096);
+    rec.op(Duration::from_micros(6), OpKind::Sync, 0, 0, 0);
     rec.close(Duration::from_micros(9));
     assert_eq!(
         rec.text,
@@ -91,9 +91,9 @@ fn a_log_of_several_files_names_each_ios_file_as_fio_does() {
 #[test]
 fn a_recorded_log_replays_the_same_offsets_and_sizes() {
     let mut rec = Recorder::new(&["/t/j.0.0".to_string()]);
-    rec.op(Duration::from_micros(10), OpKind::Write, (0, 8192), 4096);
-    rec.op(Duration::from_micros(2500), OpKind::Read, (0, 0), 65536);
-    rec.op(Duration::from_micros(2600), OpKind::Datasync, (0, 0), 0);
+    rec.op(Duration::from_micros(10), OpKind::Write, 0, 8192, 4096);
+    rec.op(Duration::from_micros(2500), OpKind::Read, 0, 0, 65536);
+    rec.op(Duration::from_micros(2600), OpKind::Datasync, 0, 0, 0);
     rec.close(Duration::from_micros(3000));
     assert!(rec.text.starts_with(
         "fio version 3 iolog\n0 /t/j.0.0 add\n0 /t/j.0.0 open\n10 /t/j.0.0 write 8192 4096\n"

@@ -73,8 +73,10 @@ pub fn parse_with(
     let lines = syntax::lines(text, origin, dir, read)?;
     let mut errors: Vec<(String, String)> = Vec::new();
     let mut notes = Vec::new();
-    let mut global = Job::default();
-    global.more.malloc_buffers = true;
+    let mut global = Job {
+        malloc_buffers: true,
+        ..Job::default()
+    };
     let mut global_src: Vec<Source> = Vec::new();
     let mut jobs: Vec<Job> = Vec::new();
     let mut sources: Vec<Vec<Source>> = Vec::new();

@@ -92,32 +92,6 @@ pub(super) fn parse_u64(key: &str, v: &str) -> R<u64> {
     parse_fio_size(v).map_err(|_| format!("{key}={v}: expected a whole number").into())
 }
 
-pub(super) fn need<'a>(key: &str, v: Option<&'a str>) -> R<&'a str> {
-    match v {
-        Some(v) if !v.trim().is_empty() => Ok(v.trim()),
-        _ => Err(format!("option '{key}' needs a value, e.g. {key}={}", example(key)).into()),
-    }
-}
-
-pub(super) fn example(key: &str) -> &'static str {
-    match key {
-        "rw" | "readwrite" => "randread",
-        "bs" | "blocksize" => "4k",
-        "bsrange" | "blocksize_range" => "4k-64k",
-        "bssplit" => "4k/50:64k/50",
-        "size" | "io_size" | "io_limit" | "filesize" | "offset" => "1G",
-        "runtime" | "ramp_time" | "timeout" | "startdelay" => "30s",
-        "ioengine" => "io_uring",
-        "verify" => "crc32c",
-        "random_distribution" => "zipf:1.2",
-        "rate" => "10m",
-        "steadystate" | "ss" => "iops_slope:0.3%",
-        "ss_dur" | "steadystate_duration" => "30s",
-        "ss_ramp" | "steadystate_ramp_time" => "10s",
-        _ => "1",
-    }
-}
-
 /// fio's per-direction values: `X` for reads and writes, `X,Y` reads X and writes Y, `,Y` writes
 /// only, `X,` reads only; a third (trims) is accepted and unused (fsbench issues no trims).
 pub(super) fn per_dir<T: Clone>(v: &str, f: impl Fn(&str) -> R<T>) -> R<[Option<T>; 2]> {
@@ -185,10 +159,6 @@ pub fn parse_steady(v: &str) -> R<(SteadyKind, f64, bool)> {
         .into());
     }
     Ok((kind, value, pct))
-}
-
-pub(super) fn duration(key: &str, v: Option<&str>) -> R<Duration> {
-    parse_duration(need(key, v)?).map_err(|e| format!("{key}: {e}").into())
 }
 
 /// A seed from the clock, for runs that were not given one (recorded with the results).
@@ -286,13 +256,14 @@ pub(super) fn parse_bssplit(v: &str) -> R<BlockSize> {
     Ok(BlockSize::Split(split))
 }
 
-pub(super) fn size_spec(key: &str, v: &str) -> R<SizeSpec> {
+/// Bytes or a share of the file, device or free space (`50%`; 0% only where `zero`).
+pub(super) fn size_spec(key: &str, v: &str, zero: bool) -> R<SizeSpec> {
     Ok(match v.strip_suffix('%') {
         Some(p) => SizeSpec::Percent(
             p.trim()
                 .parse::<f64>()
                 .ok()
-                .filter(|x| *x >= 0.0 && *x <= 100.0 && (*x > 0.0 || key == "offset"))
+                .filter(|x| *x >= 0.0 && *x <= 100.0 && (*x > 0.0 || zero))
                 .ok_or_else(|| format!("{key}={v}: a percentage is from 1% to 100%"))?,
         ),
         None => SizeSpec::Bytes(parse_fio_size(v).map_err(|e| format!("{key}: {e}"))?),

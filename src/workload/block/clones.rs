@@ -6,6 +6,7 @@ use std::sync::Mutex;
 use super::resolve::Worker;
 use crate::io::Stats;
 use crate::metrics::hist;
+use crate::plan::dir::Dir;
 use crate::store::{CloneBw, CloneFigures, CloneLat};
 
 /// A worker's per-second bandwidth, summed up.
@@ -44,19 +45,20 @@ impl Clones {
 
     /// Keeps worker `wi`'s figures (clone `clone` of its job).
     pub fn keep(&self, wi: usize, clone: usize, st: &Stats) {
-        let mixed = st.reads > 0 && st.writes > 0;
+        let (r, w) = (&st.tally.dirs[Dir::Read], &st.tally.dirs[Dir::Write]);
+        let mixed = r.ios > 0 && w.ios > 0;
         let f = CloneFigures {
             clone: clone as u32,
-            read_ios: st.reads,
-            read_bytes: st.read_bytes,
-            write_ios: st.writes,
-            write_bytes: st.write_bytes,
+            read_ios: r.ios,
+            read_bytes: r.bytes,
+            write_ios: w.ios,
+            write_bytes: w.bytes,
             runtime_s: st.measured.as_secs_f64(),
-            lat_ns: summary(&st.lat),
-            read_lat_ns: mixed.then(|| summary(&st.read_lat)),
-            write_lat_ns: mixed.then(|| summary(&st.write_lat)),
+            lat_ns: summary(&st.tally.lat()),
+            read_lat_ns: mixed.then(|| summary(&r.lat)),
+            write_lat_ns: mixed.then(|| summary(&w.lat)),
             bw_per_sec: per_sec(st),
-            error: st.error.clone(),
+            error: st.ended.error.clone(),
         };
         let mut all = self.0.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(slot) = all.get_mut(wi) {

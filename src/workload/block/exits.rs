@@ -5,8 +5,8 @@
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::Mutex;
 
+use crate::plan::job::ExitWhat;
 use crate::plan::job::Job;
-use crate::plan::jobmore::ExitWhat;
 
 pub struct Exits {
     /// Each job's reporting group (fio's groupid: a new one at each stonewall or new_group).
@@ -22,7 +22,7 @@ impl Exits {
         let mut gid = Vec::with_capacity(jobs.len());
         let mut g = 0;
         for (i, j) in jobs.iter().enumerate() {
-            if i > 0 && (j.stonewall || j.more.new_group) {
+            if i > 0 && (j.stonewall || j.new_group) {
                 g += 1;
             }
             gid.push(g);
@@ -45,7 +45,7 @@ impl Exits {
         if !j.exitall {
             return;
         }
-        let raise: Vec<usize> = match j.more.exit_what {
+        let raise: Vec<usize> = match j.exit_what {
             ExitWhat::Group => vec![self.gid[job]],
             ExitWhat::Stonewall => phase.iter().map(|&k| self.gid[k]).collect(),
             ExitWhat::All => {

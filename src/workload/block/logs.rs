@@ -46,16 +46,16 @@ fn files(job: &Job, logs: &FioLogs, n: usize) -> Vec<(Kind, PathBuf)> {
 /// The text of one kind of log.
 fn text<'a>(book: &'a LogBook, kind: &str) -> &'a str {
     match kind {
-        "bw" => &book.bw,
-        "iops" => &book.iops,
-        "lat" => &book.lat,
+        "bw" => &book.text.bw,
+        "iops" => &book.text.iops,
+        "lat" => &book.text.lat,
         // Timed apart (the asynchronous engines): fio's completion and submission latency.
         // Otherwise an I/O is timed from its queueing to its completion, and the sync engines
         // leave slat empty, as fio's do.
-        "clat" if book.split => &book.clat,
-        "clat" => &book.lat,
-        "slat" => &book.slat,
-        "clat_hist" => &book.hist,
+        "clat" if book.text.split => &book.text.clat,
+        "clat" => &book.text.lat,
+        "slat" => &book.text.slat,
+        "clat_hist" => &book.text.hist,
         _ => "",
     }
 }

@@ -9,14 +9,15 @@ mod cpus;
 mod dedupe;
 mod exits;
 mod footprint;
-mod issue;
 mod logs;
+mod lower;
 mod patterns;
+mod per_io;
+mod per_io_figures;
 mod resolve;
 mod session;
 use crate::metrics::name as metric;
 pub use session::BlockSession;
-mod issued;
 pub mod snap;
 mod steady;
 pub mod vstate;
@@ -132,12 +133,24 @@ pub const RECORD_METRICS: &[&str] = &[
     metric::SYSTEM_CPU_SYS_PCT,
 ];
 
+/// Where a block workload's jobs come from, which decides whose rules its page cache follows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Origin {
+    /// fsbench's presets and `block:` jobs: a phase that reads drops the whole page cache
+    /// first (unless every job of it keeps it: invalidate=0).
+    Fsbench,
+    /// A fio job file: each job with invalidate drops its own files' pages before its phase
+    /// and, buffered, at the end of each pass over a file, as fio does; the rest of the cache
+    /// is kept.
+    JobFile,
+}
+
 #[derive(Clone)]
 pub struct Block {
     jobs: Vec<Job>,
     /// Notes from reading the jobs (e.g. libaio run on io_uring).
     notes: Vec<String>,
-    from_jobfile: bool,
+    origin: Origin,
     /// Snapshots under load (`snapshots=RATE`), on the phases of `snap_jobs` (every phase when
     /// empty).
     snap: Option<snap::SnapOpts>,
@@ -188,7 +201,7 @@ pub fn build_preset(
     Ok(Box::new(Block {
         jobs: finish_jobs(jobs, o),
         notes: Vec::new(),
-        from_jobfile: false,
+        origin: Origin::Fsbench,
         snap,
         snap_jobs: Vec::new(),
         fresh: false,
@@ -207,7 +220,7 @@ pub fn build_adhoc(spec: &WorkloadSpec, o: &Overrides) -> Result<Box<dyn Workloa
     Ok(Box::new(Block {
         jobs: finish_jobs(vec![job], o),
         notes,
-        from_jobfile: false,
+        origin: Origin::Fsbench,
         snap,
         snap_jobs: Vec::new(),
         fresh: false,
@@ -259,7 +272,7 @@ impl Block {
         Block {
             jobs: finish_jobs(jobs, o),
             notes: Vec::new(),
-            from_jobfile: true,
+            origin: Origin::JobFile,
             snap: None,
             snap_jobs: Vec::new(),
             fresh: false,
@@ -292,7 +305,7 @@ impl Block {
         Block {
             jobs,
             notes: Vec::new(),
-            from_jobfile: false,
+            origin: Origin::Fsbench,
             snap,
             snap_jobs,
             fresh: true,

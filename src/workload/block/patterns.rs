@@ -7,13 +7,13 @@ use crate::plan::fio::pattern::parse_pattern_with;
 
 /// The block with its pattern files read, when a job names one.
 pub fn load(b: &Block) -> Result<Option<Block>, RunError> {
-    if b.jobs.iter().all(|j| j.more.pattern_src.is_empty()) {
+    if b.jobs.iter().all(|j| j.pattern_src.is_empty()) {
         return Ok(None);
     }
     let read = |name: &str| std::fs::read(name);
     let mut out = b.clone();
     for job in &mut out.jobs {
-        for (key, value) in job.more.pattern_src.clone() {
+        for (key, value) in job.pattern_src.clone() {
             let bytes = parse_pattern_with(&key, &value, Some(&read))
                 .map_err(|e| RunError::Invalid(format!("job '{}': {e}", job.name)))?;
             match (key.as_str(), job.verify.as_mut()) {

@@ -1,29 +1,32 @@
-//! A block workload resolved against a target: every worker's file, region and pattern, the files
-//! to lay out, and the notes of each job. Everything that can fail does so here, before anything
-//! runs.
+//! A block workload resolved against a target: every worker's files, region and plan (its job
+//! lowered, `lower`, with what the run adds: its trace, flow, verify state, working set), the
+//! files to lay out, and the notes of each job. Everything that can fail does so here, before
+//! anything runs.
 
+use std::collections::HashSet;
 use std::fs::File;
 use std::os::unix::fs::FileTypeExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::Duration;
 
-use super::{fmt, writes, Block};
+use super::{fmt, writes, Block, Origin};
 use crate::engine;
 use crate::frame::{Place, RunError, TargetCtx};
 use crate::io::iolog::{self, Adjust, OpKind, Replay};
-use crate::io::{self, Pace, Pattern, Shape};
-use crate::plan::job::{BlockSize, Distribution, EngineKind, Job, Rw, SizeSpec};
+use crate::io::worker::{max_bs, FlowSeat, Source, WorkerPlan};
+use crate::plan::job::{Distribution, EngineKind, Job, SizeSpec};
 
-/// One worker of a job, resolved: its file, its pattern.
+/// One worker of a job, resolved: its files, its region in each, its plan.
 pub struct Worker {
     pub job: usize,
     /// Its (first) file.
     pub path: PathBuf,
     /// Its other files (fio's nrfiles, filename=a:b), I/O file index 1 on.
-    pub more: Vec<PathBuf>,
+    pub others: Vec<PathBuf>,
     pub blockdev: bool,
-    pub pattern: Pattern,
+    /// Bytes of its region in each file.
+    pub region: u64,
+    pub plan: WorkerPlan,
 }
 
 pub struct Resolved {
@@ -40,19 +43,10 @@ fn invalid(s: String) -> RunError {
     RunError::Invalid(s)
 }
 
-fn seed_of(name: &str, clone: u32) -> u64 {
-    // FNV-1a of the job name, so every job and worker has its own reproducible stream.
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for b in name.bytes() {
-        h = (h ^ b as u64).wrapping_mul(0x0100_0000_01b3);
-    }
-    h ^ (clone as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15)
-}
-
 impl Worker {
     /// All its files, in I/O file index order.
     pub fn files(&self) -> impl Iterator<Item = &PathBuf> {
-        std::iter::once(&self.path).chain(&self.more)
+        std::iter::once(&self.path).chain(&self.others)
     }
 }
 
@@ -81,6 +75,50 @@ fn path_of(place: &Place, base: &Path, job: &Job, clone: u32, i: u32) -> Result<
         (_, Some(f)) => base.join(f),
         (_, None) => base.join(format!("{}.{clone}.{i}", job.name)),
     })
+}
+
+/// Refuses the files of a job on a filesystem (not a raw device) that fsbench must not do I/O
+/// through (`data_file`).
+pub(super) fn data_files(place: &Place, name: &str, paths: &[PathBuf]) -> Result<(), RunError> {
+    if matches!(place, Place::Raw(_)) {
+        return Ok(());
+    }
+    let mut dirs = HashSet::new();
+    paths.iter().try_for_each(|p| data_file(p, name, &mut dirs))
+}
+
+/// Refuses a data file fsbench must not do I/O through (it runs as root): a symbolic link, a
+/// character device, FIFO, socket or directory, or a file under /proc, /sys or /dev or on a kernel
+/// filesystem; a block device is the one thing a data file may be there (its own guards apply).
+/// `dirs`: the directories already found to be data filesystems (a job with a million files has
+/// few).
+fn data_file(path: &Path, name: &str, dirs: &mut HashSet<PathBuf>) -> Result<(), RunError> {
+    let refuse = |why: String| {
+        invalid(format!(
+            "job '{name}': its file {} {why}: fsbench does I/O only on regular files on a data filesystem (or a named block device); give another filename",
+            path.display()
+        ))
+    };
+    match std::fs::symlink_metadata(path) {
+        Ok(m) if m.file_type().is_block_device() => return Ok(()),
+        Ok(m) if m.file_type().is_symlink() => {
+            return Err(refuse("is a symbolic link (name the file itself)".into()))
+        }
+        Ok(m) if !m.file_type().is_file() => return Err(refuse("is not a regular file".into())),
+        _ => {}
+    }
+    let dir = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    if dirs.contains(dir) {
+        return Ok(());
+    }
+    if let Some(why) = crate::sys::outfile::kernel_dir(dir) {
+        return Err(refuse(format!("is in the kernel's files ({why})")));
+    }
+    dirs.insert(dir.to_path_buf());
+    Ok(())
 }
 
 /// Rank `r`'s own file beside `path` (N-N): `name.r<r>`.
@@ -165,7 +203,7 @@ fn region_of(
     } else {
         region
     };
-    let max_bs = io::max_bs(&job.bs).max(io::max_bs(job.wbs()));
+    let max_bs = max_bs(&job.bs).max(max_bs(job.wbs()));
     if region < max_bs {
         return Err(invalid(format!(
             "job '{name}': its size ({}) is smaller than its largest block ({}): raise size={}",
@@ -177,129 +215,23 @@ fn region_of(
     Ok((base, region))
 }
 
-/// The pattern of worker `clone`: its files' region from `base`, `total` bytes over them all.
-fn pattern_of(
-    job: &Job,
-    clone: u32,
-    (base, region, total): (u64, u64, u64),
-    rank: usize,
-) -> Pattern {
-    let verify_only = job.verify.as_ref().is_some_and(|v| v.only);
-    let mut rw = job.rw;
-    if verify_only {
-        rw = if rw.random() { Rw::RandRead } else { Rw::Read };
-    }
-    let passes = job
-        .io_size
-        .unwrap_or(total)
-        .saturating_mul(job.loops.max(1) as u64);
-    let mut p = Pattern {
-        rw,
-        rwmixread: job.rwmixread,
-        bs: job.bs.clone(),
-        depth: job.iodepth as usize,
-        region,
-        limit_bytes: if job.time_based { None } else { Some(passes) },
-        loops: job.loops.max(1),
-        runtime: job.runtime,
-        ramp: job.ramp_time.unwrap_or(Duration::ZERO),
-        fsync_every: job.fsync,
-        fdatasync_every: job.fdatasync,
-        end_fsync: job.end_fsync,
-        // Each rank its own stream (rank 0's is a single process's).
-        seed: seed_of(&job.name, clone)
-            ^ job.randseed.unwrap_or(0)
-            ^ (rank as u64).wrapping_mul(0xA24B_AED4_963E_E407),
-        compress_pct: job.compress_pct,
-        refill: job.refill_buffers != Some(false),
-        buffers: job.iodepth.max(1) as usize,
-        stamp_every: 512,
-        randommap: !job.norandommap,
-        wbs: job.write_bs.clone(),
-        base,
-        shape: Shape {
-            rw_mod: job.rw_mod,
-            backwards: job.rw_backwards,
-            rw_identical: job.rw_identical,
-            random_pct: job.random_pct,
-            dist: job.distribution.clone(),
-            dist_center: job.dist_center,
-            align: job.blockalign,
-        },
-        pace: Pace {
-            limit_ios: job.number_ios,
-            startdelay: job.startdelay.unwrap_or_default(),
-            rate: job.rate,
-            rate_iops: job.rate_iops,
-            poisson: job.rate_poisson,
-            thinktime: job.thinktime,
-            thinktime_spin: job.thinktime_spin.unwrap_or_default(),
-            thinktime_blocks: job.thinktime_blocks,
-        },
-        dedupe_pct: if job.verify.is_some() {
-            0
-        } else {
-            job.dedupe_pct
-        },
-        working_set: None,
-        verify: job.verify.clone(),
-        logs: job.logs.clone().filter(|l| l.any()),
-        replay: None,
-        record: None,
-        continue_on: ["read", "write"].map(|d| job.continue_on_error.iter().any(|k| k == d)),
-        // fio's non-fatal errors unless ignore_error lists the direction's.
-        ignore_errors: [0, 1].map(|d| match &job.more.ignore_error[d] {
-            l if l.is_empty() => vec![libc::EIO, libc::EILSEQ],
-            l => l.clone(),
-        }),
-        fill_device: job.fill_device,
-        buffer_pattern: job.buffer_pattern.clone(),
-        flow: None,
-        files: job.files_per_worker(),
-        file_service: job.file_service,
-        save_written: job.verify_state_save,
-        zones: job.more.strided.then(|| job.more.zones.resolved()),
-        // fio's slat and clat: the asynchronous engines, when the job asks for them.
-        split_lat: matches!(job.engine, EngineKind::IoUring | EngineKind::Libaio)
-            && (job.split_lat || job.logs.as_ref().is_some_and(|l| l.lat.is_some())),
-        verify_ranges: None,
-        issue: job.issue.clone(),
-        trim_bs: job.trim_bs.clone(),
-    };
-    // Unique, incompressible data for large writes at the cost of a stamp per sector: a ring of
-    // random buffers (io::data::ring_buffers) instead of regenerating each one in full.
-    let only_writes = matches!(p.rw, Rw::Write | Rw::RandWrite);
-    // Not with compressible data (its zeros at the head of each 4 KiB would cover the stamps),
-    // nor with a buffer_pattern (the job asked for those bytes).
-    let plain = p.verify.is_none()
-        && p.dedupe_pct == 0
-        && p.compress_pct == 0
-        && p.buffer_pattern.is_empty();
-    if job.refill_buffers.is_none() && only_writes && plain {
-        if let Some(n) = crate::io::data::ring_buffers(p.max_bs(), p.depth) {
-            p.refill = false;
-            p.buffers = n;
-            p.stamp_every = crate::io::data::RING_STAMP_EVERY;
-        }
-    }
-    p
-}
-
 /// fio's dedupe working sets (dedupe.rs); a sequence distribution's blocks inside the region
 /// (fio fails a job whose sequence names a block past its end).
-fn finish_patterns(b: &Block, workers: &mut [Worker]) -> Result<(), RunError> {
+fn finish_plans(b: &Block, workers: &mut [Worker]) -> Result<(), RunError> {
     for w in workers.iter() {
-        let p = &w.pattern;
-        if let Distribution::Sequence { blocks, .. } = &p.shape.dist {
-            let have = p.region / p.align();
+        let Source::Walk(walk) = &w.plan.source else {
+            continue;
+        };
+        if let Distribution::Sequence { blocks, .. } = &b.jobs[w.job].distribution {
+            let (align, have) = (walk.region.align, walk.region.len / walk.region.align);
             if let Some(x) = blocks.iter().find(|&&x| x >= have) {
-                return Err(invalid(format!("job '{}': random_distribution=sequence names block {x}, past the job's {have} blocks of {} (fio fails such a job): give blocks below {have}, or a larger size", b.jobs[w.job].name, fmt(p.align()))));
+                return Err(invalid(format!("job '{}': random_distribution=sequence names block {x}, past the job's {have} blocks of {} (fio fails such a job): give blocks below {have}, or a larger size", b.jobs[w.job].name, fmt(align))));
             }
         }
     }
-    let mut ws: Vec<(usize, &mut Pattern)> = workers
+    let mut ws: Vec<(usize, &mut WorkerPlan, u64)> = workers
         .iter_mut()
-        .map(|w| (w.job, &mut w.pattern))
+        .map(|w| (w.job, &mut w.plan, w.region))
         .collect();
     super::dedupe::assign(&b.jobs, &mut ws);
     Ok(())
@@ -326,10 +258,14 @@ fn join_flows(b: &Block, workers: &mut [Worker]) {
             .iter()
             .map(|&w| b.jobs[workers[w].job].flow)
             .collect();
-        let flow = Arc::new(io::flow::Flow::new(weights));
-        for (k, &w) in members.iter().enumerate() {
+        let flow = Arc::new(crate::io::flow::Flow::new(weights));
+        for (seat, &w) in members.iter().enumerate() {
             let sleep = b.jobs[workers[w].job].flow_sleep.unwrap_or_default();
-            workers[w].pattern.flow = Some((flow.clone(), k, sleep));
+            workers[w].plan.gates.flow = Some(FlowSeat {
+                flow: flow.clone(),
+                seat,
+                sleep,
+            });
         }
     }
 }
@@ -383,28 +319,10 @@ fn load_replay(job: &Job) -> Result<Option<Arc<Replay>>, RunError> {
     Ok(Some(Arc::new(r)))
 }
 
-/// A replaying worker: the trace's offsets from the file's start, its largest I/O as the
-/// buffer size, nothing but the trace (and the runtime) to end it.
-fn replaying(mut p: Pattern, r: Arc<Replay>) -> Pattern {
-    let largest = r.ops.iter().map(|o| o.len).max().unwrap_or(4096);
-    p.bs = BlockSize::Fixed(largest);
-    p.wbs = None;
-    p.base = 0;
-    p.limit_bytes = None;
-    p.pace = Pace::default();
-    p.rw = if r.ops.iter().any(|o| o.kind == OpKind::Write) {
-        Rw::RandRw
-    } else {
-        Rw::RandRead
-    };
-    p.replay = Some(r);
-    p
-}
-
 /// The notes a job carries whatever it measures.
 fn job_notes(b: &Block, job: &Job, place: &Place) -> Vec<String> {
     let mut jn: Vec<String> = b.notes.clone();
-    if matches!(place, Place::Mount(_)) && b.from_jobfile && job.directory.is_some() {
+    if matches!(place, Place::Mount(_)) && b.origin == Origin::JobFile && job.directory.is_some() {
         jn.push(format!(
             "directory={} ignored: compare runs each job on the target's mount point",
             job.directory.as_deref().unwrap_or("")
@@ -465,7 +383,7 @@ pub fn resolve(b: &Block, t: &TargetCtx) -> Result<Resolved, RunError> {
     let waits = super::waits::Waits::new(&b.jobs)?;
     super::logs::check(&b.jobs)?;
     super::cpus::check(&b.jobs)?;
-    super::issue::check(&b.jobs)?;
+    super::per_io::check(&b.jobs)?;
     super::dedupe::check(&b.jobs)?;
     let mut workers = Vec::new();
     let mut layout = Layout::default();
@@ -481,7 +399,8 @@ pub fn resolve(b: &Block, t: &TargetCtx) -> Result<Resolved, RunError> {
             Place::Here { .. } => PathBuf::from(job.directory.as_deref().unwrap_or(".")),
         };
         for clone in 0..job.numjobs {
-            let w = resolve_clone(job, (ji, clone), (t, &base), replay.as_ref(), &mut layout)?;
+            let who = (ji, clone, b.origin);
+            let w = resolve_clone(job, who, (t, &base), replay.as_ref(), &mut layout)?;
             new_bytes += w.1;
             workers.push(w.0);
         }
@@ -490,7 +409,7 @@ pub fn resolve(b: &Block, t: &TargetCtx) -> Result<Resolved, RunError> {
         if job.files_per_worker() > 1 {
             jn.push(files_note(job));
         }
-        jn.extend(super::issue::notes(job));
+        jn.extend(super::per_io::notes(job));
         if many {
             jn.push(if rk.plan.shared_file || matches!(t.place, Place::Raw(_)) {
                 format!(
@@ -504,7 +423,7 @@ pub fn resolve(b: &Block, t: &TargetCtx) -> Result<Resolved, RunError> {
         notes.push(jn);
     }
     join_flows(b, &mut workers);
-    finish_patterns(b, &mut workers)?;
+    finish_plans(b, &mut workers)?;
     check_space(&workers, new_bytes)?;
     check_buffers(&workers)?;
     for job in &b.jobs {
@@ -581,9 +500,8 @@ fn check_file(job: &Job, path: &Path, blockdev: bool, have: u64, end: u64) -> Re
 /// the memory, or the run would die allocating them.
 fn check_buffers(workers: &[Worker]) -> Result<(), RunError> {
     let need = workers.iter().fold(0u64, |sum, w| {
-        let wbs = w.pattern.wbs.as_ref().map(io::max_bs).unwrap_or(0);
-        let bs = io::max_bs(&w.pattern.bs).max(wbs);
-        sum.saturating_add(bs.saturating_mul(w.pattern.depth.max(1) as u64))
+        let depth = w.plan.queue.depth.max(1) as u64;
+        sum.saturating_add(w.plan.max_bs().saturating_mul(depth))
     });
     let mem = crate::sys::host::mem_total_bytes();
     if mem > 0 && need > mem / 2 {

@@ -8,14 +8,13 @@ use std::path::{Path, PathBuf};
 use super::resolve::Resolved;
 use super::snap::{self, SnapOpts, SnapRun};
 use super::steady::{self, SteadyRun};
-use super::{fmt, writes, Block};
-use crate::frame::{
-    CachePolicy, Merged, Phase, PhaseSpec, RunError, Session, TargetCtx, WorkerCtx, WorkerOut,
-};
+use super::{fmt, writes, Block, Origin};
+use crate::frame::{Merged, Phase, PhaseSpec, RunError, Session, TargetCtx, WorkerCtx, WorkerOut};
 use crate::io::{self, Stats, WriteData};
 use crate::metrics::hist;
 use crate::metrics::progress::Progress;
-use crate::plan::job::{Job, Rw};
+use crate::plan::dir::Dir;
+use crate::plan::job::Job;
 use crate::provision::snapshot::Snapper;
 use std::sync::atomic::AtomicBool;
 use std::sync::Mutex;
@@ -23,19 +22,27 @@ use std::sync::Mutex;
 pub struct BlockSession {
     block: Block,
     r: Resolved,
-    fs: String,
-    /// The target lives in memory (tmpfs): no page-cache note.
-    memory: bool,
-    quiet: bool,
-    /// Job indices of each phase (stonewall group).
-    groups: Vec<Vec<usize>>,
-    /// Worker indices of each phase.
-    members: Vec<Vec<usize>>,
-    specs: Vec<PhaseSpec>,
+    /// The target, as the notes need it.
+    target: Target,
+    phases: phases::Phases,
+    /// Each worker's write data.
     datas: Vec<WriteData>,
     laid: HashSet<PathBuf>,
-    mem_total: u64,
     snap: Option<Snapping>,
+    run: Shared,
+}
+
+/// The target as a block session's notes need it: its filesystem, whether it lives in memory
+/// (tmpfs: no page-cache note), whether to be quiet, the host's memory.
+struct Target {
+    fs: String,
+    memory: bool,
+    quiet: bool,
+    mem_total: u64,
+}
+
+/// What the jobs share as they run.
+struct Shared {
     /// Per job: its steady-state monitor's state, when the job judges steady state.
     steady: Vec<Option<SteadyRun>>,
     /// fio's log files, written as each worker ends.
@@ -56,64 +63,7 @@ struct Snapping {
 
 impl BlockSession {
     pub fn new(block: Block, r: Resolved, t: &TargetCtx, snapper: Option<Snapper>) -> BlockSession {
-        // Groups: a job with stonewall starts a new group (fio's semantics).
-        let mut groups: Vec<Vec<usize>> = Vec::new();
-        for (i, j) in block.jobs.iter().enumerate() {
-            if j.stonewall || groups.is_empty() {
-                groups.push(Vec::new());
-            }
-            groups.last_mut().expect("a group exists").push(i);
-        }
-        let members: Vec<Vec<usize>> = groups
-            .iter()
-            .map(|g| {
-                (0..r.workers.len())
-                    .filter(|&w| g.contains(&r.workers[w].job))
-                    .collect()
-            })
-            .collect();
-        let specs = groups
-            .iter()
-            .zip(&members)
-            .map(|(g, m)| {
-                let jobs: Vec<&Job> = g.iter().map(|&j| &block.jobs[j]).collect();
-                PhaseSpec {
-                    name: jobs
-                        .iter()
-                        .map(|j| j.name.as_str())
-                        .collect::<Vec<_>>()
-                        .join("+"),
-                    does: "fio-class block I/O".into(),
-                    // invalidate=0 on every job of the group: the page cache is kept. A fio
-                    // job file's jobs drop only their files' pages, as fio (`prepare`).
-                    cache: if block.from_jobfile || jobs.iter().all(|j| !j.invalidate) {
-                        CachePolicy::Keep
-                    } else {
-                        CachePolicy::Drop
-                    },
-                    writes: jobs.iter().any(|j| writes(j.rw)),
-                    reads: jobs
-                        .iter()
-                        .any(|j| !matches!(j.rw, Rw::Write | Rw::RandWrite)),
-                    workers: m.len(),
-                    unit: "I/Os",
-                    // Time-based jobs end when their runtime (and ramp) is over.
-                    total_secs: jobs
-                        .iter()
-                        .map(|j| match (j.time_based, j.runtime) {
-                            (true, Some(r)) => {
-                                Some((r + j.ramp_time.unwrap_or_default()).as_secs_f64())
-                            }
-                            _ => None,
-                        })
-                        .try_fold(0.0f64, |a, x| x.map(|x| a.max(x))),
-                    beside: (snapper.is_some() && jobs.iter().any(|j| block.snaps(&j.name)))
-                        || jobs.iter().any(|j| judged(j).is_some()),
-                    pacing: jobs.iter().find_map(|j| j.pacing()),
-                    ..Default::default()
-                }
-            })
-            .collect();
+        let phases = phases::Phases::new(&block, &r, snapper.is_some());
         let snap = block.snap.zip(snapper).map(|(opts, s)| Snapping {
             opts,
             how: s.describe(),
@@ -123,29 +73,31 @@ impl BlockSession {
         let datas = r
             .workers
             .iter()
-            .map(|w| WriteData::new(w.pattern.seed, w.pattern.max_bs(), w.pattern.compress_pct))
+            .map(|w| WriteData::new(w.plan.seed, w.plan.max_bs(), w.plan.fill.compress_pct))
             .collect();
-        let steady = block
-            .jobs
-            .iter()
-            .map(|j| judged(j).map(SteadyRun::new))
-            .collect();
-        BlockSession {
-            steady,
+        let run = Shared {
+            steady: block
+                .jobs
+                .iter()
+                .map(|j| judged(j).map(SteadyRun::new))
+                .collect(),
             logs: Default::default(),
             exits: super::exits::Exits::new(&block.jobs),
             clones: super::clones::Clones::new(r.workers.len()),
+        };
+        BlockSession {
+            run,
             block,
             r,
-            fs: t.fs.clone(),
-            memory: t.caps.memory_backed,
-            quiet: t.quiet,
-            groups,
-            members,
-            specs,
+            target: Target {
+                fs: t.fs.clone(),
+                memory: t.caps.memory_backed,
+                quiet: t.quiet,
+                mem_total: crate::sys::host::mem_total_bytes(),
+            },
+            phases,
             datas,
             laid: HashSet::new(),
-            mem_total: crate::sys::host::mem_total_bytes(),
             snap,
         }
     }
@@ -158,7 +110,7 @@ impl BlockSession {
     /// leaves it. fsbench's own workloads drop the whole cache instead (CachePolicy::Drop).
     fn invalidate_files(&self, phase: usize) -> Result<(), RunError> {
         // Each file once, however many of the phase's workers share it (numjobs on one file).
-        let files: std::collections::BTreeSet<&std::path::PathBuf> = self.members[phase]
+        let files: std::collections::BTreeSet<&std::path::PathBuf> = self.phases.members[phase]
             .iter()
             .map(|&wi| &self.r.workers[wi])
             .filter(|w| self.block.jobs[w.job].invalidate)
@@ -179,11 +131,13 @@ impl BlockSession {
 
 impl Session for BlockSession {
     fn phases(&self) -> &[PhaseSpec] {
-        &self.specs
+        &self.phases.specs
     }
 
     fn prepare(&mut self, phase: usize) -> Result<(), RunError> {
-        for &wi in &self.members[phase] {
+        // The loop's clock learns the CPU counter's rate here, outside the timed phase.
+        io::clock::calibrate();
+        for &wi in &self.phases.members[phase] {
             let w = &self.r.workers[wi];
             for (path, start, end) in w.files().filter_map(|f| self.r.layout.get(f)) {
                 if !self.laid.insert(path.clone()) {
@@ -196,20 +150,20 @@ impl Session for BlockSession {
                     std::fs::File::create(path)
                         .map_err(RunError::io(format!("creating {}", path.display())))?;
                 } else {
-                    lay_out(path, (*start, *end), w.blockdev, self.quiet)?;
+                    lay_out(path, (*start, *end), w.blockdev, self.target.quiet)?;
                 }
             }
         }
-        if self.block.from_jobfile {
+        if self.block.origin == Origin::JobFile {
             self.invalidate_files(phase)?;
         }
         Ok(())
     }
 
     fn work(&self, phase: usize, ctx: &WorkerCtx) -> WorkerOut {
-        let wi = self.members[phase][ctx.index];
+        let wi = self.phases.members[phase][ctx.index];
         let w = &self.r.workers[wi];
-        let part = self.groups[phase]
+        let part = self.phases.groups[phase]
             .iter()
             .position(|&j| j == w.job)
             .unwrap_or(0);
@@ -223,7 +177,7 @@ impl Session for BlockSession {
         if let Err(e) = super::cpus::pin(job, clone) {
             return crate::workload::failed(part, e);
         }
-        let (mut eng, mut how, kept) = match open_engine(job, w, self.block.from_jobfile) {
+        let (mut eng, mut how, kept) = match open_engine(job, w) {
             Ok(x) => x,
             Err(e) => return crate::workload::failed(part, e),
         };
@@ -233,68 +187,24 @@ impl Session for BlockSession {
         let live = io::Live {
             progress: ctx.progress,
             interval: ctx.interval,
-            halt: self.steady[w.job].as_ref().map(|s| &s.halt),
-            exit_all: Some(self.exits.watch(w.job)),
-            invalidate: Some(&kept[..]).filter(|k| !k.is_empty()),
+            halt: self.run.steady[w.job].as_ref().map(|s| &s.halt),
+            exit_all: Some(self.run.exits.watch(w.job)),
+            files: Some(&kept[..]).filter(|k| !k.is_empty()),
         };
-        let mut st = io::drive(eng.as_mut(), &w.pattern, &self.datas[wi], live);
-        if st.invalidated > 0 {
+        let st = io::drive(&mut eng, &w.plan, &self.datas[wi], live);
+        if st.pages_dropped > 0 {
             how.push(format!(
                 "fio's invalidate: the file's cached pages dropped at the end of each pass ({} times)",
-                st.invalidated
+                st.pages_dropped
             ));
         }
-        (self.exits).ended(&self.block.jobs, w.job, phase, &self.groups[phase]);
+        (self.run.exits).ended(&self.block.jobs, w.job, phase, &self.phases.groups[phase]);
         drop(eng);
-        if let (Some(m), Some(f)) = (st.mismatch.take(), st.failure.as_mut()) {
-            f.message = m.describe(&w.path.display().to_string());
-        }
-        if let Some(f) = st.failure.take() {
-            let path = w.files().nth(f.file).unwrap_or(&w.path);
-            let f = f.path(path);
-            st.error = Some(f.to_string());
-            st.failure = Some(f);
-        }
-        let written = std::mem::take(&mut st.written);
-        let (verified, bad, skipped) = (st.verified, st.verify_errors, st.verify_skipped);
-        let (book, rec) = (st.logs.take(), st.iolog.take());
-        self.clones.keep(wi, clone, &st);
-        let mut out = worker_out(part, st, how);
-        if let (Some(_), Some(name)) = (waited, &job.more.wait_for) {
+        let mut out = self.recorded((wi, clone, part), st, how);
+        if let (Some(_), Some(name)) = (waited, &job.wait_for) {
             out.how.push(format!(
                 "wait_for: started when every worker of '{name}' was done (the wait is not in its figures)"
             ));
-        }
-        if let Some(b) = book {
-            if let Err(e) = self.logs.write(job, wi + 1, &b) {
-                out.error.get_or_insert(e);
-            }
-        }
-        if let Some(r) = rec {
-            if let Err(e) = super::logs::write_iolog(job, clone as u32, &r.text) {
-                out.error.get_or_insert(e);
-            }
-        }
-        // A reading verifier (verify_only runs its job as reads).
-        if job.verify.is_some() && !w.pattern.rw.writes() {
-            out.counters.insert(metric::VERIFY_BLOCKS, verified as f64);
-            out.counters.insert(metric::VERIFY_ERRORS, bad as f64);
-            if w.pattern.verify_ranges.is_some() {
-                out.counters.insert(metric::VERIFY_SKIPPED, skipped as f64);
-            }
-        }
-        if job.verify_state_save && w.pattern.rw.writes() {
-            match super::vstate::save(Path::new("."), job, clone as u32, &written) {
-                Ok(p) => out
-                    .how
-                    .push(format!("verify state saved in {}", p.display())),
-                Err(e) => {
-                    out.error.get_or_insert(e);
-                }
-            }
-        }
-        if out.error.is_none() && out.stopped.is_none() && !written.is_empty() {
-            verify_written(job, w, &written, &mut out);
         }
         out
     }
@@ -319,7 +229,7 @@ impl Session for BlockSession {
             .map(|p| p.counter("reads") + p.counter("writes"))
             .sum();
         let mut out = Vec::new();
-        for (k, &ji) in self.groups[phase].iter().enumerate() {
+        for (k, &ji) in self.phases.groups[phase].iter().enumerate() {
             let Some(part) = m.parts.get(k) else { continue };
             let mut metrics = job_metrics(&self.block.jobs[ji], part);
             if group_ios > 0.0 {
@@ -338,8 +248,8 @@ impl Session for BlockSession {
                 .map(|(k, v)| (k.to_string(), v.clone()))
                 .collect();
             let mut notes = self.notes(ji, part);
-            notes.extend(self.exits.note(phase));
-            if let Some(s) = &self.steady[ji] {
+            notes.extend(self.run.exits.note(phase));
+            if let Some(s) = &self.run.steady[ji] {
                 let w = s.watch.lock().unwrap_or_else(|e| e.into_inner());
                 steady::decorate(&w, &mut metrics, &mut series, &mut notes);
             }
@@ -357,7 +267,7 @@ impl Session for BlockSession {
                 skipped: None,
                 failure: part.failure.clone(),
                 ranks: Vec::new(),
-                clones: self.clones.of(&self.r.workers, ji),
+                clones: self.run.clones.of(&self.r.workers, ji),
                 ..Default::default()
             });
         }
@@ -368,6 +278,67 @@ impl Session for BlockSession {
 }
 
 impl BlockSession {
+    /// What worker `wi` (clone `clone` of its job, part `part` of the phase) measured, with
+    /// its failure worded with its file's path, its logs, iolog and verify state written, and
+    /// what it wrote read back and checked.
+    fn recorded(
+        &self,
+        (wi, clone, part): (usize, usize, usize),
+        mut st: Stats,
+        how: Vec<String>,
+    ) -> WorkerOut {
+        let w = &self.r.workers[wi];
+        let job = &self.block.jobs[w.job];
+        let end = &mut st.ended;
+        if let (Some(m), Some(f)) = (st.verified.mismatch.take(), end.failure.as_mut()) {
+            f.message = m.describe(&w.path.display().to_string());
+        }
+        if let Some(f) = end.failure.take() {
+            let path = w.files().nth(f.file).unwrap_or(&w.path);
+            let f = f.path(path);
+            end.error = Some(f.to_string());
+            end.failure = Some(f);
+        }
+        let written = std::mem::take(&mut st.verified.written);
+        let v = &st.verified;
+        let (verified, bad, skipped) = (v.checked, v.errors, v.skipped);
+        let (book, rec) = (st.logs.take(), st.iolog.take());
+        self.run.clones.keep(wi, clone, &st);
+        let mut out = worker_out(part, st, how);
+        let mut fail = |e: String| {
+            out.error.get_or_insert(e);
+        };
+        if let Some(Err(e)) = book.map(|b| self.run.logs.write(job, wi + 1, &b)) {
+            fail(e);
+        }
+        if let Some(Err(e)) = rec.map(|r| super::logs::write_iolog(job, clone as u32, &r.text)) {
+            fail(e);
+        }
+        // A reading verifier (verify_only runs its job as reads).
+        if job.verify.is_some() && !w.plan.changes() {
+            out.counters.insert(metric::VERIFY_BLOCKS, verified as f64);
+            out.counters.insert(metric::VERIFY_ERRORS, bad as f64);
+            let checks = w.plan.sinks.checks.as_ref();
+            if checks.is_some_and(|c| c.ranges.is_some()) {
+                out.counters.insert(metric::VERIFY_SKIPPED, skipped as f64);
+            }
+        }
+        if job.verify_state_save && w.plan.changes() {
+            match super::vstate::save(Path::new("."), job, clone as u32, &written) {
+                Ok(p) => out
+                    .how
+                    .push(format!("verify state saved in {}", p.display())),
+                Err(e) => {
+                    out.error.get_or_insert(e);
+                }
+            }
+        }
+        if out.error.is_none() && out.stopped.is_none() && !written.is_empty() {
+            verify_written(job, w, &written, &mut out);
+        }
+        out
+    }
+
     /// The file (or device) of the first worker.
     pub fn first_path(&self) -> Option<&Path> {
         self.r.workers.first().map(|w| w.path.as_path())
@@ -394,7 +365,7 @@ impl BlockSession {
 
     /// Deletes the files of the phase's jobs that ask for it (fio unlink).
     fn unlink(&mut self, phase: usize, out: &mut [Phase]) {
-        for &wi in &self.members[phase] {
+        for &wi in &self.phases.members[phase] {
             let w = &self.r.workers[wi];
             let job = &self.block.jobs[w.job];
             if !job.unlink || w.blockdev {
@@ -416,19 +387,19 @@ impl BlockSession {
 
     /// The jobs of a phase that judge steady state, for the monitor.
     fn judged(&self, phase: usize) -> Vec<steady::Judged<'_>> {
-        let members = &self.members[phase];
-        self.groups[phase]
+        let members = &self.phases.members[phase];
+        self.phases.groups[phase]
             .iter()
             .filter_map(|&ji| {
-                let run = self.steady[ji].as_ref()?;
+                let run = self.run.steady[ji].as_ref()?;
                 let workers: Vec<usize> = (0..members.len())
                     .filter(|&k| self.r.workers[members[k]].job == ji)
                     .collect();
-                let first = &self.r.workers[members[*workers.first()?]].pattern;
+                let first = &self.r.workers[members[*workers.first()?]].plan;
                 Some(steady::Judged {
                     run,
                     workers,
-                    offset: first.pace.startdelay + first.ramp,
+                    offset: first.gates.start_delay + first.ends.ramp,
                 })
             })
             .collect()
@@ -439,7 +410,7 @@ impl BlockSession {
             .workers
             .iter()
             .filter(|w| w.job == ji)
-            .map(|w| w.pattern.region)
+            .map(|w| w.region)
             .sum()
     }
 
@@ -454,12 +425,15 @@ impl BlockSession {
         }
         let buffered = part.how.iter().any(|h| h.starts_with("buffered"));
         let region_total = self.region_total(ji);
-        if part.counter("reads") > 0.0 && !self.memory && buffered && region_total < self.mem_total
+        if part.counter("reads") > 0.0
+            && !self.target.memory
+            && buffered
+            && region_total < self.target.mem_total
         {
             notes.push(crate::store::note::make(crate::store::note::Kind::PageCache, format!(
                 "buffered reads of {} on a machine with {} of RAM may be served from the page cache",
                 fmt(region_total),
-                fmt(self.mem_total)
+                fmt(self.target.mem_total)
             )));
         }
         if self.block.jobs[ji]
@@ -469,7 +443,10 @@ impl BlockSession {
             notes.push("steadystate without ss_dur (0): not judged, as in fio".to_string());
         }
         if part.how.iter().any(|h| h.contains("O_DIRECT refused")) {
-            notes.push(format!("direct=1 refused by {}: ran buffered", self.fs));
+            notes.push(format!(
+                "direct=1 refused by {}: ran buffered",
+                self.target.fs
+            ));
         }
         notes
     }
@@ -504,46 +481,52 @@ fn judged(j: &Job) -> Option<crate::plan::job::Steady> {
 }
 
 /// A worker's loop statistics as the frame merges them.
-fn worker_out(part: usize, st: Stats, how: Vec<String>) -> WorkerOut {
+fn worker_out(part: usize, mut st: Stats, how: Vec<String>) -> WorkerOut {
+    let end = std::mem::take(&mut st.ended);
     let mut o = WorkerOut {
         part,
-        timeline: st.timeline,
+        timeline: st.timeline.take(),
         window: st.measured,
         how,
-        error: st.error,
-        failure: st.failure,
-        stopped: st.stopped,
+        error: end.error,
+        failure: end.failure,
+        stopped: end.stopped,
         ..Default::default()
     };
-    if st.io_errors > 0 {
-        o.counters.insert("io_errors", st.io_errors as f64);
+    if end.gone_past > 0 {
+        o.counters.insert("io_errors", end.gone_past as f64);
         o.how
-            .extend(st.first_ignored.map(|f| format!("first error: {f}")));
+            .extend(end.first_gone_past.map(|f| format!("first error: {f}")));
     }
-    if st.filled {
+    if end.filled {
         o.counters.insert("filled", 1.0);
     }
-    o.counters.insert("reads", st.reads as f64);
-    o.counters.insert("writes", st.writes as f64);
-    o.counters.insert(metric::READ_BYTES, st.read_bytes as f64);
-    o.counters
-        .insert(metric::WRITE_BYTES, st.write_bytes as f64);
+    super::per_io_figures::count(&mut o, &mut st);
+    let lat = st.tally.lat();
+    let [read, write] = [Dir::Read, Dir::Write].map(|d| {
+        let t = &mut st.tally.dirs[d];
+        (t.ios, t.bytes, std::mem::replace(&mut t.lat, hist::new()))
+    });
+    o.counters.insert("reads", read.0 as f64);
+    o.counters.insert("writes", write.0 as f64);
+    o.counters.insert(metric::READ_BYTES, read.1 as f64);
+    o.counters.insert(metric::WRITE_BYTES, write.1 as f64);
     o.series
         .insert("iops", st.per_sec.iter().map(|x| x.0 as f64).collect());
     o.series.insert(
         metric::BYTES_PER_SEC,
         st.per_sec.iter().map(|x| x.1 as f64).collect(),
     );
-    o.hists.insert("lat", st.lat);
-    o.hists.insert("read_lat", st.read_lat);
-    o.hists.insert("write_lat", st.write_lat);
-    if let (Some([rs, ws]), Some([rc, wc])) = (st.slat, st.clat) {
-        o.hists.insert("read_slat", rs);
-        o.hists.insert("write_slat", ws);
-        o.hists.insert("read_clat", rc);
-        o.hists.insert("write_clat", wc);
+    o.hists.insert("lat", lat);
+    o.hists.insert("read_lat", read.2);
+    o.hists.insert("write_lat", write.2);
+    if let Some(split) = st.tally.split.take() {
+        let [r, w] = [Dir::Read, Dir::Write].map(|d| split[d].clone());
+        o.hists.insert("read_slat", r.slat);
+        o.hists.insert("write_slat", w.slat);
+        o.hists.insert("read_clat", r.clat);
+        o.hists.insert("write_clat", w.clat);
     }
-    super::issued::count(&mut o, st.issued);
     o
 }
 
@@ -604,7 +587,7 @@ fn job_metrics(job: &Job, p: &WorkerOut) -> BTreeMap<String, f64> {
             hist::summarize(h, k, &mut metrics);
         }
     }
-    super::issued::metrics(p, &mut metrics);
+    super::per_io_figures::metrics(p, &mut metrics);
     metrics
 }
 
@@ -633,7 +616,7 @@ fn histograms(p: &WorkerOut) -> BTreeMap<String, String> {
             out.insert(name.to_string(), hist::encode(h));
         }
     }
-    super::issued::histograms(p, &mut out);
+    super::per_io_figures::histograms(p, &mut out);
     out
 }
 
@@ -658,4 +641,5 @@ fn rate_min_missed(job: &Job, metrics: &BTreeMap<String, f64>) -> Option<String>
 }
 
 mod files;
+mod phases;
 use files::{lay_out, open_engine, verify_written};

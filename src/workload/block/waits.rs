@@ -20,7 +20,7 @@ impl Waits {
     pub fn new(jobs: &[Job]) -> Result<Waits, RunError> {
         let mut waitee = Vec::new();
         for (i, j) in jobs.iter().enumerate() {
-            let Some(name) = &j.more.wait_for else {
+            let Some(name) = &j.wait_for else {
                 waitee.push(None);
                 continue;
             };
@@ -81,10 +81,7 @@ mod tests {
         Job {
             name: name.into(),
             numjobs,
-            more: crate::plan::jobmore::JobMore {
-                wait_for: wait_for.map(String::from),
-                ..Default::default()
-            },
+            wait_for: wait_for.map(String::from),
             ..Job::default()
         }
     }

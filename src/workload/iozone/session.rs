@@ -296,7 +296,7 @@ impl IozoneSession {
                 closed: Instant::now(),
             });
         }
-        let way = crate::metrics::progress::Direction::of_write(step.test.writes());
+        let way = crate::metrics::progress::Direction::of_test(step.test.writes());
         ctx.progress.add_in(way, done.ops, done.bytes);
         Ok((done.ops, done.bytes))
     }

@@ -1,5 +1,8 @@
 use super::*;
-use crate::plan::job::{LogWindow, SizeSpec};
+use crate::plan::job::ExitWhat;
+use crate::plan::job::{
+    BlockSize, ContinueOn, Distribution, EngineKind, Failing, LogWindow, OpenSync, Rw, SizeSpec,
+};
 
 fn job(opts: &[(&str, Option<&str>)]) -> Job {
     let mut j = Job::default();
@@ -13,49 +16,37 @@ fn err(k: &str, v: Option<&str>) -> String {
     Job::default().apply(k, v).unwrap_err().to_string()
 }
 
+/// Every row takes its own example value; its name is written once, in its row.
 #[test]
-fn every_listed_option_is_accepted_with_a_sensible_value() {
-    for key in all_options() {
-        let v = match key {
-            "name" | "description" => "x",
-            "filename" => "f",
-            "directory" => "/tmp",
-            "rw_sequencer" => "identical",
-            "rate_process" => "poisson",
-            "fallocate" => "none",
-            "verify" => "md5",
-            "verify_pattern" => "0xdeadbeef",
-            "percentile_list" => "50:99.9",
-            "clocksource" => "clock_gettime",
-            "kb_base" => "1024",
-            "unit_base" => "8",
-            "sync" => "dsync",
-            "nrfiles" => "4",
-            "file_service_type" => "random:2",
-            "blockalign" | "ba" | "verify_interval" => "4k",
-            "iodepth_batch_complete_min" | "iodepth_low" => "1",
-            "thinktime" | "thinktime_spin" => "100",
-            "log_compression" | "log_store_compressed" => "0",
-            "log_window_value" => "both",
-            "replay_skip" => "trim,sync",
-            "exit_what" => "group",
-            "verify_state_load" => "0",
-            "zonemode" => "none",
-            "random_generator" => "lfsr",
-            "cpus_allowed_policy" => "split",
-            "continue_on_error" => "io",
-            "io_submit_mode" => "offload",
-            "replay_align" => "4k",
-            "cmdprio_bssplit" => "4k/50",
-            "dedupe_mode" => "working_set",
-            "iomem" | "mem" => "malloc",
-            _ => example(key),
-        };
+fn every_option_takes_its_example_and_is_named_once() {
+    let mut names = std::collections::HashSet::new();
+    for o in all() {
         let mut j = Job::default();
-        j.apply(key, Some(v))
-            .unwrap_or_else(|e| panic!("{key}={v} is listed but refused: {e}"));
+        j.apply(o.name, Some(o.example))
+            .unwrap_or_else(|e| panic!("{}={} is listed but refused: {e}", o.name, o.example));
+        for n in std::iter::once(&o.name).chain(o.aliases) {
+            assert!(names.insert(*n), "{n} is in the table twice");
+            assert!(std::ptr::eq(find(n).unwrap(), o), "{n}");
+        }
     }
+    assert!(names.len() > 190, "{}", names.len());
     assert!(help_text().contains("random_distribution"));
+    assert!(help_text().contains("fill_device (fill_fs)"));
+}
+
+/// An option given without a value it needs is refused with its row's example.
+#[test]
+fn a_missing_value_is_asked_for_with_an_example() {
+    let e = err("bssplit", None);
+    assert_eq!(
+        e,
+        "option 'bssplit' needs a value, e.g. bssplit=4k/50:64k/50"
+    );
+    let e = err("timeout", Some(" "));
+    assert_eq!(
+        e, "option 'timeout' needs a value, e.g. timeout=30s",
+        "by the name written"
+    );
 }
 
 #[test]
@@ -357,4 +348,239 @@ fn a_negative_hole_reads_backwards_and_only_sequentially() {
     );
     assert!(!job(&[("rw", Some("read:8k"))]).rw_backwards);
     assert!(err("rw", Some("randread:-8")).contains("sequential"));
+}
+
+fn note(k: &str, v: &str) -> String {
+    match Job::default().apply(k, Some(v)) {
+        Ok(Some(n)) => n,
+        o => panic!("{k}={v}: {o:?}"),
+    }
+}
+
+#[test]
+fn options_without_effect_are_accepted_with_a_note() {
+    assert!(note("threads", "1").contains("tiobench"));
+    assert!(Job::default().apply("threads", Some("x")).is_err());
+    let j = {
+        let mut j = Job::default();
+        j.apply("verify_async", Some("6")).unwrap();
+        j
+    };
+    assert_eq!(j, Job::default());
+    assert!(note("verify_async_cpus", "0-3").contains("no effect"));
+    assert!(note("experimental_verify", "1").contains("the same blocks"));
+    let e = Job::default()
+        .apply("verify_async_cpus", Some("3-1"))
+        .unwrap_err();
+    assert!(e.0.contains("verify_async_cpus=3-1"), "{e}");
+}
+
+#[test]
+fn ignore_error_lists_per_direction() {
+    let l = errors::parse_ignore_error(",ENOSPC").unwrap();
+    assert_eq!(l, [vec![], vec![28], vec![]]);
+    let mut j = Job::default();
+    j.apply("ignore_error", Some(",ENOSPC")).unwrap();
+    assert_eq!(j.continue_on_error, ContinueOn::of(&[Failing::Write]));
+    assert_eq!(j.ignore_error[1], [28]);
+    // fio's HOWTO example: EAGAIN for reads, ENOSPC and 122 (EDQUOT) for writes.
+    let l = errors::parse_ignore_error("EAGAIN,ENOSPC:122").unwrap();
+    assert_eq!(l, [vec![11], vec![28, 122], vec![]]);
+    let l = errors::parse_ignore_error("EIO:0x1c,-5,EILSEQ").unwrap();
+    assert_eq!(l, [vec![5, 28], vec![5], vec![84]]);
+    for bad in ["ENOPE", "0", "x", "1,2,3,4"] {
+        let e = Job::default().apply("ignore_error", Some(bad)).unwrap_err();
+        assert!(e.0.starts_with(&format!("ignore_error={bad}")), "{e}");
+    }
+    assert!(note("error_dump", "1").contains("first"));
+    assert!(Job::default()
+        .apply("error_dump", Some("0"))
+        .unwrap()
+        .is_none());
+}
+
+#[test]
+fn steady_state_on_latency_with_a_check_interval() {
+    use crate::plan::job::SteadyKind;
+    let mut j = Job::default();
+    j.apply("steadystate", Some("lat:5%")).unwrap();
+    j.apply("steadystate_duration", Some("300")).unwrap();
+    j.apply("steadystate_check_interval", Some("10")).unwrap();
+    let s = j.steadystate.unwrap();
+    assert_eq!((s.kind, s.limit, s.pct), (SteadyKind::Lat, 5.0, true));
+    assert_eq!(s.samples(), 30);
+    j.apply("ss", Some("lat_slope:500us")).unwrap();
+    let s = j.steadystate.unwrap();
+    assert_eq!(
+        (s.kind, s.limit, s.pct),
+        (SteadyKind::LatSlope, 500_000.0, false)
+    );
+    // A bare number is ns, as fio compares it.
+    j.apply("ss", Some("lat:2000")).unwrap();
+    assert_eq!(j.steadystate.unwrap().limit, 2000.0);
+    let e = Job::default()
+        .apply("ss_interval", Some("500ms"))
+        .unwrap_err();
+    assert!(e.0.contains("1s or more"), "{e}");
+    let e = j.apply("ss_interval", Some("7")).unwrap_err();
+    assert!(e.0.contains("multiple of ss_interval"), "{e}");
+}
+
+#[test]
+fn a_sequence_distribution_and_its_stride_in_either_order() {
+    use crate::plan::job::Distribution;
+    let mut j = Job::default();
+    j.apply("random_distribution", Some("sequence:2,0,1"))
+        .unwrap();
+    j.apply("random_sequence_stride", Some("1")).unwrap();
+    let seq = |stride| Distribution::Sequence {
+        blocks: vec![2, 0, 1],
+        stride,
+    };
+    assert_eq!(j.distribution, seq(true));
+    let mut j = Job::default();
+    j.apply("random_sequence_stride", Some("1")).unwrap();
+    j.apply("random_distribution", Some("sequence:2,0,1"))
+        .unwrap();
+    assert_eq!(j.distribution, seq(true));
+    j.apply("random_sequence_stride", Some("0")).unwrap();
+    assert_eq!(j.distribution, seq(false));
+    for bad in ["sequence", "sequence:1,x", "sequence:"] {
+        let e = Job::default()
+            .apply("random_distribution", Some(bad))
+            .unwrap_err();
+        assert!(
+            e.0.starts_with(&format!("random_distribution={bad}")),
+            "{e}"
+        );
+    }
+}
+
+#[test]
+fn dedupe_modes_are_kept() {
+    let mut j = Job::default();
+    j.apply("dedupe_mode", Some("working_set")).unwrap();
+    j.apply("dedupe_working_set_percentage", Some("50"))
+        .unwrap();
+    j.apply("dedupe_global", Some("1")).unwrap();
+    assert!(j.dedupe_working_set && j.dedupe_global);
+    assert_eq!(j.dedupe_ws_pct, Some(50));
+    j.apply("dedupe_mode", Some("repeat")).unwrap();
+    assert!(!j.dedupe_working_set);
+    let e = Job::default().apply("dedupe_mode", Some("x")).unwrap_err();
+    assert!(e.0.contains("repeat or working_set"), "{e}");
+}
+
+#[test]
+fn wait_for_names_an_earlier_job_of_its_own_name() {
+    let jobs = |spec: &[(&str, &[(&str, &str)])]| -> Vec<Job> {
+        spec.iter()
+            .map(|(n, o)| {
+                let mut j = Job {
+                    name: n.to_string(),
+                    ..Job::default()
+                };
+                for (k, v) in o.iter() {
+                    j.apply(k, Some(v)).unwrap();
+                }
+                j
+            })
+            .collect()
+    };
+    // fio's examples/waitfor.fio: a chain, each waiting for the one before; groups unchanged
+    // (the waiting is done as the jobs run).
+    let mut js = jobs(&[
+        ("writers", &[]),
+        ("readers", &[("new_group", "1"), ("wait_for", "writers")]),
+        ("writers2", &[("wait_for", "readers")]),
+    ]);
+    run::wait_for(&mut js).unwrap();
+    assert!(js.iter().all(|j| !j.stonewall));
+    for (spec, says) in [
+        (
+            vec![("a", &[][..]), ("c", &[("wait_for", "x")][..])],
+            "no job named 'x'",
+        ),
+        (
+            vec![("c", &[("wait_for", "a")][..]), ("a", &[][..])],
+            "defined earlier",
+        ),
+        (
+            vec![
+                ("a", &[][..]),
+                ("a", &[][..]),
+                ("c", &[("wait_for", "a")][..]),
+            ],
+            "several jobs",
+        ),
+    ] {
+        let e = run::wait_for(&mut jobs(&spec)).unwrap_err();
+        assert!(e.contains(says), "{e}");
+    }
+}
+
+#[test]
+fn verify_pattern_alone_verifies_the_pattern() {
+    let mut j = Job::default();
+    j.apply("verify_pattern", Some("0xaaa")).unwrap();
+    let v = j.verify.clone().unwrap();
+    assert_eq!((v.kind.as_str(), v.pattern), ("pattern", vec![0x0a, 0xaa]));
+    // With verify= given (before or after), its kind stands.
+    j.apply("verify", Some("meta")).unwrap();
+    assert_eq!(j.verify.clone().unwrap().kind, "meta");
+    let mut j = Job::default();
+    j.apply("verify", Some("crc32c")).unwrap();
+    j.apply("verify_pattern", Some("0xff")).unwrap();
+    assert_eq!(j.verify.unwrap().kind, "crc32c");
+}
+
+#[test]
+fn exit_what_and_new_group_are_kept() {
+    let mut j = Job::default();
+    j.apply("exit_what", Some("stonewall")).unwrap();
+    j.apply("new_group", None).unwrap();
+    assert_eq!(j.exit_what, ExitWhat::Stonewall);
+    assert!(j.new_group);
+    j.apply("exit_what", Some("all")).unwrap();
+    assert_eq!(j.exit_what, ExitWhat::All);
+    let e = Job::default().apply("exit_what", Some("some")).unwrap_err();
+    assert!(e.0.contains("group, stonewall or all"), "{e}");
+}
+
+#[test]
+fn the_settings_read_back_flat_with_the_jobs_own() {
+    let mut j = Job::default();
+    for (k, v) in [
+        ("exit_what", "all"),
+        ("ignore_error", ",ENOSPC"),
+        ("dedupe_mode", "working_set"),
+        ("wait_for", "a"),
+    ] {
+        j.apply(k, Some(v)).unwrap();
+    }
+    let v = serde_json::to_value(&j).unwrap();
+    assert_eq!(v["exit_what"], "all");
+    assert_eq!(v["wait_for"], "a");
+    assert!(v.get("more").is_none() && v.get("new_group").is_none());
+    assert_eq!(serde_json::from_value::<Job>(v).unwrap(), j);
+}
+
+/// Where fio's options depend on their order, a later one keeps what an earlier one set: a seed
+/// given stays through randrepeat=0, a size given stays through fill_device, rwmixwrite and
+/// rwmixread set one share (the last wins), and a later bs= without a third value keeps the
+/// trims' size of an earlier one.
+#[test]
+fn order_matters_where_fio_says_so() {
+    let j = job(&[("randseed", Some("5")), ("randrepeat", Some("0"))]);
+    assert_eq!(j.randseed, Some(5));
+    let j = job(&[("randrepeat", Some("0")), ("randseed", Some("5"))]);
+    assert_eq!(j.randseed, Some(5));
+    let j = job(&[("size", Some("1g")), ("fill_device", Some("1"))]);
+    assert_eq!(j.size, Some(SizeSpec::Bytes(1 << 30)));
+    let j = job(&[("fill_device", Some("1"))]);
+    assert_eq!(j.size, Some(SizeSpec::Percent(100.0)));
+    let j = job(&[("rwmixwrite", Some("30")), ("rwmixread", Some("50"))]);
+    assert_eq!(j.rwmixread, 50);
+    let j = job(&[("bs", Some("4k,4k,8k")), ("bs", Some("16k,16k,"))]);
+    assert_eq!(j.trim_bs, Some(BlockSize::Fixed(8192)));
 }

@@ -1,23 +1,26 @@
 //! One worker of a job resolved: its files (several with fio's nrfiles or filename=a:b), their
-//! region and checks, the layout, and its pattern.
+//! region and checks, the layout, and its plan.
 
 use std::path::Path;
 use std::sync::Arc;
 
+use super::super::lower::{self, Placed};
+use super::super::Origin;
 use super::super::{fmt, writes};
 use super::{
-    check_file, check_replay, existing, invalid, path_of, pattern_of, rank_file, region_of,
-    replaying, Layout, Worker,
+    check_file, check_replay, data_files, existing, invalid, path_of, rank_file, region_of, Layout,
+    Worker,
 };
 use crate::frame::{Place, RunError, TargetCtx};
-use crate::io::{self, iolog::Replay};
+use crate::io::iolog::Replay;
+use crate::io::worker::{max_bs, Source};
 use crate::plan::job::{EngineKind, Job, SizeSpec};
 
 /// Worker `clone` of job `ji`: its files (checked, and added to the layout), region and pattern;
 /// with the bytes its new files take.
 pub(super) fn resolve_clone(
     job: &Job,
-    (ji, clone): (usize, u32),
+    (ji, clone, origin): (usize, u32, Origin),
     (t, base): (&TargetCtx, &Path),
     replay: Option<&Arc<Replay>>,
     layout: &mut Layout,
@@ -50,6 +53,8 @@ pub(super) fn resolve_clone(
             .map(|p| existing(p, &job.name))
             .collect::<Result<Vec<_>, _>>()?;
     }
+    // Checked as named by the job (and per rank), before anything is opened.
+    data_files(&t.place, &job.name, &paths)?;
     let (blockdev, have) = stats[0];
     let seg = segment.then_some(rk.rank.index);
     let sizing = match (replay, job.size, job.filesize) {
@@ -73,7 +78,7 @@ pub(super) fn resolve_clone(
         // whole blocks.
         (n, None, _) => {
             let each = per_file(job, region, n)?;
-            let max_bs = io::max_bs(&job.bs).max(io::max_bs(job.wbs())).max(1);
+            let max_bs = max_bs(&job.bs).max(max_bs(job.wbs())).max(1);
             (each, each / max_bs * max_bs * n as u64)
         }
         (_, Some(_), Some(SizeSpec::Bytes(total))) => (region, total),
@@ -94,31 +99,40 @@ pub(super) fn resolve_clone(
             layout,
         )?;
     }
-    let mut pattern = pattern_of(job, clone, (base, region, total), rk.rank.index);
-    pattern.record = super::super::logs::record_of(job, clone)
+    let placed = Placed {
+        base,
+        region,
+        total,
+    };
+    let mut plan = lower::plan(job, (clone, rk.rank.index), placed, origin);
+    plan.sinks.record = super::super::logs::record_of(job, clone)
         .map(|_| paths.iter().map(|p| p.display().to_string()).collect());
     if let Some(r) = replay {
-        pattern = replaying(pattern, r.clone());
+        plan = lower::replaying(job, plan, r.clone());
     }
     // A verifying reader checks only what its writer's state says it wrote (fio's
     // verify_state_load), every range inside its files' offsets (file f from f x stride).
-    if job.verify_state_load && job.verify.is_some() && !pattern.rw.writes() {
-        let span = (
-            pattern.base,
-            (pattern.files.max(1) as u64).saturating_mul(pattern.file_stride()),
-        );
+    if job.verify_state_load && job.verify.is_some() && !plan.changes() {
+        let stride = match &plan.source {
+            Source::Walk(w) => w.region.stride(),
+            Source::Replay(_) => region,
+        };
+        let span = (base, (nfiles.max(1) as u64).saturating_mul(stride));
         let ranges = super::super::vstate::load(Path::new("."), job, clone, span)
             .map_err(|e| invalid(format!("job '{}': {e}", job.name)))?;
-        pattern.verify_ranges = Some(Arc::new(ranges));
+        if let Some(checks) = plan.sinks.checks.as_mut() {
+            checks.ranges = Some(Arc::new(ranges));
+        }
     }
     let path = paths.remove(0);
     Ok((
         Worker {
             job: ji,
             path,
-            more: paths,
+            others: paths,
             blockdev,
-            pattern,
+            region,
+            plan,
         },
         new_bytes,
     ))
@@ -126,10 +140,10 @@ pub(super) fn resolve_clone(
 
 /// fio's strided zones need a zone size, and a zone within the job's region.
 fn check_zones(job: &Job, region: u64) -> Result<(), RunError> {
-    if !job.more.strided {
+    if !job.strided {
         return Ok(());
     }
-    let z = job.more.zones.resolved();
+    let z = job.zones.resolved();
     let range = z.range;
     if z.size == 0 {
         return Err(invalid(format!(
@@ -137,7 +151,7 @@ fn check_zones(job: &Job, region: u64) -> Result<(), RunError> {
             job.name
         )));
     }
-    let max_bs = io::max_bs(&job.bs).max(io::max_bs(job.wbs()));
+    let max_bs = max_bs(&job.bs).max(max_bs(job.wbs()));
     if range > region || range < max_bs {
         return Err(invalid(format!(
             "job '{}': a strided zone of {} (zonerange, else zonesize) must hold a block ({}) and fit in the job's region ({}): change zonerange= or size=",
@@ -168,7 +182,7 @@ pub(super) fn files_note(job: &Job) -> String {
 
 /// Each file's share of `region` when a worker has `n` files (fio's size / nrfiles).
 fn per_file(job: &Job, region: u64, n: u32) -> Result<u64, RunError> {
-    let max_bs = io::max_bs(&job.bs).max(io::max_bs(job.wbs()));
+    let max_bs = max_bs(&job.bs).max(max_bs(job.wbs()));
     let each = region / n as u64;
     if each < max_bs {
         return Err(invalid(format!(
@@ -191,7 +205,7 @@ fn check_and_lay(
     layout: &mut Layout,
 ) -> Result<u64, RunError> {
     check_file(job, path, blockdev, have, end)?;
-    super::super::issue::check_file(job, path)?;
+    super::super::per_io::check_file(job, path)?;
     if let Place::Here { wipe } = t.place {
         if blockdev && writes(job.rw) {
             crate::provision::safety::check_device(path, wipe).map_err(|e| {

@@ -8,8 +8,10 @@ use std::path::Path;
 
 use super::super::resolve::Worker;
 use super::super::{fmt, writes};
-use crate::engine;
+use crate::engine::{self, IoEngine};
 use crate::frame::{RunError, WorkerOut};
+use crate::io::files::PassEnds;
+use crate::io::worker::Source;
 use crate::io::{self, WriteData};
 use crate::metrics::name as metric;
 use crate::plan::job::{EngineKind, Job, OpenSync};
@@ -17,16 +19,16 @@ use crate::plan::job::{EngineKind, Job, OpenSync};
 /// Reads back what a verifying job wrote and checks it; a bad block fails the job in fio's words.
 pub(super) fn verify_written(job: &Job, w: &Worker, written: &[(u64, u32)], out: &mut WorkerOut) {
     let Some(ver) = &job.verify else { return };
-    let v = io::verify::Verifier::new(ver, w.pattern.seed);
+    let v = io::verify::Verifier::new(ver, w.plan.seed);
     if !v.checks() {
         return;
     }
     // Each file's writes, read back from it (the loop's offsets put file f at f x stride).
-    let stride = w.pattern.file_stride();
+    let stride = w.plan.file_stride();
     let mut rb = io::verify::ReadBack::default();
     let mut bad_path = &w.path;
     for (f, path) in w.files().enumerate() {
-        let mine: std::borrow::Cow<[(u64, u32)]> = if w.more.is_empty() {
+        let mine: std::borrow::Cow<[(u64, u32)]> = if w.others.is_empty() {
             written.into()
         } else {
             let range = f as u64 * stride..(f as u64 + 1) * stride;
@@ -84,15 +86,15 @@ pub(super) fn verify_written(job: &Job, w: &Worker, written: &[(u64, u32)], out:
 /// A worker's engine, how it runs (for the record), and (a fio job file's buffered job with
 /// fio's invalidate) its files again, for dropping their cached pages when a pass ends
 /// (`io::Live::invalidate`).
-type Prepared = (Box<dyn engine::IoEngine>, Vec<String>, Vec<File>);
+type Prepared = (engine::Engine, Vec<String>, Vec<File>);
 
-/// Opens a worker's engine over its files; `from_jobfile`: the job is a fio job file's, whose
-/// invalidate also applies at the end of each pass.
-pub(super) fn open_engine(job: &Job, w: &Worker, from_jobfile: bool) -> Result<Prepared, String> {
+/// Opens a worker's engine over its files; keeps them open twice when its plan drops their
+/// cached pages at each pass's end and they are buffered.
+pub(super) fn open_engine(job: &Job, w: &Worker) -> Result<Prepared, String> {
     let def = engine::def(job.engine);
     // One buffer per slot: iodepth of them, or the ring of write buffers (io::data).
-    let depth = w.pattern.buffers.max(job.iodepth.max(1) as usize);
-    let bs = w.pattern.max_bs() as usize;
+    let depth = w.plan.queue.slots.max(w.plan.queue.depth);
+    let bs = w.plan.max_bs() as usize;
     if job.engine == EngineKind::Null {
         let eng =
             (def.open)(Vec::new(), engine::Slots::new(depth, bs)).map_err(|e| e.to_string())?;
@@ -101,7 +103,7 @@ pub(super) fn open_engine(job: &Job, w: &Worker, from_jobfile: bool) -> Result<P
     let mut how = Vec::new();
     let open = |path: &Path, direct: bool| {
         let mut o = OpenOptions::new();
-        o.read(true).write(writes(job.rw) || w.pattern.rw.writes());
+        o.read(true).write(writes(job.rw) || w.plan.changes());
         let sync = match job.open_sync {
             OpenSync::None => 0,
             OpenSync::Sync => libc::O_SYNC,
@@ -143,21 +145,25 @@ pub(super) fn open_engine(job: &Job, w: &Worker, from_jobfile: bool) -> Result<P
         how.push(format!("{} files", files.len()));
     }
     let slots = engine::Slots {
-        lead: job.more.buffer_lead(job.direct),
+        lead: job.buffer_lead(job.direct),
         ..engine::Slots::new(depth, bs)
     };
     if slots.lead != 0 {
         how.push(format!(
             "buffers {} bytes past a page boundary (as fio's {})",
             slots.lead,
-            if job.more.mem_align.is_some() {
+            if job.mem_align.is_some() {
                 "mem_align"
             } else {
                 "malloc'd buffers"
             }
         ));
     }
-    let kept = if from_jobfile && job.invalidate && !direct {
+    let drops = match &w.plan.source {
+        Source::Walk(walk) => walk.pass_ends == PassEnds::DropPages,
+        Source::Replay(_) => false,
+    };
+    let kept = if drops && !direct {
         let again: std::io::Result<Vec<File>> = files.iter().map(File::try_clone).collect();
         again.map_err(|e| format!("{}: {e}", w.path.display()))?
     } else {
@@ -165,15 +171,15 @@ pub(super) fn open_engine(job: &Job, w: &Worker, from_jobfile: bool) -> Result<P
     };
     let mut eng = (def.open)(files, slots)
         .map_err(|e| format!("cannot set up {} on {}: {e}", def.name, w.path.display()))?;
-    eng.set_reap_max(job.more.completions_per_reap());
+    eng.set_reap_max(job.completions_per_reap());
     how.push(eng.describe());
     Ok((eng, how, kept))
 }
 
 /// The posix_fadvise(2) advice a job gives its files when it opens them (fio's fadvise_hint).
 fn fadvise_of(job: &Job) -> Option<(libc::c_int, &'static str)> {
-    use crate::plan::jobmore::Fadvise;
-    let random = match job.more.fadvise {
+    use crate::plan::job::Fadvise;
+    let random = match job.fadvise {
         Fadvise::Off => return None,
         Fadvise::Pattern => job.rw.random(),
         Fadvise::Random => true,

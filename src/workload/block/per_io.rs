@@ -1,8 +1,9 @@
-//! fio's options of how each I/O is issued (`plan::issue`), checked before anything runs and
+//! fio's options of how each I/O is issued (`plan::job::per_io`), checked before anything runs and
 //! told on the record: priorities, atomic writes, latency_target, serialize_overlap.
 
 use crate::frame::RunError;
-use crate::plan::issue::describe;
+use crate::plan::dir::Dir;
+use crate::plan::job::per_io::describe;
 use crate::plan::job::{BlockSize, EngineKind, Job};
 use std::path::Path;
 
@@ -64,7 +65,7 @@ pub fn check_file(job: &Job, path: &Path) -> Result<(), RunError> {
 
 fn atomic_units(path: &Path) -> std::io::Result<Option<(u32, u32)>> {
     if path.exists() {
-        return crate::sys::issue::atomic_write_units(path);
+        return crate::sys::ioflags::atomic_write_units(path);
     }
     let dir = path.parent().filter(|d| !d.as_os_str().is_empty());
     let probe = dir
@@ -74,7 +75,7 @@ fn atomic_units(path: &Path) -> std::io::Result<Option<(u32, u32)>> {
         .write(true)
         .create_new(true)
         .open(&probe)?;
-    let units = crate::sys::issue::atomic_write_units(&probe);
+    let units = crate::sys::ioflags::atomic_write_units(&probe);
     let _ = std::fs::remove_file(&probe);
     units
 }
@@ -118,25 +119,23 @@ pub fn notes(job: &Job) -> Vec<String> {
     }
     let c = &io.cmdprio;
     if !c.is_off() {
-        let dirs = ["reads", "writes"];
         let mut parts = Vec::new();
-        let used = [job.rw.reads(), job.rw.writes()];
-        for d in (0..2).filter(|&d| used[d]) {
+        let used = [(Dir::Read, job.rw.reads()), (Dir::Write, job.rw.writes())];
+        for (k, (dir, _)) in used.into_iter().enumerate().filter(|u| u.1 .1) {
+            let plural = format!("{}s", dir.name());
             match &c.bssplit {
-                None if c.percentage[d] > 0 => parts.push(format!(
-                    "{}% of {} at {}",
-                    c.percentage[d],
-                    dirs[d],
-                    describe(c.implicit(d))
+                None if c.percentage[k] > 0 => parts.push(format!(
+                    "{}% of {plural} at {}",
+                    c.percentage[k],
+                    describe(c.implicit(dir))
                 )),
                 None => {}
-                Some(s) => parts.extend(s[d].iter().filter(|e| e.perc > 0).map(|e| {
+                Some(s) => parts.extend(s[k].iter().filter(|e| e.perc > 0).map(|e| {
                     format!(
-                        "{}% of {}-byte {} at {}",
+                        "{}% of {}-byte {plural} at {}",
                         e.perc,
                         e.bs,
-                        dirs[d],
-                        describe(e.prio.unwrap_or_else(|| c.implicit(d)))
+                        describe(e.prio.unwrap_or_else(|| c.implicit(dir)))
                     )
                 })),
             }
@@ -180,7 +179,7 @@ mod tests {
         assert!(e(&atomic_job(EngineKind::Sync, true)).contains("does not support atomic"));
         assert!(e(&atomic_job(EngineKind::Libaio, false)).contains("direct=1"));
         let j = atomic_job(EngineKind::Pvsync2, true);
-        match crate::sys::issue::atomic_write_units(dir.path()) {
+        match crate::sys::ioflags::atomic_write_units(dir.path()) {
             Ok(Some(_)) => {}
             _ => assert!(e(&j).contains("no atomic write unit"), "{}", e(&j)),
         }

@@ -1,5 +1,6 @@
-//! How an I/O is issued beyond its offset and size: its priority (ioprio_set(2) for the whole
-//! thread, or per I/O in an io_uring SQE or an AIO control block) and its RWF_* flags.
+//! What an I/O carries to the kernel beyond its offset and size: its priority (ioprio_set(2) for
+//! the whole thread, or per I/O in an io_uring SQE or an AIO control block) and its RWF_* flags,
+//! with the atomic write limits statx(2) reports for a file.
 
 use std::ffi::CString;
 use std::io;
@@ -49,30 +50,6 @@ pub fn atomic_write_units(path: &Path) -> io::Result<Option<(u32, u32)>> {
     Ok((mask & STATX_WRITE_ATOMIC != 0 && max > 0).then_some((min, max)))
 }
 
-/// Trims `len` bytes at `offset` (fio's trim): BLKDISCARD on a block device (ioctl(2),
-/// <linux/fs.h>), otherwise fallocate(2) FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE (the range
-/// reads back as zeros, the file keeps its size).
-pub fn trim(file: &std::fs::File, offset: u64, len: u64) -> io::Result<()> {
-    use std::os::unix::fs::FileTypeExt;
-    use std::os::unix::io::AsRawFd;
-    const BLKDISCARD: libc::c_ulong = 0x1277;
-    let fd = file.as_raw_fd();
-    let r = if file.metadata()?.file_type().is_block_device() {
-        let range = [offset, len];
-        // SAFETY: BLKDISCARD reads two u64 (start, length) through the pointer, which points to
-        // `range`.
-        unsafe { libc::ioctl(fd, BLKDISCARD as _, range.as_ptr()) }
-    } else {
-        let mode = libc::FALLOC_FL_PUNCH_HOLE | libc::FALLOC_FL_KEEP_SIZE;
-        // SAFETY: fallocate takes integers only (fallocate(2)).
-        unsafe { libc::fallocate(fd, mode, offset as libc::off_t, len as libc::off_t) }
-    };
-    if r < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    Ok(())
-}
-
 /// ioprio_set(2) of the calling thread (IOPRIO_WHO_PROCESS with who 0: the caller).
 pub fn ioprio_set(value: u16) -> io::Result<()> {
     const IOPRIO_WHO_PROCESS: libc::c_long = 1;
@@ -117,23 +94,6 @@ mod tests {
         .unwrap();
         assert_eq!(got, idle_7);
         assert_ne!(ioprio_get().unwrap(), idle_7);
-    }
-
-    #[test]
-    fn a_trim_punches_a_hole_that_reads_back_as_zeros() {
-        use std::os::unix::fs::MetadataExt;
-        let dir = tempfile::tempdir().unwrap();
-        let f = dir.path().join("f");
-        std::fs::write(&f, vec![7u8; 1 << 20]).unwrap();
-        let file = std::fs::OpenOptions::new().write(true).open(&f).unwrap();
-        file.sync_all().unwrap();
-        let before = file.metadata().unwrap().blocks();
-        trim(&file, 4096, 512 << 10).unwrap();
-        let data = std::fs::read(&f).unwrap();
-        assert_eq!(data.len(), 1 << 20);
-        assert!(data[4096..4096 + (512 << 10)].iter().all(|&b| b == 0));
-        assert!(data[..4096].iter().all(|&b| b == 7));
-        assert!(file.metadata().unwrap().blocks() < before);
     }
 
     #[test]

@@ -6,6 +6,8 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+use crate::plan::dir::Dir;
+
 /// fio's I/O priority classes (ionice(1)): none, realtime, best effort, idle.
 pub const CLASS_RT: u8 = 1;
 pub const CLASS_BE: u8 = 2;
@@ -83,7 +85,7 @@ pub struct SplitPrio {
     pub prio: Option<u16>,
 }
 
-/// fio's cmdprio options, per direction (reads, writes).
+/// fio's cmdprio options, per direction (reads, writes; fio's `R,W` values).
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(default)]
 pub struct CmdPrio {
@@ -102,8 +104,17 @@ impl CmdPrio {
         self.percentage == [0, 0] && self.bssplit.is_none()
     }
 
+    /// Where a direction's values are: reads first, then writes (a trim takes the writes').
+    fn at(d: Dir) -> usize {
+        match d {
+            Dir::Read => 0,
+            Dir::Write | Dir::Trim => 1,
+        }
+    }
+
     /// The priority cmdprio_class, cmdprio and cmdprio_hint give a direction.
-    pub fn implicit(&self, d: usize) -> u16 {
+    pub fn implicit(&self, dir: Dir) -> u16 {
+        let d = CmdPrio::at(dir);
         let class = if self.class[d] == 0 {
             CLASS_RT
         } else {
@@ -113,8 +124,8 @@ impl CmdPrio {
     }
 
     /// The share (percent) of I/Os of this direction and size that get a priority of their own.
-    pub fn share(&self, write: bool, len: u64) -> u32 {
-        let d = write as usize;
+    pub fn share(&self, dir: Dir, len: u64) -> u32 {
+        let d = CmdPrio::at(dir);
         match &self.bssplit {
             None => self.percentage[d],
             Some(split) => split[d]
@@ -127,19 +138,19 @@ impl CmdPrio {
 
     /// The priority of an I/O given a draw `r` from 0 to 99 (fio's fio_cmdprio_set_ioprio): None
     /// when it gets none of its own.
-    pub fn pick(&self, write: bool, len: u64, r: u32) -> Option<u16> {
-        let d = write as usize;
-        if r >= self.share(write, len) {
+    pub fn pick(&self, dir: Dir, len: u64, r: u32) -> Option<u16> {
+        let d = CmdPrio::at(dir);
+        if r >= self.share(dir, len) {
             return None;
         }
         let Some(split) = &self.bssplit else {
-            return Some(self.implicit(d));
+            return Some(self.implicit(dir));
         };
         let mut acc = 0;
         for e in split[d].iter().filter(|e| e.bs == len) {
             acc += e.perc;
             if r < acc {
-                return Some(e.prio.unwrap_or_else(|| self.implicit(d)));
+                return Some(e.prio.unwrap_or_else(|| self.implicit(dir)));
             }
         }
         None
@@ -188,9 +199,9 @@ mod tests {
             percentage: [20, 0],
             ..Default::default()
         };
-        assert_eq!(c.pick(false, 4096, 19), Some(1 << 13));
-        assert_eq!(c.pick(false, 4096, 20), None);
-        assert_eq!(c.pick(true, 4096, 0), None);
+        assert_eq!(c.pick(Dir::Read, 4096, 19), Some(1 << 13));
+        assert_eq!(c.pick(Dir::Read, 4096, 20), None);
+        assert_eq!(c.pick(Dir::Write, 4096, 0), None);
         let e = |bs, perc, prio| SplitPrio { bs, perc, prio };
         let c = CmdPrio {
             bssplit: Some([
@@ -204,9 +215,9 @@ mod tests {
             level: [2, 2],
             ..Default::default()
         };
-        assert_eq!(c.pick(false, 65536, 10), Some(ioprio_value(1, 1, 0)));
-        assert_eq!(c.pick(false, 65536, 99), Some(ioprio_value(3, 2, 0)));
-        assert_eq!(c.pick(false, 1 << 20, 0), None);
-        assert_eq!(c.pick(true, 65536, 0), None);
+        assert_eq!(c.pick(Dir::Read, 65536, 10), Some(ioprio_value(1, 1, 0)));
+        assert_eq!(c.pick(Dir::Read, 65536, 99), Some(ioprio_value(3, 2, 0)));
+        assert_eq!(c.pick(Dir::Read, 1 << 20, 0), None);
+        assert_eq!(c.pick(Dir::Write, 65536, 0), None);
     }
 }

@@ -7,13 +7,15 @@
 use std::collections::BTreeMap;
 
 use crate::frame::WorkerOut;
-use crate::io::Issued;
+use crate::io::Stats;
 use crate::metrics::hist;
 use crate::metrics::name as metric;
+use crate::plan::dir::Dir;
 
 /// Puts a worker's trims (count, bytes, latencies) and its latency_target depth on its output.
-pub fn count(o: &mut WorkerOut, st: Issued) {
-    let (trims, bytes, lat) = (st.trims, st.trim_bytes, st.trim_lat);
+pub fn count(o: &mut WorkerOut, st: &mut Stats) {
+    let t = &mut st.tally.dirs[Dir::Trim];
+    let (trims, bytes, lat) = (t.ios, t.bytes, std::mem::replace(&mut t.lat, hist::new()));
     if let Some(qd) = st.latency_qd {
         o.counters.insert(metric::LATENCY_QD, qd as f64);
         o.counters.insert("latency_workers", 1.0);
