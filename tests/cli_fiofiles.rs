@@ -160,8 +160,9 @@ fn a_data_file_in_the_kernels_files_or_through_a_link_is_refused() {
     std::fs::write(&victim, "keep me").unwrap();
     std::os::unix::fs::symlink(&victim, d.join("link")).unwrap();
     for (file, says) in [
-        ("/proc/sys/kernel/hostname", "kernel's files"),
-        ("/sys/kernel/mm/ksm/run", "kernel's files"),
+        ("/proc/sys/kernel/hostname", "one of the kernel's files"),
+        ("/sys/kernel/mm/ksm/run", "one of the kernel's files"),
+        ("/dev/nvme9n9", "fsbench makes no file there"),
         ("/dev/null", "not a regular file"),
         ("link", "symbolic link"),
     ] {

@@ -122,7 +122,7 @@ fn a_taken_port_is_refused_with_exit_2_before_anything_is_made() {
     let dir = workdir();
     refused_on_a_taken_port(
         dir.path(),
-        &["compare", "tmpfs", "ext4", "-w", "smoke", "--size", "64M"],
+        &["compare", "tmpfs", "ext4", "-w", "smoke", "--size", "256M"],
     );
     let job = write(
         dir.path(),

@@ -239,7 +239,7 @@ fn direct_reads_on_ext4_are_device_bound_buffered_rereads_cache_and_tmpfs_differ
     let (out, _) = compare(
         again.path(),
         &["ext4"],
-        "block:rw=randread,bs=4k,runtime=2s,size=32m",
+        "block:rw=randread,bs=4k,direct=0,runtime=2s,size=32m",
         &[],
     );
     let r = &records(&out)[0];

@@ -60,7 +60,7 @@ impl Gathering {
             first: first.clone(),
             board: board.clone(),
             pacing: spec.pacing.clone(),
-            memory_backed: t.caps.memory_backed,
+            reads: limiter::Reads::of(spec.reads, t.caps.memory_backed),
         });
         Gathering {
             watch,
@@ -118,7 +118,7 @@ pub fn explain(p: &mut super::Phase, spec: &PhaseSpec, t: &TargetCtx, e: Option<
     p.limiter = limiter::classify(&Facts {
         evidence: e,
         pacing: spec.pacing.as_deref(),
-        memory_backed: t.caps.memory_backed,
+        reads: limiter::Reads::of(spec.reads, t.caps.memory_backed),
     });
     if let Some(why) = limiter::interference(e) {
         let n = note::make(note::Kind::Interference, why);

@@ -73,8 +73,31 @@ pub struct Facts<'a> {
     pub evidence: &'a Evidence,
     /// The job's pacing, when it has any (`rate_iops=200`).
     pub pacing: Option<&'a str>,
-    /// The target lives in memory (tmpfs): no device, no cache to tell apart.
-    pub memory_backed: bool,
+    /// Where the phase's reads go: whether a cache may have served them.
+    pub reads: Reads,
+}
+
+/// Where a phase's reads go, as the phase and its target declare it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reads {
+    /// To a filesystem on a device: the page cache may serve them instead.
+    Device,
+    /// To a filesystem in memory (tmpfs): no device, no cache to tell apart.
+    Memory,
+    /// Nowhere: the phase reads nothing from the target (it only writes, or its engine moves
+    /// no data: ioengine=null).
+    Nowhere,
+}
+
+impl Reads {
+    /// A phase's reads: `reads` whether it reads the target at all, `memory_backed` its target.
+    pub fn of(reads: bool, memory_backed: bool) -> Reads {
+        match (reads, memory_backed) {
+            (false, _) => Reads::Nowhere,
+            (true, true) => Reads::Memory,
+            (true, false) => Reads::Device,
+        }
+    }
 }
 
 /// A rule: the kind it names, the evidence that decides it (for the docs and `fsbench list`),
@@ -194,7 +217,7 @@ fn paced(f: &Facts) -> Option<(f64, String)> {
 }
 
 fn cache(f: &Facts) -> Option<(f64, String)> {
-    if f.memory_backed {
+    if f.reads != Reads::Device {
         return None;
     }
     let e = f.evidence;

@@ -23,11 +23,29 @@ pub enum Create {
 /// The path prefixes of the kernel's own filesystems.
 const KERNEL_DIRS: &[&str] = &["/proc", "/sys", "/dev"];
 
+/// The kernel's directory `dir` (resolved) is under, if any. A filesystem mounted under /dev
+/// (/dev/shm's tmpfs) is judged by its type instead (`KERNEL_FS`): it is data, devpts is not.
+fn kernel_prefix(dir: &Path) -> Option<&'static str> {
+    use std::os::unix::fs::MetadataExt;
+    let k = KERNEL_DIRS.iter().find(|k| dir.starts_with(k))?;
+    if *k == "/dev" {
+        let dev_of = |p: &Path| std::fs::metadata(p).map(|m| m.dev()).ok();
+        if let (Some(a), Some(b)) = (dev_of(dir), dev_of(Path::new("/dev"))) {
+            if a != b {
+                return None;
+            }
+        }
+    }
+    Some(k)
+}
+
 /// statfs(2) magic numbers of filesystems whose files are the kernel's, not data.
 const KERNEL_FS: &[(i64, &str)] = &[
     (0x9fa0, "procfs"),
     (0x6265_6572, "sysfs"),
     (0x1cd1, "devpts"),
+    (0x1980_0202, "mqueue"),
+    (0x9584_58f6, "hugetlbfs"),
     (0x0027_e0eb, "cgroupfs"),
     (0x6367_7270, "cgroup2"),
     (0x6462_6720, "debugfs"),
@@ -83,7 +101,7 @@ fn kernel_fs_of(dir: &Path) -> Option<&'static str> {
 /// said to be the kernel's (the caller refuses it for that).
 pub fn kernel_dir(dir: &Path) -> Option<String> {
     let real = std::fs::canonicalize(dir).ok()?;
-    if let Some(k) = KERNEL_DIRS.iter().find(|k| real.starts_with(k)) {
+    if let Some(k) = kernel_prefix(&real) {
         return Some(format!("{} is under {k}", real.display()));
     }
     kernel_fs_of(&real).map(|fs| format!("{} is on a {fs} mount", real.display()))
@@ -96,7 +114,7 @@ pub fn check(path: &Path) -> io::Result<()> {
         return Err(refused(path, "names no file"));
     }
     let dir = parent_of(path)?;
-    if let Some(k) = KERNEL_DIRS.iter().find(|k| dir.starts_with(k)) {
+    if let Some(k) = kernel_prefix(&dir) {
         return Err(refused(
             path,
             format_args!(
@@ -186,10 +204,20 @@ mod tests {
             "/proc/sys/kernel/hostname",
             "/sys/kernel/x",
             "/dev/null",
-            "/dev/shm/x",
+            "/dev/pts/x",
         ] {
             let e = check(Path::new(p)).unwrap_err().to_string();
             assert!(e.contains("fsbench writes no file there"), "{p}: {e}");
+        }
+        // /dev/shm, a tmpfs of its own, is data (where it is mounted).
+        let shm = Path::new("/dev/shm");
+        let own_mount = |p: &Path| {
+            use std::os::unix::fs::MetadataExt;
+            std::fs::metadata(p).map(|m| m.dev()).ok()
+        };
+        if shm.is_dir() && own_mount(shm) != own_mount(Path::new("/dev")) {
+            check(&shm.join("fsbench-outfile-test")).unwrap();
+            assert_eq!(kernel_dir(shm), None);
         }
         let d = tempfile::tempdir().unwrap();
         let target = d.path().join("target");

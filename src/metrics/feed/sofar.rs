@@ -17,9 +17,9 @@ pub struct SoFar {
     pub watch: Watch,
     pub first: Snapshot,
     pub board: Arc<Board>,
-    /// The job's pacing, when it paces itself; the target lives in memory.
+    /// The job's pacing, when it paces itself; where the phase's reads go.
     pub pacing: Option<String>,
-    pub memory_backed: bool,
+    pub reads: limiter::Reads,
 }
 
 /// A running thread of this process, read from outside it: CPU (ticks, as nanoseconds) and its
@@ -55,7 +55,7 @@ impl SoFar {
         limiter::classify(&Facts {
             evidence: &e,
             pacing: self.pacing.as_deref(),
-            memory_backed: self.memory_backed,
+            reads: self.reads,
         })
         .map(|l| l.kind)
     }

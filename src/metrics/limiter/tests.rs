@@ -50,7 +50,7 @@ fn facts(e: &Evidence) -> Facts<'_> {
     Facts {
         evidence: e,
         pacing: None,
-        memory_backed: false,
+        reads: Reads::Device,
     }
 }
 
@@ -72,7 +72,7 @@ fn psync_random_reads_on_tmpfs_are_filesystem_cpu() {
     // One worker, 4k psync random reads on tmpfs: 18% user, 82% system.
     let e = evidence(worker(0.18, 0.81, 0.0));
     let f = Facts {
-        memory_backed: true,
+        reads: Reads::Memory,
         ..facts(&e)
     };
     let l = classify(&f).unwrap();
@@ -85,7 +85,7 @@ fn waiting_for_a_cpu_is_left_out_of_the_workers_shares() {
     // The same tmpfs job beside two CPU hogs: it waited 56% of its time for a CPU.
     let e = evidence(worker(0.08, 0.36, 0.56));
     let f = Facts {
-        memory_backed: true,
+        reads: Reads::Memory,
         ..facts(&e)
     };
     assert_eq!(kind(&f), Limit::FilesystemCpu);
@@ -131,7 +131,7 @@ fn buffered_rereads_that_never_reach_the_device_are_cache() {
     );
     // On tmpfs there is no device to miss: its reads are the filesystem's own work.
     let f = Facts {
-        memory_backed: true,
+        reads: Reads::Memory,
         ..facts(&e)
     };
     assert_eq!(kind(&f), Limit::FilesystemCpu);

@@ -99,7 +99,8 @@ fn data_file(path: &Path, name: &str, dirs: &mut HashSet<PathBuf>) -> Result<(),
             path.display()
         ))
     };
-    match std::fs::symlink_metadata(path) {
+    let meta = std::fs::symlink_metadata(path);
+    match &meta {
         Ok(m) if m.file_type().is_block_device() => return Ok(()),
         Ok(m) if m.file_type().is_symlink() => {
             return Err(refuse("is a symbolic link (name the file itself)".into()))
@@ -115,7 +116,10 @@ fn data_file(path: &Path, name: &str, dirs: &mut HashSet<PathBuf>) -> Result<(),
         return Ok(());
     }
     if let Some(why) = crate::sys::outfile::kernel_dir(dir) {
-        return Err(refuse(format!("is in the kernel's files ({why})")));
+        return Err(refuse(match meta {
+            Err(_) => format!("does not exist, and fsbench makes no file there ({why})"),
+            Ok(_) => format!("is one of the kernel's files ({why})"),
+        }));
     }
     dirs.insert(dir.to_path_buf());
     Ok(())

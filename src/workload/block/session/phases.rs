@@ -4,7 +4,7 @@
 use super::super::{writes, Block, Origin};
 use super::judged;
 use crate::frame::{CachePolicy, PhaseSpec};
-use crate::plan::job::{Job, Rw};
+use crate::plan::job::{EngineKind, Job, Rw};
 use crate::workload::block::resolve::Resolved;
 
 pub struct Phases {
@@ -67,9 +67,10 @@ fn spec(block: &Block, jobs: &[&Job], workers: usize, snapping: bool) -> PhaseSp
             CachePolicy::Drop
         },
         writes: jobs.iter().any(|j| writes(j.rw)),
+        // The null engine moves no data: its reads reach neither the filesystem nor a cache.
         reads: jobs
             .iter()
-            .any(|j| !matches!(j.rw, Rw::Write | Rw::RandWrite)),
+            .any(|j| !matches!(j.rw, Rw::Write | Rw::RandWrite) && j.engine != EngineKind::Null),
         workers,
         unit: "I/Os",
         // Time-based jobs end when their runtime (and ramp) is over.
