@@ -358,24 +358,6 @@ fn report_renders_a_copied_study_without_root() {
     }
 }
 
-/// The command for an unprivileged user: as itself when not root, as nobody through setpriv when
-/// root (CI); None when root has no setpriv.
-fn unprivileged() -> Option<std::process::Command> {
-    if !is_root() {
-        return Some(bin());
-    }
-    if !have("setpriv") {
-        return None;
-    }
-    let mut c = std::process::Command::new("setpriv");
-    c.args(["--reuid=65534", "--regid=65534", "--clear-groups"])
-        .arg(env!("CARGO_BIN_EXE_fsbench"))
-        .env_remove("FSBENCH_WORKDIR")
-        .env_remove("FSBENCH_STATE_DIR")
-        .env("FSBENCH_HISTORY", history_path());
-    Some(c)
-}
-
 #[test]
 fn a_whole_compare_on_a_dir_target_runs_without_root() {
     let Some(mut cmd) = unprivileged() else {

@@ -68,6 +68,12 @@ fn a_profiled_compare_names_the_filesystems_kernel_frames_and_fsbenchs_own() {
         skip(true, &why);
         return;
     }
+    // Profiled figures are said to be: a profile costs a switch-heavy job.
+    assert!(
+        stderr(&o).contains("2 record(s) were measured while profiled"),
+        "{}",
+        stderr(&o)
+    );
     let of = |target: &str| {
         recs.iter()
             .find(|r| r["target"] == target)
@@ -258,24 +264,6 @@ fn an_off_cpu_profile_of_fsync_heavy_writes_shows_where_they_blocked() {
         md.contains("## Where the time went, off the CPU (blocked): block"),
         "{md}"
     );
-}
-
-/// The command for an unprivileged user: as itself when not root, as nobody through setpriv
-/// when root; None when root has no setpriv.
-fn unprivileged() -> Option<std::process::Command> {
-    if !is_root() {
-        return Some(bin());
-    }
-    if !have("setpriv") {
-        return None;
-    }
-    let mut c = std::process::Command::new("setpriv");
-    c.args(["--reuid=65534", "--regid=65534", "--clear-groups"])
-        .arg(env!("CARGO_BIN_EXE_fsbench"))
-        .env_remove("FSBENCH_WORKDIR")
-        .env_remove("FSBENCH_STATE_DIR")
-        .env("FSBENCH_HISTORY", history_path());
-    Some(c)
 }
 
 #[test]

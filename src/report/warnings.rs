@@ -50,6 +50,7 @@ pub(crate) fn build(records: &[Record], rows: &[Row], manifest: &[String]) -> Ve
     if let Some(w) = out_of_room(records) {
         out.insert(0, w);
     }
+    out.extend(profiled(records));
     let less: Vec<String> = records
         .iter()
         .filter(|r| r.outcome == Outcome::Ok)
@@ -171,6 +172,23 @@ pub(crate) fn text(w: &[Warning], markdown: bool) -> String {
 
 /// The records that failed for want of space (ENOSPC, EDQUOT), each with the room its target had
 /// when it failed: one warning that says so plainly.
+/// Records measured while profiled (`--profile`): a profile costs each profiled thread at every
+/// context switch, so their figures compare with profiled runs only.
+fn profiled(records: &[Record]) -> Option<Warning> {
+    let with: Vec<String> = records
+        .iter()
+        .filter(|r| r.outcome == Outcome::Ok && r.profile.is_some())
+        .map(name)
+        .collect();
+    (!with.is_empty()).then(|| Warning {
+        text: format!(
+            "{} record(s) were measured while profiled (--profile), which costs a switch-heavy job up to a fifth of its rate: compare them with profiled runs (docs/profiles.md, \"Cost\")",
+            with.len()
+        ),
+        details: with,
+    })
+}
+
 fn out_of_room(records: &[Record]) -> Option<Warning> {
     use crate::plan::units::format_bytes;
     let full: Vec<String> = records

@@ -323,3 +323,21 @@ impl Compare {
             .expect("start fsbench")
     }
 }
+
+/// fsbench as an unprivileged user (nobody, through setpriv) when the tests run as root; as
+/// itself otherwise; None where setpriv is missing.
+pub fn unprivileged() -> Option<std::process::Command> {
+    if !is_root() {
+        return Some(bin());
+    }
+    if !have("setpriv") {
+        return None;
+    }
+    let mut c = std::process::Command::new("setpriv");
+    c.args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+        .arg(env!("CARGO_BIN_EXE_fsbench"))
+        .env_remove("FSBENCH_WORKDIR")
+        .env_remove("FSBENCH_STATE_DIR")
+        .env("FSBENCH_HISTORY", history_path());
+    Some(c)
+}
