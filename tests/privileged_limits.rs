@@ -269,6 +269,15 @@ fn random_writes_on_zfs_fuse_are_limited_by_its_daemon() {
         fs.contains("zfs-fuse"),
         "the daemon's CPU in the evidence: {fs}"
     );
-    assert_eq!(kind, "filesystem-cpu", "{rule}: {}", r["evidence"]);
+    // The daemon is the closest limit: alone, or first of two when the loop device under the
+    // pool is busy too (zfs-fuse writes ~29x the job's bytes: 0.63 cores against 48% busy came
+    // within the rules' margin on one run), never the device alone.
+    let first = rule.strip_prefix("mixed: ").unwrap_or(&rule);
+    assert!(
+        kind == "filesystem-cpu" || (kind == "mixed" && first.starts_with("filesystem-cpu")),
+        "{rule}: {}",
+        r["evidence"]
+    );
+    assert!(rule.contains("zfs-fuse took"), "{rule}");
     daemon_as_before(before);
 }
