@@ -182,7 +182,7 @@ fn profiled(records: &[Record]) -> Option<Warning> {
         .collect();
     (!with.is_empty()).then(|| Warning {
         text: format!(
-            "{} record(s) were measured while profiled (--profile), which costs a switch-heavy job up to a fifth of its rate: compare them with profiled runs (docs/profiles.md, \"Cost\")",
+            "{} record(s) were measured while profiled (--profile), which costs a switch-heavy job a fifth to 30% of its rate: compare them with profiled runs (docs/profiles.md, \"Cost\")",
             with.len()
         ),
         details: with,
