@@ -10,33 +10,13 @@
 //! for a longer run); `FSBENCH_FUZZ_SEED` replays a run.
 
 mod common;
+use common::fuzz::{cases_and_seed, Rng};
 use common::*;
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
 
 use fsbench::history::{Db, ListFilter};
-
-/// xorshift64*: a small, reproducible stream.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
-    fn pick<'a>(&mut self, xs: &[&'a str]) -> &'a str {
-        xs[self.below(xs.len())]
-    }
-    fn chance(&mut self, pct: u64) -> bool {
-        self.next() % 100 < pct
-    }
-}
 
 const WL: &str = "block:ioengine=null,rw=randread,size=8m,runtime=100ms";
 
@@ -332,14 +312,7 @@ fn material(t: &Path) -> (PathBuf, PathBuf, String, Vec<u8>) {
 
 #[test]
 fn no_history_input_panics() {
-    let cases: usize = std::env::var("FSBENCH_FUZZ_CASES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(1_500);
-    let seed: u64 = std::env::var("FSBENCH_FUZZ_SEED")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(0x5eed_0b15_7041_0001);
+    let (cases, seed) = cases_and_seed(1_500, 0x5eed_0b15_7041_0001);
     let t = tempfile::tempdir().unwrap();
     let (s1, s2, spec, base) = material(t.path());
     let manifest = std::fs::read_to_string(s1.join("manifest.json")).unwrap();

@@ -9,31 +9,13 @@
 //! `FSBENCH_FUZZ_CASES` sets the number of cases (the suite runs 20,000, and a quarter as many study
 //! files; `FSBENCH_FUZZ_CASES=100000` for a longer run); `FSBENCH_FUZZ_SEED` replays a run.
 
+mod common;
+use common::fuzz::{cases_and_seed, Rng};
+
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::Path;
 
 use fsbench::plan::fio::syntax::Host;
-
-/// xorshift64*: a small, reproducible stream.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
-    fn pick<'a>(&mut self, xs: &[&'a str]) -> &'a str {
-        xs[self.below(xs.len())]
-    }
-    fn chance(&mut self, pct: u64) -> bool {
-        self.next() % 100 < pct
-    }
-}
 
 /// Values that have broken parsers before, or could: huge, negative, empty, odd units, ranges,
 /// lists, percentages, substitutions, arithmetic.
@@ -349,14 +331,7 @@ fn panics(f: impl FnOnce()) -> Option<String> {
 
 #[test]
 fn no_input_panics_a_parser() {
-    let cases: usize = std::env::var("FSBENCH_FUZZ_CASES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(20_000);
-    let seed: u64 = std::env::var("FSBENCH_FUZZ_SEED")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(0x5eed_f00d_1234_5678);
+    let (cases, seed) = cases_and_seed(20_000, 0x5eed_f00d_1234_5678);
     let names = option_names();
     let host = Host {
         pagesize: 4096,
@@ -680,15 +655,9 @@ fn mutated(r: &mut Rng, text: &str) -> String {
 
 #[test]
 fn no_study_file_panics_the_loader_or_the_plan() {
-    let cases: usize = std::env::var("FSBENCH_FUZZ_CASES")
-        .ok()
-        .and_then(|v| v.parse::<usize>().ok())
-        .map(|n| n / 4)
-        .unwrap_or(5_000);
-    let seed: u64 = std::env::var("FSBENCH_FUZZ_SEED")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(0x57d1_e5f0_0d12_3456);
+    // A quarter as many cases as the job files get.
+    let (cases, seed) = cases_and_seed(20_000, 0x57d1_e5f0_0d12_3456);
+    let cases = cases / 4;
     std::panic::set_hook(Box::new(|_| {}));
     let mut r = Rng(seed | 1);
     let shipped = fsbench::plan::study::SHIPPED;

@@ -150,13 +150,14 @@ fn snapshots_that_fill_the_filesystem_end_the_phase_with_enospc_and_statvfs() {
     assert!(stderr(&o).contains("give --size"), "{}", stderr(&o));
     assert!(!out.exists());
     // Told to run anyway, the phase that fills it ends with ENOSPC and what statvfs said.
-    let o = Compare::new(&["btrfs"])
-        .workload(job)
-        .size("400M")
-        .out(out.to_str().unwrap())
-        .workdir(wd.path().to_str().unwrap())
-        .args(&["--room", "warn"])
-        .run();
+    let (o, out) = run_study_with(
+        wd.path(),
+        "full",
+        &["btrfs"],
+        &[job],
+        "400M",
+        &["--room", "warn"],
+    );
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     assert!(stderr(&o).contains("running anyway"), "{}", stderr(&o));
     let recs = records_of(&out);

@@ -26,14 +26,7 @@ fn compare(
     workload: &str,
     extra: &[&str],
 ) -> (std::path::PathBuf, String) {
-    let out = wd.join("study");
-    let o = Compare::new(targets)
-        .workload(workload)
-        .size("512M")
-        .out(out.to_str().unwrap())
-        .workdir(wd.to_str().unwrap())
-        .args(extra)
-        .run();
+    let (o, out) = run_study_with(wd, "study", targets, &[workload], "512M", extra);
     assert!(o.status.success(), "{}", stderr(&o));
     // The report on standard output, its warnings on standard error.
     (out, format!("{}{}", stdout(&o), stderr(&o)))

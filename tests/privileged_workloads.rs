@@ -351,13 +351,14 @@ fn bonnie_on_ext4_gives_every_record_and_refuses_a_file_too_big_for_the_target()
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(stderr(&o).contains("give --size"), "{}", stderr(&o));
     assert!(!out2.exists(), "a refused plan made its study");
-    let o = Compare::new(&["ext4"])
-        .workload("bonnie:size=1G,ram=0,files=0")
-        .size("256M")
-        .out(out2.to_str().unwrap())
-        .workdir(wd.path().to_str().unwrap())
-        .args(&["--room", "warn"])
-        .run();
+    let (o, out2) = run_study_with(
+        wd.path(),
+        "study2",
+        &["ext4"],
+        &["bonnie:size=1G,ram=0,files=0"],
+        "256M",
+        &["--room", "warn"],
+    );
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     let recs = records_of(&out2);
     assert_eq!(recs.len(), 1, "{recs:?}");

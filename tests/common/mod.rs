@@ -2,6 +2,7 @@
 //! devices owned by the test (detached by name, never "all").
 #![allow(dead_code)]
 
+pub mod fuzz;
 pub mod graph;
 pub mod http;
 mod privileged;

@@ -190,12 +190,25 @@ pub fn run_study(
     workloads: &[&str],
     size: &str,
 ) -> (std::process::Output, std::path::PathBuf) {
+    run_study_with(wd, name, targets, workloads, size, &[])
+}
+
+/// `run_study` with more arguments for compare (e.g. `--room warn`).
+pub fn run_study_with(
+    wd: &Path,
+    name: &str,
+    targets: &[&str],
+    workloads: &[&str],
+    size: &str,
+    extra: &[&str],
+) -> (std::process::Output, std::path::PathBuf) {
     let out = wd.join(name);
     let c = workloads
         .iter()
         .fold(super::Compare::new(targets), |c, w| c.workload(w))
         .size(size)
         .out(out.to_str().unwrap())
-        .workdir(wd.to_str().unwrap());
+        .workdir(wd.to_str().unwrap())
+        .args(extra);
     (c.run(), out)
 }
