@@ -390,7 +390,8 @@ pub const STEAL_SHARE: f64 = 0.05;
 pub fn interference(e: &Evidence) -> Option<String> {
     let m = e.machine.as_ref()?;
     let cpus = e.cpus.max(1) as f64;
-    let others = m.others / cpus;
+    // Other user processes: kernel threads serve the phase's own I/O.
+    let others = m.processes / cpus;
     if others < OTHERS_SHARE && m.steal < STEAL_SHARE {
         return None;
     }
@@ -403,7 +404,7 @@ pub fn interference(e: &Evidence) -> Option<String> {
             .collect();
         parts.push(format!(
             "other processes took {:.2} of {} CPUs{}",
-            m.others,
+            m.processes,
             e.cpus,
             if top.is_empty() {
                 String::new()

@@ -71,7 +71,11 @@ pub struct MachineFigures {
     pub steal: f64,
     /// Busy time less fsbench's and the filesystem's own processes and threads, as cores.
     pub others: f64,
-    /// The processes that took most of it (other than fsbench and the filesystem's).
+    /// Of that, what other user processes took, as cores: kernel threads (the loop device's
+    /// workers, writeback, io_uring's teardown, softirqs) do the run's own I/O and are left out.
+    #[serde(default)]
+    pub processes: f64,
+    /// The user processes that took most of it (other than fsbench and the filesystem's).
     #[serde(skip_serializing_if = "Vec::is_empty", default)]
     pub other_top: Vec<Busy>,
 }
@@ -255,6 +259,7 @@ fn device_figures(d: &StackDevice, a: &DiskLine, b: &DiskLine, wall_ms: f64) -> 
 /// filesystem and its daemons by name.
 struct Accounts {
     fs: Vec<(String, FsKind, u64)>,
+    /// Other user processes by name (kernel threads are not among them).
     others: Vec<(String, u64)>,
 }
 
@@ -278,6 +283,9 @@ fn accounts(watch: &Watch, a: &Snapshot, b: &Snapshot) -> Accounts {
             Owner::Fsbench => continue,
             Owner::Daemon => FsKind::Daemon,
             Owner::FsKernel => FsKind::Kernel,
+            // Kernel threads outside the filesystem's work for whoever asked them: in a phase,
+            // mostly for its own I/O.
+            Owner::Other if *pid == 2 || c.ppid == 2 => continue,
             Owner::Other => {
                 // Processes of one name add up (a build's many compilers).
                 match acc.others.iter_mut().find(|(n, _)| n == comm) {
@@ -385,6 +393,7 @@ impl Evidence {
                     .saturating_sub(idle)
                     .saturating_sub(stolen);
                 let busy_cores = tick_cores(busy_ticks);
+                let processes: f64 = acc.others.iter().map(|(_, t)| tick_cores(*t)).sum();
                 let mut top: Vec<Busy> = acc
                     .others
                     .iter()
@@ -402,6 +411,7 @@ impl Evidence {
                     iowait: y.iowait.saturating_sub(x.iowait) as f64 / total,
                     steal: stolen as f64 / total,
                     others: (busy_cores - fsbench.user - fsbench.system - fs_cores).max(0.0),
+                    processes,
                     other_top: top,
                 })
             }

@@ -201,6 +201,7 @@ fn others_taking_a_tenth_of_the_machine_is_interference_and_background_is_not() 
     e.machine = Some(MachineFigures {
         busy: 1.0,
         others: 1.9,
+        processes: 1.9,
         other_top: vec![Busy {
             name: "stress".into(),
             cores: 1.9,
@@ -219,6 +220,19 @@ fn others_taking_a_tenth_of_the_machine_is_interference_and_background_is_not() 
     let mut stolen = evidence(worker(0.5, 0.4, 0.0));
     stolen.machine.as_mut().unwrap().steal = 0.08;
     assert!(interference(&stolen).unwrap().contains("stole 8%"));
+}
+
+#[test]
+fn kernel_threads_doing_the_runs_io_are_not_interference() {
+    // The loop device's workers and writeback: busy, but no other user process.
+    let mut e = evidence(worker(0.5, 0.4, 0.0));
+    e.machine = Some(MachineFigures {
+        busy: 0.6,
+        others: 0.5,
+        processes: 0.01,
+        ..Default::default()
+    });
+    assert!(interference(&e).is_none());
 }
 
 #[test]
