@@ -367,6 +367,14 @@ fn bonnie_on_ext4_gives_every_record_and_refuses_a_file_too_big_for_the_target()
         "{}",
         recs[0]
     );
+    // A resume keeps the study's own --room: checked again, it warns rather than refuses.
+    let o = bin()
+        .args(["compare", "--resume", out2.to_str().unwrap(), "--check"])
+        .args(["--workdir", wd.path().to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stderr(&o).contains("(--room warn)"), "{}", stderr(&o));
     no_leftovers(wd.path());
 }
 

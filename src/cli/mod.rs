@@ -150,7 +150,7 @@ pub struct BlockArgs {
           conflicts_with = "runtime")]
     pub until_steady: Option<crate::plan::workload::UntilSteady>,
     /// Record where each measured phase spent its time: call chains of its threads (and the
-    /// filesystem's daemon's), sampled at 999 Hz on the CPU (on-cpu), where they blocked and
+    /// filesystem's daemon's), sampled at each timer tick on the CPU (on-cpu), where they blocked and
     /// for how long (off-cpu), or both; folded stacks in OUT/profiles/, flame graphs in the
     /// report. Alone: on-cpu
     #[arg(long, value_name = "MODE", require_equals = true, num_args = 0..=1,
@@ -424,9 +424,10 @@ pub struct StudyArgs {
     pub retry_interfered: Option<bool>,
     /// When a target's image cannot hold what the workloads leave on it (judged before anything
     /// is provisioned): refuse (exit 2, naming the --size that fits) or warn and run anyway (to
-    /// measure a filesystem filling up: ENOSPC is then recorded as the phase's failure)
-    #[arg(long, value_name = "refuse|warn", default_value = "refuse")]
-    pub room: crate::plan::OnMisfit,
+    /// measure a filesystem filling up: ENOSPC is then recorded as the phase's failure).
+    /// Default: refuse; a resume keeps the study's own choice
+    #[arg(long, value_name = "refuse|warn")]
+    pub room: Option<crate::plan::OnMisfit>,
     /// Keep the loop image files after teardown
     #[arg(long)]
     pub keep: bool,
@@ -544,9 +545,10 @@ pub struct CompareArgs {
     pub retry_interfered: Option<bool>,
     /// When a target's image cannot hold what the workloads leave on it (judged before anything
     /// is provisioned): refuse (exit 2, naming the --size that fits) or warn and run anyway (to
-    /// measure a filesystem filling up: ENOSPC is then recorded as the phase's failure)
-    #[arg(long, value_name = "refuse|warn", default_value = "refuse")]
-    pub room: crate::plan::OnMisfit,
+    /// measure a filesystem filling up: ENOSPC is then recorded as the phase's failure).
+    /// Default: refuse; a resume keeps the study's own choice
+    #[arg(long, value_name = "refuse|warn")]
+    pub room: Option<crate::plan::OnMisfit>,
     /// Keep the loop image files after teardown
     #[arg(long)]
     pub keep: bool,

@@ -28,7 +28,7 @@ pub fn run(a: CompareArgs) -> anyhow::Result<Exit> {
         plan.ranks = a.ranks.plan();
     }
     plan.on_interference = OnInterference::from_flag(a.retry_interfered, plan.on_interference);
-    plan.on_misfit = a.room;
+    plan.on_misfit = a.room.unwrap_or(plan.on_misfit);
     if a.check {
         return check(plan, &a);
     }

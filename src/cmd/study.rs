@@ -277,7 +277,7 @@ pub fn run(a: StudyArgs) -> anyhow::Result<Exit> {
     let mut plan = plan;
     plan.on_interference =
         crate::plan::OnInterference::from_flag(a.retry_interfered, plan.on_interference);
-    plan.on_misfit = a.room;
+    plan.on_misfit = a.room.unwrap_or(plan.on_misfit);
     // --check touches nothing, a resume's included: it says what the run would do.
     if a.check {
         let place = crate::runner::Where::Provision {
