@@ -4,7 +4,7 @@
 use std::io;
 use std::sync::OnceLock;
 
-use super::perf::{off_cpu_event, on_cpu_event, Sampling};
+use super::perf::{off_cpu_event, on_cpu_event, Clock, Sampling};
 
 fn sysctl(name: &str) -> Option<i64> {
     std::fs::read_to_string(format!("/proc/sys/kernel/{name}"))
@@ -43,6 +43,11 @@ pub fn refusal(what: &str, e: &io::Error, paranoid: Option<i64>, root: bool) -> 
 pub struct Access {
     /// Err: why on-CPU profiles cannot be taken.
     pub on_cpu: Result<(), String>,
+    /// What on-CPU samples are taken at here (the tick, or cpu-clock where it cannot), its
+    /// rate, and why not the tick when it is not.
+    pub clock: Clock,
+    pub hz: u64,
+    pub not_tick: Option<String>,
     pub off_cpu: Result<(), String>,
     /// Err: why kernel frames are not sampled (user frames still are).
     pub kernel: Result<(), String>,
@@ -50,43 +55,72 @@ pub struct Access {
     pub symbols: Result<usize, String>,
 }
 
-fn try_open(
-    open: fn(u32, &Sampling) -> io::Result<perf_event::Sampler>,
-    s: &Sampling,
-) -> io::Result<()> {
-    open(crate::sys::gettid(), s).map(drop)
-}
+type Open = fn(u32, &Sampling) -> io::Result<perf_event::Sampler>;
 
-/// Tries each event on the calling thread, with kernel frames and then without.
-pub fn probe() -> Access {
+/// Opens an event on the calling thread with kernel frames, then without: Ok(None) with them,
+/// Ok(Some(why)) user frames only, Err(why) not at all.
+fn try_open(open: Open, with: &Sampling, what: &str) -> Result<Option<String>, String> {
     let paranoid = sysctl("perf_event_paranoid");
     let root = crate::sys::is_root();
-    let with = Sampling {
+    let me = crate::sys::gettid();
+    match open(me, with) {
+        Ok(_) => Ok(None),
+        Err(e) => match open(
+            me,
+            &Sampling {
+                kernel: false,
+                ..*with
+            },
+        ) {
+            Ok(_) => Ok(Some(refusal("kernel call chains", &e, paranoid, root))),
+            Err(e) => Err(refusal(what, &e, paranoid, root)),
+        },
+    }
+}
+
+/// Tries each event on the calling thread, with kernel frames and then without; on the CPU the
+/// tick first, then cpu-clock.
+pub fn probe() -> Access {
+    let tick = Sampling {
         on_cpu: true,
         off_cpu: true,
-        hz: super::DEFAULT_HZ,
+        clock: Clock::Tick,
+        hz: super::perf::tick_hz(),
         kernel: true,
     };
-    let without = Sampling {
-        kernel: false,
-        ..with
+    let cpu = Sampling {
+        clock: Clock::CpuClock,
+        hz: super::DEFAULT_HZ,
+        ..tick
     };
-    let mut kernel = Ok(());
-    let mut each =
-        |open: fn(u32, &Sampling) -> io::Result<perf_event::Sampler>, what: &str| match try_open(
-            open, &with,
-        ) {
-            Ok(()) => Ok(()),
-            Err(e) => match try_open(open, &without) {
-                Ok(()) => {
-                    kernel = Err(refusal("kernel call chains", &e, paranoid, root));
-                    Ok(())
-                }
-                Err(e) => Err(refusal(what, &e, paranoid, root)),
-            },
-        };
-    let on_cpu = each(on_cpu_event, "cpu-clock sampling");
-    let off_cpu = each(off_cpu_event, "context-switch sampling");
+    let tickless = std::fs::read_to_string("/sys/devices/system/cpu/nohz_full")
+        .map(|s| s.trim().to_string())
+        .unwrap_or_default();
+    let tick_open = match super::perf::tick_id() {
+        // A CPU that runs one task has no tick there: the profile of that task would be empty.
+        _ if !tickless.is_empty() && tickless != "(null)" => Err(format!(
+            "the kernel stops the tick on CPUs {tickless} (nohz_full), where a busy thread is never sampled"
+        )),
+        Ok(_) => try_open(on_cpu_event, &tick, "the timer tick's tracepoint"),
+        Err(e) => Err(format!(
+            "tracefs does not show its tracepoint {} to fsbench: {e}{}",
+            super::perf::TICK_TRACEPOINT,
+            if crate::sys::is_root() { "" } else { "; as root it does" }
+        )),
+    };
+    let (on, used, not_tick) = match tick_open {
+        Ok(k) => (Ok(k), tick, None),
+        Err(why) => (
+            try_open(on_cpu_event, &cpu, "cpu-clock sampling"),
+            cpu,
+            Some(why),
+        ),
+    };
+    let off = try_open(off_cpu_event, &cpu, "context-switch sampling");
+    let kernel = match (&on, &off) {
+        (Ok(Some(why)), _) | (_, Ok(Some(why))) => Err(why.clone()),
+        _ => Ok(()),
+    };
     let k = super::kallsyms::host();
     let symbols = if k.hidden {
         Err(format!(
@@ -99,10 +133,24 @@ pub fn probe() -> Access {
         Ok(k.len())
     };
     Access {
-        on_cpu,
-        off_cpu,
+        on_cpu: on.map(drop),
+        not_tick,
+        clock: used.clock,
+        hz: used.hz,
+        off_cpu: off.map(drop),
         kernel,
         symbols,
+    }
+}
+
+impl Access {
+    /// Why on-CPU samples are taken on cpu-clock here, and what that costs (a record's note).
+    pub fn clock_note(&self) -> Option<String> {
+        let why = self.not_tick.as_ref()?;
+        Some(format!(
+            "on-CPU samples on {} per thread, not the timer tick ({why}): a profiled run that switches often loses up to a fifth of its rate (docs/profiles.md, \"Cost\")",
+            self.clock.describe(self.hz)
+        ))
     }
 }
 
@@ -119,10 +167,11 @@ pub fn checks() -> Vec<(String, bool, String)> {
         Ok(()) => (true, ok.to_string()),
         Err(why) => (false, why.clone()),
     };
-    let (on, on_d) = say(
-        &a.on_cpu,
-        &format!("cpu-clock sampled at {} Hz per thread", super::DEFAULT_HZ),
-    );
+    let on_what = match a.clock_note() {
+        Some(note) => note,
+        None => format!("sampled at {} per thread", a.clock.describe(a.hz)),
+    };
+    let (on, on_d) = say(&a.on_cpu, &on_what);
     let (off, off_d) = say(&a.off_cpu, "a call chain at every switch off the CPU");
     let (k, k_d) = say(&a.kernel, "kernel and user call chains");
     let (sym, sym_d) = match &a.symbols {

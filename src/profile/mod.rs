@@ -1,6 +1,7 @@
 //! Where a measured phase spent its time: call-chain profiles of its workers, of fsbench's
 //! threads that do their I/O (io_uring's io-wq workers) and of the filesystem's daemons
-//! (zfs-fuse), on the CPU (`cpu-clock` sampled at `DEFAULT_HZ`) and off it (a call chain at each
+//! (zfs-fuse), on the CPU (a sample at each timer tick that interrupts them, or `cpu-clock` at
+//! `DEFAULT_HZ` where the tick's tracepoint cannot be opened) and off it (a call chain at each
 //! switch off the CPU, weighted by the time until the thread ran again), through
 //! perf_event_open(2), one event per thread, for the measured phase only. The frame starts a
 //! `Profiling` before the workers and finishes it after them; the workers' threads are attached
@@ -30,12 +31,16 @@ use perf::{Sampling, Stream, Whose};
 pub use record::RecordProfile;
 use record::Stacks;
 
-/// The on-CPU sampling rate: an odd figure, so sampling does not beat in step with work that
-/// runs every millisecond or every 10 (perf's and bpftrace's habit).
+/// The cpu-clock's rate where the tick cannot be sampled: an odd figure, so sampling does not
+/// beat in step with work that runs every millisecond or every 10 (perf's and bpftrace's habit).
 pub const DEFAULT_HZ: u64 = 999;
 
-/// How often the ring buffers are emptied, and new threads of the daemons looked for.
-const DRAIN: Duration = Duration::from_millis(10);
+/// How often the ring buffers are emptied: often enough that none fills. Off the CPU a thread
+/// switching 35,000 times a second fills its 256 KiB in about 20 ms; on it, 64 KiB hold 60 or
+/// more chains, a quarter of a second at the tick's 250 Hz. Fewer wake-ups disturb the run less.
+const DRAIN_OFF_CPU: Duration = Duration::from_millis(10);
+const DRAIN_ON_CPU: Duration = Duration::from_millis(40);
+/// How often new threads of the daemons are looked for.
 const RESCAN: Duration = Duration::from_millis(250);
 
 /// The state the workers' threads, the draining thread and the frame share.
@@ -197,6 +202,9 @@ impl Profiling {
         if !on_cpu && !off_cpu {
             return Err(format!("{}; the phase ran unprofiled", notes.join("; ")));
         }
+        if let Some(note) = a.clock_note().filter(|_| on_cpu) {
+            notes.push(note);
+        }
         if let Err(why) = &a.kernel {
             notes.push(format!("user frames only: {why}"));
         } else if let Err(why) = &a.symbols {
@@ -206,7 +214,8 @@ impl Profiling {
             sampling: Sampling {
                 on_cpu,
                 off_cpu,
-                hz: DEFAULT_HZ,
+                clock: a.clock,
+                hz: a.hz,
                 kernel: a.kernel.is_ok(),
             },
             daemons: threads.daemons,
@@ -216,12 +225,13 @@ impl Profiling {
         });
         shared.rescan();
         let s = shared.clone();
+        let drain = if off_cpu { DRAIN_OFF_CPU } else { DRAIN_ON_CPU };
         let drainer = std::thread::Builder::new()
             .name("fsbench-profile".into())
             .spawn(move || {
                 let mut scanned = Instant::now();
                 while !s.done.load(Ordering::Acquire) {
-                    std::thread::sleep(DRAIN);
+                    std::thread::sleep(drain);
                     s.drain();
                     if scanned.elapsed() >= RESCAN {
                         scanned = Instant::now();
@@ -268,10 +278,17 @@ impl Profiling {
                 Whose::Worker(i) => vec![part_of.get(i).copied().unwrap_or(0)],
                 _ => (0..parts).collect(),
             };
-            for (per, folded) in [(&s.chains.on, &mut on), (&s.chains.off, &mut off)] {
+            // A tick's chain starts in the timer interrupt: the thread's own frames begin below
+            // its entry.
+            let on_entry =
+                (self.shared.sampling.clock == perf::Clock::Tick).then_some(perf::TICK_ENTRY);
+            for (per, folded, entry) in [
+                (&s.chains.on, &mut on, on_entry),
+                (&s.chains.off, &mut off, None),
+            ] {
                 for chains in per.values() {
                     for (chain, n) in chains {
-                        let frames = sym.stack(&s.root, s.pid, chain);
+                        let frames = sym.stack(&s.root, s.pid, chain, entry);
                         for &p in &to {
                             folded[p].add(&frames, *n);
                         }
@@ -297,6 +314,7 @@ impl Profiling {
             .zip(off)
             .map(|(on, off)| RecordProfile {
                 mode: self.mode,
+                clock: sampling.clock,
                 hz: sampling.hz,
                 on_cpu: sampling
                     .on_cpu

@@ -1,13 +1,19 @@
-//! The perf events of one thread, through perf_event_open(2) (the perf-event2 crate): a software
-//! clock sampled at a fixed rate with call chains (on the CPU), and a sample at every switch off
-//! the CPU with the context-switch records that time it (off the CPU). One event per thread:
+//! The perf events of one thread, through perf_event_open(2) (the perf-event2 crate): a sample
+//! with its call chain at each timer tick that interrupts the thread (on the CPU; a software
+//! `cpu-clock` at a fixed rate where the tick's tracepoint cannot be opened), and a sample at every
+//! switch off the CPU with the context-switch records that time it (off the CPU). Sampling on the
+//! tick rather than on a clock of the thread's own is what keeps a profiled run's rate: a
+//! per-thread clock is a timer stopped and restarted at every context switch, which in a VM costs
+//! a switch-heavy job 5-25% of its IOPS (docs/performance.md, "What a profile costs"). One event per thread:
 //! the kernel refuses a ring buffer on an inheriting event for every CPU, so each thread is
 //! attached as it starts. Events are opened disabled and enabled for the measured phase only.
 
 use std::collections::HashMap;
 use std::io;
 
-use perf_event::events::Software;
+pub use super::record::Clock;
+
+use perf_event::events::{Software, Tracepoint};
 use perf_event::{Builder, SampleFlag, Sampler};
 
 /// Whose a profiled thread is.
@@ -22,7 +28,7 @@ pub enum Whose {
 }
 
 /// Ring buffer sizes: a drain every few milliseconds empties them long before they fill at
-/// 999 Hz; a switch-heavy thread (fsync per write) fills the off-CPU one faster.
+/// the tick (or 999 Hz); a switch-heavy thread (fsync per write) fills the off-CPU one faster.
 const ON_BYTES: usize = 64 << 10;
 const OFF_BYTES: usize = 256 << 10;
 
@@ -38,18 +44,83 @@ const MISC_SWITCH_OUT_PREEMPT: u16 = 1 << 14;
 pub struct Sampling {
     pub on_cpu: bool,
     pub off_cpu: bool,
+    /// What the on-CPU samples are taken at, and at what rate (the tick's: CONFIG_HZ, or 0).
+    pub clock: Clock,
     pub hz: u64,
     /// Kernel frames too (root, or kernel.perf_event_paranoid at most 1).
     pub kernel: bool,
 }
 
-/// The clock sampled for on-CPU profiles: `cpu-clock`, what `perf record` falls back to where
-/// the machine (a VM) has no hardware counters.
+/// The tracepoint the tick is sampled at, and the kernel frame its call chains enter it by (what
+/// lies leafward of that frame is the interrupt's own work, not the thread's).
+pub const TICK_TRACEPOINT: &str = "irq_vectors/local_timer_entry";
+pub const TICK_ENTRY: &str = "asm_sysvec_apic_timer_interrupt";
+
+/// tracefs, where the kernel mounts it today and where it did before.
+const TRACEFS: [&str; 2] = ["/sys/kernel/tracing", "/sys/kernel/debug/tracing"];
+
+/// The tick tracepoint's id, from tracefs.
+pub fn tick_id() -> io::Result<u64> {
+    let mut last = io::Error::new(io::ErrorKind::NotFound, "tracefs is not mounted");
+    for root in TRACEFS {
+        match std::fs::read_to_string(format!("{root}/events/{TICK_TRACEPOINT}/id")) {
+            Ok(s) => {
+                return s.trim().parse().map_err(|_| {
+                    io::Error::new(
+                        io::ErrorKind::InvalidData,
+                        "the tracepoint's id is not a number",
+                    )
+                })
+            }
+            Err(e) => last = e,
+        }
+    }
+    Err(last)
+}
+
+/// The kernel's tick rate (CONFIG_HZ) from its configuration, where the host keeps it; 0 if not.
+pub fn tick_hz() -> u64 {
+    let release = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
+    let text = std::fs::read_to_string(format!("/boot/config-{}", release.trim()))
+        .ok()
+        .or_else(|| {
+            use std::io::Read;
+            let f = std::fs::File::open("/proc/config.gz").ok()?;
+            let mut s = String::new();
+            flate2::read::GzDecoder::new(f)
+                .read_to_string(&mut s)
+                .ok()?;
+            Some(s)
+        })
+        .unwrap_or_default();
+    config_hz(&text)
+}
+
+fn config_hz(config: &str) -> u64 {
+    config
+        .lines()
+        .find_map(|l| l.strip_prefix("CONFIG_HZ=")?.trim().parse().ok())
+        .unwrap_or(0)
+}
+
+/// The event sampled for on-CPU profiles: the tick's tracepoint (a sample at each timer interrupt
+/// of the thread), or `cpu-clock` at `hz`, what `perf record` falls back to where the machine (a
+/// VM) has no hardware counters.
 pub fn on_cpu_event(tid: u32, s: &Sampling) -> io::Result<Sampler> {
-    let mut b = Builder::new(Software::CPU_CLOCK);
+    let mut b = match s.clock {
+        Clock::Tick => {
+            let mut b = Builder::new(Tracepoint::with_id(tick_id()?));
+            b.sample_period(1);
+            b
+        }
+        Clock::CpuClock => {
+            let mut b = Builder::new(Software::CPU_CLOCK);
+            b.sample_frequency(s.hz);
+            b
+        }
+    };
     b.observe_pid(tid as i32)
         .any_cpu()
-        .sample_frequency(s.hz)
         .sample(SampleFlag::TID | SampleFlag::TIME | SampleFlag::CALLCHAIN)
         .exclude_kernel(!s.kernel)
         .exclude_hv(true);
@@ -233,6 +304,16 @@ fn lost(r: &perf_event::Record) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_tick_rate_is_read_from_the_kernels_configuration() {
+        assert_eq!(
+            config_hz("# CONFIG_HZ_100 is not set\nCONFIG_HZ_250=y\nCONFIG_HZ=250\n"),
+            250
+        );
+        assert_eq!(config_hz("CONFIG_HZ_1000=y\nCONFIG_HZ=1000"), 1000);
+        assert_eq!(config_hz("CONFIG_NO_HZ=y\n"), 0);
+    }
 
     #[test]
     fn blocked_time_is_charged_to_the_chain_where_the_thread_switched_out() {

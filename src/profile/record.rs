@@ -42,11 +42,40 @@ impl Stacks {
     }
 }
 
+/// What the on-CPU samples were taken at.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Clock {
+    /// The kernel's timer tick interrupting a profiled thread (the `irq_vectors:local_timer_entry`
+    /// tracepoint, per thread): the kernel's own rate (CONFIG_HZ), and nothing to do when the
+    /// thread switches, so it costs a switch-heavy job nothing measurable.
+    Tick,
+    /// A `cpu-clock` timer per thread at a chosen rate: the kernel stops and restarts it at every
+    /// context switch (in a VM, a timer reprogrammed through the hypervisor each time). What
+    /// records made before the tick say (their field is absent).
+    #[default]
+    CpuClock,
+}
+
+impl Clock {
+    /// The clock and its rate in words (`hz` 0: the tick's rate is not known here).
+    pub fn describe(self, hz: u64) -> String {
+        match (self, hz) {
+            (Clock::Tick, 0) => "the kernel's timer tick".into(),
+            (Clock::Tick, hz) => format!("the kernel's timer tick, {hz} Hz"),
+            (Clock::CpuClock, hz) => format!("cpu-clock at {hz} Hz"),
+        }
+    }
+}
+
 /// The profiles of one record.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RecordProfile {
     pub mode: ProfileMode,
-    /// The on-CPU sampling rate (per second of a thread on a CPU).
+    /// What the on-CPU samples were taken at.
+    #[serde(default)]
+    pub clock: Clock,
+    /// The on-CPU sampling rate (per second of a thread on a CPU; 0: the tick's, not known).
     pub hz: u64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub on_cpu: Option<Stacks>,
@@ -118,7 +147,8 @@ mod tests {
         let stacks = |kind| Stacks::of(Folded::default(), kind, 0);
         let mut p = RecordProfile {
             mode: ProfileMode::Both,
-            hz: 999,
+            clock: Clock::Tick,
+            hz: 250,
             on_cpu: Some(stacks(Kind::OnCpu)),
             off_cpu: Some(stacks(Kind::OffCpu)),
         };

@@ -110,7 +110,16 @@ impl<'k> Symbolizer<'k> {
     }
 
     /// The frames of a call chain of process `pid`, root first, under `root` (the process).
-    pub fn stack(&mut self, root: &str, pid: u32, chain: &[u64]) -> Vec<String> {
+    /// `entry`: the kernel frame by which the sample's interrupt came in (the tick's); it and what
+    /// lies leafward of it are dropped, and the frame it interrupted is named at its exact address.
+    pub fn stack(
+        &mut self,
+        root: &str,
+        pid: u32,
+        chain: &[u64],
+        entry: Option<&str>,
+    ) -> Vec<String> {
+        let entry = entry.map(|e| format!("{e}{KERNEL}"));
         #[derive(PartialEq)]
         enum Ctx {
             Kernel,
@@ -136,7 +145,16 @@ impl<'k> Symbolizer<'k> {
             let pc = if first { ip } else { ip.saturating_sub(1) };
             first = false;
             match ctx {
-                Ctx::Kernel => kernel.push(self.kernel(pc)),
+                Ctx::Kernel => {
+                    let name = self.kernel(pc);
+                    if entry.as_ref() == Some(&name) {
+                        // Below the interrupt's entry: the interrupted frame, at its own address.
+                        kernel.clear();
+                        first = true;
+                    } else {
+                        kernel.push(name);
+                    }
+                }
                 Ctx::User => user.push(self.user(pid, pc)),
                 Ctx::Other => {}
             }
@@ -184,7 +202,7 @@ mod tests {
             0x900000,
         ];
         assert_eq!(
-            s.stack("fsbench", 7, &chain),
+            s.stack("fsbench", 7, &chain, None),
             [
                 "fsbench",
                 "[unknown]",
@@ -198,13 +216,59 @@ mod tests {
         // A return address at a function's very start belongs to the call at the end of the one
         // before.
         assert_eq!(
-            s.stack("fsbench", 7, &[CONTEXT_KERNEL, 1, 0xffffffff81001000]),
+            s.stack("fsbench", 7, &[CONTEXT_KERNEL, 1, 0xffffffff81001000], None),
             ["fsbench", "entry_SYSCALL_64_[k]", "[unknown]_[k]"]
         );
         // A process nothing is known of: its user frames are unknown.
         assert_eq!(
-            s.stack("zfs-fuse", 9, &[CONTEXT_USER, 0x500010]),
+            s.stack("zfs-fuse", 9, &[CONTEXT_USER, 0x500010], None),
             ["zfs-fuse", "[unknown]"]
+        );
+    }
+
+    #[test]
+    fn a_ticks_chain_starts_at_the_frame_its_interrupt_came_in_by() {
+        let k = Kallsyms::parse(
+            "ffffffff81000000 T entry_SYSCALL_64\n\
+             ffffffff81001000 T ksys_write\n\
+             ffffffff81002000 T shmem_write_begin\n\
+             ffffffff81003000 T asm_sysvec_apic_timer_interrupt\n\
+             ffffffff81004000 T sysvec_apic_timer_interrupt\n",
+        );
+        let mut s = Symbolizer::new(&k);
+        let tick = Some(crate::profile::perf::TICK_ENTRY);
+        // Interrupted in the kernel: the interrupted frame is its exact address (a function's
+        // first byte here, which a return address would name as the function before).
+        let chain = [
+            CONTEXT_KERNEL,
+            0xffffffff81004010,
+            0xffffffff81003010,
+            0xffffffff81002000,
+            0xffffffff81001001,
+            0xffffffff81000100,
+        ];
+        assert_eq!(
+            s.stack("fsbench", 7, &chain, tick),
+            [
+                "fsbench",
+                "entry_SYSCALL_64_[k]",
+                "ksys_write_[k]",
+                "shmem_write_begin_[k]"
+            ]
+        );
+        // Without the entry named, the interrupt's frames stay (an event that is not the tick).
+        assert_eq!(s.stack("fsbench", 7, &chain, None).len(), 6);
+        // Interrupted in user code: no kernel frame is the thread's.
+        let chain = [
+            CONTEXT_KERNEL,
+            0xffffffff81004010,
+            0xffffffff81003010,
+            CONTEXT_USER,
+            0x500010,
+        ];
+        assert_eq!(
+            s.stack("fsbench", 7, &chain, tick),
+            ["fsbench", "[unknown]"]
         );
     }
 }

@@ -17,7 +17,8 @@ pub(crate) struct Merged {
     /// Samples (on the CPU) or microseconds (off it), over every repeat.
     pub(crate) total: u64,
     pub(crate) repeats: usize,
-    pub(crate) hz: u64,
+    /// What the samples were taken at, in words (`Clock::describe`).
+    pub(crate) rate: String,
 }
 
 /// A target's profiles in a test.
@@ -81,11 +82,11 @@ fn weighted(parts: &[(&Shares, u64)]) -> Shares {
 }
 
 fn merged(recs: &[&Record], kind: Kind) -> Option<Merged> {
-    let stacks: Vec<(&crate::profile::record::Stacks, u64)> = recs
+    let stacks: Vec<(&crate::profile::record::Stacks, String)> = recs
         .iter()
         .filter_map(|r| {
             let p = r.profile.as_ref()?;
-            Some((p.get(kind)?, p.hz))
+            Some((p.get(kind)?, p.clock.describe(p.hz)))
         })
         .collect();
     if stacks.is_empty() {
@@ -109,7 +110,7 @@ fn merged(recs: &[&Record], kind: Kind) -> Option<Merged> {
     Some(Merged {
         total: stacks.iter().map(|(s, _)| s.total).sum(),
         repeats: stacks.len(),
-        hz: stacks[0].1,
+        rate: stacks[0].1.clone(),
         shares,
         folded,
     })
@@ -175,9 +176,9 @@ fn subtitle(m: &Merged, kind: Kind) -> String {
     };
     match kind {
         Kind::OnCpu => format!(
-            "{} samples at {} Hz{repeats}; kernel frames orange, Rust's yellow, C's and libraries' red",
+            "{} samples at {}{repeats}; kernel frames orange, Rust's yellow, C's and libraries' red",
             crate::plan::units::format_count(m.total as f64),
-            m.hz
+            m.rate
         ),
         Kind::OffCpu => format!(
             "{:.3} s blocked{repeats}, by where the threads waited; kernel frames orange",

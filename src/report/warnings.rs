@@ -172,17 +172,24 @@ pub(crate) fn text(w: &[Warning], markdown: bool) -> String {
 
 /// The records that failed for want of space (ENOSPC, EDQUOT), each with the room its target had
 /// when it failed: one warning that says so plainly.
-/// Records measured while profiled (`--profile`): a profile costs each profiled thread at every
-/// context switch, so their figures compare with profiled runs only.
+/// Records measured while profiled on a per-thread cpu-clock (`--profile` where the tick cannot
+/// be sampled): that clock costs each profiled thread at every context switch, so their figures
+/// compare with such runs only. (On the tick a profile keeps the run's rate.)
 fn profiled(records: &[Record]) -> Option<Warning> {
+    use crate::profile::record::Clock;
     let with: Vec<String> = records
         .iter()
-        .filter(|r| r.outcome == Outcome::Ok && r.profile.is_some())
+        .filter(|r| r.outcome == Outcome::Ok)
+        .filter(|r| {
+            r.profile
+                .as_ref()
+                .is_some_and(|p| p.clock == Clock::CpuClock && p.on_cpu.is_some())
+        })
         .map(name)
         .collect();
     (!with.is_empty()).then(|| Warning {
         text: format!(
-            "{} record(s) were measured while profiled (--profile), which costs a switch-heavy job a fifth to 30% of its rate: compare them with profiled runs (docs/profiles.md, \"Cost\")",
+            "{} record(s) were measured while profiled on a per-thread cpu-clock (--profile, where the timer tick could not be sampled), which costs a switch-heavy job up to a fifth of its rate: compare them with runs profiled the same way (docs/profiles.md, \"Cost\")",
             with.len()
         ),
         details: with,

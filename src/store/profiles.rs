@@ -73,6 +73,7 @@ mod tests {
             test: test.into(),
             profile: Some(RecordProfile {
                 mode: ProfileMode::OnCpu,
+                clock: Default::default(),
                 hz: 999,
                 on_cpu: Some(Stacks::of(f, Kind::OnCpu, 0)),
                 off_cpu: None,

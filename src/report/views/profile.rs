@@ -75,10 +75,10 @@ fn table(g: &Group, kind: Kind) -> Grid {
     }];
     last.extend(sides.iter().map(|(_, m)| total(m)));
     rows.push(last);
-    let hz = sides.first().map_or(0, |(_, m)| m.hz);
+    let rate = sides.first().map_or(String::new(), |(_, m)| m.rate.clone());
     let note = match kind {
         Kind::OnCpu => format!(
-            "Shares of the samples (cpu-clock at {hz} Hz per thread) of fsbench's workers, its io_uring workers and the filesystem's daemon, over the measured phase. A kernel function's share is the time in it itself (what it called not counted). Flame graphs: report.html, profiles/*.svg."
+            "Shares of the samples ({rate}, per thread) of fsbench's workers, its io_uring workers and the filesystem's daemon, over the measured phase. A kernel function's share is the time in it itself (what it called not counted). Flame graphs: report.html, profiles/*.svg."
         ),
         Kind::OffCpu => "Shares of the time the same threads were blocked (switched off the CPU, not preempted), over the measured phase. A kernel function is where a thread waited: the deepest frame that is not the scheduler's. Flame graphs: report.html, profiles/*.svg.".to_string(),
     };
