@@ -170,14 +170,17 @@ fn a_closed_terminal_tears_down_and_keeps_the_results() {
     let argv = smoke_then_idle(wd.path(), &out).argv().join(" ");
     // As after a dropped SSH session: the terminal's session leader (this shell) gets SIGHUP and
     // dies of it, and the kernel then hangs up the foreground process group, fsbench's. The
-    // subshell around fsbench ignores SIGHUP only to live and write fsbench's exit status;
-    // fsbench installs its own handler.
+    // subshell around fsbench catches SIGHUP (a no-op) only to live and write fsbench's exit
+    // status; a caught signal is back at its default in fsbench, which installs its own handler.
+    // (Ignoring it there would pass it on ignored, as nohup does, and fsbench would keep running.)
     let inner = format!(
-        "( trap '' HUP; {} {argv}; echo $? > {} ); true",
+        "( trap true HUP; {} {argv}; echo $? > {} ); true",
         env!("CARGO_BIN_EXE_fsbench"),
         rc.display()
     );
-    let mut term = std::process::Command::new("setsid")
+    let mut term = std::process::Command::new("setsid");
+    hangup(&mut term, Hangup::Default);
+    let mut term = term
         .env("FSBENCH_HISTORY", history_path())
         .args(["script", "-qfec", &inner, "/dev/null"])
         .stdin(std::process::Stdio::null())
@@ -191,7 +194,13 @@ fn a_closed_terminal_tears_down_and_keeps_the_results() {
     term.wait().unwrap();
     let end = Instant::now() + Duration::from_secs(60);
     while !rc.exists() {
-        assert!(Instant::now() < end, "fsbench did not end after the hangup");
+        // Seen once in a clean clone's CI run, not reproduced since: say where fsbench stood.
+        assert!(
+            Instant::now() < end,
+            "fsbench did not end after the hangup; its processes:\n{}\nthe study's manifest:\n{}",
+            sh("ps -eo pid,ppid,pgid,sid,stat,wchan:32,args | grep -E 'fsbench|script' | grep -v grep").1,
+            std::fs::read_to_string(out.join("manifest.json")).unwrap_or_default()
+        );
         std::thread::sleep(Duration::from_millis(100));
     }
     std::thread::sleep(Duration::from_millis(200));
@@ -199,6 +208,47 @@ fn a_closed_terminal_tears_down_and_keeps_the_results() {
     no_leftovers(wd.path());
     let m = assert_interrupted_with_results(&out);
     assert!(m.contains("SIGHUP"), "{m}");
+}
+
+/// Started under nohup (SIGHUP ignored), a hangup leaves the run going: it ends on its own, whole.
+#[test]
+fn a_run_started_under_nohup_outlives_a_hangup() {
+    if skip(!is_root(), "needs root (tmpfs)") {
+        return;
+    }
+    let _g = serial();
+    let wd = workdir();
+    let out = wd.path().join("study");
+    let mut c = bin();
+    hangup(&mut c, Hangup::Ignored);
+    let mut child = c
+        .args(
+            Compare::new(&["tmpfs"])
+                .workload("idle:seconds=3")
+                .size("64M")
+                .args(&["-q"])
+                .out(out.to_str().unwrap())
+                .workdir(wd.path().to_str().unwrap())
+                .argv(),
+        )
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    assert!(wait_for_mount_under(wd.path(), 60), "tmpfs never mounted");
+    sh(&format!("kill -HUP {0}", child.id()));
+    let status = child.wait().unwrap();
+    assert_eq!(
+        status.code(),
+        Some(0),
+        "a hangup ended a run started under nohup"
+    );
+    let m = std::fs::read_to_string(out.join("manifest.json")).unwrap();
+    assert!(
+        m.contains("\"status\": \"complete\"") || m.contains("\"status\":\"complete\""),
+        "{m}"
+    );
+    no_leftovers(wd.path());
 }
 
 /// A second SIGHUP (the shell passes the hangup on to its jobs) must not cut the teardown short.

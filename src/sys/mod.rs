@@ -109,9 +109,14 @@ static TTYS: std::sync::atomic::AtomicU8 = std::sync::atomic::AtomicU8::new(0);
 
 /// SIGHUP's handler: on the first one, `quiet_terminals` and then `flag` set (the run ends in
 /// order); later ones are ignored. It runs in the signal handler, with no thread of its own.
+/// A SIGHUP ignored when fsbench started (`nohup fsbench ...`, a service manager's choice) stays
+/// ignored: whoever started it asked for the run to outlive its terminal.
 pub fn install_hangup(flag: std::sync::Arc<std::sync::atomic::AtomicBool>) -> io::Result<()> {
     use std::sync::atomic::{AtomicBool, Ordering};
     static SEEN: AtomicBool = AtomicBool::new(false);
+    if hangup_ignored() {
+        return Ok(());
+    }
     // SAFETY: the action only swaps and stores atomics and calls quiet_terminals (atomics, open,
     // dup2, close): all async-signal-safe (signal_hook::low_level::register's requirement).
     unsafe {
@@ -123,6 +128,16 @@ pub fn install_hangup(flag: std::sync::Arc<std::sync::atomic::AtomicBool>) -> io
         })?;
     }
     Ok(())
+}
+
+/// Whether SIGHUP is ignored in this process (as nohup leaves it for what it starts).
+pub fn hangup_ignored() -> bool {
+    // SAFETY: sigaction with a null new action only reads the current one into `old`.
+    unsafe {
+        let mut old: libc::sigaction = std::mem::zeroed();
+        libc::sigaction(libc::SIGHUP, std::ptr::null(), &mut old) == 0
+            && old.sa_sigaction == libc::SIG_IGN
+    }
 }
 
 /// Notes which standard descriptors are the terminal, for `quiet_terminals`.

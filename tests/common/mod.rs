@@ -314,10 +314,12 @@ impl Compare {
         run(&self.argv())
     }
 
-    /// Started in the background with its output discarded (to be killed or signalled).
+    /// Started in the background with its output discarded (to be killed or signalled), as from
+    /// a terminal: SIGHUP at its default whatever the test runner has (`hangup`).
     pub fn spawn(&self) -> std::process::Child {
-        bin()
-            .args(self.argv())
+        let mut c = bin();
+        hangup(&mut c, Hangup::Default);
+        c.args(self.argv())
             .stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::null())
             .spawn()
@@ -341,4 +343,30 @@ pub fn unprivileged() -> Option<std::process::Command> {
         .env_remove("FSBENCH_STATE_DIR")
         .env("FSBENCH_HISTORY", history_path());
     Some(c)
+}
+
+/// What a started process does with SIGHUP.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Hangup {
+    /// As started from a terminal.
+    Default,
+    /// As started by nohup.
+    Ignored,
+}
+
+/// Starts `c` with SIGHUP as `h` says, whatever this test process has (a test runner started
+/// under nohup passes SIGHUP ignored to everything it starts).
+pub fn hangup(c: &mut Command, h: Hangup) {
+    use std::os::unix::process::CommandExt;
+    let disposition = match h {
+        Hangup::Default => libc::SIG_DFL,
+        Hangup::Ignored => libc::SIG_IGN,
+    };
+    // SAFETY: signal(2) is async-signal-safe, as pre_exec's closure must be.
+    unsafe {
+        c.pre_exec(move || {
+            libc::signal(libc::SIGHUP, disposition);
+            Ok(())
+        });
+    }
 }
