@@ -219,22 +219,13 @@ fn a_run_started_under_nohup_outlives_a_hangup() {
     let _g = serial();
     let wd = workdir();
     let out = wd.path().join("study");
-    let mut c = bin();
-    hangup(&mut c, Hangup::Ignored);
-    let mut child = c
-        .args(
-            Compare::new(&["tmpfs"])
-                .workload("idle:seconds=3")
-                .size("64M")
-                .args(&["-q"])
-                .out(out.to_str().unwrap())
-                .workdir(wd.path().to_str().unwrap())
-                .argv(),
-        )
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut child = Compare::new(&["tmpfs"])
+        .workload("idle:seconds=3")
+        .size("64M")
+        .args(&["-q"])
+        .out(out.to_str().unwrap())
+        .workdir(wd.path().to_str().unwrap())
+        .spawn_with(Hangup::Ignored);
     assert!(wait_for_mount_under(wd.path(), 60), "tmpfs never mounted");
     sh(&format!("kill -HUP {0}", child.id()));
     let status = child.wait().unwrap();

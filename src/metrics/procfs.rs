@@ -158,6 +158,13 @@ pub struct TaskCpu {
     pub ppid: u32,
 }
 
+impl TaskCpu {
+    /// Whether process `pid` with these figures is a kernel thread: kthreadd (2) or its child.
+    pub fn kernel_thread(&self, pid: u32) -> bool {
+        self.ppid == 2 || pid == 2
+    }
+}
+
 /// The command name and the CPU figures of one `stat` line.
 pub fn parse_task_stat(text: &str) -> Option<(String, TaskCpu)> {
     let open = text.find('(')?;

@@ -107,7 +107,7 @@ impl Shared {
             return;
         }
         for (pid, name, cpu) in crate::metrics::procfs::processes() {
-            if cpu.ppid == 2 || pid == 2 || !self.daemons.contains(&name.as_str()) {
+            if cpu.kernel_thread(pid) || !self.daemons.contains(&name.as_str()) {
                 continue;
             }
             for tid in tasks(pid) {

@@ -59,8 +59,16 @@ pub const TICK_ENTRY: &str = "asm_sysvec_apic_timer_interrupt";
 /// tracefs, where the kernel mounts it today and where it did before.
 const TRACEFS: [&str; 2] = ["/sys/kernel/tracing", "/sys/kernel/debug/tracing"];
 
-/// The tick tracepoint's id, from tracefs.
+/// The tick tracepoint's id, from tracefs, read once (every thread's event is opened with it).
 pub fn tick_id() -> io::Result<u64> {
+    static ID: std::sync::OnceLock<Result<u64, (io::ErrorKind, String)>> =
+        std::sync::OnceLock::new();
+    ID.get_or_init(|| read_tick_id().map_err(|e| (e.kind(), e.to_string())))
+        .clone()
+        .map_err(|(kind, text)| io::Error::new(kind, text))
+}
+
+fn read_tick_id() -> io::Result<u64> {
     let mut last = io::Error::new(io::ErrorKind::NotFound, "tracefs is not mounted");
     for root in TRACEFS {
         match std::fs::read_to_string(format!("{root}/events/{TICK_TRACEPOINT}/id")) {

@@ -119,7 +119,6 @@ impl<'k> Symbolizer<'k> {
         chain: &[u64],
         entry: Option<&str>,
     ) -> Vec<String> {
-        let entry = entry.map(|e| format!("{e}{KERNEL}"));
         #[derive(PartialEq)]
         enum Ctx {
             Kernel,
@@ -145,16 +144,12 @@ impl<'k> Symbolizer<'k> {
             let pc = if first { ip } else { ip.saturating_sub(1) };
             first = false;
             match ctx {
-                Ctx::Kernel => {
-                    let name = self.kernel(pc);
-                    if entry.as_ref() == Some(&name) {
-                        // Below the interrupt's entry: the interrupted frame, at its own address.
-                        kernel.clear();
-                        first = true;
-                    } else {
-                        kernel.push(name);
-                    }
+                Ctx::Kernel if entry.is_some() && self.kernel.lookup(pc) == entry => {
+                    // Below the interrupt's entry: the interrupted frame, at its own address.
+                    kernel.clear();
+                    first = true;
                 }
+                Ctx::Kernel => kernel.push(self.kernel(pc)),
                 Ctx::User => user.push(self.user(pid, pc)),
                 Ctx::Other => {}
             }

@@ -170,8 +170,6 @@ pub(crate) fn text(w: &[Warning], markdown: bool) -> String {
     out
 }
 
-/// The records that failed for want of space (ENOSPC, EDQUOT), each with the room its target had
-/// when it failed: one warning that says so plainly.
 /// Records measured while profiled on a per-thread cpu-clock (`--profile` where the tick cannot
 /// be sampled): that clock costs each profiled thread at every context switch, so their figures
 /// compare with such runs only. (On the tick a profile keeps the run's rate.)
@@ -196,6 +194,8 @@ fn profiled(records: &[Record]) -> Option<Warning> {
     })
 }
 
+/// The records that failed for want of space (ENOSPC, EDQUOT), each with the room its target had
+/// when it failed: one warning that says so plainly.
 fn out_of_room(records: &[Record]) -> Option<Warning> {
     use crate::plan::units::format_bytes;
     let full: Vec<String> = records

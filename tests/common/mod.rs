@@ -317,8 +317,13 @@ impl Compare {
     /// Started in the background with its output discarded (to be killed or signalled), as from
     /// a terminal: SIGHUP at its default whatever the test runner has (`hangup`).
     pub fn spawn(&self) -> std::process::Child {
+        self.spawn_with(Hangup::Default)
+    }
+
+    /// `spawn`, with SIGHUP as `h` says (`Hangup::Ignored`: as started by nohup).
+    pub fn spawn_with(&self, h: Hangup) -> std::process::Child {
         let mut c = bin();
-        hangup(&mut c, Hangup::Default);
+        hangup(&mut c, h);
         c.args(self.argv())
             .stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::null())

@@ -280,12 +280,9 @@ fn accounts(watch: &Watch, a: &Snapshot, b: &Snapshot) -> Accounts {
             continue;
         }
         let kind = match watch.owner(*pid, comm, c) {
-            Owner::Fsbench => continue,
+            Owner::Fsbench | Owner::Kernel => continue,
             Owner::Daemon => FsKind::Daemon,
             Owner::FsKernel => FsKind::Kernel,
-            // Kernel threads outside the filesystem's work for whoever asked them: in a phase,
-            // mostly for its own I/O.
-            Owner::Other if *pid == 2 || c.ppid == 2 => continue,
             Owner::Other => {
                 // Processes of one name add up (a build's many compilers).
                 match acc.others.iter_mut().find(|(n, _)| n == comm) {

@@ -99,18 +99,22 @@ pub enum Owner {
     Fsbench,
     Daemon,
     FsKernel,
+    /// Another kernel thread: it works for whoever asked it, in a phase mostly its own I/O.
+    Kernel,
     Other,
 }
 
 impl Watch {
     pub fn owner(&self, pid: u32, comm: &str, cpu: &TaskCpu) -> Owner {
-        let kernel = cpu.ppid == 2 || pid == 2;
+        let kernel = cpu.kernel_thread(pid);
         if pid == std::process::id() {
             Owner::Fsbench
         } else if !kernel && self.threads.daemons.contains(&comm) {
             Owner::Daemon
         } else if kernel && self.threads.kernel.iter().any(|k| comm.contains(k)) {
             Owner::FsKernel
+        } else if kernel {
+            Owner::Kernel
         } else {
             Owner::Other
         }
