@@ -6,7 +6,7 @@
 //! mkfs, mount, zpool, losetup); `store`; `frame` (the phase frame); `workload`; `runner` (the
 //! coordinator); `endpoint` (the live metrics server); `report` (pure: never calls the system);
 //! `cli` and `cmd` (the command edge). No top-level module imports one that imports it back
-//! (tests/architecture.rs checks it).
+//! (tests/suite/architecture.rs checks it).
 
 #![deny(unsafe_code)]
 

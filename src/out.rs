@@ -1,4 +1,4 @@
-//! Standard output and standard error, the one place fsbench prints (`tests/architecture.rs`
+//! Standard output and standard error, the one place fsbench prints (`tests/suite/architecture.rs`
 //! refuses `println!` and `eprintln!` elsewhere).
 //!
 //! Standard output that a closed pipe ends quietly: `fsbench report DIR --format json | head`

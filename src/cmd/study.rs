@@ -244,7 +244,7 @@ fn plan_of_text(
 
 /// A study file's text through all that `study FILE --check` does before it prints: the loader,
 /// the plan, its resolution (every workload built, every target checked); nothing is created or
-/// run. (`tests/fuzz_parsers.rs` drives it with random and mutated study files.)
+/// run. (`tests/suite/fuzz_parsers.rs` drives it with random and mutated study files.)
 pub fn resolve_text(
     text: &str,
     name: &str,

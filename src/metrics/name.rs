@@ -1,6 +1,6 @@
 //! A constant per metric of the catalogue whose name is a compound word: writers and readers
 //! name a metric through these, so a renamed metric is a compile error, not a silently empty
-//! column (tests/architecture.rs refuses a string literal equal to one of these names outside
+//! column (tests/suite/architecture.rs refuses a string literal equal to one of these names outside
 //! this file). Generated from `fsbench list --json`; a test checks it against the catalogue.
 
 pub const AVG_KIB_PER_SEC: &str = "avg_kib_per_sec";
