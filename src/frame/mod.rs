@@ -81,6 +81,21 @@ pub struct PhaseSpec {
     /// The job's own pacing, said as the job says it (`rate_iops=200`), when it paces itself:
     /// the limiter may then be `paced`.
     pub pacing: Option<String>,
+    /// What a phase whose workers counted no operation is: a phase that moved no data is
+    /// never `ok` where its workers count what they do.
+    pub empty: Empty,
+}
+
+/// What the frame makes of a phase whose workers published no operation and no byte.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Empty {
+    /// The workload judges its own records (its workers publish no progress, or a phase may
+    /// rightly find nothing to do: a resumed tree, idle).
+    #[default]
+    Judged,
+    /// Its workers count every operation: a phase that moved nothing failed, and its record
+    /// says so (a limit that ended it before its first I/O, nothing asked of it).
+    Fails,
 }
 
 /// Where a workload runs.

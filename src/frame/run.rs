@@ -211,6 +211,31 @@ fn failure(p: &mut Phase, k: usize, m: &Merged) {
     }
 }
 
+/// What part `k` moved in all: every rank's operations and bytes, or this process's.
+fn moved(m: &Merged, k: usize) -> (u64, u64) {
+    match m.ranks.get(k).filter(|r| !r.is_empty()) {
+        Some(ranks) => ranks
+            .iter()
+            .fold((0, 0), |(o, b), r| (o + r.ops, b + r.bytes)),
+        None => m.frame.rank.totals.get(k).copied().unwrap_or_default(),
+    }
+}
+
+/// A phase whose workers count their work and did none is no measurement: it fails, saying
+/// why, unless it failed already, was skipped or was stopped.
+fn moved_nothing(p: &mut Phase, k: usize, spec: &PhaseSpec, m: &Merged, stop: Option<StopReason>) {
+    let judged = spec.empty == super::Empty::Fails;
+    if !judged || p.error.is_some() || p.skipped.is_some() || stop.is_some() {
+        return;
+    }
+    if moved(m, k) == (0, 0) {
+        p.error = Some(format!(
+            "moved no data: the workers of '{}' ended without one I/O or operation (a limit that ended them first, or nothing asked of them); its figures measure nothing",
+            p.test
+        ));
+    }
+}
+
 fn decorate(
     p: &mut Phase,
     k: usize,
@@ -221,6 +246,7 @@ fn decorate(
 ) {
     let f = &m.frame;
     failure(p, k, m);
+    moved_nothing(p, k, spec, m, stopped);
     explain::explain(p, spec, t, f.evidence.as_ref());
     if p.latency.is_none() && p.skipped.is_none() {
         p.latency = m.parts.get(k).and_then(|x| x.timeline.clone());

@@ -167,3 +167,56 @@ fn every_phase_goes_through_the_same_steps_and_merges_per_part() {
     // Reads on tmpfs are flagged, except for a part that read nothing ("reads" = 0).
     assert!(!saved[0].notes.iter().any(|n| n.starts_with("page_cache")));
 }
+
+/// A session whose one worker counts `ops` operations (none: it moved no data).
+struct Counted {
+    specs: Vec<PhaseSpec>,
+    ops: u64,
+}
+
+impl Session for Counted {
+    fn phases(&self) -> &[PhaseSpec] {
+        &self.specs
+    }
+    fn work(&self, _phase: usize, ctx: &WorkerCtx) -> WorkerOut {
+        ctx.start_line();
+        ctx.progress.add(self.ops, self.ops * 4096);
+        WorkerOut::default()
+    }
+    fn finish(&mut self, _phase: usize, _m: &Merged) -> Result<Vec<Phase>, RunError> {
+        Ok(vec![Phase {
+            test: "w".into(),
+            ..Default::default()
+        }])
+    }
+}
+
+#[test]
+fn a_counted_phase_that_moved_no_data_fails_and_says_why() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = TargetCtx {
+        place: Place::Mount(dir.path().to_path_buf()),
+        fs: "tmpfs".into(),
+        device: None,
+        stat_dir: None,
+        caps: crate::provision::caps("tmpfs"),
+        target: None,
+        quiet: true,
+        ranks: Default::default(),
+        interval: std::time::Duration::from_secs(1),
+        profile: None,
+    };
+    for (empty, ops, fails) in [
+        (Empty::Fails, 0, true),
+        (Empty::Fails, 3, false),
+        (Empty::Judged, 0, false),
+    ] {
+        let mut specs = vec![spec("w", 1, CachePolicy::Keep)];
+        specs[0].writes = false;
+        specs[0].empty = empty;
+        let mut s = Counted { specs, ops };
+        let out = run_phase(&mut s, 0, &t, "x", &Local).unwrap();
+        let e = out.phases[0].error.clone().unwrap_or_default();
+        assert_eq!(e.contains("moved no data"), fails, "{empty:?} {ops}: {e}");
+    }
+}

@@ -176,9 +176,18 @@ fn extra_options(params: &[(String, String)]) -> String {
         .join(",")
 }
 
-fn finish_jobs(mut jobs: Vec<Job>, o: &Overrides) -> Vec<Job> {
+/// The jobs as they run: the command line's overrides, then fio's own fix-up of a time-based
+/// job without a runtime (`runtime=0` is no limit): it runs to its size, and says so.
+fn finish_jobs(mut jobs: Vec<Job>, o: &Overrides, notes: &mut Vec<String>) -> Vec<Job> {
     for j in &mut jobs {
         presets::apply_overrides(j, o);
+        if j.time_based && j.runtime.is_none() {
+            j.time_based = false;
+            notes.push(format!(
+                "job '{}': time_based without a runtime runs to its size, as fio does (\"time_based requires a runtime/timeout setting\")",
+                j.name
+            ));
+        }
     }
     jobs
 }
@@ -198,9 +207,10 @@ pub fn build_preset(
             j.steadystate = Some(u.steady);
         }
     }
+    let mut notes = Vec::new();
     Ok(Box::new(Block {
-        jobs: finish_jobs(jobs, o),
-        notes: Vec::new(),
+        jobs: finish_jobs(jobs, o, &mut notes),
+        notes,
         origin: Origin::Fsbench,
         snap,
         snap_jobs: Vec::new(),
@@ -216,9 +226,9 @@ pub fn build_adhoc(spec: &WorkloadSpec, o: &Overrides) -> Result<Box<dyn Workloa
     job.filename = Some(presets::SHARED_FILE.into());
     job.name = "block".into();
     let (extra, snap) = split_options(spec)?;
-    let notes = presets::apply_options(&mut job, &extra).map_err(wrap)?;
+    let mut notes = presets::apply_options(&mut job, &extra).map_err(wrap)?;
     Ok(Box::new(Block {
-        jobs: finish_jobs(vec![job], o),
+        jobs: finish_jobs(vec![job], o, &mut notes),
         notes,
         origin: Origin::Fsbench,
         snap,
@@ -262,16 +272,17 @@ pub fn read_jobfile(path: &Path) -> Result<JobFile, SpecError> {
 pub fn from_jobfile(path: &Path, o: &Overrides) -> Result<Block, SpecError> {
     let parsed = read_jobfile(path)?;
     let mut b = Block::from_jobs(parsed.jobs, o);
-    b.notes = parsed.notes;
+    b.notes.splice(0..0, parsed.notes);
     Ok(b)
 }
 
 impl Block {
     /// The jobs of a parsed job file as a block workload (the overrides applied).
     pub fn from_jobs(jobs: Vec<Job>, o: &Overrides) -> Block {
+        let mut notes = Vec::new();
         Block {
-            jobs: finish_jobs(jobs, o),
-            notes: Vec::new(),
+            jobs: finish_jobs(jobs, o, &mut notes),
+            notes,
             origin: Origin::JobFile,
             snap: None,
             snap_jobs: Vec::new(),

@@ -82,10 +82,10 @@ pub(super) const OPTIONS: &[FioOpt] = &[
     ),
     opt(
         ("runtime", &["timeout"]),
-        "how long the job runs at most",
+        "how long the job runs at most (0: no limit, as fio)",
         "30s",
         |j, a| {
-            j.runtime = Some(a.duration()?);
+            j.runtime = Some(a.duration()?).filter(|d| !d.is_zero());
             Ok(Done)
         },
     ),

@@ -84,6 +84,7 @@ fn spec(block: &Block, jobs: &[&Job], workers: usize, snapping: bool) -> PhaseSp
         beside: (snapping && jobs.iter().any(|j| block.snaps(&j.name)))
             || jobs.iter().any(|j| judged(j).is_some()),
         pacing: jobs.iter().find_map(|j| j.pacing()),
+        empty: crate::frame::Empty::Fails,
         ..Default::default()
     }
 }
