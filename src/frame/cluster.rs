@@ -46,6 +46,13 @@ pub trait Cluster {
     fn stonewall(&self, _first: bool) -> bool {
         false
     }
+    /// A round of an agreement in the middle of a phase (`frame::rounds`): `mine` is this
+    /// participant's largest value of round `round`, given once when all its workers made it;
+    /// the largest of every participant's once all gave theirs (polled: None until then). One
+    /// process answers its own rounds and never asks.
+    fn max_across(&self, _round: u32, mine: Option<u64>) -> Option<u64> {
+        mine
+    }
     /// Combines this participant's merged figures with every other participant's. Rank 0 gets
     /// the aggregate (with each rank's figures in `Merged::ranks`); the others get their own.
     fn reduce(&self, local: Merged) -> Result<Merged, RunError>;

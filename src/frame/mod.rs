@@ -18,6 +18,7 @@ pub mod explain;
 pub mod live;
 pub mod pool;
 pub mod profiled;
+pub mod rounds;
 pub mod run;
 pub mod share;
 
@@ -143,6 +144,18 @@ pub struct RankCtx {
     /// A seed every rank has (rank 0's), for content another rank must verify.
     pub seed: u64,
     pub plan: crate::plan::RankPlan,
+    /// Ranks on a node, as the launcher says (0: it does not say; one process: 1): IOR's and
+    /// mdtest's shift of a reader to another node's data.
+    pub per_node: usize,
+}
+
+impl RankCtx {
+    /// How many ranks on a rank is one node on, as IOR counts it: a node's ranks when the
+    /// launcher placed several on one (numbered together), else 1. On one node that is every
+    /// rank, so IOR's -C reads a rank's own data there.
+    pub fn node_shift(&self) -> usize {
+        self.per_node.max(1)
+    }
 }
 
 impl TargetCtx {
@@ -165,9 +178,12 @@ pub struct WorkerCtx<'a> {
     pub progress: &'a Progress,
     /// The interval of the latency-over-time histograms (`metrics::timeline::Slicer`).
     pub interval: Duration,
+    /// The pool's start: the origin of the worker's `Span`s.
+    pub origin: std::time::Instant,
     start: &'a pool::StartLine,
     /// Where the worker's own CPU and scheduler figures go (the phase's evidence).
     board: &'a crate::metrics::evidence::Board,
+    rounds: &'a rounds::Rounds,
 }
 
 impl WorkerCtx<'_> {
@@ -177,6 +193,54 @@ impl WorkerCtx<'_> {
     pub fn start_line(&self) {
         self.start.wait(self.index);
         self.board.started(self.index);
+    }
+
+    /// The interval from `from` to `to` on the phase's clock.
+    pub fn span(&self, from: std::time::Instant, to: std::time::Instant) -> Span {
+        let at = |t: std::time::Instant| t.saturating_duration_since(self.origin).as_secs_f64();
+        Span {
+            start: at(from),
+            end: at(to),
+        }
+    }
+
+    /// A barrier with a maximum in the middle of a phase: waits until every worker of every
+    /// rank has made the same call (its k-th), and returns the largest `value` given to it (IOR's
+    /// barriers between its open, transfers and close, and its stonewall's wear-out). Every
+    /// worker must make the same number of calls; a stop request ends the wait.
+    pub fn agree_max(&self, value: u64) -> Result<u64, StopReason> {
+        self.rounds.agree(self.index, value)
+    }
+}
+
+/// An interval of a phase, in seconds from the pool's start (`WorkerCtx::origin`): workers and
+/// ranks merge a named span as its earliest start to its latest end (IOR's timers: the open of
+/// every rank, the transfers, the close).
+#[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Span {
+    pub start: f64,
+    pub end: f64,
+}
+
+impl Span {
+    pub fn secs(&self) -> f64 {
+        (self.end - self.start).max(0.0)
+    }
+
+    /// The earliest start to the latest end of both.
+    pub fn join(self, o: Span) -> Span {
+        Span {
+            start: self.start.min(o.start),
+            end: self.end.max(o.end),
+        }
+    }
+
+    /// The same interval on a clock whose origin is `by` seconds earlier.
+    pub fn shift(self, by: f64) -> Span {
+        Span {
+            start: self.start + by,
+            end: self.end + by,
+        }
     }
 }
 
@@ -194,6 +258,9 @@ pub struct WorkerOut {
     pub timeline: Option<Timeline>,
     /// The worker's measured window (after any ramp).
     pub window: Duration,
+    /// Named intervals of the phase (IOR's open, transfers and close), merged as the earliest
+    /// start to the latest end.
+    pub spans: BTreeMap<&'static str, Span>,
     /// Lines about how it ran (engine, direct or buffered); kept once each.
     pub how: Vec<String>,
     pub error: Option<String>,
@@ -230,6 +297,10 @@ impl WorkerOut {
             self.timeline.get_or_insert_with(Timeline::default).merge(t);
         }
         self.window = self.window.max(o.window);
+        for (k, v) in &o.spans {
+            let s = self.spans.get(k).map_or(*v, |mine| mine.join(*v));
+            self.spans.insert(k, s);
+        }
         for h in &o.how {
             if !self.how.contains(h) {
                 self.how.push(h.clone());

@@ -102,6 +102,7 @@ where
     let progress: Arc<[Progress]> = (0..n).map(|_| Progress::new()).collect();
     let _live = crate::metrics::feed::phase(live_info(spec), &progress);
     let start = StartLine::new(n);
+    let rounds = super::rounds::Rounds::new(n, many);
     let first = AtomicBool::new(false);
     let snapshot: Mutex<(Vec<(u64, u64)>, f64)> = Mutex::new((Vec::new(), 0.0));
     let t0 = Instant::now();
@@ -118,7 +119,7 @@ where
         });
         let handles: Vec<_> = (0..n)
             .map(|index| {
-                let (progress, start, work) = (&progress, &start, &work);
+                let (progress, start, work, rounds) = (&progress, &start, &work, &rounds);
                 let (first, snapshot, ends) = (&first, &snapshot, &ends);
                 s.spawn(move || {
                     let _tap = crate::metrics::feed::tap(progress, index);
@@ -127,10 +128,13 @@ where
                         index,
                         progress: &progress[index],
                         interval: spec.interval,
+                        origin: t0,
                         start,
                         board,
+                        rounds,
                     };
                     let out = work(&ctx);
+                    rounds.ended(index);
                     board.ended(index);
                     // A worker that never reached the start line must not hold the others.
                     drop(start.mark(index));
@@ -145,28 +149,17 @@ where
             })
             .collect();
         if show || many {
-            let live = show.then(|| super::live::Live::start(spec, label));
-            let mut shown = Instant::now();
-            while !handles.iter().all(|h| h.is_finished()) {
-                std::thread::sleep(if many {
-                    WATCH
-                } else {
-                    Duration::from_millis(200)
-                });
-                if many && across.is_none() && cluster.stonewall(first.load(Ordering::Acquire)) {
-                    across = Some(progress.iter().map(Progress::get).collect());
-                }
-                if let Some(live) = &live {
-                    if shown.elapsed() >= Duration::from_millis(200) {
-                        shown = Instant::now();
-                        let done: u64 = progress.iter().map(|p| p.get().0).sum();
-                        live.update(&spec.name, done, t0.elapsed());
-                    }
-                }
-            }
-            if let Some(live) = live {
-                live.finish();
-            }
+            let done = || handles.iter().all(|h| h.is_finished());
+            let watch = Watch {
+                spec,
+                label,
+                show,
+                cluster,
+                progress: &progress,
+                rounds: &rounds,
+                t0,
+            };
+            across = watch.run(&done, &first);
         }
         let outs = handles
             .into_iter()
@@ -202,6 +195,55 @@ where
     }
 }
 
+/// The coordinator's thread while the workers run: the live progress line, and with several
+/// ranks the cluster's stonewall signal and the rounds of agreements (`super::rounds`).
+struct Watch<'a> {
+    spec: &'a PhaseSpec,
+    label: &'a str,
+    show: bool,
+    cluster: &'a dyn Cluster,
+    progress: &'a [Progress],
+    rounds: &'a super::rounds::Rounds,
+    t0: Instant,
+}
+
+impl Watch<'_> {
+    /// Until `done`; with several ranks, every worker's progress when the fastest worker of all
+    /// ranks finished.
+    fn run(&self, done: &dyn Fn() -> bool, first: &AtomicBool) -> Option<Vec<(u64, u64)>> {
+        let many = self.cluster.rank().many();
+        let mut across = None;
+        let live = self
+            .show
+            .then(|| super::live::Live::start(self.spec, self.label));
+        let mut shown = Instant::now();
+        while !done() {
+            std::thread::sleep(if many {
+                WATCH
+            } else {
+                Duration::from_millis(200)
+            });
+            if many && across.is_none() && self.cluster.stonewall(first.load(Ordering::Acquire)) {
+                across = Some(self.progress.iter().map(Progress::get).collect());
+            }
+            if many {
+                self.rounds.pump(self.cluster);
+            }
+            if let Some(live) = &live {
+                if shown.elapsed() >= Duration::from_millis(200) {
+                    shown = Instant::now();
+                    let n: u64 = self.progress.iter().map(|p| p.get().0).sum();
+                    live.update(&self.spec.name, n, self.t0.elapsed());
+                }
+            }
+        }
+        if let Some(live) = live {
+            live.finish();
+        }
+        across
+    }
+}
+
 /// What the live metrics endpoint is told of a phase.
 fn live_info(spec: &PhaseSpec) -> crate::metrics::feed::PhaseInfo<'_> {
     crate::metrics::feed::PhaseInfo {
@@ -221,14 +263,17 @@ where
     let _live = crate::metrics::feed::phase(live_info(spec), &progress);
     let progress = &progress[0];
     let start = StartLine::new(1);
+    let rounds = super::rounds::Rounds::new(1, false);
     let t0 = Instant::now();
     board.begin(0);
     let ctx = WorkerCtx {
         index: 0,
         progress,
         interval: spec.interval,
+        origin: t0,
         start: &start,
         board,
+        rounds: &rounds,
     };
     // The point of running here: no other thread shares the file table (else every read and
     // write takes the file position lock). Said in the record when that does not hold.

@@ -36,6 +36,9 @@ pub struct PartShare {
     #[serde(default)]
     pub timeline: Option<crate::metrics::timeline::Timeline>,
     pub window_s: f64,
+    /// Named intervals, in seconds from this rank's pool start (`super::Span`).
+    #[serde(default)]
+    pub spans: BTreeMap<String, super::Span>,
     pub how: Vec<String>,
     pub error: Option<String>,
     pub failure: Option<crate::io::Failure>,
@@ -89,6 +92,7 @@ impl Share {
                     .collect(),
                 timeline: p.timeline.clone(),
                 window_s: p.window.as_secs_f64(),
+                spans: p.spans.iter().map(|(n, v)| (n.to_string(), *v)).collect(),
                 how: p.how.clone(),
                 error: p.error.clone(),
                 failure: p.failure.clone(),
@@ -127,8 +131,9 @@ fn intern(name: &str) -> &'static str {
     n
 }
 
-/// A part of one rank back in the frame's form (a histogram that does not decode is an error).
-fn worker_out(k: usize, p: &PartShare) -> Result<WorkerOut, String> {
+/// A part of one rank back in the frame's form (a histogram that does not decode is an error),
+/// its spans moved `shift` seconds later (from its pool's start to the earliest of all ranks').
+fn worker_out(k: usize, p: &PartShare, shift: f64) -> Result<WorkerOut, String> {
     let mut out = WorkerOut {
         part: k,
         window: Duration::from_secs_f64(p.window_s.max(0.0)),
@@ -148,6 +153,9 @@ fn worker_out(k: usize, p: &PartShare) -> Result<WorkerOut, String> {
     }
     for (n, v) in &p.series {
         out.series.insert(intern(n), v.clone());
+    }
+    for (n, v) in &p.spans {
+        out.spans.insert(intern(n), v.shift(shift));
     }
     Ok(out)
 }
@@ -186,7 +194,8 @@ pub fn combine(mine: Merged, mut shares: Vec<Share>) -> Result<Merged, String> {
         let mut end = start;
         for s in &shares {
             let Some(p) = s.parts.get(k) else { continue };
-            let out = worker_out(k, p).map_err(|e| format!("rank {}: {e}", s.rank))?;
+            let out =
+                worker_out(k, p, s.start_s - start).map_err(|e| format!("rank {}: {e}", s.rank))?;
             part.merge(&out);
             end = end.max(s.start_s + p.window_s);
             fd.ops += p.across.0;

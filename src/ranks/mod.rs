@@ -51,6 +51,17 @@ pub fn launched_from(env: &dyn Fn(&str) -> Option<String>) -> Option<Launch> {
     None
 }
 
+/// The ranks on this node, when the launcher says (OpenMPI, MPICH's Hydra, MVAPICH).
+pub fn per_node() -> Option<usize> {
+    [
+        "OMPI_COMM_WORLD_LOCAL_SIZE",
+        "MPI_LOCALNRANKS",
+        "MV2_COMM_WORLD_LOCAL_SIZE",
+    ]
+    .iter()
+    .find_map(|k| std::env::var(k).ok()?.trim().parse().ok())
+}
+
 pub fn launched() -> Option<Launch> {
     launched_from(&|k| std::env::var(k).ok())
 }

@@ -8,6 +8,8 @@
 //! barrier     ranks 1..N send ARRIVE; rank 0, once it has them all, sends GO
 //! stonewall   a rank whose first worker finished sends DONE; rank 0 sends STONE to all at the
 //!             first DONE (or its own first finish); each rank snapshots its workers' progress
+//! rounds      (agreements in the middle of a phase, `frame::rounds`) ranks 1..N send POST
+//!             (round, value); rank 0, once it has every rank's, sends MAX (round, the largest)
 //! reduce      ranks 1..N send SHARE (frame::share::Share as JSON); rank 0 combines them and
 //!             sends VERDICT (a stop any rank saw, so every rank ends the same way)
 //! ```
@@ -36,6 +38,8 @@ const VERDICT: Tag = 6;
 const HELLO: Tag = 7;
 const WELCOME: Tag = 8;
 const NEWS: Tag = 9;
+const POST: Tag = 10;
+const MAX: Tag = 11;
 
 /// How long rank 0 still listens for the others once a stop was requested (they were most likely
 /// signalled too, and report within milliseconds); the launcher's SIGKILL follows SIGTERM
@@ -79,6 +83,21 @@ pub struct Mpi {
     wall: Cell<Wall>,
     /// Rank 0: the ranks whose DONE of this phase has come.
     done_from: RefCell<Vec<bool>>,
+    /// Rank 0: each round of this phase's agreements, every rank's value so far.
+    posts: RefCell<std::collections::BTreeMap<u32, Vec<Option<u64>>>>,
+}
+
+/// A round's message: its number and a value.
+fn round_body(round: u32, v: u64) -> Vec<u8> {
+    let mut b = round.to_le_bytes().to_vec();
+    b.extend_from_slice(&v.to_le_bytes());
+    b
+}
+
+fn read_round(b: &[u8]) -> Option<(u32, u64)> {
+    let round = u32::from_le_bytes(b.get(..4)?.try_into().ok()?);
+    let v = u64::from_le_bytes(b.get(4..12)?.try_into().ok()?);
+    Some((round, v))
 }
 
 /// Why a wait ended without the message.
@@ -109,6 +128,7 @@ impl Mpi {
             at: RefCell::new("the start".into()),
             wall: Cell::new(Wall::default()),
             done_from: RefCell::new(vec![false; rank.size]),
+            posts: RefCell::new(Default::default()),
         })
     }
 
@@ -276,6 +296,7 @@ impl Cluster for Mpi {
         *self.at.borrow_mut() = what.to_string();
         self.wall.set(Wall::default());
         self.done_from.borrow_mut().fill(false);
+        self.posts.borrow_mut().clear();
         let seq = self.next();
         if self.rank.leads() {
             self.gather(ARRIVE, seq, "reach the barrier")?;
@@ -316,6 +337,39 @@ impl Cluster for Mpi {
         }
         self.wall.set(w);
         w.stone
+    }
+
+    fn max_across(&self, round: u32, mine: Option<u64>) -> Option<u64> {
+        let seq = self.seq.get();
+        if !self.rank.leads() {
+            if let Some(v) = mine {
+                self.send(0, POST, seq, &round_body(round, v));
+            }
+            let (_, s, body) = self.poll(Some(0), MAX)?;
+            return read_round(&body)
+                .filter(|(r, _)| s == seq && *r == round)
+                .map(|(_, v)| v);
+        }
+        let mut posts = self.posts.borrow_mut();
+        let size = self.rank.size;
+        if let Some(v) = mine {
+            posts.entry(round).or_insert_with(|| vec![None; size])[0] = Some(v);
+        }
+        while let Some((r, s, body)) = self.poll(None, POST) {
+            if let (true, Some((k, v))) = (s == seq && r < size, read_round(&body)) {
+                posts.entry(k).or_insert_with(|| vec![None; size])[r] = Some(v);
+            }
+        }
+        let all = posts.get(&round)?;
+        let max = all
+            .iter()
+            .copied()
+            .collect::<Option<Vec<u64>>>()?
+            .into_iter()
+            .max()?;
+        posts.remove(&round);
+        self.to_all(MAX, seq, &round_body(round, max));
+        Some(max)
     }
 
     fn reduce(&self, local: Merged) -> Result<Merged, RunError> {

@@ -114,6 +114,7 @@ pub(super) fn agree(
         rank,
         seed,
         plan: plan.ranks,
+        per_node: crate::ranks::per_node().unwrap_or(1),
     };
     if !rank.many() {
         return Ok(ctx);

@@ -156,3 +156,30 @@ fn latency_over_time_adds_interval_by_interval_across_ranks() {
     // The sum of the intervals is what every rank recorded.
     assert_eq!(t.total().count(), 7);
 }
+
+#[test]
+fn spans_join_as_the_earliest_start_to_the_latest_end_on_the_barriers_clock() {
+    // Rank 0's pool started 0.5 s after the barrier, rank 1's at 0.2 s; each span is in
+    // seconds from its own pool's start.
+    let mut a = share(0, "a", 0.5, 2.0, 10, 10, 1000);
+    let mut b = share(1, "a", 0.2, 2.0, 10, 10, 1000);
+    let span = |start, end| crate::frame::Span { start, end };
+    a.parts[0].spans.insert("open".into(), span(0.1, 0.2));
+    b.parts[0].spans.insert("open".into(), span(0.0, 0.6));
+    let m = combine(mine(), vec![a, b]).unwrap();
+    // From the earliest pool start (rank 1's, 0.2 s): rank 0's open is 0.4-0.5, rank 1's 0.0-0.6.
+    let open = m.parts[0].spans["open"];
+    assert!(
+        (open.start - 0.0).abs() < 1e-9 && (open.end - 0.6).abs() < 1e-9,
+        "{open:?}"
+    );
+    let mut a = share(0, "a", 0.5, 2.0, 10, 10, 1000);
+    a.parts[0].spans.insert("open".into(), span(0.3, 0.4));
+    let b = share(1, "a", 0.2, 2.0, 10, 10, 1000);
+    let m = combine(mine(), vec![a, b]).unwrap();
+    let open = m.parts[0].spans["open"];
+    assert!(
+        (open.start - 0.6).abs() < 1e-9 && (open.end - 0.7).abs() < 1e-9,
+        "{open:?}"
+    );
+}
