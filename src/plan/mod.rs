@@ -4,6 +4,7 @@ pub mod dir;
 pub mod expand;
 pub mod fio;
 pub mod flags;
+pub mod hpc;
 pub mod job;
 pub mod profile;
 pub mod provisioned;

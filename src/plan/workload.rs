@@ -56,9 +56,9 @@ impl WorkloadSpec {
     /// parameter as `key=value` in the order written, spaces trimmed (`block:rw=randread,bs=4k`);
     /// `fio:PATH` as written. Two studies of one job share it; jobs that differ never do.
     pub fn canonical(&self) -> String {
-        if self.name == "fio" {
-            if let Some(file) = self.param("file") {
-                return format!("fio:{file}");
+        if let Some((_, key)) = WHOLE.iter().find(|(n, _)| *n == self.name) {
+            if let Some(rest) = self.param(key) {
+                return format!("{}:{rest}", self.name);
             }
         }
         if self.params.is_empty() {
@@ -87,19 +87,22 @@ pub fn job_of(workloads: &[WorkloadSpec], recorded: &str) -> String {
     }
 }
 
+/// The workloads whose spec's rest is one value, not `key=value` parameters: the name, and the
+/// parameter that holds it (a fio job file's path; IOR's and mdtest's command lines).
+pub const WHOLE: &[(&str, &str)] = &[("fio", "file"), ("ior", "args"), ("mdtest", "args")];
+
 /// Splits a workload spec into its name and `key=value` parameters; the workload checks them.
 pub fn parse_workload(text: &str) -> Result<WorkloadSpec, PlanError> {
     let spec = text.trim();
     let (name, rest) = spec.split_once(':').unwrap_or((spec, ""));
-    // `fio:JOBFILE`: the rest is a path, not parameters.
-    if name.eq_ignore_ascii_case("fio") {
-        if rest.trim().is_empty() {
+    if let Some((whole, key)) = WHOLE.iter().find(|(n, _)| name.eq_ignore_ascii_case(n)) {
+        if *whole == "fio" && rest.trim().is_empty() {
             return Err("workload 'fio' needs a job file: --workload fio:PATH/TO/JOB.fio".into());
         }
         return Ok(WorkloadSpec {
             spec: spec.to_string(),
-            name: "fio".into(),
-            params: vec![("file".into(), rest.trim().to_string())],
+            name: whole.to_string(),
+            params: vec![(key.to_string(), rest.trim().to_string())],
         });
     }
     if name.is_empty() {
