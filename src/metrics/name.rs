@@ -56,6 +56,12 @@ pub const FSYNC_NS: &str = "fsync_ns";
 pub const INODES_DYNAMIC: &str = "inodes_dynamic";
 pub const INODES_USED: &str = "inodes_used";
 pub const INTEGRITY_OK: &str = "integrity_ok";
+pub const IOR_CLOSE_S: &str = "ior_close_s";
+pub const IOR_LATENCY_S: &str = "ior_latency_s";
+pub const IOR_OPEN_S: &str = "ior_open_s";
+pub const IOR_STONEWALL_BYTES: &str = "ior_stonewall_bytes";
+pub const IOR_STONEWALL_S: &str = "ior_stonewall_s";
+pub const IOR_XFER_S: &str = "ior_xfer_s";
 pub const KIB_PER_SEC: &str = "kib_per_sec";
 pub const LAST_DONE_S: &str = "last_done_s";
 pub const LAT_P99_NS: &str = "lat_p99_ns";
@@ -104,6 +110,8 @@ pub const STEADY_MAX_DEVIATION: &str = "steady_max_deviation";
 pub const STEADY_REACHED: &str = "steady_reached";
 pub const STEADY_SLOPE: &str = "steady_slope";
 pub const STEADY_WINDOW_S: &str = "steady_window_s";
+pub const STONEWALL_ITEMS: &str = "stonewall_items";
+pub const STONEWALL_S: &str = "stonewall_s";
 pub const SYSTEM_CPU_IOWAIT_PCT: &str = "system_cpu_iowait_pct";
 pub const SYSTEM_CPU_SYS_PCT: &str = "system_cpu_sys_pct";
 pub const SYSTEM_CPU_USER_PCT: &str = "system_cpu_user_pct";
@@ -126,6 +134,7 @@ pub const WRITE_IOPS: &str = "write_iops";
 pub const WRITE_IOS: &str = "write_ios";
 pub const WRONG_IDENTITY: &str = "wrong_identity";
 pub const WRONG_SIZE: &str = "wrong_size";
+pub const WRONG_TRANSFERS: &str = "wrong_transfers";
 
 /// Every name above, for the test that checks them against the catalogue.
 pub const ALL: &[&str] = &[
@@ -182,6 +191,12 @@ pub const ALL: &[&str] = &[
     INODES_DYNAMIC,
     INODES_USED,
     INTEGRITY_OK,
+    IOR_CLOSE_S,
+    IOR_LATENCY_S,
+    IOR_OPEN_S,
+    IOR_STONEWALL_BYTES,
+    IOR_STONEWALL_S,
+    IOR_XFER_S,
     KIB_PER_SEC,
     LAST_DONE_S,
     LAT_P99_NS,
@@ -230,6 +245,8 @@ pub const ALL: &[&str] = &[
     STEADY_REACHED,
     STEADY_SLOPE,
     STEADY_WINDOW_S,
+    STONEWALL_ITEMS,
+    STONEWALL_S,
     SYSTEM_CPU_IOWAIT_PCT,
     SYSTEM_CPU_SYS_PCT,
     SYSTEM_CPU_USER_PCT,
@@ -252,4 +269,5 @@ pub const ALL: &[&str] = &[
     WRITE_IOS,
     WRONG_IDENTITY,
     WRONG_SIZE,
+    WRONG_TRANSFERS,
 ];

@@ -28,7 +28,7 @@ pub const DEF: WorkloadDef = WorkloadDef {
         ("keep", "with snapshots: keep at most N, deleting the oldest (timed)"),
         ("direct", "O_DIRECT, default 1 (buffered where the filesystem refuses it)"),
     ],
-    fio_params: false,
+    takes: super::Takes::Listed,
     metrics: METRICS,
     build,
     ranks: false,

@@ -138,6 +138,7 @@ mod tests {
                 "files_per_sec",
                 "iops",
                 "lat_p99_ns",
+                "ops_per_sec",
                 "post_pre_ratio",
                 "seeks_per_sec",
                 "space_overhead_pct"
@@ -147,7 +148,7 @@ mod tests {
         let bps = all.iter().find(|e| e.def.name == "bytes_per_sec").unwrap();
         assert_eq!(
             bps.by,
-            ["smoke", "block", "fio", "files", "bonnie", "iozone"]
+            ["smoke", "block", "fio", "files", "bonnie", "iozone", "ior"]
         );
     }
 

@@ -13,7 +13,7 @@ pub const DEF: WorkloadDef = WorkloadDef {
     name: "idle",
     summary: "keep the target mounted for a while, measuring nothing (default 10 s)",
     params: &[("seconds", "how long, default 10")],
-    fio_params: false,
+    takes: super::Takes::Listed,
     metrics: &[],
     build,
     ranks: true,

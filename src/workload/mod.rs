@@ -13,7 +13,9 @@ pub mod bonnie;
 pub mod catalog;
 pub mod files;
 pub mod idle;
+pub mod ior;
 pub mod iozone;
+pub mod mdtest;
 pub mod presets;
 pub mod smoke;
 
@@ -145,6 +147,17 @@ pub fn def_of(name: &str) -> Option<&'static WorkloadDef> {
     WORKLOADS.iter().find(|w| w.name == name)
 }
 
+/// How a workload's spec gives its parameters.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Takes {
+    /// `key=value` pairs, each one of its `params`.
+    Listed,
+    /// Any fio option (block jobs), or a job file (`fio:`).
+    FioOptions,
+    /// The tool's own command line after the name (`ior:`, `mdtest:`), which it reads itself.
+    CommandLine,
+}
+
 /// Checks a workload spec (with the command line's overrides) and builds the workload.
 pub type BuildFn = fn(&WorkloadSpec, &Overrides) -> Result<Box<dyn Workload>, SpecError>;
 
@@ -152,8 +165,9 @@ pub struct WorkloadDef {
     pub name: &'static str,
     pub summary: &'static str,
     pub params: &'static [(&'static str, &'static str)],
-    /// Parameters are any fio option (block jobs), not a fixed list.
-    pub fio_params: bool,
+    /// How its spec gives parameters: from `params`, any fio option, or the tool's own
+    /// command line.
+    pub takes: Takes,
     /// The metrics its records carry besides the phase frame's (docs/results-schema.md).
     pub metrics: &'static [crate::metrics::catalog::MetricDef],
     pub build: BuildFn,
@@ -192,6 +206,8 @@ pub static WORKLOADS: &[WorkloadDef] = &[
     files::DEF,
     bonnie::DEF,
     iozone::DEF,
+    ior::DEF,
+    mdtest::DEF,
     aging::DEF,
     idle::DEF,
     audit::DEF,
@@ -211,7 +227,7 @@ pub fn build(spec: &WorkloadSpec, o: &Overrides) -> Result<Box<dyn Workload>, Sp
             names.join(", ")
         )));
     };
-    if def.fio_params {
+    if def.takes != Takes::Listed {
         return (def.build)(spec, o);
     }
     for (k, _) in &spec.params {

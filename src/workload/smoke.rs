@@ -23,7 +23,7 @@ pub const DEF: WorkloadDef = WorkloadDef {
         ("size", "file size, default 64M"),
         ("seed", "data seed, default 1"),
     ],
-    fio_params: false,
+    takes: super::Takes::Listed,
     metrics: &[
         m("bytes", Bytes, Neither),
         key(metric::BYTES_PER_SEC, BytesPerSec, Higher),

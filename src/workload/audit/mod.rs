@@ -38,7 +38,7 @@ pub const DEF: WorkloadDef = WorkloadDef {
         ("file_size", "size of each data file, at least 8K (default 64K)"),
         ("dir_files", "small files in the directory whose entries are damaged (default 400)"),
     ],
-    fio_params: false,
+    takes: super::Takes::Listed,
     metrics: &[
         m("files", Count, Neither),
         m("damaged", Count, Neither),

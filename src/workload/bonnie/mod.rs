@@ -36,7 +36,7 @@ pub const DEF: WorkloadDef = WorkloadDef {
         ("seekers", "seeker threads, default 5"),
         ("seed", "random seed (bonnie++ -z), default from the clock; recorded"),
     ],
-    fio_params: false,
+    takes: super::Takes::Listed,
     metrics: METRICS,
     build: options::build,
     ranks: false,

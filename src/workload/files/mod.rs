@@ -51,7 +51,7 @@ pub const DEF: WorkloadDef = WorkloadDef {
         ("path", "absolute directory for the tree (default: the target's mount point)"),
         ("resume", "1: continue a tree whose write phase was interrupted"),
     ],
-    fio_params: false,
+    takes: super::Takes::Listed,
     metrics: METRICS,
     build: options::build,
     ranks: true,

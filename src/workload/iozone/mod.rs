@@ -49,7 +49,7 @@ pub const DEF: WorkloadDef = WorkloadDef {
         ("threads", "N workers on their own files (-t N, throughput mode); with size= and record= (default 64M, 64K)"),
         ("seed", "seed of the random tests' one shuffle; recorded"),
     ],
-    fio_params: false,
+    takes: super::Takes::Listed,
     metrics: METRICS,
     build: options::build,
     ranks: false,

@@ -1,0 +1,245 @@
+//! One rank's items of an mdtest phase: each item's path made as mdtest makes it (the full path
+//! from the test's directory, its directory's part kept while the items stay in one directory),
+//! then the calls mdtest's POSIX interface makes for it (a file created: open, seek, write,
+//! fsync with -y, close; read: open, seek, read, close; stat, unlink, mkdir, rmdir, rename),
+//! each item timed.
+
+use std::fmt::Write as _;
+use std::io::{Read, Seek, SeekFrom, Write};
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use super::tree::{Owner, Tree};
+use crate::frame::WorkerCtx;
+use crate::io::calls::Lat;
+use crate::plan::hpc::mdtest::MdPlan;
+use crate::stop::StopReason;
+
+/// What a phase does to each item.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Op {
+    TreeCreate,
+    DirCreate,
+    DirStat,
+    DirRename,
+    DirRemove,
+    FileCreate,
+    FileStat,
+    FileRead,
+    FileRemove,
+    TreeRemove,
+}
+
+impl Op {
+    /// The record's test, and the line of mdtest's summary.
+    pub fn name(self) -> &'static str {
+        match self {
+            Op::TreeCreate => "tree-create",
+            Op::DirCreate => "dir-create",
+            Op::DirStat => "dir-stat",
+            Op::DirRename => "dir-rename",
+            Op::DirRemove => "dir-remove",
+            Op::FileCreate => "file-create",
+            Op::FileStat => "file-stat",
+            Op::FileRead => "file-read",
+            Op::FileRemove => "file-remove",
+            Op::TreeRemove => "tree-remove",
+        }
+    }
+
+    /// How many ranks on is the rank whose tree (and whose items) a phase works on, in -N
+    /// strides: mdtest shifts each phase by one more.
+    pub(super) fn shift(self) -> (u64, u64) {
+        match self {
+            Op::DirCreate | Op::FileCreate => (1, 0),
+            Op::DirStat | Op::FileStat | Op::DirRename => (2, 1),
+            Op::FileRead => (3, 2),
+            Op::DirRemove | Op::FileRemove => (4, 3),
+            Op::TreeCreate | Op::TreeRemove => (0, 0),
+        }
+    }
+
+    pub(super) fn reads(self) -> bool {
+        matches!(self, Op::DirStat | Op::FileStat | Op::FileRead)
+    }
+}
+
+/// What a phase works on: its items (or a tree's directories) by number, in whose tree, under
+/// whose name, in mdtest's order.
+pub struct Walk {
+    pub op: Op,
+    pub iteration: u32,
+    pub owner: Owner,
+    pub name: usize,
+    pub nums: Vec<u64>,
+}
+
+/// What one rank's phase did.
+#[derive(Debug, Default)]
+pub struct Done {
+    pub items: u64,
+    pub bytes: u64,
+    /// Items when the stonewall struck (-W), and when.
+    pub wall: Option<(u64, Instant)>,
+}
+
+/// Why a rank's items stopped short.
+pub enum Short {
+    Stopped(StopReason),
+    Failed(std::io::Error, PathBuf),
+}
+
+/// What the calls need: the plan, the data a file gets, a buffer a read fills.
+pub struct Io<'a> {
+    pub plan: &'a MdPlan,
+    pub data: &'a [u8],
+    pub buf: &'a mut [u8],
+}
+
+/// Item paths, made per item as mdtest does; the directory's part is kept while the items stay
+/// in one directory.
+struct Namer<'a> {
+    tree: &'a Tree<'a>,
+    walk: &'a Walk,
+    kind: &'static str,
+    dir: Option<(u64, String)>,
+    buf: String,
+}
+
+impl Namer<'_> {
+    fn path(&mut self, n: u64) -> &Path {
+        let w = self.walk;
+        if matches!(w.op, Op::TreeCreate | Op::TreeRemove) {
+            self.buf = self.tree.dir(w.iteration, w.owner, n).display().to_string();
+            return Path::new(&self.buf);
+        }
+        let k = n / self.tree.plan.per_dir.max(1);
+        if self.dir.as_ref().is_none_or(|(d, _)| *d != k) {
+            let d = self.tree.dir(w.iteration, w.owner, k).display().to_string();
+            self.dir = Some((k, d));
+        }
+        let dir = self
+            .dir
+            .as_ref()
+            .map(|(_, d)| d.as_str())
+            .unwrap_or_default();
+        self.buf.clear();
+        let _ = write!(self.buf, "{dir}/{}.mdtest.{}.{n}", self.kind, w.name);
+        Path::new(&self.buf)
+    }
+}
+
+/// Items `from..to` of `walk`, each timed into `lat`; with `wall`, a create stops once that
+/// much time has passed (mdtest's stonewall).
+#[allow(clippy::too_many_arguments)]
+pub fn run(
+    io: &mut Io,
+    tree: &Tree,
+    walk: &Walk,
+    (from, to): (usize, usize),
+    wall: Option<Duration>,
+    d: &mut Done,
+    lat: &mut Lat,
+    ctx: &WorkerCtx,
+) -> Result<(), Short> {
+    let kind = match walk.op {
+        Op::DirCreate | Op::DirStat | Op::DirRename | Op::DirRemove => "dir",
+        _ => "file",
+    };
+    let mut names = Namer {
+        tree,
+        walk,
+        kind,
+        dir: None,
+        buf: String::new(),
+    };
+    let started = Instant::now();
+    let mut t0 = started;
+    for i in from..to.min(walk.nums.len()) {
+        if let Some(why) = crate::io::calls::stopped(i as u64) {
+            return Err(Short::Stopped(why));
+        }
+        let r = match walk.op {
+            Op::DirRename => rename(tree, walk, i),
+            op => one(io, op, names.path(walk.nums[i])),
+        };
+        let bytes = r.map_err(|e| Short::Failed(e, names.path(walk.nums[i]).to_path_buf()))?;
+        let now = Instant::now();
+        lat.record(now.duration_since(t0).as_nanos() as u64);
+        lat.tick(now);
+        t0 = now;
+        d.items += 1;
+        d.bytes += bytes;
+        ctx.progress.add(1, bytes);
+        if wall.is_some_and(|w| now.duration_since(started) > w) {
+            d.wall = Some((d.items, now));
+            return Ok(());
+        }
+    }
+    Ok(())
+}
+
+/// mdtest's rename of the items: the first moved aside, each next onto the name of the one
+/// before it, the first (aside) onto the last but one's name; the last item stays.
+fn rename(tree: &Tree, w: &Walk, i: usize) -> std::io::Result<u64> {
+    let p = |k: usize| tree.item(w.iteration, w.owner, "dir", w.name, w.nums[k]);
+    let aside = || {
+        let mut s = p(0).into_os_string();
+        s.push("-XX");
+        PathBuf::from(s)
+    };
+    let last = w.nums.len() - 1;
+    let (from, to) = match i {
+        0 => (p(0), aside()),
+        i if i == last => (aside(), p(i - 1)),
+        i => (p(i), p(i - 1)),
+    };
+    std::fs::rename(from, to).map(|_| 0)
+}
+
+/// One item's calls; the bytes it wrote or read.
+fn one(io: &mut Io, op: Op, path: &Path) -> std::io::Result<u64> {
+    let direct = match io.plan.odirect {
+        true => libc::O_DIRECT,
+        false => 0,
+    };
+    match op {
+        Op::TreeCreate | Op::DirCreate => {
+            std::fs::DirBuilder::new().mode(0o775).create(path)?;
+            Ok(0)
+        }
+        Op::DirStat | Op::FileStat => std::fs::metadata(path).map(|_| 0),
+        Op::TreeRemove | Op::DirRemove => std::fs::remove_dir(path).map(|_| 0),
+        Op::FileRemove => std::fs::remove_file(path).map(|_| 0),
+        Op::DirRename => Ok(0),
+        Op::FileCreate => {
+            let mut f = std::fs::OpenOptions::new()
+                .read(true)
+                .write(true)
+                .create(true)
+                .mode(0o664)
+                .custom_flags(direct)
+                .open(path)?;
+            if !io.data.is_empty() {
+                f.seek(SeekFrom::Start(0))?;
+                f.write_all(io.data)?;
+                if io.plan.sync_file {
+                    f.sync_all()?;
+                }
+            }
+            Ok(io.data.len() as u64)
+        }
+        Op::FileRead => {
+            let mut f = std::fs::OpenOptions::new()
+                .read(true)
+                .custom_flags(direct)
+                .open(path)?;
+            if !io.buf.is_empty() {
+                f.seek(SeekFrom::Start(0))?;
+                f.read_exact(io.buf)?;
+            }
+            Ok(io.buf.len() as u64)
+        }
+    }
+}

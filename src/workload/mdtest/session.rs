@@ -1,0 +1,398 @@
+//! The phases of an mdtest run, in mdtest's order per iteration: the tree made, the directory
+//! test (create, stat, rename, remove), the file test (create, stat, read, remove), the tree
+//! removed; and each phase's record, its rate mdtest's (every rank's items over the time from the
+//! earliest start to the latest end, as mdtest's items over its slowest rank's time).
+
+use std::collections::BTreeMap;
+use std::os::unix::fs::DirBuilderExt;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use super::items::{run, Done, Io, Op, Short, Walk};
+use super::tree::{Owner, Tree};
+use crate::frame::{
+    CachePolicy, Empty, Merged, Phase, PhaseSpec, RunError, Session, TargetCtx, WorkerCtx,
+    WorkerOut,
+};
+use crate::io::calls::Lat;
+use crate::metrics::hist;
+use crate::metrics::name as metric;
+use crate::plan::hpc::mdtest::{MdPlan, Stage};
+use crate::store::note;
+
+/// One phase: an op of one iteration.
+#[derive(Debug, Clone, Copy)]
+pub struct Step {
+    pub iteration: u32,
+    pub op: Op,
+}
+
+impl Step {
+    pub fn name(&self, p: &MdPlan) -> String {
+        match p.iterations {
+            1 => self.op.name().into(),
+            _ => format!("{}.{}", self.op.name(), self.iteration),
+        }
+    }
+}
+
+/// Every phase, in mdtest's order.
+pub fn steps(p: &MdPlan) -> Vec<Step> {
+    let s = |x| p.runs(x);
+    let mut ops = Vec::new();
+    let mut add = |on: bool, op| {
+        if on {
+            ops.push(op)
+        }
+    };
+    add(s(Stage::Create), Op::TreeCreate);
+    let dirs = p.dirs();
+    add(dirs && s(Stage::Create), Op::DirCreate);
+    add(dirs && s(Stage::Stat), Op::DirStat);
+    add(dirs && s(Stage::Rename) && p.per_rank > 1, Op::DirRename);
+    add(dirs && s(Stage::Remove), Op::DirRemove);
+    let files = p.files();
+    add(files && s(Stage::Create), Op::FileCreate);
+    add(files && s(Stage::Stat), Op::FileStat);
+    add(files && s(Stage::Read), Op::FileRead);
+    add(files && s(Stage::Remove), Op::FileRemove);
+    add(s(Stage::Remove), Op::TreeRemove);
+    (0..p.iterations)
+        .flat_map(|iteration| ops.iter().map(move |&op| Step { iteration, op }))
+        .collect()
+}
+
+pub struct MdSession {
+    plan: MdPlan,
+    /// The target's directory, and the test's in it (-d).
+    target: PathBuf,
+    root: PathBuf,
+    rank: usize,
+    ranks: usize,
+    /// -N, in ranks (times a node's ranks across nodes, as mdtest).
+    stride: usize,
+    per_node: usize,
+    steps: Vec<Step>,
+    specs: Vec<PhaseSpec>,
+    /// The data each file gets (-w), this rank's (aligned for O_DIRECT).
+    data: crate::sys::AlignedBuf,
+    /// Items per rank from now on: a stonewalled create's (-W), or a status file's (-x).
+    items: Mutex<u64>,
+    seed: u64,
+}
+
+impl MdSession {
+    pub fn new(plan: &MdPlan, target: &Path, t: &TargetCtx, seed: u64) -> MdSession {
+        let (rank, ranks) = (t.ranks.rank.index, t.ranks.rank.size.max(1));
+        let per_node = t.ranks.node_shift();
+        let stride = match per_node > 1 && per_node < ranks {
+            true => plan.stride as usize * per_node,
+            false => plan.stride as usize,
+        };
+        let steps = steps(plan);
+        let specs = steps.iter().map(|s| spec(plan, s)).collect();
+        let mut data = crate::sys::AlignedBuf::new(plan.write_bytes.max(1) as usize);
+        crate::io::DataGen::new(seed ^ rank as u64).fill(&mut data);
+        MdSession {
+            plan: plan.clone(),
+            per_node: per_node.min(ranks),
+            target: target.to_path_buf(),
+            root: target.join(&plan.dir),
+            rank,
+            ranks,
+            stride,
+            steps,
+            specs,
+            data,
+            items: Mutex::new(plan.per_rank),
+            seed,
+        }
+    }
+
+    fn tree(&self) -> Tree<'_> {
+        Tree {
+            plan: &self.plan,
+            root: &self.root,
+        }
+    }
+
+    /// The rank `k` strides on.
+    fn on(&self, k: u64) -> usize {
+        (self.rank + k as usize * self.stride) % self.ranks
+    }
+
+    fn owner(&self, r: usize) -> Owner {
+        match self.plan.unique_dir {
+            true => Owner::Rank(r),
+            false => Owner::Shared,
+        }
+    }
+
+    fn items(&self) -> u64 {
+        *self.items.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// What a phase works on, in mdtest's order: its items (or a tree's directories) by
+    /// number, in whose tree, under whose name.
+    fn walk(&self, s: Step) -> Walk {
+        let t = self.tree();
+        let (tree_at, name_at) = s.op.shift();
+        let count = self.items();
+        let nums: Vec<u64> = match s.op {
+            // A tree per rank, or rank 0 makes the shared one.
+            Op::TreeCreate | Op::TreeRemove if !self.plan.unique_dir && self.rank != 0 => {
+                Vec::new()
+            }
+            Op::TreeCreate => t.dirs(),
+            Op::TreeRemove => t.dirs().into_iter().rev().collect(),
+            Op::DirCreate | Op::DirRemove | Op::FileCreate | Op::FileRemove => {
+                t.made().into_iter().take(count as usize).collect()
+            }
+            Op::DirStat | Op::FileStat | Op::FileRead => {
+                let mut v = t.numbered(count);
+                if self.plan.random {
+                    let seed = self.plan.random_seed.map_or(self.seed, |x| x as u64);
+                    shuffle(&mut v, seed.wrapping_add(self.rank as u64));
+                }
+                v
+            }
+            Op::DirRename => t.numbered(count),
+        };
+        Walk {
+            op: s.op,
+            iteration: s.iteration,
+            owner: self.owner(self.on(tree_at)),
+            name: self.on(name_at),
+            nums,
+        }
+    }
+}
+
+fn shuffle(v: &mut [u64], seed: u64) {
+    let mut g = crate::io::DataGen::new(seed);
+    for i in (1..v.len()).rev() {
+        let k = (g.next_u64() % (i as u64 + 1)) as usize;
+        v.swap(i, k);
+    }
+}
+
+fn spec(p: &MdPlan, s: &Step) -> PhaseSpec {
+    PhaseSpec {
+        name: s.name(p),
+        does: format!("mdtest's {}", s.op.name()),
+        cache: match s.op.reads() && p.drop_caches {
+            true => CachePolicy::Drop,
+            false => CachePolicy::Keep,
+        },
+        // mdtest syncs only with -Y, inside the phase: the frame does not after it.
+        writes: false,
+        reads: s.op == Op::FileRead && p.read_bytes > 0,
+        workers: 1,
+        unit: "items",
+        empty: Empty::Fails,
+        ..Default::default()
+    }
+}
+
+impl MdSession {
+    /// Whether a phase takes its item count from the status file (-x without a create):
+    /// rank 0 reads it, every rank gets it.
+    fn counts_from_status(&self, s: Step) -> bool {
+        self.plan.status_file.is_some()
+            && !self.plan.runs(Stage::Create)
+            && matches!(s.op, Op::FileStat | Op::FileRead | Op::FileRemove)
+    }
+
+    fn status_path(&self) -> Option<PathBuf> {
+        self.plan.status_file.as_ref().map(|f| self.target.join(f))
+    }
+
+    /// Untimed, before a phase: rank 0 makes the test's directory and the iteration's.
+    fn make_testdir(&self, s: Step) -> Result<(), RunError> {
+        if s.op != Op::TreeCreate || self.rank != 0 {
+            return Ok(());
+        }
+        let d = self.tree().testdir(s.iteration);
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o775)
+            .create(&d)
+            .map_err(RunError::io(d.display()))
+    }
+}
+
+impl Session for MdSession {
+    fn phases(&self) -> &[PhaseSpec] {
+        &self.specs
+    }
+
+    fn prepare(&mut self, phase: usize) -> Result<(), RunError> {
+        self.make_testdir(self.steps[phase])
+    }
+
+    fn work(&self, phase: usize, ctx: &WorkerCtx) -> WorkerOut {
+        let s = self.steps[phase];
+        let mut out = WorkerOut::default();
+        let agree = |out: &mut WorkerOut, v: u64| match ctx.agree_max(v) {
+            Ok(x) => x,
+            Err(why) => {
+                out.stopped = Some(why);
+                v
+            }
+        };
+        if self.counts_from_status(s) {
+            let mine = match (self.rank, self.status_path()) {
+                (0, Some(p)) => std::fs::read_to_string(p)
+                    .ok()
+                    .and_then(|t| t.trim().parse().ok()),
+                _ => None,
+            };
+            let all = agree(&mut out, mine.unwrap_or(0));
+            if all > 0 {
+                *self.items.lock().unwrap_or_else(|e| e.into_inner()) = all.min(self.plan.per_rank);
+            }
+        }
+        let walk = self.walk(s);
+        let tree = self.tree();
+        let mut buf = crate::sys::AlignedBuf::new(self.plan.read_bytes.max(1) as usize);
+        let mut io = Io {
+            plan: &self.plan,
+            data: &self.data[..self.plan.write_bytes as usize],
+            buf: &mut buf[..self.plan.read_bytes as usize],
+        };
+        let walled = s.op == Op::FileCreate && self.plan.stonewall_s > 0;
+        let wall = walled.then(|| Duration::from_secs(self.plan.stonewall_s));
+        let mut lat = Lat::over(ctx.interval).touched();
+        let mut d = Done::default();
+        ctx.start_line();
+        let t0 = Instant::now();
+        lat.begin(t0);
+        let all = walk.nums.len();
+        let mut r = run(&mut io, &tree, &walk, (0, all), wall, &mut d, &mut lat, ctx);
+        if walled {
+            // mdtest's stonewall: every rank goes on to as many items as the rank that made
+            // most, and later phases work on that many.
+            let most = agree(&mut out, d.items);
+            if r.is_ok() && d.items < most {
+                r = run(
+                    &mut io,
+                    &tree,
+                    &walk,
+                    (d.items as usize, most as usize),
+                    None,
+                    &mut d,
+                    &mut lat,
+                    ctx,
+                );
+            }
+            *self.items.lock().unwrap_or_else(|e| e.into_inner()) = most;
+        }
+        if self.plan.sync_phase && r.is_ok() {
+            crate::sys::sync();
+        }
+        let t1 = Instant::now();
+        match r {
+            Err(Short::Stopped(why)) => out.stopped = Some(why),
+            Err(Short::Failed(e, path)) => {
+                out.error = Some(format!("{} {}: {e}", s.op.name(), path.display()));
+                out.failure = Some(crate::io::Failure::io(s.op.name(), &e).path(&path));
+            }
+            Ok(()) => {}
+        }
+        out.spans.insert("phase", ctx.span(t0, t1));
+        out.counters.insert("items", d.items as f64);
+        out.counters.insert("bytes", d.bytes as f64);
+        if let Some((items, when)) = d.wall {
+            out.counters.insert(metric::STONEWALL_ITEMS, items as f64);
+            out.spans.insert("wall", ctx.span(t0, when));
+        }
+        out.window = t1 - t0;
+        out.timeline = lat.timeline(t1);
+        let mut h = hist::new();
+        lat.into_hist(&mut h);
+        out.hists.insert("lat", h);
+        out
+    }
+
+    fn finish(&mut self, phase: usize, m: &Merged) -> Result<Vec<Phase>, RunError> {
+        let s = self.steps[phase];
+        let p = self.figures(s, m);
+        let walled = s.op == Op::FileCreate && self.plan.stonewall_s > 0;
+        if let (true, 0, Some(path)) = (walled, self.rank, self.status_path()) {
+            crate::sys::outfile::create(&path, crate::sys::outfile::Create::Replace)
+                .and_then(|mut f| {
+                    std::io::Write::write_all(&mut f, self.items().to_string().as_bytes())
+                })
+                .map_err(RunError::io(path.display()))?;
+        }
+        if s.op == Op::TreeRemove && self.rank == 0 {
+            let d = self.tree().testdir(s.iteration);
+            if let Err(e) = std::fs::remove_dir(&d) {
+                if e.kind() != std::io::ErrorKind::NotFound {
+                    return Err(RunError::io(d.display())(e));
+                }
+            }
+        }
+        Ok(vec![p])
+    }
+}
+
+impl MdSession {
+    /// The phase's record: mdtest's rate (every rank's items over the earliest start to the
+    /// latest end; a tree's directories over that time, as mdtest counts one tree).
+    fn figures(&self, s: Step, m: &Merged) -> Phase {
+        let part = &m.parts[0];
+        let span = part.spans.get("phase").copied().unwrap_or_default();
+        let secs = span.secs().max(1e-9);
+        let items = part.counter("items");
+        let counted = match s.op {
+            Op::TreeCreate | Op::TreeRemove => self.plan.tree_dirs as f64,
+            _ => items,
+        };
+        let mut mt = BTreeMap::new();
+        mt.insert(metric::OPS_PER_SEC.to_string(), counted / secs);
+        mt.insert("items".into(), items);
+        mt.insert("bytes".into(), part.counter("bytes"));
+        mt.insert(metric::RUNTIME_S.into(), span.secs());
+        mt.insert("iteration".into(), s.iteration as f64);
+        if let Some(w) = part.spans.get("wall") {
+            mt.insert(
+                metric::STONEWALL_ITEMS.into(),
+                part.counter(metric::STONEWALL_ITEMS),
+            );
+            mt.insert(metric::STONEWALL_S.into(), w.end);
+        }
+        let mut histograms = BTreeMap::new();
+        if let Some(h) = part.hists.get("lat").filter(|h| !h.is_empty()) {
+            hist::summarize(h, "lat", &mut mt);
+            histograms.insert("lat_ns".into(), hist::encode(h));
+        }
+        let mut notes = Vec::new();
+        match (s.op.reads(), self.plan.drop_caches) {
+            (true, false) => notes.push(note::make(
+                note::Kind::PageCache,
+                "mdtest keeps the page cache: stats and reads may come from memory (--drop-caches drops it first)",
+            )),
+            (true, true) => notes.push("caches dropped before the phase (--drop-caches): mdtest itself does not".into()),
+            _ => {}
+        }
+        Phase {
+            test: s.name(&self.plan),
+            duration_s: span.secs(),
+            error: part.error.clone(),
+            metrics: mt,
+            notes,
+            histograms,
+            config: Some(serde_json::json!({
+                "tool": "mdtest",
+                "mdtest": self.plan,
+                "tasks": self.ranks,
+                "tasks_per_node": self.per_node,
+                "iteration": s.iteration,
+                "dir": self.plan.dir,
+            })),
+            ..Default::default()
+        }
+    }
+}
