@@ -21,6 +21,32 @@ struct BonnieCsv;
 struct IozoneR;
 struct FioJson;
 struct Hlog;
+struct Ior;
+struct Mdtest;
+
+impl Renderer for Ior {
+    fn name(&self) -> &'static str {
+        "ior"
+    }
+    fn help(&self) -> &'static str {
+        "the ior workload's runs as IOR prints them (its Results lines and \"Summary of all tests\" table), for tools that parse IOR's output"
+    }
+    fn render(&self, rep: &StudyReport, _title: &str) -> String {
+        super::ior::text(&rep.records)
+    }
+}
+
+impl Renderer for Mdtest {
+    fn name(&self) -> &'static str {
+        "mdtest"
+    }
+    fn help(&self) -> &'static str {
+        "the mdtest workload's runs as mdtest prints them (its \"SUMMARY rate\" table), for tools that parse mdtest's output"
+    }
+    fn render(&self, rep: &StudyReport, _title: &str) -> String {
+        super::mdtest::text(&rep.records)
+    }
+}
 
 impl Renderer for Hlog {
     fn name(&self) -> &'static str {
@@ -134,7 +160,7 @@ impl Renderer for Html {
 }
 
 pub(crate) static FORMATS: &[&dyn Renderer] = &[
-    &Term, &Markdown, &Csv, &Json, &Html, &BonnieCsv, &IozoneR, &FioJson, &Hlog,
+    &Term, &Markdown, &Csv, &Json, &Html, &BonnieCsv, &IozoneR, &FioJson, &Hlog, &Ior, &Mdtest,
 ];
 
 pub(crate) fn names() -> Vec<&'static str> {
