@@ -7,7 +7,9 @@
 //! - "first done" is what all ranks had done when the fastest worker of all finished, over the
 //!   time from the earliest start to that moment; "last done" is the latest end;
 //! - every time is a duration on the rank's own monotonic clock from the end of the barrier
-//!   that started the phase, so clock skew between nodes never enters a figure;
+//!   that started the phase, so clock skew between nodes never enters a figure; ranks on one
+//!   host (one CLOCK_MONOTONIC) are placed by when each left the barrier, so the barrier's own
+//!   skew does not enter either (across hosts the barrier's end is taken as one instant);
 //! - each rank's own figures are kept, per part, for the record's `ranks` field.
 //!
 //! Nothing here talks to other processes: the transport (`crate::ranks`) hands shares in.
@@ -57,6 +59,9 @@ pub struct Share {
     pub start_s: f64,
     pub first_s: f64,
     pub end_s: f64,
+    /// When this rank left the barrier, on its host's CLOCK_MONOTONIC (0: not known).
+    #[serde(default)]
+    pub barrier_mono: f64,
     pub wall_s: f64,
     pub workers: usize,
     pub dropped: bool,
@@ -108,6 +113,7 @@ impl Share {
             start_s: f.rank.start_s,
             first_s: f.rank.first_s,
             end_s: f.rank.end_s,
+            barrier_mono: f.rank.barrier_mono,
             wall_s: f.wall.as_secs_f64(),
             workers: f.workers,
             dropped: f.dropped,
@@ -172,6 +178,7 @@ fn rate(n: u64, secs: f64) -> f64 {
 /// and sync failure are kept from it), `shares` every rank's share (rank 0's included).
 pub fn combine(mine: Merged, mut shares: Vec<Share>) -> Result<Merged, String> {
     shares.sort_by_key(|s| s.rank);
+    on_one_clock(&mut shares);
     let n_parts = shares.iter().map(|s| s.parts.len()).max().unwrap_or(0);
     let start = shares.iter().map(|s| s.start_s).fold(f64::MAX, f64::min);
     let start = if start == f64::MAX { 0.0 } else { start };
@@ -237,6 +244,24 @@ pub fn combine(mine: Merged, mut shares: Vec<Share>) -> Result<Merged, String> {
         frame,
         ranks,
     })
+}
+
+/// Ranks of one host read one CLOCK_MONOTONIC: each rank's times move by how much later than
+/// its host's first it left the barrier (a barrier's exit is not one instant on a busy host).
+fn on_one_clock(shares: &mut [Share]) {
+    let mut first: BTreeMap<String, f64> = BTreeMap::new();
+    for s in shares.iter().filter(|s| s.barrier_mono > 0.0) {
+        let e = first.entry(s.host.clone()).or_insert(s.barrier_mono);
+        *e = e.min(s.barrier_mono);
+    }
+    for s in shares.iter_mut() {
+        if let Some(f) = first.get(&s.host).filter(|_| s.barrier_mono > 0.0) {
+            let late = s.barrier_mono - f;
+            s.start_s += late;
+            s.first_s += late;
+            s.end_s += late;
+        }
+    }
 }
 
 /// CPU figures are per process (or per host): their mean over the ranks.

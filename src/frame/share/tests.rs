@@ -183,3 +183,23 @@ fn spans_join_as_the_earliest_start_to_the_latest_end_on_the_barriers_clock() {
         "{open:?}"
     );
 }
+
+#[test]
+fn ranks_of_one_host_are_placed_on_its_one_clock() {
+    // Both pools started 0.1 s after their barrier, but rank 1 left it 0.5 s after rank 0 on
+    // the same host: its work ran 0.5 s later. On another host, the barrier is the instant.
+    let mut a = share(0, "a", 0.1, 1.0, 10, 10, 1000);
+    let mut b = share(1, "a", 0.1, 1.0, 10, 10, 1000);
+    let mut c = share(2, "b", 0.1, 1.0, 10, 10, 1000);
+    (a.barrier_mono, b.barrier_mono, c.barrier_mono) = (100.0, 100.5, 7.0);
+    let m = combine(mine(), vec![a, b, c]).unwrap();
+    let starts: Vec<f64> = m.ranks[0].iter().map(|r| r.start_s).collect();
+    assert!(
+        (starts[1] - 0.6).abs() < 1e-9 && (starts[2] - 0.1).abs() < 1e-9,
+        "{starts:?}"
+    );
+    assert!(
+        (m.parts[0].window.as_secs_f64() - 1.4).abs() < 1e-9,
+        "0.1 to rank 1's 1.5"
+    );
+}
