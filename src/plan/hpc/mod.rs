@@ -301,8 +301,16 @@ pub fn inside(option: &str, path: &str) -> Result<String, String> {
     Ok(path.to_string())
 }
 
-/// One line per option of `table` for `fsbench list`: its names and what fsbench does.
-pub fn lines<P>(table: &'static [Opt<P>]) -> Vec<(String, String)> {
+/// Each tool's options for `fsbench list`: the workload's name and a line per option.
+pub fn tools() -> [(&'static str, Vec<(String, String)>); 2] {
+    [
+        ("ior", lines(ior::OPTIONS)),
+        ("mdtest", lines(mdtest::OPTIONS)),
+    ]
+}
+
+/// One line per option of `table`: its names and what fsbench does.
+fn lines<P>(table: &'static [Opt<P>]) -> Vec<(String, String)> {
     table
         .iter()
         .map(|o| {
