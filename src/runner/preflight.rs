@@ -115,7 +115,7 @@ pub(super) fn agree(
     ctx.seed = seed;
     let nodes = team.nodes().count();
     manifest.warnings.push(format!(
-        "{} ranks on {nodes} node{} (mpirun): rank 0 on {} owns this study; records carry every rank's figures in `ranks`{}",
+        "{} ranks on {nodes} node{} (MPI): rank 0 on {} owns this study; records carry every rank's figures in `ranks`{}",
         rank.size,
         if nodes == 1 { "" } else { "s" },
         team.host(),

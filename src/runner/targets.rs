@@ -301,13 +301,13 @@ impl Getter<'_> {
             });
         if let Some((r, mut record, refused, unsupported)) = failed {
             let whose = provider.whose(&nodes, r);
+            if !self.quiet && !whose.is_empty() {
+                crate::out::eline!(
+                    "fsbench: [{}] {whose}could not provision it: no node runs it, each tears its own down",
+                    spec.label
+                );
+            }
             if let Some(Ok(g)) = mine {
-                if !self.quiet || !whose.is_empty() {
-                    crate::out::eline!(
-                        "fsbench: [{}] {whose}could not provision it: no node runs it; tearing down",
-                        spec.label
-                    );
-                }
                 let (_, warning) = release(g, self.sys);
                 if let Some(w) = warning {
                     crate::out::eline!("fsbench: warning: {w}");
