@@ -2,6 +2,11 @@
 //! rank, each wait polled with a deadline, so that a rank that is gone is named and no rank waits
 //! forever (MPI's own collectives have no timeout).
 //!
+//! At the start, every rank sends HELLO (its digest of the plan, its processor name); rank 0
+//! answers WELCOME (or who differs), then NEWS: the run's identity and every rank's name (the
+//! nodes). Around a target, every rank TELLs rank 0 what it provisioned (or nothing) and rank 0
+//! sends every rank's word to all in NEWS (`Team::exchange`).
+//!
 //! Per phase:
 //!
 //! ```text
