@@ -34,6 +34,10 @@ t=$FSB_T
 exec unshare -mu --propagation private sh -c "hostname $node && mount --bind \$(cat $t/dev.$node) $t/disk && { [ ! -f $t/mount.$node ] || mount \$(cat $t/dev.$node) $t/m; } && exec \"\$@\"" sh "$@"
 "#;
 
+/// Every node's ext4 on a loop image, and a short write on it.
+const EXT4: &[&str] = &["compare", "ext4", "--size", "256M"];
+const BLOCK: &[&str] = &["-w", "block:rw=write,bs=64k,size=16m,runtime=1"];
+
 /// One test's places: its work directory (each node's run directory in it), its state directory
 /// (every node's state files), the study, the node script. Holds the test lock.
 struct Nodes {
@@ -141,20 +145,7 @@ fn hosts(v: &serde_json::Value, k: &str) -> Vec<String> {
 #[test]
 fn four_ranks_as_four_nodes_each_format_measure_and_tear_down_their_own_ext4() {
     let Some(n) = nodes(false) else { return };
-    let o = n.mpirun(
-        4,
-        "node.sh",
-        &[],
-        &[
-            "compare",
-            "ext4",
-            "--size",
-            "256M",
-            "-w",
-            "block:rw=write,bs=64k,size=16m,runtime=1",
-            "-q",
-        ],
-    );
+    let o = n.mpirun(4, "node.sh", &[], &[EXT4, BLOCK, &["-q"]].concat());
     ok(&o);
     let recs = records(&n.out);
     assert_eq!(recs.len(), 1, "{recs:?}");
@@ -281,14 +272,7 @@ fn a_node_whose_mkfs_fails_stops_every_node_and_leaves_nothing_on_any() {
             ("FSB_BAD", "fsbench-node2"),
             ("FSB_BAD_WD", small_wd.to_str().unwrap()),
         ],
-        &[
-            "compare",
-            "ext4",
-            "--size",
-            "256M",
-            "-w",
-            "block:rw=write,bs=64k,size=16m,runtime=1",
-        ],
+        &[EXT4, BLOCK].concat(),
     );
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     let recs = records(&n.out);
@@ -328,13 +312,6 @@ fn devices(n: &Nodes) -> Vec<TestLoop> {
         .collect()
 }
 
-fn signature(dev: &str) -> String {
-    sh(&format!("blkid -p -o value -s TYPE {dev}"))
-        .1
-        .trim()
-        .to_string()
-}
-
 #[test]
 fn with_device_each_node_formats_its_own_and_one_in_use_stops_every_node() {
     let Some(n) = nodes(true) else { return };
@@ -348,10 +325,9 @@ fn with_device_each_node_formats_its_own_and_one_in_use_stops_every_node() {
         "--device",
         disk.to_str().unwrap(),
         "--wipe",
-        "-w",
-        "block:rw=write,bs=64k,size=16m,runtime=1",
         "-q",
     ];
+    let args = [&args[..], BLOCK].concat();
     let o = n.mpirun(4, "node-device.sh", &[], &args);
     ok(&o);
     let m = manifest(&n.out);
@@ -366,7 +342,7 @@ fn with_device_each_node_formats_its_own_and_one_in_use_stops_every_node() {
         .iter()
         .all(|r| r["outcome"] == "ok" && hosts(r, "nodes").len() == 4));
     for l in &loops {
-        assert_eq!(signature(&l.device), "xfs", "{} was formatted", l.device);
+        assert_eq!(fs_type(&l.device), "xfs", "{} was formatted", l.device);
     }
     n.nothing_left(&n.wd);
     // Node 2's device is mounted (in node 2's namespace): every node stops before any formats.
@@ -385,7 +361,7 @@ fn with_device_each_node_formats_its_own_and_one_in_use_stops_every_node() {
     );
     assert!(!n.out.exists(), "no study was made");
     for l in [&loops[0], &loops[1], &loops[3]] {
-        assert_eq!(signature(&l.device), "", "{} was not formatted", l.device);
+        assert_eq!(fs_type(&l.device), "", "{} was not formatted", l.device);
     }
     n.nothing_left(&n.wd);
 }
@@ -422,9 +398,10 @@ fn srun_launches_the_ranks_each_node_formatting_its_own() {
         .args(["--mpi=pmix", "-O", "-n", "4"])
         .arg(n.dir.path().join("node.sh"))
         .arg(env!("CARGO_BIN_EXE_fsbench"))
-        .args(["compare", "ext4", "--size", "256M", "-q", "--out"])
+        .args(EXT4)
+        .args(BLOCK)
+        .args(["-q", "--out"])
         .arg(&n.out)
-        .args(["-w", "block:rw=write,bs=64k,size=16m,runtime=1"])
         .output()
         .expect("srun runs");
     ok(&o);
