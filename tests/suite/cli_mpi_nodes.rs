@@ -2,7 +2,8 @@
 //! rank runs under `unshare -u` with a host name of its own, so MPI's processor name tells the
 //! "nodes" apart while they share one kernel (their loop devices, mount points and state files
 //! must not collide). Four nodes format, measure and tear down their own ext4; ranks on one node
-//! share its target; a node whose mkfs fails stops every node and leaves nothing on any; with
+//! share its target; a node whose mkfs fails stops every node and leaves nothing on any; a node
+//! killed mid-run leaves only its own target, which `fsbench cleanup` removes; with
 //! `--device`, each node (its own mount namespace too) formats its own device, and a device in
 //! use on one node stops every node before any is formatted.
 
@@ -12,7 +13,7 @@ use crate::cli_mpi::{manifest, ok, records};
 use crate::common::*;
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::{Command, Output, Stdio};
 
 /// Ranks become nodes: rank R is on node `fsbench-node(R / FSB_PER)`, its own host name in a UTS
 /// namespace; its work directory is FSB_WD, or FSB_BAD_WD on node FSB_BAD.
@@ -38,13 +39,13 @@ exec unshare -mu --propagation private sh -c "hostname $node && mount --bind \$(
 const EXT4: &[&str] = &["compare", "ext4", "--size", "256M"];
 const BLOCK: &[&str] = &["-w", "block:rw=write,bs=64k,size=16m,runtime=1"];
 
-/// One test's places: its work directory (each node's run directory in it), its state directory
-/// (every node's state files), the study, the node script. Holds the test lock.
+/// One test's places: its work directory (each node's run directory in it), the study, the node
+/// scripts. Holds the test lock. (The state files are in the machine's state directory: there the
+/// cleanup at each run's start sees every live run's claims, other test runs' too.)
 struct Nodes {
     _lock: Serial,
     dir: tempfile::TempDir,
     wd: PathBuf,
-    state: PathBuf,
     out: PathBuf,
 }
 
@@ -68,11 +69,7 @@ fn nodes(why_device: bool) -> Option<Nodes> {
         return None;
     }
     let dir = workdir();
-    let (wd, state, out) = (
-        dir.path().join("wd"),
-        dir.path().join("state"),
-        dir.path().join("study"),
-    );
+    let (wd, out) = (dir.path().join("wd"), dir.path().join("study"));
     std::fs::create_dir(&wd).unwrap();
     for (name, text) in [("node.sh", NODE), ("node-device.sh", NODE_DEVICE)] {
         let p = dir.path().join(name);
@@ -83,18 +80,22 @@ fn nodes(why_device: bool) -> Option<Nodes> {
         _lock: lock,
         dir,
         wd,
-        state,
         out,
     })
 }
 
 impl Nodes {
-    /// `mpirun -np N SCRIPT fsbench ARGS...`, with the test's state directory.
+    /// `mpirun -np N SCRIPT fsbench ARGS...`.
     fn mpirun(&self, np: usize, script: &str, env: &[(&str, &str)], args: &[&str]) -> Output {
+        self.command(np, script, env, args)
+            .output()
+            .expect("mpirun runs")
+    }
+
+    fn command(&self, np: usize, script: &str, env: &[(&str, &str)], args: &[&str]) -> Command {
         let mut c = Command::new("mpirun");
         c.env("OMPI_ALLOW_RUN_AS_ROOT", "1")
             .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
-            .env("FSBENCH_STATE_DIR", &self.state)
             .env("FSBENCH_HISTORY", history_path())
             .env("FSB_WD", &self.wd)
             .env("FSB_T", self.dir.path())
@@ -104,11 +105,11 @@ impl Nodes {
             .arg(env!("CARGO_BIN_EXE_fsbench"))
             .args(args)
             .args(["--out", self.out.to_str().unwrap()]);
-        c.output().expect("mpirun runs")
+        c
     }
 
     /// Nothing of the run on any node: no loop device, mount or image under `wd`, no run
-    /// directory, no state file.
+    /// directory, no state file of the study's run.
     fn nothing_left(&self, wd: &Path) {
         no_leftovers(wd);
         let left: Vec<_> = std::fs::read_dir(wd)
@@ -118,10 +119,21 @@ impl Nodes {
             .filter(|n| !n.starts_with('.'))
             .collect();
         assert!(left.is_empty(), "left in {}: {left:?}", wd.display());
-        let states = std::fs::read_dir(self.state.join("targets"))
-            .map(|d| d.count())
-            .unwrap_or(0);
-        assert_eq!(states, 0, "state files left");
+        let Ok(m) = std::fs::read_to_string(self.out.join("manifest.json")) else {
+            return;
+        };
+        let run: serde_json::Value = serde_json::from_str(&m).unwrap();
+        let run = str_of(&run, "run_id");
+        assert!(!run.is_empty());
+        let states = std::env::var("FSBENCH_STATE_DIR").unwrap_or("/run/fsbench".into());
+        let left: Vec<_> = std::fs::read_dir(Path::new(&states).join("targets"))
+            .map(|d| d.flatten().map(|e| e.file_name()).collect())
+            .unwrap_or_default();
+        let left: Vec<_> = left
+            .iter()
+            .filter(|n| n.to_string_lossy().starts_with(run))
+            .collect();
+        assert!(left.is_empty(), "state files left: {left:?}");
     }
 }
 
@@ -297,6 +309,56 @@ fn a_node_whose_mkfs_fails_stops_every_node_and_leaves_nothing_on_any() {
     n.nothing_left(&small_wd);
 }
 
+#[test]
+fn a_node_killed_mid_run_leaves_its_own_target_and_cleanup_there_removes_it() {
+    let Some(n) = nodes(false) else { return };
+    // (The others get 10 s after the launcher's SIGTERM to tear down, not 1.)
+    let mut c = n.command(
+        4,
+        "node.sh",
+        &[("OMPI_MCA_odls_base_sigkill_timeout", "10")],
+        &[
+            EXT4,
+            &["-w", "block:rw=write,bs=64k,size=16m,runtime=30", "-q"],
+        ]
+        .concat(),
+    );
+    let mut child = c
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let wd = n.wd.to_string_lossy().into_owned();
+    let t0 = std::time::Instant::now();
+    while mounts_text().matches(wd.as_str()).count() < 4 && t0.elapsed().as_secs() < 60 {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    // Node 2's rank, killed: no teardown there.
+    let (_, said) = sh(&format!(
+        "for p in $(pgrep -x fsbench); do grep -qaF -- '{}' /proc/$p/cmdline && tr '\\0' '\\n' < /proc/$p/environ | grep -qx OMPI_COMM_WORLD_RANK=2 && kill -9 $p && echo hit; done",
+        n.out.display()
+    ));
+    assert_eq!(said.matches("hit").count(), 1, "{said}");
+    assert!(!child.wait().unwrap().success());
+    // The other nodes tore theirs down; node 2's target is still there, in its own state file.
+    let left: Vec<String> = mounts_text()
+        .lines()
+        .filter(|l| l.contains(wd.as_str()))
+        .map(str::to_string)
+        .collect();
+    assert_eq!(left.len(), 1, "{left:?}");
+    assert!(left[0].contains("-n2/mnt-0-ext4"), "{left:?}");
+    let o = run(&["cleanup", "--dry-run"]);
+    assert!(
+        stdout(&o).contains("leftover target 'ext4'"),
+        "{}",
+        stdout(&o)
+    );
+    let o = run(&["cleanup"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    n.nothing_left(&n.wd);
+}
+
 /// Four loop devices, one per node, named in FSB_T/dev.NODE; FSB_T/disk is where each node sees
 /// its own.
 fn devices(n: &Nodes) -> Vec<TestLoop> {
@@ -392,7 +454,6 @@ fn srun_launches_the_ranks_each_node_formatting_its_own() {
     // srun's tasks find MPI through PMIx; -O: more tasks than the node's cores.
     let o = Command::new("srun")
         .env("SLURM_CONF", &conf)
-        .env("FSBENCH_STATE_DIR", &n.state)
         .env("FSBENCH_HISTORY", history_path())
         .env("FSB_WD", &n.wd)
         .args(["--mpi=pmix", "-O", "-n", "4"])
