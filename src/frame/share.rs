@@ -10,7 +10,8 @@
 //!   that started the phase, so clock skew between nodes never enters a figure; ranks on one
 //!   host (one CLOCK_MONOTONIC) are placed by when each left the barrier, so the barrier's own
 //!   skew does not enter either (across hosts the barrier's end is taken as one instant);
-//! - each rank's own figures are kept, per part, for the record's `ranks` field.
+//! - each rank's own figures are kept, per part, for the record's `ranks` field, and each
+//!   node's (its ranks' work over its earliest start to its latest end) for `nodes`.
 //!
 //! Nothing here talks to other processes: the transport (`crate::ranks`) hands shares in.
 
@@ -25,7 +26,7 @@ use super::{FirstDone, Merged, RankTimes, WorkerOut};
 use crate::metrics::diskstats::DevIo;
 use crate::metrics::hist;
 use crate::stop::StopReason;
-use crate::store::RankFigures;
+use crate::store::{NodeFigures, RankFigures};
 
 /// One part (block: one job of the group) of one rank's phase.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
@@ -55,6 +56,9 @@ pub struct PartShare {
 pub struct Share {
     pub rank: usize,
     pub host: String,
+    /// The node it is on (`ranks::Nodes`: ranks with one processor name).
+    #[serde(default)]
+    pub node: usize,
     pub parts: Vec<PartShare>,
     pub start_s: f64,
     pub first_s: f64,
@@ -73,7 +77,7 @@ pub struct Share {
 
 impl Share {
     /// This rank's merged figures, ready to send.
-    pub fn of(m: &Merged, rank: usize, host: &str) -> Share {
+    pub fn of(m: &Merged, rank: usize, host: &str, node: usize) -> Share {
         let f = &m.frame;
         let parts = m
             .parts
@@ -109,6 +113,7 @@ impl Share {
         Share {
             rank,
             host: host.to_string(),
+            node,
             parts,
             start_s: f.rank.start_s,
             first_s: f.rank.first_s,
@@ -187,6 +192,7 @@ pub fn combine(mine: Merged, mut shares: Vec<Share>) -> Result<Merged, String> {
     let mut frame = mine.frame;
     let mut parts: Vec<WorkerOut> = Vec::new();
     let mut ranks: Vec<Vec<RankFigures>> = Vec::new();
+    let mut nodes: Vec<Vec<NodeFigures>> = Vec::new();
     frame.first_done.clear();
     for k in 0..n_parts {
         let mut part = WorkerOut {
@@ -198,6 +204,7 @@ pub fn combine(mine: Merged, mut shares: Vec<Share>) -> Result<Merged, String> {
             ..Default::default()
         };
         let mut figures = Vec::new();
+        let mut per_node: BTreeMap<usize, NodeFigures> = BTreeMap::new();
         let mut end = start;
         for s in &shares {
             let Some(p) = s.parts.get(k) else { continue };
@@ -207,8 +214,10 @@ pub fn combine(mine: Merged, mut shares: Vec<Share>) -> Result<Merged, String> {
             end = end.max(s.start_s + p.window_s);
             fd.ops += p.across.0;
             fd.bytes += p.across.1;
+            add_to_node(&mut per_node, s, p);
             figures.push(RankFigures {
                 rank: s.rank,
+                node: s.node,
                 host: s.host.clone(),
                 start_s: s.start_s,
                 end_s: s.end_s,
@@ -225,6 +234,11 @@ pub fn combine(mine: Merged, mut shares: Vec<Share>) -> Result<Merged, String> {
         parts.push(part);
         frame.first_done.push(fd);
         ranks.push(figures);
+        // One node's figures are the sum's: kept only when there are several.
+        nodes.push(match per_node.len() {
+            0 | 1 => Vec::new(),
+            _ => per_node.into_values().map(node_rates).collect(),
+        });
     }
     frame.last_done_s = (last_end - start).max(0.0);
     frame.wall = Duration::from_secs_f64(shares.iter().map(|s| s.wall_s).fold(0.0, f64::max));
@@ -243,6 +257,7 @@ pub fn combine(mine: Merged, mut shares: Vec<Share>) -> Result<Merged, String> {
         parts,
         frame,
         ranks,
+        nodes,
     })
 }
 
@@ -262,6 +277,33 @@ fn on_one_clock(shares: &mut [Share]) {
             s.end_s += late;
         }
     }
+}
+
+/// A rank's part added to its node's: work adds up; the node's window runs from its earliest
+/// start to its latest end (IOR's accounting, within the node).
+fn add_to_node(per_node: &mut BTreeMap<usize, NodeFigures>, s: &Share, p: &PartShare) {
+    let n = per_node.entry(s.node).or_insert_with(|| NodeFigures {
+        node: s.node,
+        host: s.host.clone(),
+        start_s: f64::MAX,
+        ..Default::default()
+    });
+    n.ranks += 1;
+    n.start_s = n.start_s.min(s.start_s);
+    n.end_s = n.end_s.max(s.start_s + p.window_s);
+    n.ops += p.total.0;
+    n.bytes += p.total.1;
+    n.first_done_ops += p.across.0;
+    if n.error.is_none() {
+        n.error.clone_from(&p.error);
+    }
+}
+
+fn node_rates(mut n: NodeFigures) -> NodeFigures {
+    let secs = n.end_s - n.start_s;
+    n.ops_per_sec = rate(n.ops, secs);
+    n.bytes_per_sec = rate(n.bytes, secs);
+    n
 }
 
 /// CPU figures are per process (or per host): their mean over the ranks.
