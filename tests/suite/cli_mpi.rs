@@ -63,8 +63,8 @@ fn without_mpi_several_ranks_are_refused_with_how_to_build() {
 /// One multi-rank test's places: a directory every rank sees (the `dir:` target) and the study
 /// directory. None (printed) without mpirun. Holds the test lock while it lives.
 pub(crate) struct Setup {
-    pub(crate) _lock: crate::common::Serial,
-    pub(crate) _dir: tempfile::TempDir,
+    _lock: crate::common::Serial,
+    _dir: tempfile::TempDir,
     pub(crate) shared: std::path::PathBuf,
     pub(crate) out: std::path::PathBuf,
     pub(crate) target: String,

@@ -22,33 +22,25 @@ fn ops(r: &serde_json::Value) -> Vec<f64> {
         .collect()
 }
 
+/// `mpirun -np 4 fsbench compare TARGET -w W... -q --out OUT` (a fresh OUT), checked; its records.
+fn compare4(s: &Setup, workloads: &[&str]) -> Vec<serde_json::Value> {
+    let _ = std::fs::remove_dir_all(&s.out);
+    let mut args = vec!["compare", &s.target];
+    for w in workloads {
+        args.extend(["-w", w]);
+    }
+    args.extend(["-q", "--out", s.out.to_str().unwrap()]);
+    ok(&mpirun(4, &args));
+    records(&s.out)
+}
+
 #[cfg(feature = "mpi")]
 #[test]
 fn ior_shares_one_file_in_segments_and_reads_it_back_checked() {
-    let Some(Setup {
-        _lock,
-        _dir,
-        shared,
-        out,
-        target,
-    }) = setup()
-    else {
-        return;
-    };
+    // (The lock and the directory live to the end of the test.)
+    let Some(s) = setup() else { return };
     let w = "ior:-w -r -R -t 64k -b 256k -s 3 -e -C";
-    ok(&mpirun(
-        4,
-        &[
-            "compare",
-            &target,
-            "-w",
-            w,
-            "-q",
-            "--out",
-            out.to_str().unwrap(),
-        ],
-    ));
-    let recs = records(&out);
+    let recs = compare4(&s, &[w]);
     assert_eq!(recs.len(), 2);
     for r in &recs {
         assert_eq!(r["outcome"], "ok", "{r}");
@@ -72,7 +64,7 @@ fn ior_shares_one_file_in_segments_and_reads_it_back_checked() {
         "every rank's data read back as written"
     );
     assert_eq!(
-        std::fs::read_dir(&shared).unwrap().count(),
+        std::fs::read_dir(&s.shared).unwrap().count(),
         0,
         "nothing left"
     );
@@ -81,31 +73,11 @@ fn ior_shares_one_file_in_segments_and_reads_it_back_checked() {
 #[cfg(feature = "mpi")]
 #[test]
 fn ior_stonewall_wears_out_to_the_most_transfers_any_rank_did() {
-    let Some(Setup {
-        _lock,
-        _dir,
-        shared: _,
-        out,
-        target,
-    }) = setup()
-    else {
-        return;
-    };
+    // (The lock and the directory live to the end of the test.)
+    let Some(s) = setup() else { return };
     // A deadline of one second on a file far larger than a second's worth, with -g's barriers.
     let w = "ior:-w -r -F -t 4k -b 4g -D 1 -O stoneWallingWearOut=1 -g";
-    ok(&mpirun(
-        4,
-        &[
-            "compare",
-            &target,
-            "-w",
-            w,
-            "-q",
-            "--out",
-            out.to_str().unwrap(),
-        ],
-    ));
-    let recs = records(&out);
+    let recs = compare4(&s, &[w]);
     for r in &recs {
         assert_eq!(r["outcome"], "ok", "{r}");
         let per = ops(r);
@@ -120,35 +92,14 @@ fn ior_stonewall_wears_out_to_the_most_transfers_any_rank_did() {
 #[cfg(feature = "mpi")]
 #[test]
 fn mdtest_trees_unique_and_shared_with_strides_over_ranks() {
-    let Some(Setup {
-        _lock,
-        _dir,
-        shared,
-        out,
-        target,
-    }) = setup()
-    else {
-        return;
-    };
+    // (The lock and the directory live to the end of the test.)
+    let Some(s) = setup() else { return };
     for args in [
         "-n 60 -u -N 1 -w 512 -e 512",
         "-n 60 -N 1 -z 1 -b 2 -w 512 -e 512",
     ] {
-        let _ = std::fs::remove_dir_all(&out);
         let w = format!("mdtest:{args}");
-        ok(&mpirun(
-            4,
-            &[
-                "compare",
-                &target,
-                "-w",
-                &w,
-                "-q",
-                "--out",
-                out.to_str().unwrap(),
-            ],
-        ));
-        let recs = records(&out);
+        let recs = compare4(&s, &[&w]);
         assert_eq!(recs.len(), 10, "{args}");
         for r in &recs {
             assert_eq!(r["outcome"], "ok", "{args}: {r}");
@@ -165,7 +116,7 @@ fn mdtest_trees_unique_and_shared_with_strides_over_ranks() {
             "each rank read its neighbour's"
         );
         assert_eq!(
-            std::fs::read_dir(&shared).unwrap().count(),
+            std::fs::read_dir(&s.shared).unwrap().count(),
             0,
             "{args}: nothing left"
         );
@@ -175,32 +126,10 @@ fn mdtest_trees_unique_and_shared_with_strides_over_ranks() {
 #[cfg(feature = "mpi")]
 #[test]
 fn mdtest_stonewall_wears_out_to_the_most_items_any_rank_made() {
-    let Some(Setup {
-        _lock,
-        _dir,
-        shared: _,
-        out,
-        target,
-    }) = setup()
-    else {
-        return;
-    };
+    // (The lock and the directory live to the end of the test.)
+    let Some(s) = setup() else { return };
     let w = "mdtest:-n 1000000 -u -F -C -W 1 -x sw";
-    ok(&mpirun(
-        4,
-        &[
-            "compare",
-            &target,
-            "-w",
-            w,
-            "-w",
-            "mdtest:-n 1000000 -u -F -r -x sw",
-            "-q",
-            "--out",
-            out.to_str().unwrap(),
-        ],
-    ));
-    let recs = records(&out);
+    let recs = compare4(&s, &[w, "mdtest:-n 1000000 -u -F -r -x sw"]);
     let create = recs.iter().find(|r| r["test"] == "file-create").unwrap();
     let per = ops(create);
     assert!(

@@ -54,6 +54,35 @@ impl<P> Opt<P> {
     }
 }
 
+/// A row for an option fsbench refuses, and why.
+pub const fn refused<P>(
+    short: Option<char>,
+    long: Option<&'static str>,
+    help: &'static str,
+    arg: Arg,
+    why: &'static str,
+) -> Opt<P> {
+    Opt {
+        short,
+        long,
+        directive: None,
+        arg,
+        help,
+        does: Does::Refused(why),
+    }
+}
+
+/// Sets an option's slot of the plan.
+pub fn set<T>(slot: &mut T, v: T) -> Result<(), String> {
+    *slot = v;
+    Ok(())
+}
+
+/// Whether a flag was given.
+pub fn on(g: &Given) -> Result<bool, String> {
+    Ok(g.count(0)? > 0)
+}
+
 /// An option as given: its name as written, and its value (a flag's is None unless `=N`).
 pub struct Given<'a> {
     pub name: String,
