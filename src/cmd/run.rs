@@ -140,7 +140,7 @@ pub fn run(a: RunArgs) -> anyhow::Result<Exit> {
         workloads: vec![WorkloadSpec {
             spec: format!("fio:{}", jobfile.display()),
             name: "fio".into(),
-            params: vec![("file".into(), jobfile.display().to_string())],
+            params: vec![("file".into(), Some(jobfile.display().to_string()))],
         }],
         size_bytes: 0,
         device: None,

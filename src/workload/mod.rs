@@ -228,6 +228,16 @@ pub fn build(spec: &WorkloadSpec, o: &Overrides) -> Result<Box<dyn Workload>, Sp
             )));
         }
     }
+    // Only fio's switches are written bare (`block:...,time_based`); these take a value.
+    if let Some((k, help)) = spec
+        .bare()
+        .and_then(|k| def.params.iter().find(|(p, _)| *p == k))
+    {
+        return Err(SpecError(format!(
+            "workload '{}': parameter '{k}' needs a value, e.g. {}:{k}=VALUE ({k}: {help})",
+            spec.spec, def.name
+        )));
+    }
     (def.build)(spec, o)
 }
 
