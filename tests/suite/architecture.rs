@@ -3,7 +3,8 @@
 //! - no file in src/ over 700 lines, no function over 120 lines, main.rs under 80 lines;
 //! - `unsafe` only in src/sys/ (the crate denies it elsewhere);
 //! - printing only in src/out.rs (std's print macros panic on a closed or full output);
-//! - nothing tracked refers to the shared folder beside the repository (a user's clone lacks it).
+//! - nothing tracked refers to the shared folder beside the repository (a user's clone lacks it);
+//! - a test that looks at its host and returns says why (`common::skip`: `SKIPPED: why`).
 
 use crate::common::graph::find_cycle;
 
@@ -883,4 +884,66 @@ fn no_direction_is_a_bool() {
         }
     }
     assert!(bad.is_empty(), "a direction as a bool:\n{}", bad.join("\n"));
+}
+
+/// The lines (1-based) where a test looks at its host (`is_root()`, `have(..)`,
+/// `kernel_has(..)`, a path that `exists()`) in an `if` and returns without saying why: a skip
+/// goes through `common::skip` (or prints `SKIPPED: why` before it returns).
+fn silent_skips(code: &str) -> Vec<usize> {
+    let lines: Vec<&str> = code.lines().collect();
+    let looks = |l: &str| {
+        let cond = l.trim_start().strip_prefix("if ").unwrap_or("");
+        !cond.contains("skip(")
+            && ["is_root()", "have(", "kernel_has(", ".exists()"]
+                .iter()
+                .any(|c| cond.contains(c))
+    };
+    let mut silent = Vec::new();
+    for (i, _) in lines.iter().enumerate().filter(|(_, l)| looks(l)) {
+        let block: Vec<&str> = lines[i + 1..].iter().take(4).copied().collect();
+        let returns = block
+            .iter()
+            .position(|b| ["return;", "return None;"].contains(&b.trim()));
+        if let Some(r) = returns {
+            if !block[..r].iter().any(|b| b.contains("SKIPPED")) {
+                silent.push(i + 1);
+            }
+        }
+    }
+    silent
+}
+
+#[test]
+fn a_skipped_test_says_why() {
+    let said = "    if skip(!is_root(), \"needs root\") {\n        return;\n    }\n    if !have(\"fio\") {\n        eprintln!(\"SKIPPED: no fio\");\n        return;\n    }\n";
+    assert!(silent_skips(said).is_empty());
+    let silent = "    let x = 1;\n    if !is_root() {\n        return;\n    }\n";
+    assert_eq!(silent_skips(silent), vec![2]);
+    let mut files = Vec::new();
+    rust_files(&root().join("tests"), &mut files);
+    rust_files(&root().join("src"), &mut files);
+    let mut bad = Vec::new();
+    for f in files {
+        let text = std::fs::read_to_string(&f).unwrap();
+        let in_src = f.starts_with(root().join("src"));
+        // In src/, only the tests (a tests.rs, a tests/ folder, or what follows #[cfg(test)]).
+        let code = match text.find("#[cfg(test)]") {
+            _ if !in_src || f.ends_with("tests.rs") || f.to_string_lossy().contains("/tests/") => {
+                &text[..]
+            }
+            Some(at) => &text[at..],
+            None => "",
+        };
+        let offset = text.len() - code.len();
+        let first = text[..offset].lines().count();
+        for n in silent_skips(code) {
+            let rel = f.strip_prefix(root()).unwrap().display();
+            bad.push(format!("{rel}:{}", first + n));
+        }
+    }
+    assert!(
+        bad.is_empty(),
+        "a test returns without saying why (use common::skip):\n{}",
+        bad.join("\n")
+    );
 }

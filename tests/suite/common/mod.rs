@@ -333,12 +333,15 @@ impl Compare {
 }
 
 /// fsbench as an unprivileged user (nobody, through setpriv) when the tests run as root; as
-/// itself otherwise; None where setpriv is missing.
+/// itself otherwise; None where setpriv is missing (said: `SKIPPED: why`).
 pub fn unprivileged() -> Option<std::process::Command> {
     if !is_root() {
         return Some(bin());
     }
-    if !have("setpriv") {
+    if skip(
+        !have("setpriv"),
+        "root without setpriv cannot drop privileges",
+    ) {
         return None;
     }
     let mut c = std::process::Command::new("setpriv");
