@@ -137,7 +137,7 @@ fn the_fixture_has_something_for_every_view() {
     }
     let full = std::fs::read_to_string(golden().join("term-full.txt")).unwrap();
     for title in [
-        "alpha (dir (ext4))",
+        "Block tests, per target",
         "bonnie++ (",
         "Integrity audit",
         "fsync failure",

@@ -104,6 +104,7 @@ pub(crate) fn summary(z: &Iozone, baseline: &str) -> Option<Grid> {
     };
     let mut g = Grid::new(header, rows, note);
     g.right.retain(|c| *c >= 2);
+    g.spare = vec![g.header.len() - 2, g.header.len() - 1];
     Some(g)
 }
 
