@@ -20,6 +20,7 @@ pub mod room;
 pub mod safety;
 pub mod snapshot;
 pub mod tmpfs;
+pub mod tracefs;
 pub mod workdir;
 pub mod xfs;
 pub mod zfs;
