@@ -426,7 +426,13 @@ mod tests {
             inodes: 10_000,
             ..Default::default()
         };
-        let few = judge(&t("ext4:inodes=3000"), Some(GIB), std::slice::from_ref(&files), None).unwrap();
+        let few = judge(
+            &t("ext4:inodes=3000"),
+            Some(GIB),
+            std::slice::from_ref(&files),
+            None,
+        )
+        .unwrap();
         assert_eq!(few.inodes.map(|i| i.free), Some(3000 - 11));
         assert!(!few.fits(), "{}", few.line());
         let r = few.refusal();
@@ -436,16 +442,20 @@ mod tests {
             "{r}"
         );
         // ext4's own ratio at 1 GiB (65,525 free) holds them; a million do not.
-        assert!(judge(&t("ext4"), Some(GIB), std::slice::from_ref(&files), None)
-            .unwrap()
-            .fits());
+        assert!(
+            judge(&t("ext4"), Some(GIB), std::slice::from_ref(&files), None)
+                .unwrap()
+                .fits()
+        );
         let million = Footprint {
             inodes: 1_000_000,
             ..files.clone()
         };
-        assert!(!judge(&t("ext4"), Some(GIB), std::slice::from_ref(&million), None)
-            .unwrap()
-            .fits());
+        assert!(
+            !judge(&t("ext4"), Some(GIB), std::slice::from_ref(&million), None)
+                .unwrap()
+                .fits()
+        );
         // Filesystems that make inodes as they need them are judged for space alone.
         let x = judge(&t("xfs"), Some(GIB), &[million], None).unwrap();
         assert!(x.inodes.is_none() && x.fits(), "{}", x.line());

@@ -14,7 +14,7 @@ use crate::io::iolog::{OpKind, Recorder};
 use crate::io::stats::{Stats, Tally, Verified};
 use crate::io::verify::{self, Verifier};
 use crate::io::worker::{ReadChecks, SinkPlan, Timing, Written};
-use crate::metrics::progress::{Direction, Progress};
+use crate::metrics::progress::Progress;
 use crate::metrics::timeline::Slicer;
 use crate::plan::dir::{Dir, PerDir};
 
@@ -206,7 +206,7 @@ impl<'a> Sinks<'a> {
             let i = &io.issue;
             l.io((ms, issued, i.dir), bytes, i.offset, lat.ns, lat.parts);
         }
-        self.progress.add_io(Direction::of(io.issue.dir), bytes);
+        self.progress.add_io(io.issue.dir, bytes);
         self.progress.add_lat(lat.ns);
     }
 
@@ -224,7 +224,7 @@ impl<'a> Sinks<'a> {
         let ns = now.since(start).max(1);
         self.window.count(now, i.len, &self.tally);
         self.tally.record(Dir::Trim, i.len, ns, None);
-        self.progress.add_io(Direction::Trim, i.len);
+        self.progress.add_io(Dir::Trim, i.len);
     }
 
     /// Checks the reads just reaped against their headers (in their slots' buffers); the loop
