@@ -42,7 +42,7 @@ use crate::plan::units::{format_count, format_mb_per_sec};
 use crate::store::{Outcome, Record};
 use records::test_name;
 pub(crate) use view::Given;
-use view::{Body, Grid, Place, Room, Section, Shown, Statistics, Study};
+use view::{Body, Grid, Keep, Place, Section, Shown, Statistics, Study};
 
 /// One row per record: target, filesystem, workload/test, outcome, throughput, notes.
 fn record_row(r: &Record) -> Vec<String> {
@@ -184,7 +184,7 @@ struct Layout {
 /// A section with where it goes and whether it stays when the short report is over a screen.
 struct Placed {
     place: Place,
-    room: Room,
+    keep: Keep,
     section: Section,
 }
 
@@ -265,7 +265,7 @@ impl StudyReport {
             .into_iter()
             .map(|section| Placed {
                 place: Place::Body,
-                room: Room::Kept,
+                keep: Keep::Usual,
                 section,
             })
             .collect();
@@ -273,7 +273,7 @@ impl StudyReport {
             let made = v.sections(&Self::claimed(&self.records, *v), &study);
             out.extend(made.into_iter().map(|section| Placed {
                 place: v.place(),
-                room: v.room(),
+                keep: v.keep(),
                 section,
             }));
         }
@@ -315,7 +315,7 @@ impl StudyReport {
     /// workloads without a view), then each view's brief sections (the block tests per target,
     /// bonnie++'s means, the audit's, the ratio-to-baseline matrix, the files table, iozone's
     /// summary over its cells). The short report fits a screen with its warnings: when it would
-    /// not, the spare views' sections (`Room::Spare`) are left out, last first, and a line names
+    /// not, the spare views' sections (`Keep::Spare`) are left out, last first, and a line names
     /// them. With `full`, every section (the latency percentiles, the files table's every
     /// column, iozone's matrices, the statistics of every key metric). Warnings are separate
     /// (`warnings_text`).
@@ -344,11 +344,11 @@ impl StudyReport {
         };
         let spare: Vec<usize> = (0..placed.len())
             .rev()
-            .filter(|i| may_go(i) && placed[*i].room == Room::Spare)
+            .filter(|i| may_go(i) && placed[*i].keep == Keep::Spare)
             .chain(
                 (0..placed.len())
                     .rev()
-                    .filter(|i| may_go(i) && placed[*i].room != Room::Spare),
+                    .filter(|i| may_go(i) && placed[*i].keep != Keep::Spare),
             )
             .collect();
         let without = |n: usize| -> String {

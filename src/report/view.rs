@@ -34,19 +34,19 @@ pub(crate) trait WorkloadView: Sync {
         Place::Body
     }
 
-    /// Whether its sections stay in a short terminal report that would not fit a screen.
-    fn room(&self) -> Room {
-        Room::Kept
+    /// Whether its sections go first from a short terminal report that would not fit a screen.
+    fn keep(&self) -> Keep {
+        Keep::Usual
     }
 }
 
-/// Whether a view's sections stay in a short terminal report that would not fit a screen
-/// (`term::SCREEN` rows): the spare ones go first, last first, and the report names them and
-/// says where they are. A view is spare when another says the same briefly (the block tests'
-/// per-target table beside the ratio matrix).
+/// How long a view's sections stay in a short terminal report that would not fit a screen
+/// (`term::SCREEN` rows): the spare ones go first, last first, then the usual ones of the body,
+/// last first, and the report names them and says where they are. A view is spare when another
+/// says the same briefly (the block tests' per-target table beside the ratio matrix).
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub(crate) enum Room {
-    Kept,
+pub(crate) enum Keep {
+    Usual,
     Spare,
 }
 

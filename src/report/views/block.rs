@@ -7,7 +7,7 @@ use crate::metrics::name as metric;
 use crate::plan::units::{format_count, format_ns};
 use crate::report::records::targets;
 use crate::report::termtable;
-use crate::report::view::{Body, Grid, Room, Section, Shown, Study, WorkloadView};
+use crate::report::view::{Body, Grid, Keep, Section, Shown, Study, WorkloadView};
 use crate::store::note;
 use crate::store::{Outcome, Record};
 use crate::workload::{block, presets};
@@ -26,8 +26,8 @@ impl WorkloadView for Block {
     }
 
     /// The ratio matrix says the same briefly.
-    fn room(&self) -> Room {
-        Room::Spare
+    fn keep(&self) -> Keep {
+        Keep::Spare
     }
 }
 
