@@ -269,19 +269,11 @@ fn an_inline_job_with_time_based_bare_runs_for_its_runtime() {
     // 64 KiB at a null engine's pace ends in a millisecond; time_based bare keeps it going
     // over the file again and again for its 2 s.
     let dir = workdir();
-    let target = format!("dir:{}", dir.path().display());
-    let o = bin()
-        .args([
-            "compare",
-            &target,
-            "--workload",
-            "block:ioengine=null,rw=randread,bs=4k,size=64k,runtime=2s,time_based",
-            "-q",
-            "--out",
-        ])
-        .arg(dir.path().join("s"))
-        .output()
-        .unwrap();
+    let o = Compare::new(&[&format!("dir:{}", dir.path().display())])
+        .workload("block:ioengine=null,rw=randread,bs=4k,size=64k,runtime=2s,time_based")
+        .out(dir.path().join("s").to_str().unwrap())
+        .args(&["-q"])
+        .run();
     assert!(o.status.success(), "{}", stderr(&o));
     let text = std::fs::read_to_string(dir.path().join("s/results.jsonl")).unwrap();
     let r: serde_json::Value = serde_json::from_str(text.lines().next().unwrap()).unwrap();

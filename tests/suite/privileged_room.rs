@@ -166,17 +166,12 @@ fn the_check_judges_by_the_table_and_says_how_it_was_had() {
     if needs("ext4", "mkfs.ext4") {
         return;
     }
-    let o = run(&[
-        "compare",
-        "ext4",
-        "-w",
-        "smoke:size=1G",
-        "--size",
-        "2G",
-        "--check",
-        "--workdir",
-        "/var/tmp/fsbench-tests/no-such-workdir",
-    ]);
+    let o = Compare::new(&["ext4"])
+        .workload("smoke:size=1G")
+        .size("2G")
+        .workdir("/var/tmp/fsbench-tests/no-such-workdir")
+        .args(&["--check"])
+        .run();
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(
         stdout(&o)

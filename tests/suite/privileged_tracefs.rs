@@ -23,18 +23,18 @@ fn tracefs_mount() -> Option<u64> {
     })
 }
 
-/// Why the host cannot show what fsbench does about tracefs here, if it cannot.
-fn cannot() -> Option<&'static str> {
-    if !is_root() {
-        return Some("needs root (only root mounts tracefs)");
-    }
-    if !kernel_has("tracefs") {
-        return Some("the kernel has no tracefs");
-    }
-    if tracefs_mount().is_some() {
-        return Some("tracefs is mounted already (by someone else): nothing for fsbench to mount");
-    }
-    None
+/// Whether the host cannot show what fsbench does about tracefs here (said: `SKIPPED: why`).
+fn cannot() -> bool {
+    let why = if !is_root() {
+        "needs root (only root mounts tracefs)"
+    } else if !kernel_has("tracefs") {
+        "the kernel has no tracefs"
+    } else if tracefs_mount().is_some() {
+        "tracefs is mounted already (by someone else): nothing for fsbench to mount"
+    } else {
+        return false;
+    };
+    skip(true, why)
 }
 
 /// The state files of fsbench's tracefs for process `pid`.
@@ -93,17 +93,23 @@ fn mounted_for(child: &mut Child) -> u64 {
     panic!("no tracefs mounted for the run");
 }
 
+/// A profiled run of `secs` in `dir`, once its tracefs is mounted: the run, its pid and the
+/// mount's id.
+fn started(dir: &Path, secs: u32) -> (Child, u32, u64) {
+    let mut child = profiled(dir, secs);
+    let id = mounted_for(&mut child);
+    let pid = child.id();
+    (child, pid, id)
+}
+
 #[test]
 fn a_profiled_run_mounts_tracefs_samples_the_tick_and_takes_it_away() {
-    if let Some(why) = cannot() {
-        skip(true, why);
+    if cannot() {
         return;
     }
     let _g = serial();
     let wd = workdir();
-    let mut child = profiled(wd.path(), 3);
-    let pid = child.id();
-    mounted_for(&mut child);
+    let (child, pid, _) = started(wd.path(), 3);
     let o = child.wait_with_output().unwrap();
     assert!(o.status.success(), "{}", stderr(&o));
     assert_eq!(tracefs_mount(), None, "tracefs is taken away after the run");
@@ -115,15 +121,12 @@ fn a_profiled_run_mounts_tracefs_samples_the_tick_and_takes_it_away() {
 
 #[test]
 fn a_killed_runs_tracefs_is_unmounted_by_cleanup_and_anothers_is_left() {
-    if let Some(why) = cannot() {
-        skip(true, why);
+    if cannot() {
         return;
     }
     let _g = serial();
     let wd = workdir();
-    let mut child = profiled(wd.path(), 60);
-    let pid = child.id();
-    let id = mounted_for(&mut child);
+    let (mut child, pid, id) = started(wd.path(), 60);
     child.kill().unwrap();
     child.wait().unwrap();
     assert_eq!(tracefs_mount(), Some(id), "a SIGKILL leaves it mounted");
