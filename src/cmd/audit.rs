@@ -8,14 +8,17 @@ use crate::workload::audit::{self, Case};
 
 /// The workload spec of one case with the command's options.
 fn case_spec(case: Case, a: &AuditArgs) -> WorkloadSpec {
-    let mut params = vec![("case".to_string(), case.name().to_string())];
+    let mut params = vec![("case".to_string(), Some(case.name().to_string()))];
     if case == Case::Corruption {
-        params.push(("files".into(), a.files.to_string()));
-        params.push(("file_size".into(), a.file_size.to_string()));
+        params.push(("files".into(), Some(a.files.to_string())));
+        params.push(("file_size".into(), Some(a.file_size.to_string())));
     }
-    let text: Vec<String> = params.iter().map(|(k, v)| format!("{k}={v}")).collect();
     WorkloadSpec {
-        spec: format!("{}:{}", audit::NAME, text.join(",")),
+        spec: format!(
+            "{}:{}",
+            audit::NAME,
+            crate::plan::workload::options_text(&params)
+        ),
         name: audit::NAME.into(),
         params,
     }

@@ -3,6 +3,7 @@
 use comfy_table::{presets::UTF8_FULL_CONDENSED, Table};
 
 use super::Exit;
+use crate::provision::exec::Sys;
 use crate::provision::probe::Doctor;
 
 fn render(d: &Doctor) -> String {
@@ -45,12 +46,15 @@ fn render(d: &Doctor) -> String {
 
 pub fn run(json: bool) -> anyhow::Result<Exit> {
     let mut d = crate::provision::probe::doctor();
-    // What `--profile` can record here.
+    // What `--profile` can record here: as a profiled run finds it (tracefs mounted for the
+    // probe where the run would mount it, and taken away at once).
+    let tracefs = crate::provision::tracefs::for_profiles(&Sys::default());
     d.host.extend(
         crate::profile::host::checks()
             .into_iter()
             .map(|(name, ok, detail)| crate::provision::probe::Check { name, ok, detail }),
     );
+    drop(tracefs);
     if json {
         crate::out::line(&serde_json::to_string_pretty(&d)?);
     } else {

@@ -155,6 +155,14 @@ fn command(cli: Cli) -> anyhow::Result<Exit> {
     }
 }
 
+/// The screen standard output is: a terminal's width (else COLUMNS, else 80 columns), with
+/// `after` rows of it kept for what the command prints after the report.
+pub fn screen(after: usize) -> crate::report::Screen {
+    let terminal = comfy_table::Table::new().width().map(usize::from);
+    let said = || std::env::var("COLUMNS").ok()?.trim().parse().ok();
+    crate::report::Screen::new(terminal.filter(|w| *w > 0).or_else(said), after)
+}
+
 /// Colour on standard output: a terminal, and no NO_COLOR (no-color.org).
 pub fn stdout_wants_color() -> bool {
     std::io::IsTerminal::is_terminal(&std::io::stdout()) && std::env::var_os("NO_COLOR").is_none()

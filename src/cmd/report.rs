@@ -105,6 +105,7 @@ pub fn run(a: ReportArgs) -> anyhow::Result<Exit> {
         .with(given);
     rep.color = a.format == "term" && super::stdout_wants_color();
     rep.full = a.full;
+    rep.screen = super::screen(1);
     let f = formats::find(&a.format).with_context(|| format!("unknown format '{}'", a.format))?;
     let shown: Vec<String> = a.dirs.iter().map(|d| d.display().to_string()).collect();
     crate::out::print(&f.render(&rep, &format!("fsbench study {}", shown.join(" + "))));

@@ -140,7 +140,7 @@ pub fn run(a: RunArgs) -> anyhow::Result<Exit> {
         workloads: vec![WorkloadSpec {
             spec: format!("fio:{}", jobfile.display()),
             name: "fio".into(),
-            params: vec![("file".into(), jobfile.display().to_string())],
+            params: vec![("file".into(), Some(jobfile.display().to_string()))],
         }],
         size_bytes: 0,
         device: None,
@@ -193,7 +193,10 @@ pub fn run(a: RunArgs) -> anyhow::Result<Exit> {
         let v = crate::report::fiojson::render(&summary.records);
         crate::out::print(&(serde_json::to_string_pretty(&v)? + "\n"));
     } else {
-        crate::out::print(&crate::report::views::block::tables(&summary.records));
+        crate::out::print(&crate::report::views::block::tables(
+            &summary.records,
+            super::screen(0).columns,
+        ));
     }
     for r in summary.records.iter().filter(|r| r.error.is_some()) {
         crate::out::eline!(

@@ -249,10 +249,18 @@ fn report_at_end(study: &store::Study, plan: &Plan, records: &[Record]) {
     // (A resumed study's earlier records come back without their profiles' stacks.)
     let mut records = records.to_vec();
     manifest_warnings.extend(store::attach_profiles(out, &mut records));
+    let results = format!(
+        "results: {} (every table and the statistics: fsbench report {} --full, or report.md; the charts and heat maps: report.html)",
+        out.join("results.jsonl").display(),
+        out.display()
+    );
+    let columns = super::screen(0).columns;
+    let results = crate::report::wrap(&results, columns, "  ");
     match StudyReport::build(records, plan.baseline.as_deref(), &manifest_warnings) {
         Ok(rep) => {
             let mut rep = rep.with(crate::report::Given::of(Some(plan)));
             rep.color = super::stdout_wants_color();
+            rep.screen = super::screen(results.lines().count());
             let title = format!("fsbench study {}", out.display());
             for (file, text) in [
                 ("report.md", format!("# {title}\n\n{}", rep.markdown())),
@@ -264,13 +272,9 @@ fn report_at_end(study: &store::Study, plan: &Plan, records: &[Record]) {
             }
             write_graphs(study, &rep);
             crate::out::print(&rep.term(false));
-            crate::out::to_stderr(&rep.warnings_text(false));
+            crate::out::to_stderr(&rep.warnings_term());
         }
         Err(e) => crate::out::eline!("fsbench: {e}"),
     }
-    crate::out::line(&format!(
-        "results: {} (every table and the statistics: fsbench report {} --full, or report.md; the charts and heat maps: report.html)",
-        out.join("results.jsonl").display(),
-        out.display()
-    ));
+    crate::out::line(&results);
 }

@@ -121,6 +121,29 @@ fn tick() -> u64 {
     0
 }
 
+/// A completed I/O's latency, ns from its queueing, and its parts when the loop times them apart
+/// (fio's clat and slat).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Latency {
+    pub ns: u64,
+    pub parts: Option<LatParts>,
+}
+
+/// An I/O's latency in two: from its submission to its completion, and from its queueing to its
+/// submission.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LatParts {
+    pub clat_ns: u64,
+    pub slat_ns: u64,
+}
+
+impl Latency {
+    /// A latency not timed apart.
+    pub const fn whole(ns: u64) -> Latency {
+        Latency { ns, parts: None }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -23,7 +23,7 @@ use flight::{Flight, InFlight};
 use gates::Gates;
 use next::{Next, Pick};
 use outcome::{Outcome, Verdict};
-use sinks::{Lat, Sinks};
+use sinks::Sinks;
 
 /// One I/O as the loop issues it (fio's io_u): its direction, its file (an index into the
 /// worker's), the offset of its first byte in the file, its length.
@@ -90,7 +90,6 @@ impl<'a> Driver<'a> {
         };
         let ops = (&plan.source, &plan.ops);
         let next = Next::new(ops, live.files.filter(|_| drops), &mut rng, plan.max_bs());
-        let live_sinks = (live.progress, live.interval);
         Driver {
             clock,
             flight: Flight::new(slots),
@@ -99,9 +98,14 @@ impl<'a> Driver<'a> {
             fill: Fill::new(&plan.fill, data, plan.seed, slots),
             sinks: Sinks::new(
                 &plan.sinks,
-                (from, clock),
-                live_sinks,
-                (plan.does(), plan.seed),
+                sinks::Measuring {
+                    from,
+                    clock,
+                    progress: live.progress,
+                    interval: live.interval,
+                    does: plan.does(),
+                    seed: plan.seed,
+                },
             ),
             outcome: Outcome::new(&plan.on_error),
             end: End::new(&plan.ends, from, [live.halt, live.exit_all]),
@@ -260,7 +264,7 @@ impl<'a> Driver<'a> {
         if !self.sinks.measuring(now) {
             return;
         }
-        let lat = Lat::of(&io, now, self.sinks.timing());
+        let lat = sinks::latency_of(&io, now, self.sinks.timing());
         match self.gates.on_done(lat.ns, now) {
             Probed::Go => {}
             v => self.probed(v, now),

@@ -4,7 +4,7 @@
 //! verification headers, written lists and failures stay unique across files. One file is the
 //! plain case: file 0, and offsets unchanged.
 
-use super::offsets::{Offsets, Order};
+use super::offsets::{Extent, Geometry, Offsets, Order};
 use super::DataGen;
 use crate::plan::dir::Dir;
 use crate::plan::job::Strided;
@@ -96,8 +96,16 @@ pub struct FileSet {
     share: Option<u64>,
     stride: u64,
     zones: Option<Zones>,
-    /// (align, the largest block): what a zone's offsets are made with.
-    sizes: (u64, u64),
+    /// What a zone's offsets are made with: the alignment and the largest block.
+    align: u64,
+    max_bs: u64,
+}
+
+/// Where the next I/O goes: its file, and where in that file's region.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Placed {
+    pub file: usize,
+    pub at: Extent,
 }
 
 impl FileSet {
@@ -110,7 +118,15 @@ impl FileSet {
         };
         let files = (0..n)
             .map(|_| FileWalk {
-                offsets: Offsets::new(order, (len, r.align, max_bs), rng),
+                offsets: Offsets::new(
+                    order,
+                    Geometry {
+                        region: len,
+                        align: r.align,
+                        max_bs,
+                    },
+                    rng,
+                ),
                 done: false,
                 issued: 0,
                 zone_start: 0,
@@ -132,30 +148,35 @@ impl FileSet {
                 order,
                 region: r.len,
             }),
-            sizes: (r.align, max_bs),
+            align: r.align,
+            max_bs,
         }
     }
 
     /// The file, the offset (in its region) and the length of the next I/O of `len` bytes (the
     /// random map may cut it shorter); None when every file is done.
     #[inline]
-    pub fn next(&mut self, dir: Dir, len: u64, rng: &mut DataGen) -> Option<(usize, u64, u64)> {
+    pub fn next(&mut self, dir: Dir, len: u64, rng: &mut DataGen) -> Option<Placed> {
         if self.files.len() == 1 && self.zones.is_none() {
             return self.files[0]
                 .offsets
                 .next(dir, len, rng)
-                .map(|(o, l)| (0, o, l));
+                .map(|at| Placed { file: 0, at });
         }
         loop {
             let f = self.pick(rng)?;
             match self.files[f].offsets.next(dir, len, rng) {
-                Some((o, len)) => {
+                Some(at) => {
                     let file = &mut self.files[f];
-                    file.issued += len;
+                    file.issued += at.len;
                     if self.share.is_some_and(|s| file.issued >= s) {
                         file.done = true;
                     }
-                    return Some((f, self.in_zone(f, o, len, rng), len));
+                    let offset = self.in_zone(f, at.offset, at.len, rng);
+                    return Some(Placed {
+                        file: f,
+                        at: Extent { offset, ..at },
+                    });
                 }
                 None => {
                     self.files[f].done = true;
@@ -216,8 +237,12 @@ impl FileSet {
             if file.zone_start + zs.z.range > zs.region {
                 file.zone_start = 0;
             }
-            let (align, max_bs) = self.sizes;
-            file.offsets = Offsets::new(&zs.order, (zs.z.range, align, max_bs), rng);
+            let geo = Geometry {
+                region: zs.z.range,
+                align: self.align,
+                max_bs: self.max_bs,
+            };
+            file.offsets = Offsets::new(&zs.order, geo, rng);
         }
         at
     }
@@ -286,7 +311,7 @@ mod tests {
     }
 
     fn drain(s: &mut FileSet, rng: &mut DataGen) -> Vec<(usize, u64)> {
-        std::iter::from_fn(|| s.next(Dir::Write, 4096, rng).map(|(f, o, _)| (f, o)))
+        std::iter::from_fn(|| s.next(Dir::Write, 4096, rng).map(|p| (p.file, p.at.offset)))
             .take(100)
             .collect()
     }
@@ -341,7 +366,7 @@ mod tests {
         let mut rng = DataGen::new(3);
         let mut s = FileSet::new(&w, 4096, &mut rng);
         let got: Vec<u64> = (0..8)
-            .map(|_| s.next(Dir::Read, 4096, &mut rng).unwrap().1)
+            .map(|_| s.next(Dir::Read, 4096, &mut rng).unwrap().at.offset)
             .collect();
         let k = 1024;
         assert_eq!(

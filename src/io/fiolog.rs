@@ -8,6 +8,7 @@
 
 use std::fmt::Write;
 
+use super::clock::Latency;
 use crate::plan::dir::{Dir, PerDir};
 use crate::plan::job::{FioLogs, LogWindow};
 
@@ -38,9 +39,50 @@ pub fn plat_index(ns: u64) -> usize {
 struct Acc {
     ios: u64,
     bytes: u64,
-    lat: (u128, u64),
-    clat: (u128, u64),
-    slat: (u128, u64),
+    lat: Spread,
+    clat: Spread,
+    slat: Spread,
+}
+
+/// Latencies of a window: their sum and their maximum, ns.
+#[derive(Debug, Clone, Copy, Default)]
+struct Spread {
+    sum: u128,
+    max: u64,
+}
+
+impl Spread {
+    fn add(&mut self, ns: u64) {
+        self.sum += ns as u128;
+        self.max = self.max.max(ns);
+    }
+}
+
+/// A completed I/O as the logs take it: `ms` after the job's measured start, issued `issue_ns`
+/// after it (the latency logs' last column with log_issue_time), its direction, size and offset.
+#[derive(Debug, Clone, Copy)]
+pub struct Logged {
+    pub ms: u64,
+    pub issue_ns: u64,
+    pub dir: Dir,
+    pub len: u64,
+    pub offset: u64,
+}
+
+/// The window of log_avg_msec open now: each direction's I/Os in it, and when it ends (ms).
+#[derive(Debug, Clone, Default)]
+struct Window {
+    dirs: PerDir<Acc>,
+    ends_ms: u64,
+}
+
+/// The histogram window open now: each direction's bins and its last I/O's size, and when it
+/// ends (ms).
+#[derive(Debug, Clone, Default)]
+struct HistWindow {
+    bins: PerDir<Vec<u64>>,
+    last_len: PerDir<u64>,
+    ends_ms: u64,
 }
 
 /// The lines of one worker's logs, as fio writes them.
@@ -53,10 +95,8 @@ pub struct LogBook {
     /// Added to every time stamp (ms since the Unix epoch at the start, with log_unix_epoch).
     epoch_ms: u64,
     pub text: Texts,
-    /// The window of log_avg_msec open now: each direction's I/Os in it, and when it ends.
-    window: (PerDir<Acc>, u64),
-    /// The histogram window open now: each direction's bins and last size, and when it ends.
-    hist: (PerDir<Vec<u64>>, PerDir<u64>, u64),
+    window: Window,
+    hist: HistWindow,
     /// The ioprio value of the I/O logged next (the loop sets it: cmdprio's, or the job's).
     pub prio: u16,
 }
@@ -85,8 +125,15 @@ impl LogBook {
             spec: spec.clone(),
             does,
             epoch_ms,
-            window: (PerDir::default(), spec.avg_msec),
-            hist: (bins, PerDir::default(), spec.hist_msec),
+            window: Window {
+                dirs: PerDir::default(),
+                ends_ms: spec.avg_msec,
+            },
+            hist: HistWindow {
+                bins,
+                last_len: PerDir::default(),
+                ends_ms: spec.hist_msec,
+            },
             ..LogBook::default()
         }
     }
@@ -101,43 +148,37 @@ impl LogBook {
         }
     }
 
-    /// One completed I/O, `ms` after the job's measured start and issued `issue_ns` after it
-    /// (the latency logs' last column with log_issue_time): its latency from queueing, and when
-    /// the loop times them apart, its (completion, submission) latencies.
-    pub fn io(
-        &mut self,
-        (ms, issue_ns, d): (u64, u64, Dir),
-        len: u64,
-        offset: u64,
-        lat_ns: u64,
-        parts: Option<(u64, u64)>,
-    ) {
-        let lat_ns = lat_ns.max(1);
-        self.text.split |= parts.is_some();
-        let (clat_ns, slat_ns) = parts.unwrap_or((lat_ns, 0));
+    /// One completed I/O with its latency (and its parts, when the loop times them apart).
+    pub fn io(&mut self, io: Logged, lat: Latency) {
+        let lat = Latency {
+            ns: lat.ns.max(1),
+            ..lat
+        };
+        self.text.split |= lat.parts.is_some();
+        let clat_ns = lat.parts.map_or(lat.ns, |p| p.clat_ns);
+        let d = io.dir;
         if self.spec.avg_msec == 0 {
-            let tail = self.tail(d.index(), (len, offset));
-            let lats = (lat_ns, parts.map(|_| (clat_ns, slat_ns)));
-            self.lines(ms + self.epoch_ms, (len, &tail), lats, issue_ns);
+            let tail = self.tail(d.index(), io.len, io.offset);
+            self.lines(io.ms + self.epoch_ms, io.len, &tail, lat, io.issue_ns);
         } else {
-            while ms >= self.window.1 {
-                self.flush(self.window.1, self.spec.avg_msec);
-                self.window.1 += self.spec.avg_msec;
+            while io.ms >= self.window.ends_ms {
+                self.flush(self.window.ends_ms, self.spec.avg_msec);
+                self.window.ends_ms += self.spec.avg_msec;
             }
-            self.window.0[d].add(len, (lat_ns, clat_ns, slat_ns));
+            self.window.dirs[d].add(io.len, lat);
         }
         if self.spec.hist.is_some() && self.spec.hist_msec > 0 {
-            while ms >= self.hist.2 {
-                self.flush_hist(self.hist.2);
-                self.hist.2 += self.spec.hist_msec;
+            while io.ms >= self.hist.ends_ms {
+                self.flush_hist(self.hist.ends_ms);
+                self.hist.ends_ms += self.spec.hist_msec;
             }
-            self.hist.0[d][plat_index(clat_ns)] += 1;
-            self.hist.1[d] = len;
+            self.hist.bins[d][plat_index(clat_ns)] += 1;
+            self.hist.last_len[d] = io.len;
         }
     }
 
     /// A line's columns after the value: direction, size[, offset], priority.
-    fn tail(&self, ddir: usize, (len, offset): (u64, u64)) -> String {
+    fn tail(&self, ddir: usize, len: u64, offset: u64) -> String {
         if self.spec.offset {
             format!("{ddir}, {len}, {offset}, {}", self.prio())
         } else {
@@ -146,15 +187,8 @@ impl LogBook {
     }
 
     /// One I/O's lines at `t` ms: its bandwidth, IOPS and latencies (and its completion and
-    /// submission parts when timed apart).
-    fn lines(
-        &mut self,
-        t: u64,
-        (len, tail): (u64, &str),
-        lats: (u64, Option<(u64, u64)>),
-        issue_ns: u64,
-    ) {
-        let (lat_ns, parts) = lats;
+    /// submission parts when timed apart), `tail` after each value.
+    fn lines(&mut self, t: u64, len: u64, tail: &str, lat: Latency, issue_ns: u64) {
         // log_issue_time: the latency log's I/O's issue time, 0 in the others (as fio).
         let (zero, issued) = match self.spec.issue_time {
             true => (", 0".to_string(), format!(", {issue_ns}")),
@@ -163,17 +197,17 @@ impl LogBook {
         let x = &mut self.text;
         if self.spec.bw.is_some() {
             // Bytes per ms of this I/O's completion latency, as fio logs it.
-            let v = len as u128 * 1_000_000 / lat_ns as u128;
+            let v = len as u128 * 1_000_000 / lat.ns as u128;
             let _ = writeln!(x.bw, "{t}, {v}, {tail}{zero}");
         }
         if self.spec.iops.is_some() {
             let _ = writeln!(x.iops, "{t}, 1, {tail}{zero}");
         }
         if self.spec.lat.is_some() {
-            let _ = writeln!(x.lat, "{t}, {lat_ns}, {tail}{issued}");
-            if let Some((clat_ns, slat_ns)) = parts {
-                let _ = writeln!(x.clat, "{t}, {clat_ns}, {tail}{issued}");
-                let _ = writeln!(x.slat, "{t}, {slat_ns}, {tail}{issued}");
+            let _ = writeln!(x.lat, "{t}, {}, {tail}{issued}", lat.ns);
+            if let Some(p) = lat.parts {
+                let _ = writeln!(x.clat, "{t}, {}, {tail}{issued}", p.clat_ns);
+                let _ = writeln!(x.slat, "{t}, {}, {tail}{issued}", p.slat_ns);
             }
         }
     }
@@ -192,8 +226,8 @@ impl LogBook {
             _ => v.to_string(),
         };
         for d in LOGGED {
-            let a = self.window.0[d];
-            let mut tail = self.tail(d.index(), (0, 0));
+            let a = self.window.dirs[d];
+            let mut tail = self.tail(d.index(), 0, 0);
             if self.spec.issue_time {
                 tail.push_str(", 0");
             }
@@ -217,13 +251,15 @@ impl LogBook {
                 }
             }
         }
-        self.window.0 = PerDir::default();
+        self.window.dirs = PerDir::default();
     }
 
     /// The histogram lines of the window ending at `t` ms: each direction the job does.
     fn flush_hist(&mut self, t: u64) {
         let group = 1usize << self.spec.hist_coarseness.min(6);
-        let (bins, bs, _) = &mut self.hist;
+        let HistWindow {
+            bins, last_len: bs, ..
+        } = &mut self.hist;
         for d in LOGGED {
             if !self.does[d] && bins[d].iter().all(|&c| c == 0) {
                 continue;
@@ -244,8 +280,8 @@ impl LogBook {
     /// bandwidth and IOPS only when it lasted half a window or more (a rate over a sliver of a
     /// window is noise).
     pub fn finish(&mut self, ms: u64) {
-        if self.spec.avg_msec > 0 && self.window.0.iter().any(|(_, a)| a.ios > 0) {
-            let start = self.window.1 - self.spec.avg_msec;
+        if self.spec.avg_msec > 0 && self.window.dirs.iter().any(|(_, a)| a.ios > 0) {
+            let start = self.window.ends_ms - self.spec.avg_msec;
             let len = ms.saturating_sub(start);
             let rates = len * 2 >= self.spec.avg_msec;
             self.flush_some(ms.max(start + 1), len.max(1), rates);
@@ -254,18 +290,19 @@ impl LogBook {
 }
 
 impl Acc {
-    /// One I/O of `len` bytes with its (whole, completion, submission) latencies.
-    fn add(&mut self, len: u64, (lat, clat, slat): (u64, u64, u64)) {
+    /// One I/O of `len` bytes with its latency (its whole latency its completion part when
+    /// not timed apart, as fio's).
+    fn add(&mut self, len: u64, lat: Latency) {
         self.ios += 1;
         self.bytes += len;
-        self.lat = (self.lat.0 + lat as u128, self.lat.1.max(lat));
-        self.clat = (self.clat.0 + clat as u128, self.clat.1.max(clat));
-        self.slat = (self.slat.0 + slat as u128, self.slat.1.max(slat));
+        self.lat.add(lat.ns);
+        self.clat.add(lat.parts.map_or(lat.ns, |p| p.clat_ns));
+        self.slat.add(lat.parts.map_or(0, |p| p.slat_ns));
     }
 
     /// The window's (whole, completion, submission) latency values as the log writes them.
     fn values(&self, w: LogWindow) -> [String; 3] {
-        [self.lat, self.clat, self.slat].map(|(sum, max)| {
+        [self.lat, self.clat, self.slat].map(|Spread { sum, max }| {
             let avg = sum / self.ios as u128;
             match w {
                 LogWindow::Avg => avg.to_string(),

@@ -125,13 +125,36 @@ pub struct Offsets {
     wrapped: bool,
 }
 
+/// Where an I/O goes in its file's region, and how long it is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Extent {
+    pub offset: u64,
+    pub len: u64,
+}
+
+/// The space offsets are drawn in: `region` bytes, I/Os of up to `max_bs` bytes at multiples of
+/// `align`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Geometry {
+    pub region: u64,
+    pub align: u64,
+    pub max_bs: u64,
+}
+
+/// A random offset drawn: where the I/O goes, and whether a pass of the map ended with it.
+struct Drawn {
+    at: Extent,
+    wrapped: bool,
+}
+
 impl Offsets {
-    /// Offsets of I/Os of up to `max_bs` bytes, multiples of `align`, in `region` bytes.
-    pub fn new(
-        order: &Order,
-        (region, align, max_bs): (u64, u64, u64),
-        rng: &mut DataGen,
-    ) -> Offsets {
+    /// Offsets of I/Os in `geo`, in `order`.
+    pub fn new(order: &Order, geo: Geometry, rng: &mut DataGen) -> Offsets {
+        let Geometry {
+            region,
+            align,
+            max_bs,
+        } = geo;
         let slots = (region - max_bs.min(region)) / align + 1;
         let mode = match order {
             Order::InTurn { step, at_end } => Mode::InTurn(*step, *at_end),
@@ -140,7 +163,7 @@ impl Offsets {
                 random_pct,
                 run,
             } => Mode::Random {
-                drawer: Drawer::new(draw, (region, align, slots), rng),
+                drawer: Drawer::new(draw, geo, slots, rng),
                 random_pct: *random_pct,
                 run: *run,
                 run_left: 0,
@@ -160,15 +183,16 @@ impl Offsets {
     /// asked when the random map cuts it at a block done this pass. None when an in-turn
     /// direction that stops has reached the region's end (or a strided sequence has).
     #[inline]
-    pub fn next(&mut self, dir: Dir, len: u64, rng: &mut DataGen) -> Option<(u64, u64)> {
+    pub fn next(&mut self, dir: Dir, len: u64, rng: &mut DataGen) -> Option<Extent> {
+        let at = |offset| Extent { offset, len };
         match &mut self.mode {
             Mode::InTurn(Step::Forward { hole }, at_end) => {
                 let (hole, at_end) = (*hole, *at_end);
-                self.forward(dir, len, hole, at_end).map(|o| (o, len))
+                self.forward(dir, len, hole, at_end).map(at)
             }
             Mode::InTurn(Step::Back { by }, _) => {
                 let by = *by;
-                self.back(dir, len, by).map(|o| (o, len))
+                self.back(dir, len, by).map(at)
             }
             Mode::Random { .. } => self.random(dir, len, rng),
         }
@@ -214,7 +238,7 @@ impl Offsets {
     }
 
     #[inline]
-    fn random(&mut self, d: Dir, len: u64, rng: &mut DataGen) -> Option<(u64, u64)> {
+    fn random(&mut self, d: Dir, len: u64, rng: &mut DataGen) -> Option<Extent> {
         let Mode::Random {
             drawer,
             random_pct,
@@ -230,34 +254,38 @@ impl Offsets {
             // random read continues the writes. Past the region's end, a random block.
             *run_left -= 1;
             if run.then == RunNext::Identical {
-                return Some((self.last[d], len));
+                return Some(Extent {
+                    offset: self.last[d],
+                    len,
+                });
             }
             let o = self.next[d];
             if o + len <= self.region {
                 (self.next[d], self.last[d]) = (o + len, o);
-                return Some((o, len));
+                return Some(Extent { offset: o, len });
             }
         } else {
             *run_left = run.len - 1;
         }
-        let (o, cut) = if *random_pct < 100 && (rng.next_u64() % 100) as u32 >= *random_pct {
+        let at = if *random_pct < 100 && (rng.next_u64() % 100) as u32 >= *random_pct {
             let from = self.next[d];
             let o = if from + len > self.region { 0 } else { from };
             self.wrapped |= o == 0 && from != 0;
-            (o, len)
+            Extent { offset: o, len }
         } else {
-            let (o, cut, wrapped) = drawer.draw(d, len, (self.region, self.align), rng)?;
-            self.wrapped |= wrapped;
-            (o, cut)
+            let drawn = drawer.draw(d, len, self.region, self.align, rng)?;
+            self.wrapped |= drawn.wrapped;
+            drawn.at
         };
         // The direction goes on from the end of the block asked for, cut or not.
-        (self.next[d], self.last[d]) = (o + len, o);
-        Some((o, cut))
+        (self.next[d], self.last[d]) = (at.offset + len, at.offset);
+        Some(at)
     }
 }
 
 impl Drawer {
-    fn new(draw: &Draw, (region, align, slots): (u64, u64, u64), rng: &mut DataGen) -> Drawer {
+    fn new(draw: &Draw, geo: Geometry, slots: u64, rng: &mut DataGen) -> Drawer {
+        let Geometry { region, align, .. } = geo;
         match draw {
             Draw::Map => Drawer::Map(Permutation::new(slots, rng)),
             Draw::MapCut => Drawer::MapCut(
@@ -277,31 +305,36 @@ impl Drawer {
         }
     }
 
-    /// A random offset for `len` bytes: (offset, length, whether a pass of the map ended).
+    /// A random offset for `len` bytes in `region` at multiples of `align`.
     #[inline]
     fn draw(
         &mut self,
         d: Dir,
         len: u64,
-        (region, align): (u64, u64),
+        region: u64,
+        align: u64,
         rng: &mut DataGen,
-    ) -> Option<(u64, u64, bool)> {
+    ) -> Option<Drawn> {
+        let drawn = |offset, len, wrapped| Drawn {
+            at: Extent { offset, len },
+            wrapped,
+        };
         Some(match self {
             Drawer::Map(map) => {
                 let pass = map.pass();
                 let k = map.next(rng);
-                (k * align, len, map.pass() != pass)
+                drawn(k * align, len, map.pass() != pass)
             }
             Drawer::MapCut(map, blocks) => {
                 let spent = blocks.spent();
                 let (k, n) = blocks.claim(map, len.div_ceil(align), rng);
-                (k * align, len.min(n * align), spent)
+                drawn(k * align, len.min(n * align), spent)
             }
             Drawer::Independent => {
                 let slots = (region - len) / align + 1;
-                ((rng.next_u64() % slots) * align, len, false)
+                drawn((rng.next_u64() % slots) * align, len, false)
             }
-            Drawer::Skewed(p) => (p.next(rng) * align, len, false),
+            Drawer::Skewed(p) => drawn(p.next(rng) * align, len, false),
             Drawer::Sequence {
                 blocks,
                 stride,
@@ -318,7 +351,7 @@ impl Drawer {
                 if o + len > region {
                     return None;
                 }
-                (o, len, false)
+                drawn(o, len, false)
             }
         })
     }

@@ -4,11 +4,13 @@
 
 use std::time::Duration;
 
+use super::clock::Latency;
 use super::fiolog::LogBook;
 use super::iolog::Recorder;
 use super::verify::Mismatch;
 use super::Failure;
 use crate::metrics::hist::{self, Hist};
+use crate::metrics::progress::Count;
 use crate::metrics::timeline::Timeline;
 use crate::plan::dir::{Dir, PerDir};
 use crate::stop::StopReason;
@@ -17,7 +19,7 @@ use crate::stop::StopReason;
 pub struct Stats {
     pub tally: Tally,
     /// Completed I/Os and bytes per whole second of the measured window.
-    pub per_sec: Vec<(u64, u64)>,
+    pub per_sec: Vec<Count>,
     /// Latency over time: every I/O's latency, one histogram per interval.
     pub timeline: Option<Timeline>,
     pub measured: Duration,
@@ -99,17 +101,16 @@ impl Tally {
         }
     }
 
-    /// One completed I/O of `bytes` in direction `d`, `ns` from its queueing (and its
-    /// (completion, submission) parts when timed apart).
+    /// One completed I/O of `bytes` in direction `d`, with its latency.
     #[inline]
-    pub fn record(&mut self, d: Dir, bytes: u64, ns: u64, parts: Option<(u64, u64)>) {
+    pub fn record(&mut self, d: Dir, bytes: u64, lat: Latency) {
         let t = &mut self.dirs[d];
         t.ios += 1;
         t.bytes += bytes;
-        t.lat.saturating_record(ns);
-        if let (Some((c, s)), Some(split)) = (parts, self.split.as_mut()) {
-            split[d].slat.saturating_record(s);
-            split[d].clat.saturating_record(c);
+        t.lat.saturating_record(lat.ns);
+        if let (Some(p), Some(split)) = (lat.parts, self.split.as_mut()) {
+            split[d].slat.saturating_record(p.slat_ns);
+            split[d].clat.saturating_record(p.clat_ns);
         }
     }
 

@@ -4,6 +4,7 @@
 //! and offset, and the expected and received values.
 
 use crate::plan::job::Verify;
+use crate::plan::units::Span;
 
 const MAGIC: [u8; 4] = *b"fsbV";
 /// magic, length (u32), offset (u64), seed (u64).
@@ -306,11 +307,9 @@ impl ReadBack {
 }
 
 /// Is [offset, offset + len) inside one of the sorted, disjoint `ranges`?
-pub fn covered(ranges: &[(u64, u64)], offset: u64, len: u64) -> bool {
-    let i = ranges.partition_point(|r| r.1 <= offset);
-    ranges
-        .get(i)
-        .is_some_and(|r| r.0 <= offset && offset + len <= r.1)
+pub fn covered(ranges: &[Span], offset: u64, len: u64) -> bool {
+    let i = ranges.partition_point(|r| r.end <= offset);
+    ranges.get(i).is_some_and(|r| r.holds(offset, len))
 }
 
 /// The writes no later write overlaps, latest first: only those hold what they wrote.

@@ -14,6 +14,7 @@ use crate::engine::SyncKind;
 use crate::plan::dir::{Dir, PerDir};
 use crate::plan::job::per_io::{CmdPrio, LatencyTarget};
 use crate::plan::job::{BlockSize, FioLogs, Verify};
+use crate::plan::units::Span;
 
 #[derive(Debug, Clone)]
 pub struct WorkerPlan {
@@ -214,7 +215,7 @@ pub enum Written {
 #[derive(Debug, Clone)]
 pub struct ReadChecks {
     pub verify: Verify,
-    pub ranges: Option<Arc<Vec<(u64, u64)>>>,
+    pub ranges: Option<Arc<Vec<Span>>>,
 }
 
 /// Which errors the worker goes past, and what ends it.

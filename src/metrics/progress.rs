@@ -4,66 +4,93 @@
 //! last interval the worker's slicer closed. One per worker, on its own cache lines, written only
 //! by its worker.
 
+use std::ops::{AddAssign, Index};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 use std::time::Instant;
 
 use super::timeline::Slice;
+use crate::plan::dir::Dir;
 
-/// Which way an operation a worker publishes went: block I/O says it per I/O, iozone per test;
-/// the workloads that count other operations (files, bonnie++'s calls) publish them as `Other`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Direction {
-    Read,
-    Write,
-    Trim,
-    Other,
+/// Operations and their bytes.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Count {
+    pub ops: u64,
+    pub bytes: u64,
 }
 
-impl Direction {
-    pub const ALL: [Direction; 4] = [
-        Direction::Read,
-        Direction::Write,
-        Direction::Trim,
-        Direction::Other,
-    ];
-
-    /// A block I/O's direction.
-    #[inline]
-    pub fn of(d: crate::plan::dir::Dir) -> Direction {
-        match d {
-            crate::plan::dir::Dir::Read => Direction::Read,
-            crate::plan::dir::Dir::Write => Direction::Write,
-            crate::plan::dir::Dir::Trim => Direction::Trim,
-        }
-    }
-
-    /// An iozone test's direction: it writes or it reads.
-    pub fn of_test(writes: bool) -> Direction {
-        if writes {
-            Direction::Write
-        } else {
-            Direction::Read
-        }
-    }
-
-    pub const fn word(self) -> &'static str {
-        match self {
-            Direction::Read => "read",
-            Direction::Write => "write",
-            Direction::Trim => "trim",
-            Direction::Other => "other",
-        }
-    }
-
-    #[inline]
-    const fn slot(self) -> usize {
-        self as usize
+impl Count {
+    pub const fn new(ops: u64, bytes: u64) -> Count {
+        Count { ops, bytes }
     }
 }
 
-/// (operations, bytes) per direction, in the order of `Direction::ALL`.
-pub type ByDirection = [(u64, u64); 4];
+impl AddAssign for Count {
+    fn add_assign(&mut self, o: Count) {
+        self.ops += o.ops;
+        self.bytes += o.bytes;
+    }
+}
+
+/// The ways a worker's operations are counted: the direction (`plan::dir::Dir`) of each block
+/// I/O (iozone: of each test), and None for operations of no one direction (files, bonnie++'s
+/// calls).
+pub const WAYS: [Option<Dir>; 4] = [Some(Dir::Read), Some(Dir::Write), Some(Dir::Trim), None];
+
+/// What a way is labelled with: its direction's name, or `other`.
+pub const fn word(way: Option<Dir>) -> &'static str {
+    match way {
+        Some(Dir::Read) => "read",
+        Some(Dir::Write) => "write",
+        Some(Dir::Trim) => "trim",
+        None => "other",
+    }
+}
+
+/// A way's slot, in the order of `WAYS`.
+#[inline]
+const fn slot(way: Option<Dir>) -> usize {
+    match way {
+        Some(d) => d as usize,
+        None => 3,
+    }
+}
+
+/// Operations and bytes counted each way (`WAYS`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ByDirection([Count; 4]);
+
+impl ByDirection {
+    /// Each way with its count, in the order of `WAYS`.
+    pub fn iter(&self) -> impl Iterator<Item = (Option<Dir>, Count)> + '_ {
+        WAYS.into_iter().zip(self.0.iter().copied())
+    }
+
+    /// Every way's together.
+    pub fn total(&self) -> Count {
+        let mut t = Count::default();
+        for c in self.0 {
+            t += c;
+        }
+        t
+    }
+}
+
+impl Index<Option<Dir>> for ByDirection {
+    type Output = Count;
+
+    fn index(&self, way: Option<Dir>) -> &Count {
+        &self.0[slot(way)]
+    }
+}
+
+impl AddAssign for ByDirection {
+    fn add_assign(&mut self, o: ByDirection) {
+        for (a, b) in self.0.iter_mut().zip(o.0) {
+            *a += b;
+        }
+    }
+}
 
 /// The last interval a worker's slicer closed: when, and its latencies.
 #[derive(Debug, Clone)]
@@ -93,24 +120,24 @@ impl Progress {
     /// Adds finished operations (files, calls) and their bytes, of no one direction.
     #[inline]
     pub fn add(&self, ops: u64, bytes: u64) {
-        self.bump(Direction::Other, ops, bytes);
+        self.bump(None, ops, bytes);
     }
 
     /// Adds one finished I/O of `bytes` in direction `d`.
     #[inline]
-    pub fn add_io(&self, d: Direction, bytes: u64) {
-        self.bump(d, 1, bytes);
+    pub fn add_io(&self, d: Dir, bytes: u64) {
+        self.bump(Some(d), 1, bytes);
     }
 
     /// Adds finished operations and their bytes, all in direction `d`.
-    pub fn add_in(&self, d: Direction, ops: u64, bytes: u64) {
-        self.bump(d, ops, bytes);
+    pub fn add_in(&self, d: Dir, ops: u64, bytes: u64) {
+        self.bump(Some(d), ops, bytes);
     }
 
     #[inline]
-    fn bump(&self, d: Direction, ops: u64, bytes: u64) {
+    fn bump(&self, way: Option<Dir>, ops: u64, bytes: u64) {
         // Only the owning worker writes: a load and a store, no read-modify-write.
-        let (o, b) = (&self.ops[d.slot()], &self.bytes[d.slot()]);
+        let (o, b) = (&self.ops[slot(way)], &self.bytes[slot(way)]);
         o.store(o.load(Ordering::Relaxed) + ops, Ordering::Relaxed);
         b.store(b.load(Ordering::Relaxed) + bytes, Ordering::Relaxed);
     }
@@ -127,21 +154,23 @@ impl Progress {
         self.lat_ns.load(Ordering::Relaxed)
     }
 
-    /// (operations, bytes) so far, every direction.
-    pub fn get(&self) -> (u64, u64) {
-        self.by_direction()
-            .iter()
-            .fold((0, 0), |(o, b), x| (o + x.0, b + x.1))
+    /// Operations and bytes so far, every way.
+    pub fn total(&self) -> Count {
+        self.by_direction().total()
     }
 
-    /// (operations, bytes) so far in each direction.
+    /// (operations, bytes) so far, every way, as the frame's totals take them.
+    pub fn get(&self) -> (u64, u64) {
+        let c = self.total();
+        (c.ops, c.bytes)
+    }
+
+    /// Operations and bytes so far each way.
     pub fn by_direction(&self) -> ByDirection {
-        Direction::ALL.map(|d| {
-            (
-                self.ops[d.slot()].load(Ordering::Relaxed),
-                self.bytes[d.slot()].load(Ordering::Relaxed),
-            )
-        })
+        ByDirection(WAYS.map(|w| Count {
+            ops: self.ops[slot(w)].load(Ordering::Relaxed),
+            bytes: self.bytes[slot(w)].load(Ordering::Relaxed),
+        }))
     }
 
     /// The worker closed an interval (`metrics::timeline::Slicer`): its latencies.
@@ -169,23 +198,26 @@ mod tests {
     #[test]
     fn directions_add_up_to_the_totals() {
         let p = Progress::new();
-        p.add_io(Direction::Read, 4096);
-        p.add_io(Direction::Read, 4096);
-        p.add_io(Direction::Write, 512);
-        p.add_io(Direction::Trim, 1 << 20);
+        p.add_io(Dir::Read, 4096);
+        p.add_io(Dir::Read, 4096);
+        p.add_io(Dir::Write, 512);
+        p.add_io(Dir::Trim, 1 << 20);
         p.add(3, 10);
-        p.add_in(Direction::Write, 2, 100);
+        p.add_in(Dir::Write, 2, 100);
+        let by = p.by_direction();
+        let counts: Vec<(&str, Count)> = by.iter().map(|(w, c)| (word(w), c)).collect();
         assert_eq!(
-            p.by_direction(),
-            [(2, 8192), (3, 612), (1, 1 << 20), (3, 10)]
+            counts,
+            [
+                ("read", Count::new(2, 8192)),
+                ("write", Count::new(3, 612)),
+                ("trim", Count::new(1, 1 << 20)),
+                ("other", Count::new(3, 10)),
+            ]
         );
+        assert_eq!(by[None], Count::new(3, 10));
+        assert_eq!(p.total(), Count::new(9, 8192 + 612 + (1 << 20) + 10));
         assert_eq!(p.get(), (9, 8192 + 612 + (1 << 20) + 10));
-        assert_eq!(
-            Direction::of(crate::plan::dir::Dir::Write),
-            Direction::Write
-        );
-        let words: Vec<&str> = Direction::ALL.iter().map(|d| d.word()).collect();
-        assert_eq!(words, ["read", "write", "trim", "other"]);
     }
 
     #[test]

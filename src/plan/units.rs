@@ -2,6 +2,38 @@
 
 use super::PlanError;
 
+/// Bytes [start, end) of a file or device.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Span {
+    pub start: u64,
+    pub end: u64,
+}
+
+impl Span {
+    pub const fn new(start: u64, end: u64) -> Span {
+        Span { start, end }
+    }
+
+    /// Its bytes.
+    pub const fn len(&self) -> u64 {
+        self.end - self.start
+    }
+
+    pub const fn is_empty(&self) -> bool {
+        self.end <= self.start
+    }
+
+    /// Whether [offset, offset + len) lies inside it.
+    pub const fn holds(&self, offset: u64, len: u64) -> bool {
+        self.start <= offset && offset + len <= self.end
+    }
+
+    /// Whether [offset, offset + len) touches it.
+    pub const fn touches(&self, offset: u64, len: u64) -> bool {
+        offset < self.end && offset + len > self.start
+    }
+}
+
 /// Parses a size such as `4096`, `4k`, `256M`, `1G`, `1GiB`, `10MB`. Suffixes are binary
 /// (k = 1024), as in fio and mkfs.
 pub fn parse_size(text: &str) -> Result<u64, PlanError> {

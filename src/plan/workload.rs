@@ -8,15 +8,26 @@ pub struct WorkloadSpec {
     /// As written on the command line.
     pub spec: String,
     pub name: String,
-    pub params: Vec<(String, String)>,
+    /// Each parameter and its value; None for a key written bare (`time_based`), which only a
+    /// fio option that is a switch takes (the workload says: `workload::build`).
+    pub params: Vec<(String, Option<String>)>,
 }
 
 impl WorkloadSpec {
+    /// The value of `key` (None when absent or written bare).
     pub fn param(&self, key: &str) -> Option<&str> {
         self.params
             .iter()
             .find(|(k, _)| k == key)
-            .map(|(_, v)| v.as_str())
+            .and_then(|(_, v)| v.as_deref())
+    }
+
+    /// The first key written bare, if any.
+    pub fn bare(&self) -> Option<&str> {
+        self.params
+            .iter()
+            .find(|(_, v)| v.is_none())
+            .map(|(k, _)| k.as_str())
     }
 
     /// A usage error about this spec, naming it.
@@ -53,7 +64,8 @@ impl WorkloadSpec {
     }
 
     /// The job as the history and `fsbench check` key its figures: the name, then each
-    /// parameter as `key=value` in the order written, spaces trimmed (`block:rw=randread,bs=4k`);
+    /// parameter as `key=value` (or `key` when bare) in the order written, spaces trimmed
+    /// (`block:rw=randread,bs=4k,time_based`);
     /// `fio:PATH` as written. Two studies of one job share it; jobs that differ never do.
     pub fn canonical(&self) -> String {
         if let Some((_, key)) = WHOLE.iter().find(|(n, _)| *n == self.name) {
@@ -64,12 +76,7 @@ impl WorkloadSpec {
         if self.params.is_empty() {
             return self.name.clone();
         }
-        let params: Vec<String> = self
-            .params
-            .iter()
-            .map(|(k, v)| format!("{k}={v}"))
-            .collect();
-        format!("{}:{}", self.name, params.join(","))
+        format!("{}:{}", self.name, options_text(&self.params))
     }
 }
 
@@ -91,7 +98,17 @@ pub fn job_of(workloads: &[WorkloadSpec], recorded: &str) -> String {
 /// parameter that holds it (a fio job file's path; IOR's and mdtest's command lines).
 pub const WHOLE: &[(&str, &str)] = &[("fio", "file"), ("ior", "args"), ("mdtest", "args")];
 
-/// Splits a workload spec into its name and `key=value` parameters; the workload checks them.
+/// Parameters as written in a spec: `key=value` or a bare `key`, joined by commas.
+pub fn options_text(params: &[(String, Option<String>)]) -> String {
+    let one = |(k, v): &(String, Option<String>)| match v {
+        Some(v) => format!("{k}={v}"),
+        None => k.clone(),
+    };
+    params.iter().map(one).collect::<Vec<_>>().join(",")
+}
+
+/// Splits a workload spec into its name and `key=value` (or bare `key`) parameters; the
+/// workload checks them.
 pub fn parse_workload(text: &str) -> Result<WorkloadSpec, PlanError> {
     let spec = text.trim();
     let (name, rest) = spec.split_once(':').unwrap_or((spec, ""));
@@ -102,7 +119,7 @@ pub fn parse_workload(text: &str) -> Result<WorkloadSpec, PlanError> {
         return Ok(WorkloadSpec {
             spec: spec.to_string(),
             name: whole.to_string(),
-            params: vec![(key.to_string(), rest.trim().to_string())],
+            params: vec![(key.to_string(), Some(rest.trim().to_string()))],
         });
     }
     if name.is_empty() {
@@ -110,13 +127,10 @@ pub fn parse_workload(text: &str) -> Result<WorkloadSpec, PlanError> {
     }
     let mut params = Vec::new();
     for token in rest.split(',').filter(|t| !t.trim().is_empty()) {
-        let Some((k, v)) = token.split_once('=') else {
-            return Err(format!(
-                "workload '{spec}': parameter '{token}' needs a value, e.g. {name}:size=16M"
-            )
-            .into());
-        };
-        params.push((k.trim().to_string(), v.trim().to_string()));
+        params.push(match token.split_once('=') {
+            Some((k, v)) => (k.trim().to_string(), Some(v.trim().to_string())),
+            None => (token.trim().to_string(), None),
+        });
     }
     Ok(WorkloadSpec {
         spec: spec.to_string(),
@@ -253,5 +267,30 @@ mod until_steady_tests {
             let e = bad.parse::<UntilSteady>().unwrap_err().to_string();
             assert!(e.contains(says), "{bad}: {e}");
         }
+    }
+}
+
+#[cfg(test)]
+mod spec_tests {
+    use super::*;
+
+    #[test]
+    fn a_bare_key_is_kept_bare_and_said_back_bare() {
+        let w = parse_workload("block:rw=randread, time_based ,bs=4k").unwrap();
+        assert_eq!(
+            w.params,
+            vec![
+                ("rw".into(), Some("randread".into())),
+                ("time_based".into(), None),
+                ("bs".into(), Some("4k".into())),
+            ]
+        );
+        assert_eq!(
+            (w.param("time_based"), w.bare()),
+            (None, Some("time_based"))
+        );
+        assert_eq!(w.canonical(), "block:rw=randread,time_based,bs=4k");
+        // `key=` is a value, empty, not a bare key.
+        assert_eq!(parse_workload("smoke:size=").unwrap().bare(), None);
     }
 }

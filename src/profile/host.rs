@@ -38,6 +38,26 @@ pub fn refusal(what: &str, e: &io::Error, paranoid: Option<i64>, root: bool) -> 
     }
 }
 
+/// Why the tick's tracepoint cannot be read, and the one command that enables it.
+fn tracefs_refusal(e: &io::Error, root: bool) -> String {
+    let what = format!(
+        "tracefs does not show its tracepoint {} to fsbench",
+        super::perf::TICK_TRACEPOINT
+    );
+    match e.kind() {
+        io::ErrorKind::NotFound if root => format!(
+            "{what}: tracefs is not mounted and fsbench could not mount it; `{}` enables the tick",
+            super::perf::MOUNT_TRACEFS
+        ),
+        io::ErrorKind::NotFound => format!(
+            "{what}: tracefs is not mounted and only root can mount it; `{}` as root enables the tick (fsbench run as root mounts it for a profiled run)",
+            super::perf::MOUNT_TRACEFS
+        ),
+        _ if !root => format!("{what}: {e}; as root it does"),
+        _ => format!("{what}: {e}"),
+    }
+}
+
 /// What the host allows: each profile, kernel frames in them, and kernel symbols.
 #[derive(Debug, Clone)]
 pub struct Access {
@@ -102,11 +122,7 @@ pub fn probe() -> Access {
             "the kernel stops the tick on CPUs {tickless} (nohz_full), where a busy thread is never sampled"
         )),
         Ok(_) => try_open(on_cpu_event, &tick, "the timer tick's tracepoint"),
-        Err(e) => Err(format!(
-            "tracefs does not show its tracepoint {} to fsbench: {e}{}",
-            super::perf::TICK_TRACEPOINT,
-            if crate::sys::is_root() { "" } else { "; as root it does" }
-        )),
+        Err(e) => Err(tracefs_refusal(&e, crate::sys::is_root())),
     };
     let (on, used, not_tick) = match tick_open {
         Ok(k) => (Ok(k), tick, None),
@@ -203,6 +219,18 @@ mod tests {
         assert!(refusal("x", &e, None, true).contains("CONFIG_PERF_EVENTS"));
         let e = io::Error::from_raw_os_error(libc::EMFILE);
         assert!(refusal("x", &e, None, true).contains("ulimit -n"));
+        // No tracefs: the one command that enables the tick, whoever runs fsbench.
+        let e = io::Error::from_raw_os_error(libc::ENOENT);
+        for root in [true, false] {
+            let t = tracefs_refusal(&e, root);
+            assert!(
+                t.contains("`mount -t tracefs nodev /sys/kernel/tracing`")
+                    && t.contains("enables the tick"),
+                "{t}"
+            );
+        }
+        let e = io::Error::from_raw_os_error(libc::EACCES);
+        assert!(tracefs_refusal(&e, false).ends_with("as root it does"));
     }
 
     #[test]

@@ -57,7 +57,11 @@ pub const TICK_TRACEPOINT: &str = "irq_vectors/local_timer_entry";
 pub const TICK_ENTRY: &str = "asm_sysvec_apic_timer_interrupt";
 
 /// tracefs, where the kernel mounts it today and where it did before.
-const TRACEFS: [&str; 2] = ["/sys/kernel/tracing", "/sys/kernel/debug/tracing"];
+pub const TRACEFS: [&str; 2] = ["/sys/kernel/tracing", "/sys/kernel/debug/tracing"];
+
+/// The one command that shows the tick's tracepoint on a host whose tracefs is not mounted
+/// (what libtracefs does when it finds none; fsbench as root does it for a profiled run).
+pub const MOUNT_TRACEFS: &str = "mount -t tracefs nodev /sys/kernel/tracing";
 
 /// The tick tracepoint's id, from tracefs, read once (every thread's event is opened with it).
 pub fn tick_id() -> io::Result<u64> {

@@ -114,7 +114,7 @@ pub const DEF: FsDef = FsDef {
         daemons: &[],
         kernel: &["btrfs"],
     },
-    room: super::room::BTRFS,
+    room: || Some(&super::room::BTRFS),
     cow: super::CopyOnWrite::Unless("nodatacow"),
     integrity: Some(super::Integrity {
         locate: super::Locate::FiemapLogical,

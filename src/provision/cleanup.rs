@@ -61,6 +61,27 @@ fn notice(sys: &Sys, act: Act, what: impl std::fmt::Display) -> String {
     format!("{} {what}", if sys.dry_run { would } else { done })
 }
 
+/// Unmounts a mount fsbench made at a place of the host's while the mount there is still that
+/// one (its type and id); one it does not know as its own stays, said.
+fn host_mount(
+    sys: &Sys,
+    path: &Path,
+    fstype: &str,
+    id: Option<u64>,
+) -> Result<Option<String>, String> {
+    match mounts::mount_at(path) {
+        Some(m) if m.fstype == fstype && Some(m.id) == id => {
+            unmount(sys, path).map(|_| Some(notice(sys, Act::Unmount, path.display())))
+        }
+        Some(m) if m.fstype == fstype && id.is_none() => Ok(Some(format!(
+            "left {fstype} at {} alone: fsbench stopped before it knew that mount as its own (umount {} if nothing else uses it)",
+            path.display(),
+            path.display()
+        ))),
+        _ => Ok(None),
+    }
+}
+
 /// What could not be removed; the state file stays so that a later `fsbench cleanup` retries.
 #[derive(Debug, Clone, thiserror::Error)]
 #[error("{}", .0.join("; "))]
@@ -136,6 +157,9 @@ pub fn clean_state(
                 } else {
                     Ok(())
                 }
+            }
+            Resource::HostMount { path, fstype, id } => {
+                host_mount(sys, path, fstype, *id).map(|n| notices.extend(n))
             }
             Resource::Pool { name } => {
                 had_pool = true;

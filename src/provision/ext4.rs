@@ -30,7 +30,7 @@ pub const DEF: FsDef = FsDef {
         daemons: &[],
         kernel: &["jbd2/", "ext4-"],
     },
-    room: super::room::EXT4,
+    room: || Some(&super::room::EXT4),
     cow: super::CopyOnWrite::InPlace,
     integrity: Some(super::Integrity {
         locate: super::Locate::Fiemap,

@@ -63,7 +63,7 @@ pub const DEF: FsDef = FsDef {
         daemons: &[],
         kernel: &["f2fs"],
     },
-    room: &[],
+    room: || Some(&super::room::F2FS),
     cow: super::CopyOnWrite::InPlace,
     integrity: Some(super::Integrity {
         locate: super::Locate::Fiemap,

@@ -12,6 +12,7 @@
 //! is what the image gives; a flush the filesystem issues is an fdatasync of the image.
 
 use crate::metrics::name as metric;
+use crate::plan::units::Span;
 use std::ffi::OsStr;
 use std::fs::File;
 use std::os::unix::fs::FileExt;
@@ -35,7 +36,7 @@ pub struct Faults {
     fail_writes: AtomicBool,
     /// Bytes still allowed before every write fails; negative: no budget.
     budget: AtomicI64,
-    fail_reads: Mutex<Option<(u64, u64)>>,
+    fail_reads: Mutex<Option<Span>>,
     pub writes: AtomicU64,
     pub written_bytes: AtomicU64,
     pub failed_writes: AtomicU64,
@@ -66,7 +67,7 @@ impl Faults {
     }
 
     /// Reads that touch [start, end) fail with EIO; None: reads succeed.
-    pub fn set_fail_reads(&self, range: Option<(u64, u64)>) {
+    pub fn set_fail_reads(&self, range: Option<Span>) {
         *self.fail_reads.lock().unwrap_or_else(|p| p.into_inner()) = range;
     }
 
@@ -96,7 +97,7 @@ impl Faults {
 
     fn read_fails(&self, offset: u64, len: u64) -> bool {
         match *self.fail_reads.lock().unwrap_or_else(|p| p.into_inner()) {
-            Some((s, e)) => offset < e && offset + len > s,
+            Some(span) => span.touches(offset, len),
             None => false,
         }
     }
@@ -400,8 +401,8 @@ fn apply_control(faults: &Faults, which: usize, value: Option<&str>) {
                 .filter_map(|x| crate::plan::units::parse_size(x).ok())
                 .collect();
             faults.set_fail_reads(match n[..] {
-                [s, e] if s < e => Some((s, e)),
-                _ => Some((0, u64::MAX)),
+                [s, e] if s < e => Some(Span::new(s, e)),
+                _ => Some(Span::new(0, u64::MAX)),
             })
         }
         (_, _) => faults.set_fail_reads(None),
@@ -469,7 +470,7 @@ mod tests {
     #[test]
     fn reads_fail_only_where_they_touch_the_range() {
         let f = Faults::new();
-        f.set_fail_reads(Some((4096, 8192)));
+        f.set_fail_reads(Some(Span::new(4096, 8192)));
         assert!(!f.read_fails(0, 4096));
         assert!(f.read_fails(0, 4097));
         assert!(f.read_fails(8191, 10));

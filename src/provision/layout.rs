@@ -29,6 +29,20 @@ pub fn members(spec: &TargetSpec) -> usize {
     }
 }
 
+/// How many images' worth of the target's devices hold data (the rest hold copies or parity):
+/// every one of a stripe (`devices=N`), half of btrfs's raid1, one of a mirror, all but one of
+/// a raidz. The room of the target is the room of one image of that much data (measured:
+/// privileged_room's layouts).
+pub fn data_share(spec: &TargetSpec) -> f64 {
+    let n = members(spec) as f64;
+    match vdev(spec) {
+        Some("raid1") => n / 2.0,
+        Some("mirror") => 1.0,
+        Some("raidz") => n - 1.0,
+        _ => n,
+    }
+}
+
 /// The redundancy the devices are put together with: btrfs `raid1`, ZFS `mirror` or `raidz`.
 pub fn vdev(spec: &TargetSpec) -> Option<&'static str> {
     ["raid1", "mirror", "raidz"]

@@ -20,6 +20,7 @@ pub mod room;
 pub mod safety;
 pub mod snapshot;
 pub mod tmpfs;
+pub mod tracefs;
 pub mod workdir;
 pub mod xfs;
 pub mod zfs;
@@ -173,9 +174,9 @@ pub struct FsDef {
     pub snapshots: bool,
     /// The processes and kernel threads that do its work, by name.
     pub threads: crate::metrics::evidence::FsThreads,
-    /// The room it leaves for data on fresh images of a few sizes (`room.rs`); empty where the
-    /// room is not the image's (tmpfs, a directory, a device).
-    pub room: room::Points,
+    /// The room it leaves for data on fresh images of a few sizes here (`room.rs`); None where
+    /// the room is not the image's (tmpfs, a directory, a device).
+    pub room: fn() -> Option<&'static room::Table>,
     /// Whether it writes a rewritten block anew before it frees the old one.
     pub cow: CopyOnWrite,
     pub integrity: Option<Integrity>,

@@ -18,7 +18,7 @@ pub const DEF: FsDef = FsDef {
         daemons: &[],
         kernel: &[],
     },
-    room: &[],
+    room: || None,
     cow: super::CopyOnWrite::InPlace,
     integrity: None,
     axes: &[],

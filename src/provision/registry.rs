@@ -78,6 +78,14 @@ pub enum Resource {
     Loop { device: PathBuf, image: PathBuf },
     /// A mount fsbench made.
     Mount { path: PathBuf },
+    /// A mount fsbench made at a place of the host's for the run (tracefs at
+    /// /sys/kernel/tracing): undone only while the mount there is still that one, of that type
+    /// and id (the id is recorded once the mount exists; without it the mount is left alone).
+    HostMount {
+        path: PathBuf,
+        fstype: String,
+        id: Option<u64>,
+    },
     /// A ZFS pool fsbench created.
     Pool { name: String },
 }

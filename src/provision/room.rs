@@ -1,50 +1,191 @@
 //! The room a filesystem leaves for data on a fresh loop image of fsbench's making: what statvfs
-//! says is available right after mkfs and mount, measured (scripts/measure-room; the privileged
-//! test privileged_room checks it again) at a few sizes per filesystem with its defaults, and
-//! interpolated between them. A provisioned target's own figure is kept in the work directory,
-//! by filesystem, options and size, and preferred the next time: options change the overhead
-//! (ext4's inodes=, XFS's log), and a measured figure beats one from the table.
+//! says is available right after mkfs and mount (and, where mkfs fixes their number, the free
+//! inodes), at a few sizes per filesystem with its defaults, interpolated between them. Each
+//! table says how its figures were had and where: measured (scripts/measure-room, on the host,
+//! kernel and tools it names; the privileged test privileged_room measures each again), derived
+//! from the mkfs tool's own figures where no kernel here mounts the filesystem, or not measured
+//! on any host fsbench was measured on, from the filesystem's rules, on the small side. A
+//! provisioned target's own figure is kept in the work directory, by filesystem, options and
+//! size, and preferred the next time: options change the overhead (ext4's inodes=, XFS's log),
+//! and a measured figure beats one from the table.
 
 use std::path::Path;
 
-/// (image size, bytes available) measured on fresh images, smallest first.
+/// (image size, bytes available) measured on fresh images, smallest first; for inodes, (image
+/// size, free inodes).
 pub type Points = &'static [(u64, u64)];
 
 const G: u64 = 1 << 30;
 const M: u64 = 1 << 20;
 
-pub const EXT4: Points = &[
-    (512 * M, 473_272_320),
-    (G, 950_214_656),
-    (2 * G, 1_916_198_912),
-    (4 * G, 3_912_130_560),
-    (16 * G, 15_854_100_480),
-    (64 * G, 63_596_892_160),
-];
-pub const XFS: Points = &[
-    (512 * M, 439_373_824),
-    (G, 965_767_168),
-    (2 * G, 2_032_025_600),
-    (4 * G, 4_164_526_080),
-    (16 * G, 16_959_598_592),
-    (64 * G, 68_139_859_968),
-];
-pub const BTRFS: Points = &[
-    (512 * M, 451_936_256),
-    (G, 948_568_064),
-    (2 * G, 1_914_961_920),
-    (4 * G, 3_740_270_592),
-    (16 * G, 16_625_172_480),
-    (64 * G, 66_554_167_296),
-];
-pub const ZFS: Points = &[
-    (512 * M, 494_555_136),
-    (G, 1_031_426_048),
-    (2 * G, 2_096_779_264),
-    (4 * G, 4_194_455_552),
-    (16 * G, 16_778_940_416),
-    (64 * G, 67_116_879_872),
-];
+/// Where a table was measured.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Host {
+    pub host: &'static str,
+    pub kernel: &'static str,
+    pub tools: &'static str,
+    pub on: &'static str,
+}
+
+/// How a table's figures were had.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Made {
+    /// statvfs on fresh images fsbench provisioned (scripts/measure-room).
+    Measured(Host),
+    /// The mkfs tool's own figures, read from the image it made (no kernel there mounts it):
+    /// what from.
+    Derived(Host, &'static str),
+    /// Not measured on any host fsbench was measured on: the rule the figures follow.
+    Rule(&'static str),
+}
+
+/// Inodes on a fresh image.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Inodes {
+    /// Made as files need them: no count to run out of but the room.
+    AsNeeded,
+    /// Fixed by mkfs: the free inodes at each size, and the target option that sets their
+    /// number instead (ext4's inodes=).
+    Fixed { free: Points, option: &'static str },
+}
+
+/// One filesystem's room on fresh images.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Table {
+    pub points: Points,
+    pub inodes: Inodes,
+    pub made: Made,
+}
+
+impl Table {
+    /// How the judgement names the table's figures.
+    pub fn whence(&self) -> &'static str {
+        match self.made {
+            Made::Measured(_) => "measured at its defaults",
+            Made::Derived(..) => "derived from its mkfs's own figures",
+            Made::Rule(_) => "not measured on this host: its rules, on the small side",
+        }
+    }
+
+    /// Free inodes on a fresh image of `size` with `t`'s options (None: made as needed). With
+    /// the option that sets their number, that number less the 11 the filesystem keeps.
+    pub fn free_inodes(&self, t: &crate::plan::TargetSpec, size: u64) -> Option<u64> {
+        let Inodes::Fixed { free, option } = self.inodes else {
+            return None;
+        };
+        match t.option(option).and_then(|o| o.value.as_deref()) {
+            Some(n) => crate::plan::units::parse_size(n)
+                .ok()
+                .map(|n| n.saturating_sub(11)),
+            None => interpolate(free, size),
+        }
+    }
+}
+
+/// This host, where the measured tables were measured (scripts/measure-room's first lines).
+const VM: Host = Host {
+    host: "vm (2-core Debian 12 VM)",
+    kernel: "6.18.44-fc-v857",
+    tools:
+        "e2fsprogs 1.47.0, xfsprogs 6.1.0, btrfs-progs 6.2, f2fs-tools 1.15.0, zfs-fuse 0.7.0-25+b1",
+    on: "2026-11-28",
+};
+
+pub const EXT4: Table = Table {
+    points: &[
+        (512 * M, 473_272_320),
+        (G, 950_214_656),
+        (2 * G, 1_916_198_912),
+        (4 * G, 3_912_130_560),
+        (16 * G, 15_854_100_480),
+        (64 * G, 63_596_892_160),
+    ],
+    inodes: Inodes::Fixed {
+        free: &[
+            (512 * M, 32_757),
+            (G, 65_525),
+            (2 * G, 131_061),
+            (4 * G, 262_133),
+            (16 * G, 1_048_565),
+            (64 * G, 4_194_293),
+        ],
+        option: "inodes",
+    },
+    made: Made::Measured(VM),
+};
+pub const XFS: Table = Table {
+    points: &[
+        (512 * M, 439_373_824),
+        (G, 965_767_168),
+        (2 * G, 2_032_025_600),
+        (4 * G, 4_164_526_080),
+        (16 * G, 16_959_598_592),
+        (64 * G, 68_139_859_968),
+    ],
+    inodes: Inodes::AsNeeded,
+    made: Made::Measured(VM),
+};
+pub const BTRFS: Table = Table {
+    points: &[
+        (512 * M, 451_936_256),
+        (G, 948_568_064),
+        (2 * G, 1_914_961_920),
+        (4 * G, 3_740_270_592),
+        (16 * G, 16_625_172_480),
+        (64 * G, 66_554_167_296),
+    ],
+    inodes: Inodes::AsNeeded,
+    made: Made::Measured(VM),
+};
+/// ZFS served by zfs-fuse (a pool of its own rules: far more room than kernel ZFS leaves on a
+/// small image).
+pub const ZFS_FUSE: Table = Table {
+    points: &[
+        (512 * M, 494_555_136),
+        (G, 1_031_426_048),
+        (2 * G, 2_096_779_264),
+        (4 * G, 4_194_455_552),
+        (16 * G, 16_778_940_416),
+        (64 * G, 67_116_879_872),
+    ],
+    inodes: Inodes::AsNeeded,
+    made: Made::Measured(VM),
+};
+/// Kernel ZFS (OpenZFS 2.x), which this host has not: what a single-vdev pool of an image leaves
+/// by OpenZFS's rules (labels and boot region 4.5 MiB; 16 metaslabs a vdev under 8 GiB, one per
+/// 512 MiB above, what does not fill one unused; a slop of 1/32 of the pool, at least 128 MiB,
+/// at most half of it), then 2% less for the pool's and dataset's own metadata.
+pub const ZFS_KERNEL: Table = Table {
+    points: &[
+        (512 * M, 361_716_776),
+        (G, 854_966_927),
+        (2 * G, 1_841_467_228),
+        (4 * G, 3_814_467_829),
+        (16 * G, 15_800_446_484),
+        (64 * G, 64_747_303_075),
+    ],
+    inodes: Inodes::AsNeeded,
+    made: Made::Rule(
+        "OpenZFS 2.x: labels 4.5 MiB, metaslab rounding, slop max(1/32, min(128 MiB, 1/2)), 2% less",
+    ),
+};
+/// F2FS, which this kernel cannot mount: mkfs.f2fs's checkpoint (user_block_count less
+/// valid_block_count, in 4 KiB blocks: what f2fs's statfs gives as available), read by dump.f2fs.
+pub const F2FS: Table = Table {
+    points: &[
+        (512 * M, 415_227_904),
+        (G, 910_155_776),
+        (2 * G, 1_923_080_192),
+        (4 * G, 3_978_289_152),
+        (16 * G, 16_515_063_808),
+        (64 * G, 67_245_170_688),
+    ],
+    inodes: Inodes::AsNeeded,
+    made: Made::Derived(
+        VM,
+        "mkfs.f2fs's checkpoint, user_block_count - valid_block_count (dump.f2fs)",
+    ),
+};
 
 /// Where a figure of room came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -52,8 +193,8 @@ pub enum Source {
     /// Measured on a target of the same filesystem, options and size (the work directory's
     /// record).
     Measured,
-    /// The filesystem's table at its defaults, interpolated.
-    Table,
+    /// The filesystem's table at its defaults, interpolated (how it was had: `Table::whence`).
+    Table(&'static Table),
     /// The whole size (tmpfs: its size= is the room).
     Whole,
 }
@@ -128,11 +269,11 @@ mod tests {
 
     #[test]
     fn measured_points_come_back_and_sizes_between_them_lie_between() {
-        assert_eq!(interpolate(BTRFS, 2 * G), Some(1_914_961_920));
-        let three = interpolate(BTRFS, 3 * G).unwrap();
+        assert_eq!(interpolate(BTRFS.points, 2 * G), Some(1_914_961_920));
+        let three = interpolate(BTRFS.points, 3 * G).unwrap();
         assert!(three > 2_700_000_000 && three < 2_900_000_000, "{three}");
         // Beyond the ends: the nearest point's share.
-        let big = interpolate(XFS, 256 * G).unwrap();
+        let big = interpolate(XFS.points, 256 * G).unwrap();
         assert!((big as f64 / (256 * G) as f64 - 68_139_859_968.0 / (64 * G) as f64).abs() < 1e-6);
         assert_eq!(interpolate(&[], G), None);
     }

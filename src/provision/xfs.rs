@@ -87,7 +87,7 @@ pub const DEF: FsDef = FsDef {
         daemons: &[],
         kernel: &["xfs"],
     },
-    room: super::room::XFS,
+    room: || Some(&super::room::XFS),
     cow: super::CopyOnWrite::InPlace,
     integrity: Some(super::Integrity {
         locate: super::Locate::Fiemap,

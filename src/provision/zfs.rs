@@ -131,7 +131,7 @@ pub const DEF: FsDef = FsDef {
         daemons: &["zfs-fuse"],
         kernel: &["z_", "txg_", "spa_", "arc_", "dp_sync", "zvol"],
     },
-    room: super::room::ZFS,
+    room,
     cow: super::CopyOnWrite::Always,
     integrity: Some(super::Integrity {
         locate: super::Locate::Zdb,
@@ -164,6 +164,15 @@ pub const DEF: FsDef = FsDef {
 pub enum Backend {
     Kernel,
     Fuse,
+}
+
+/// The room table of this host's ZFS: zfs-fuse's where it serves the pools, kernel ZFS's (not
+/// measured here, on the small side) otherwise.
+fn room() -> Option<&'static super::room::Table> {
+    Some(match backend() {
+        Some(Backend::Fuse) => &super::room::ZFS_FUSE,
+        _ => &super::room::ZFS_KERNEL,
+    })
 }
 
 pub fn backend() -> Option<Backend> {

@@ -107,7 +107,7 @@ impl Renderer for Term {
         "tables for a terminal: CrystalDiskMark-like, ratios, files, grouped warnings (--full: every table and the statistics)"
     }
     fn render(&self, rep: &StudyReport, _title: &str) -> String {
-        rep.term(rep.full) + &rep.warnings_text(false)
+        rep.term(rep.full) + &rep.warnings_term()
     }
 }
 
@@ -187,6 +187,7 @@ mod tests {
             warnings: Vec::new(),
             color: false,
             full: false,
+            screen: crate::report::Screen::default(),
             given: crate::report::Given::default(),
         });
         for f in FORMATS {

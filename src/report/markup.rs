@@ -1,9 +1,7 @@
-//! What the renderers share: HTML escaping and a table (`view::Grid`) built for the terminal
-//! (comfy-table), Markdown and HTML.
+//! What the renderers share: HTML escaping and a table (`view::Grid`) built for Markdown and
+//! HTML (the terminal's: `termtable.rs`).
 
 use std::fmt::Write as _;
-
-use comfy_table::{presets::UTF8_FULL_CONDENSED, Cell, CellAlignment, ContentArrangement, Table};
 
 use super::view::Grid;
 
@@ -13,36 +11,6 @@ pub(crate) fn esc(s: &str) -> String {
         .replace('<', "&lt;")
         .replace('>', "&gt;")
         .replace('"', "&quot;")
-}
-
-/// The table for a terminal: figures aligned right; a wrapping table fits the terminal's width
-/// (140 columns where it reports none, or none sensible: a launcher's pseudo-terminal says 0).
-pub(crate) fn term_table(g: &Grid) -> String {
-    let mut t = Table::new();
-    t.load_preset(UTF8_FULL_CONDENSED);
-    if g.wrap {
-        t.set_content_arrangement(ContentArrangement::Dynamic);
-        if t.width().is_none_or(|w| w < 40) {
-            t.set_width(140);
-        }
-    }
-    t.set_header(g.header.clone());
-    for r in &g.rows {
-        t.add_row(
-            r.iter()
-                .enumerate()
-                .map(|(i, x)| {
-                    let c = Cell::new(x);
-                    if g.right.contains(&i) {
-                        c.set_alignment(CellAlignment::Right)
-                    } else {
-                        c
-                    }
-                })
-                .collect::<Vec<_>>(),
-        );
-    }
-    t.to_string()
 }
 
 /// The table in Markdown: the header, its rule and the rows (no heading, no note).

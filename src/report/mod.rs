@@ -26,14 +26,17 @@ mod stats;
 mod summary;
 mod svg;
 mod term;
+mod termtable;
+pub use term::Screen;
+pub use wrap::wrap;
 pub(crate) mod trend;
 pub(crate) mod tune;
 mod view;
 pub(crate) mod views;
 mod warnings;
+mod wrap;
 
 use crate::metrics::name as metric;
-use comfy_table::Table;
 
 pub(crate) use summary::ReportError;
 
@@ -41,7 +44,7 @@ use crate::plan::units::{format_count, format_mb_per_sec};
 use crate::store::{Outcome, Record};
 use records::test_name;
 pub(crate) use view::Given;
-use view::{Body, Grid, Place, Room, Section, Shown, Statistics, Study};
+use view::{Body, Grid, Keep, Place, Section, Shown, Statistics, Study};
 
 /// One row per record: target, filesystem, workload/test, outcome, throughput, notes.
 fn record_row(r: &Record) -> Vec<String> {
@@ -99,13 +102,19 @@ fn error_line(e: &str) -> String {
 }
 
 /// The records no view shows, first in the terminal report: failed and skipped ones, and those
-/// of workloads no view claims (smoke, idle). None when there are none.
+/// of workloads no view claims (smoke, idle). None when there are none. A row the same as one
+/// before it (a target skipped in each repeat) is said once.
 fn unshown(records: &[Record]) -> Option<Section> {
-    let rows: Vec<Vec<String>> = records
+    let mut rows: Vec<Vec<String>> = Vec::new();
+    for row in records
         .iter()
         .filter(|r| r.outcome != Outcome::Ok || views::claiming(r.workload_name()).is_none())
         .map(record_row)
-        .collect();
+    {
+        if !rows.contains(&row) {
+            rows.push(row);
+        }
+    }
     if rows.is_empty() {
         return None;
     }
@@ -126,7 +135,9 @@ fn unshown(records: &[Record]) -> Option<Section> {
             rows,
             note: None,
             right: vec![4, 5],
-            wrap: true,
+            // (The duration goes first, then the throughput, then the filesystem: what
+            // happened and why stay.)
+            spare: vec![1, 4, 5],
         }),
     })
 }
@@ -154,6 +165,8 @@ pub(crate) struct StudyReport {
     pub(crate) color: bool,
     /// The terminal report with every table and the statistics (`fsbench report --full`).
     pub(crate) full: bool,
+    /// The terminal the report is laid out for (its width, the rows it may take).
+    pub(crate) screen: term::Screen,
     /// What the study's plan adds (published claims, a tune's race).
     given: Given,
 }
@@ -170,14 +183,10 @@ struct Layout {
     html_body: &'static [Place],
 }
 
-/// The lines a short terminal report fits in, with its warnings and the line after it that says
-/// where the results are: a screen.
-pub(crate) const SCREEN: usize = 80;
-
 /// A section with where it goes and whether it stays when the short report is over a screen.
 struct Placed {
     place: Place,
-    room: Room,
+    keep: Keep,
     section: Section,
 }
 
@@ -221,6 +230,7 @@ impl StudyReport {
             warnings,
             color: false,
             full: false,
+            screen: term::Screen::default(),
             given: Given::default(),
         })
     }
@@ -249,10 +259,7 @@ impl StudyReport {
             ranked: &self.ranked,
             rows: &self.rows,
             baseline: &self.baseline,
-            width: Table::new()
-                .width()
-                .filter(|w| *w >= 40)
-                .map_or(100, usize::from),
+            width: self.screen.columns,
             color: self.color,
             plan: &self.given,
         };
@@ -260,7 +267,7 @@ impl StudyReport {
             .into_iter()
             .map(|section| Placed {
                 place: Place::Body,
-                room: Room::Kept,
+                keep: Keep::Usual,
                 section,
             })
             .collect();
@@ -268,7 +275,7 @@ impl StudyReport {
             let made = v.sections(&Self::claimed(&self.records, *v), &study);
             out.extend(made.into_iter().map(|section| Placed {
                 place: v.place(),
-                room: v.room(),
+                keep: v.keep(),
                 section,
             }));
         }
@@ -310,7 +317,7 @@ impl StudyReport {
     /// workloads without a view), then each view's brief sections (the block tests per target,
     /// bonnie++'s means, the audit's, the ratio-to-baseline matrix, the files table, iozone's
     /// summary over its cells). The short report fits a screen with its warnings: when it would
-    /// not, the spare views' sections (`Room::Spare`) are left out, last first, and a line names
+    /// not, the spare views' sections (`Keep::Spare`) are left out, last first, and a line names
     /// them. With `full`, every section (the latency percentiles, the files table's every
     /// column, iozone's matrices, the statistics of every key metric). Warnings are separate
     /// (`warnings_text`).
@@ -321,22 +328,37 @@ impl StudyReport {
             .flatten()
             .collect();
         let all: Vec<&Section> = placed.iter().map(|p| &p.section).collect();
+        let columns = self.screen.columns;
         if full {
-            return term::render(&all, true);
+            return term::render(&all, true, columns);
         }
-        let budget = SCREEN.saturating_sub(self.warnings_text(false).lines().count() + 1);
-        // The spare sections, last first: leave out as few as fit the screen, or none when
-        // leaving all of them out would not.
+        let budget = self
+            .screen
+            .rows
+            .saturating_sub(wrap::rows(&self.warnings_term(), columns));
+        // What may go, in turn: the spare views' sections, last first, then the body's other
+        // named sections, last first (never what must be said first, nor the answer): leave
+        // out as few as fit the screen, or none when leaving all of them out would not.
+        let may_go = |i: &usize| {
+            placed[*i].place == Place::Body
+                && !all[*i].title.is_empty()
+                && term::shown(all[*i], false)
+        };
         let spare: Vec<usize> = (0..placed.len())
             .rev()
-            .filter(|i| placed[*i].room == Room::Spare && term::shown(all[*i], false))
+            .filter(|i| may_go(i) && placed[*i].keep == Keep::Spare)
+            .chain(
+                (0..placed.len())
+                    .rev()
+                    .filter(|i| may_go(i) && placed[*i].keep != Keep::Spare),
+            )
             .collect();
         let without = |n: usize| -> String {
             let shown: Vec<&Section> = (0..placed.len())
                 .filter(|i| !spare[..n].contains(i))
                 .map(|i| all[i])
                 .collect();
-            let text = term::render(&shown, false);
+            let text = term::render(&shown, false, columns);
             if n == 0 {
                 return text;
             }
@@ -345,24 +367,30 @@ impl StudyReport {
                 .map(|i| placed[*i].section.title.as_str())
                 .collect();
             left.reverse();
-            format!(
-                "{text}Left out to fit a screen (fsbench report --full has them): {}.\n\n",
+            let line = format!(
+                "Left out to fit a screen (fsbench report --full has them): {}.",
                 left.join("; ")
-            )
+            );
+            format!("{text}{}\n\n", wrap::wrap(&line, columns, ""))
         };
         (0..=spare.len())
             .map(without)
-            .find(|t| t.lines().count() <= budget)
+            .find(|t| wrap::rows(t, columns) <= budget)
             .unwrap_or_else(|| without(0))
     }
 
-    pub(crate) fn warnings_text(&self, markdown: bool) -> String {
-        warnings::text(&self.warnings, markdown)
+    /// The warnings for the terminal: a line each, wrapped at the screen's width.
+    pub(crate) fn warnings_term(&self) -> String {
+        wrap::wrap(
+            &warnings::text(&self.warnings, false),
+            self.screen.columns,
+            "  ",
+        )
     }
 
     /// report.md: the sections in `LAYOUT.md`'s order, then the warnings.
     pub(crate) fn markdown(&self) -> String {
-        markdown::render(&self.sections_in(LAYOUT.md)) + &self.warnings_text(true)
+        markdown::render(&self.sections_in(LAYOUT.md)) + &warnings::text(&self.warnings, true)
     }
 
     /// The HTML page: `LAYOUT.html_lead`'s places head it, the body laid out by kind.

@@ -34,19 +34,19 @@ pub(crate) trait WorkloadView: Sync {
         Place::Body
     }
 
-    /// Whether its sections stay in a short terminal report that would not fit a screen.
-    fn room(&self) -> Room {
-        Room::Kept
+    /// Whether its sections go first from a short terminal report that would not fit a screen.
+    fn keep(&self) -> Keep {
+        Keep::Usual
     }
 }
 
-/// Whether a view's sections stay in a short terminal report that would not fit a screen
-/// (`report::SCREEN` lines): the spare ones go first, last first, and the report names them and
-/// says where they are. A view is spare when another says the same briefly (the block tests'
-/// per-target table beside the ratio matrix).
+/// How long a view's sections stay in a short terminal report that would not fit a screen
+/// (`term::SCREEN` rows): the spare ones go first, last first, then the usual ones of the body,
+/// last first, and the report names them and says where they are. A view is spare when another
+/// says the same briefly (the block tests' per-target table beside the ratio matrix).
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub(crate) enum Room {
-    Kept,
+pub(crate) enum Keep {
+    Usual,
     Spare,
 }
 
@@ -208,8 +208,9 @@ pub(crate) struct Grid {
     pub(crate) note: Option<String>,
     /// The columns aligned right in the terminal (figures).
     pub(crate) right: Vec<usize>,
-    /// Wrap long cells to the terminal's width (140 columns where it tells none).
-    pub(crate) wrap: bool,
+    /// The columns a short terminal report leaves out, the last named first, while the table
+    /// is wider than the screen (a line under it names them).
+    pub(crate) spare: Vec<usize>,
 }
 
 impl Grid {
@@ -224,7 +225,7 @@ impl Grid {
             header,
             rows,
             note: Some(note.into()),
-            wrap: false,
+            spare: Vec::new(),
         }
     }
 }

@@ -36,6 +36,22 @@ pub fn run(opts: &Options, team: &dyn Team) -> Result<Summary, RunnerError> {
     let rank = team.rank();
     let sys = Sys::new(opts.dry_run);
     let plan = &opts.resolved.plan;
+    // On-CPU profiles sample the timer tick's tracepoint: tracefs for the run where it is
+    // absent (unmounted when the run ends).
+    let _tracefs = plan
+        .overrides
+        .profile
+        .filter(|p| p.on_cpu())
+        .and_then(|_| {
+            crate::provision::tracefs::for_profiles(&sys)
+                .map_err(|e| {
+                    crate::out::eline!(
+                        "fsbench: warning: cannot mount tracefs for the timer tick ({e}): profiles sample cpu-clock"
+                    )
+                })
+                .ok()
+                .flatten()
+        });
     let workloads = &opts.resolved.workloads;
     let mut manifest = Manifest::new(
         plan.clone(),

@@ -21,7 +21,7 @@ fn opts(dir: &std::path::Path, jobfile: &str) -> Result<Options, RunnerError> {
                 workloads: vec![WorkloadSpec {
                     spec: format!("fio:{}", path.display()),
                     name: "fio".into(),
-                    params: vec![("file".into(), path.display().to_string())],
+                    params: vec![("file".into(), Some(path.display().to_string()))],
                 }],
                 size_bytes: 0,
                 device: None,

@@ -4,6 +4,8 @@ use std::path::{Path, PathBuf};
 
 #[derive(Debug, Clone)]
 pub struct MountEntry {
+    /// The mount's id (field 1): another mount at the same place has another.
+    pub id: u64,
     /// Device number of the filesystem (major, minor): field 3.
     pub dev: (u32, u32),
     pub mountpoint: PathBuf,
@@ -67,10 +69,11 @@ pub fn parse_mountinfo(text: &str) -> Vec<MountEntry> {
         let Some((maj, min)) = l[2].split_once(':') else {
             continue;
         };
-        let (Ok(maj), Ok(min)) = (maj.parse(), min.parse()) else {
+        let (Ok(maj), Ok(min), Ok(id)) = (maj.parse(), min.parse(), l[0].parse()) else {
             continue;
         };
         out.push(MountEntry {
+            id,
             dev: (maj, min),
             mountpoint: PathBuf::from(unescape(l[4])),
             mount_options: l[5].to_string(),

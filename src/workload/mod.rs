@@ -57,18 +57,23 @@ pub struct Footprint {
     /// The most bytes one of its phases rewrites in place: a copy-on-write filesystem writes
     /// them anew before it frees the old copy.
     pub rewritten: u64,
-    /// Snapshots it takes while it writes: each pins what it saw, so each rewrite after one
-    /// needs room anew.
+    /// The copies of its rewrites its snapshots pin at most: each snapshot pins what was
+    /// rewritten since the one before, so as many copies as snapshots it takes (its rate times
+    /// the time it takes them, at most the `keep=` it keeps), and no more than the rewrites it
+    /// makes over that time hold.
     pub snapshots: u32,
+    /// The inodes its files and directories take (judged where mkfs fixes their number).
+    pub inodes: u64,
     /// What it could not count before the run (a size given as a share of the free space).
     pub uncounted: Vec<String>,
 }
 
 impl Footprint {
-    /// Its files, nothing rewritten.
-    pub fn kept(bytes: u64) -> Footprint {
+    /// Its files (`files` of them, `bytes` in all), nothing rewritten.
+    pub fn kept(bytes: u64, files: u64) -> Footprint {
         Footprint {
             kept: bytes,
+            inodes: files,
             ..Default::default()
         }
     }
@@ -243,6 +248,16 @@ pub fn build(spec: &WorkloadSpec, o: &Overrides) -> Result<Box<dyn Workload>, Sp
                 valid.join(", ")
             )));
         }
+    }
+    // Only fio's switches are written bare (`block:...,time_based`); these take a value.
+    if let Some((k, help)) = spec
+        .bare()
+        .and_then(|k| def.params.iter().find(|(p, _)| *p == k))
+    {
+        return Err(SpecError(format!(
+            "workload '{}': parameter '{k}' needs a value, e.g. {}:{k}=VALUE ({k}: {help})",
+            spec.spec, def.name
+        )));
     }
     (def.build)(spec, o)
 }

@@ -62,7 +62,7 @@ fn build(spec: &WorkloadSpec, _o: &crate::plan::Overrides) -> Result<Box<dyn Wor
 
 impl Workload for Smoke {
     fn footprint(&self) -> Option<super::Footprint> {
-        Some(super::Footprint::kept(self.size))
+        Some(super::Footprint::kept(self.size, 1))
     }
 
     fn open(&self, t: &TargetCtx) -> Result<Opened, RunError> {

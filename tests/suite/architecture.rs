@@ -3,7 +3,8 @@
 //! - no file in src/ over 700 lines, no function over 120 lines, main.rs under 80 lines;
 //! - `unsafe` only in src/sys/ (the crate denies it elsewhere);
 //! - printing only in src/out.rs (std's print macros panic on a closed or full output);
-//! - nothing tracked refers to the shared folder beside the repository (a user's clone lacks it).
+//! - nothing tracked refers to the shared folder beside the repository (a user's clone lacks it);
+//! - a test that looks at its host and returns says why (`common::skip`: `SKIPPED: why`).
 
 use crate::common::graph::find_cycle;
 
@@ -776,9 +777,62 @@ fn word_in(code: &str, word: &str) -> bool {
     })
 }
 
+/// The top-level modules of src/: its folders and files (main.rs among them, lib.rs not).
+fn src_modules() -> Vec<String> {
+    let mut out: Vec<String> = std::fs::read_dir(root().join("src"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n != "lib.rs")
+        .map(|n| n.trim_end_matches(".rs").to_string())
+        .collect();
+    out.sort();
+    out
+}
+
+/// The modules docs/architecture.md's layer list names, top first.
+fn layers() -> Vec<String> {
+    let text = std::fs::read_to_string(root().join("docs/architecture.md")).unwrap();
+    let after = text
+        .split("\n## Layers\n")
+        .nth(1)
+        .expect("a Layers section");
+    let block = after.split("```").nth(1).expect("the layer list");
+    block
+        .lines()
+        .filter(|l| l.starts_with(|c: char| c.is_ascii_lowercase()))
+        .filter_map(|l| l.split_whitespace().next())
+        .map(|w| w.trim_end_matches('/').trim_end_matches(".rs").to_string())
+        .collect()
+}
+
+/// docs/architecture.md's layer list is the code's: every module of src/ and no other, each
+/// importing only modules below it (main.rs, the binary's wiring, imports any).
+#[test]
+fn the_layer_list_names_every_module_and_each_imports_only_those_below() {
+    let listed = layers();
+    let mut sorted = listed.clone();
+    sorted.sort();
+    assert_eq!(
+        sorted,
+        src_modules(),
+        "docs/architecture.md's layers: {listed:?}"
+    );
+    let at = |m: &str| listed.iter().position(|x| x == m);
+    let mut up = Vec::new();
+    for (m, deps) in graph() {
+        for d in &deps {
+            if at(d) <= at(&m) {
+                up.push(format!("{m} imports {d}, listed above it"));
+            }
+        }
+    }
+    assert!(up.is_empty(), "{}", up.join("\n"));
+}
+
 /// Every file the README and docs/ name exists: paths from the repository's root (src/,
-/// tests/, scripts/, docs/) and from src/ (`io/drive.rs`). The changelog tells history and
-/// names files as they were.
+/// tests/, scripts/, docs/) and from src/ (`io/drive.rs`, any module's). The changelog tells
+/// history and names files as they were.
 #[test]
 fn every_file_the_docs_name_exists() {
     let mut docs = vec![root().join("README.md")];
@@ -787,30 +841,13 @@ fn every_file_the_docs_name_exists() {
             docs.push(e.path());
         }
     }
-    let modules = [
-        "about",
-        "cli",
-        "cmd",
-        "engine",
-        "frame",
-        "history",
-        "io",
-        "metrics",
-        "plan",
-        "provision",
-        "ranks",
-        "report",
-        "runner",
-        "store",
-        "sys",
-        "workload",
-    ];
+    let modules = src_modules();
     let mut missing = Vec::new();
     for doc in docs {
         let text = std::fs::read_to_string(&doc).unwrap();
         for p in doc_paths(&text) {
             let first = p.split('/').next().unwrap_or("");
-            let at = if modules.contains(&first) && p.ends_with(".rs") {
+            let at = if modules.iter().any(|m| m == first) && p.ends_with(".rs") {
                 root().join("src").join(&p)
             } else if ["src", "tests", "scripts", "docs", "studies", "bench"].contains(&first) {
                 root().join(&p)
@@ -883,4 +920,66 @@ fn no_direction_is_a_bool() {
         }
     }
     assert!(bad.is_empty(), "a direction as a bool:\n{}", bad.join("\n"));
+}
+
+/// The lines (1-based) where a test looks at its host (`is_root()`, `have(..)`,
+/// `kernel_has(..)`, a path that `exists()`) in an `if` and returns without saying why: a skip
+/// goes through `common::skip` (or prints `SKIPPED: why` before it returns).
+fn silent_skips(code: &str) -> Vec<usize> {
+    let lines: Vec<&str> = code.lines().collect();
+    let looks = |l: &str| {
+        let cond = l.trim_start().strip_prefix("if ").unwrap_or("");
+        !cond.contains("skip(")
+            && ["is_root()", "have(", "kernel_has(", ".exists()"]
+                .iter()
+                .any(|c| cond.contains(c))
+    };
+    let mut silent = Vec::new();
+    for (i, _) in lines.iter().enumerate().filter(|(_, l)| looks(l)) {
+        let block: Vec<&str> = lines[i + 1..].iter().take(4).copied().collect();
+        let returns = block
+            .iter()
+            .position(|b| ["return;", "return None;"].contains(&b.trim()));
+        if let Some(r) = returns {
+            if !block[..r].iter().any(|b| b.contains("SKIPPED")) {
+                silent.push(i + 1);
+            }
+        }
+    }
+    silent
+}
+
+#[test]
+fn a_skipped_test_says_why() {
+    let said = "    if skip(!is_root(), \"needs root\") {\n        return;\n    }\n    if !have(\"fio\") {\n        eprintln!(\"SKIPPED: no fio\");\n        return;\n    }\n";
+    assert!(silent_skips(said).is_empty());
+    let silent = "    let x = 1;\n    if !is_root() {\n        return;\n    }\n";
+    assert_eq!(silent_skips(silent), vec![2]);
+    let mut files = Vec::new();
+    rust_files(&root().join("tests"), &mut files);
+    rust_files(&root().join("src"), &mut files);
+    let mut bad = Vec::new();
+    for f in files {
+        let text = std::fs::read_to_string(&f).unwrap();
+        let in_src = f.starts_with(root().join("src"));
+        // In src/, only the tests (a tests.rs, a tests/ folder, or what follows #[cfg(test)]).
+        let code = match text.find("#[cfg(test)]") {
+            _ if !in_src || f.ends_with("tests.rs") || f.to_string_lossy().contains("/tests/") => {
+                &text[..]
+            }
+            Some(at) => &text[at..],
+            None => "",
+        };
+        let offset = text.len() - code.len();
+        let first = text[..offset].lines().count();
+        for n in silent_skips(code) {
+            let rel = f.strip_prefix(root()).unwrap().display();
+            bad.push(format!("{rel}:{}", first + n));
+        }
+    }
+    assert!(
+        bad.is_empty(),
+        "a test returns without saying why (use common::skip):\n{}",
+        bad.join("\n")
+    );
 }

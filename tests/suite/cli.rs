@@ -161,7 +161,10 @@ fn doctor_reports_every_filesystem_and_exits_zero() {
 
 #[test]
 fn teardown_of_an_unknown_mountpoint_is_a_clear_error() {
-    if !is_root() {
+    if skip(
+        !is_root(),
+        "needs root (teardown refuses anyone else before it looks)",
+    ) {
         return;
     }
     let o = run(&["teardown", "/nonexistent/fsbench-mnt"]);
@@ -360,7 +363,6 @@ fn report_renders_a_copied_study_without_root() {
 #[test]
 fn a_whole_compare_on_a_dir_target_runs_without_root() {
     let Some(mut cmd) = unprivileged() else {
-        eprintln!("SKIPPED: root without setpriv cannot drop privileges");
         return;
     };
     use std::os::unix::fs::PermissionsExt;
@@ -415,7 +417,6 @@ fn a_whole_compare_on_a_dir_target_runs_without_root() {
 #[test]
 fn bonnie_runs_every_test_and_its_csv_reads_in_bonnies_own_tools() {
     let Some(mut cmd) = unprivileged() else {
-        eprintln!("SKIPPED: root without setpriv cannot drop privileges");
         return;
     };
     use std::os::unix::fs::PermissionsExt;

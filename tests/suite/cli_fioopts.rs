@@ -201,3 +201,83 @@ fn wait_for_starts_a_job_once_its_waitee_is_done() {
     let bad = |opts: &str| refused_job(d, opts);
     assert!(bad("[r]\nsize=1m\nwait_for=w\n[w]\nsize=1m\n").contains("defined earlier"));
 }
+
+/// Whether fio itself takes `name` bare in a job file: it parses, and a null-engine job with it
+/// runs to the end (fio 3.33 parses a few string options bare and then crashes on them).
+fn fio_takes_bare(dir: &std::path::Path, name: &str) -> bool {
+    let job = dir.join("bare.fio");
+    std::fs::write(
+        &job,
+        format!(
+            "[x]\nfilename={}\nsize=64k\nrw=read\nioengine=null\nruntime=1\n{name}\n",
+            dir.join("data").display()
+        ),
+    )
+    .unwrap();
+    let fio = |args: &[&str]| {
+        std::process::Command::new("fio")
+            .current_dir(dir)
+            .args(args)
+            .arg(&job)
+            .output()
+            .unwrap()
+    };
+    let parsed = fio(&["--parse-only"]);
+    parsed.status.success()
+        && !stderr(&parsed).contains("requires an argument")
+        && fio(&["--output=/dev/null"]).status.success()
+}
+
+#[test]
+fn fios_switches_are_taken_bare_in_an_inline_job() {
+    if skip(!have("fio"), "fio not found (apt-get install fio)") {
+        return;
+    }
+    use fsbench::plan::workload::parse_workload;
+    let dir = workdir();
+    let build = |text: &str| {
+        fsbench::workload::build(&parse_workload(text).unwrap(), &Default::default())
+            .map(|_| ())
+            .map_err(|e| e.to_string())
+    };
+    let mut switches = Vec::new();
+    for o in fsbench::plan::fio::options::all() {
+        for name in std::iter::once(o.name).chain(o.aliases.iter().copied()) {
+            if fio_takes_bare(dir.path(), name) {
+                switches.push(name);
+                let spec = format!("block:rw=randread,bs=4k,runtime=2s,{name}");
+                assert_eq!(build(&spec), Ok(()), "{spec}");
+            }
+        }
+    }
+    // fio's own switches among them (what its command line takes as --time_based).
+    for s in ["time_based", "group_reporting", "norandommap", "stonewall"] {
+        assert!(switches.contains(&s), "{s} in {switches:?}");
+    }
+    // An option that needs a value is refused with an example of that option.
+    let e = build("block:rw=randread,bs").unwrap_err();
+    assert!(e.contains("option 'bs' needs a value, e.g. bs=4k"), "{e}");
+    let e = build("smoke:size").unwrap_err();
+    assert!(
+        e.contains("parameter 'size' needs a value, e.g. smoke:size="),
+        "{e}"
+    );
+}
+
+#[test]
+fn an_inline_job_with_time_based_bare_runs_for_its_runtime() {
+    // 64 KiB at a null engine's pace ends in a millisecond; time_based bare keeps it going
+    // over the file again and again for its 2 s.
+    let dir = workdir();
+    let o = Compare::new(&[&format!("dir:{}", dir.path().display())])
+        .workload("block:ioengine=null,rw=randread,bs=4k,size=64k,runtime=2s,time_based")
+        .out(dir.path().join("s").to_str().unwrap())
+        .args(&["-q"])
+        .run();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = std::fs::read_to_string(dir.path().join("s/results.jsonl")).unwrap();
+    let r: serde_json::Value = serde_json::from_str(text.lines().next().unwrap()).unwrap();
+    let m = &r["metrics"];
+    assert!(m["runtime_s"].as_f64().unwrap() > 1.5, "{m}");
+    assert!(m["read_bytes"].as_f64().unwrap() > 4.0 * 65536.0, "{m}");
+}

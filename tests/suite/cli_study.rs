@@ -396,6 +396,51 @@ fn a_resume_checks_without_running_and_refuses_an_edited_study_file() {
     assert_eq!(records_of(&res).len(), 6);
 }
 
+/// `compare ... --check`'s exit code and standard error (or output).
+fn checked(args: &[&str]) -> (Option<i32>, String) {
+    let mut v = vec!["compare"];
+    v.extend_from_slice(args);
+    v.push("--check");
+    let o = run(&v);
+    (o.status.code(), format!("{}{}", stderr(&o), stdout(&o)))
+}
+
+#[test]
+fn files_are_judged_for_inodes_snapshots_by_rate_and_time_and_layouts_by_their_data() {
+    // 10,000 files and their 111 folders on an ext4 of 3,000 inodes.
+    let files = "files:tops=10,subs=10,files=100";
+    let (code, e) = checked(&["ext4:inodes=3000", "-w", files, "--size", "1G"]);
+    assert_eq!(code, Some(2), "{e}");
+    assert!(
+        e.contains("10,111 inodes of 2,989 free") && e.contains("(ext4:inodes=10628)"),
+        "{e}"
+    );
+    let (code, e) = checked(&["ext4:inodes=20000", "-w", files, "--size", "1G"]);
+    assert_eq!(code, Some(0), "{e}");
+    // 2 snapshots a second for 10 s pin 20 copies of the 256 MiB rewritten: 5.25 GiB.
+    let job = "block:rw=randwrite,bs=4k,size=256m,runtime=10s,snapshots=2/s";
+    let (code, e) = checked(&["btrfs", "-w", job, "--size", "4G"]);
+    assert_eq!(code, Some(2), "{e}");
+    assert!(
+        e.contains("5.25 GiB of rewrites") && e.contains("20 copies its snapshots pin"),
+        "{e}"
+    );
+    let (code, e) = checked(&["btrfs", "-w", &format!("{job},keep=4"), "--size", "4G"]);
+    assert_eq!(code, Some(0), "keep=4 pins 4 copies: {e}");
+    // 1.5 GiB on three 1 GiB images: a raidz holds two of data, a mirror one.
+    let (code, e) = checked(&["zfs:raidz", "-w", "smoke:size=1536M", "--size", "1G"]);
+    assert_eq!(code, Some(0), "{e}");
+    assert!(e.contains("3 images of 1 GiB (2 of them hold data)"), "{e}");
+    let (code, e) = checked(&[
+        "zfs:mirror,devices=3",
+        "-w",
+        "smoke:size=1536M",
+        "--size",
+        "1G",
+    ]);
+    assert_eq!(code, Some(2), "{e}");
+}
+
 #[test]
 fn a_plan_whose_rewrites_cannot_fit_a_copy_on_write_target_is_refused_with_the_size_that_fits() {
     let t = tempfile::tempdir().unwrap();

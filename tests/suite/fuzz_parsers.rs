@@ -408,6 +408,7 @@ fn no_input_panics_a_parser() {
         }
         let state = verify_state(&mut r);
         let span = [(0, 1 << 20), (4096, 65536), (0, u64::MAX)][r.below(3)];
+        let span = fsbench::plan::units::Span::new(span.0, span.1);
         if let Some(m) = panics(|| {
             let _ = fsbench::workload::block::vstate::parse(&state, "vjob", 0, span);
         }) {

@@ -39,6 +39,7 @@ mod privileged_profile;
 mod privileged_provision;
 mod privileged_room;
 mod privileged_safety;
+mod privileged_tracefs;
 mod privileged_tune;
 mod privileged_workloads;
 mod report_browser;

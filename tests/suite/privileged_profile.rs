@@ -44,6 +44,38 @@ fn frames(text: &str) -> Vec<Vec<String>> {
         .collect()
 }
 
+/// A tick profile's leaves: none is a frame of the timer interrupt; some are kernel frames of
+/// the thread's (named), some user frames (where the tick interrupted user code).
+fn tick_leaves_are_the_threads(stacks: &[Vec<String>], text: &str) {
+    let leaves: Vec<&str> = stacks
+        .iter()
+        .filter_map(|s| s.last())
+        .map(String::as_str)
+        .collect();
+    let interrupt = |f: &str| {
+        [
+            "sysvec_apic_timer_interrupt",
+            "hrtimer_interrupt",
+            "local_timer",
+        ]
+        .iter()
+        .any(|i| f.contains(i))
+    };
+    assert!(
+        !leaves.iter().any(|f| interrupt(f)),
+        "a leaf is the interrupt's: {text}"
+    );
+    let kernel = |f: &&str| f.ends_with("_[k]");
+    assert!(
+        leaves.iter().any(|f| kernel(f) && !f.starts_with('[')),
+        "no named kernel leaf: {text}"
+    );
+    assert!(
+        leaves.iter().any(|f| !kernel(f) && *f != "fsbench"),
+        "no leaf in user code: {text}"
+    );
+}
+
 #[test]
 fn a_profiled_compare_names_the_filesystems_kernel_frames_and_fsbenchs_own() {
     if skip(!is_root(), "needs root (btrfs on a loop device)")
@@ -96,12 +128,16 @@ fn a_profiled_compare_names_the_filesystems_kernel_frames_and_fsbenchs_own() {
         let text = folded(&study, r, "on_cpu");
         let stacks = frames(&text);
         assert!(stacks.iter().all(|s| s[0] == "fsbench"), "root: {text}");
-        // A tick's stacks end in what it interrupted, not in the interrupt's entry.
+        // A tick's stacks end in what it interrupted, not in the interrupt's entry: no frame
+        // of the interrupt is kept, no leaf is one, and the leaves are the thread's own work
+        // in both places it runs (without the cut every leaf would be the interrupt's, in the
+        // kernel, even for a tick that came in from user code).
         if clock == "tick" {
             assert!(
                 !text.contains("asm_sysvec_apic_timer_interrupt_[k]"),
                 "the interrupt's own frames were kept: {text}"
             );
+            tick_leaves_are_the_threads(&stacks, &text);
         }
         // The filesystem's kernel functions, named and marked as the kernel's.
         assert!(
@@ -285,7 +321,6 @@ fn an_off_cpu_profile_of_fsync_heavy_writes_shows_where_they_blocked() {
 #[test]
 fn without_root_a_profile_keeps_user_frames_and_says_why_not_the_kernels() {
     let Some(mut cmd) = unprivileged() else {
-        skip(true, "root without setpriv cannot drop privileges");
         return;
     };
     let paranoid: i64 = std::fs::read_to_string("/proc/sys/kernel/perf_event_paranoid")
@@ -329,6 +364,10 @@ fn without_root_a_profile_keeps_user_frames_and_says_why_not_the_kernels() {
     if paranoid >= 3 {
         // Debian's level: nothing for unprivileged users; the run goes on unprofiled.
         assert!(notes.iter().any(|n| n.contains("unprofiled")), "{notes:?}");
+        skip(
+            true,
+            "user frames without root: kernel.perf_event_paranoid is 3 or more (Debian's level)",
+        );
         return;
     }
     assert!(

@@ -73,6 +73,10 @@ fn check(expected: &str, args: &[&str]) {
     let path = golden().join(expected);
     if std::env::var_os("UPDATE_GOLDEN").is_some() {
         std::fs::write(&path, &got).unwrap();
+        eprintln!(
+            "SKIPPED: UPDATE_GOLDEN is set: {} rewritten, not compared",
+            path.display()
+        );
         return;
     }
     let want = std::fs::read_to_string(&path)
@@ -133,7 +137,7 @@ fn the_fixture_has_something_for_every_view() {
     }
     let full = std::fs::read_to_string(golden().join("term-full.txt")).unwrap();
     for title in [
-        "alpha (dir (ext4))",
+        "Block tests, per target",
         "bonnie++ (",
         "Integrity audit",
         "fsync failure",

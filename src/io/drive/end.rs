@@ -4,14 +4,15 @@
 
 use crate::io::clock::Ns;
 use crate::io::worker::Ends;
+use crate::metrics::progress::Count;
 use crate::stop::StopReason;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 pub struct End<'a> {
     issuing: bool,
     limit: (Option<u64>, Option<u64>),
-    /// Bytes and I/Os issued so far.
-    issued: (u64, u64),
+    /// I/Os and bytes issued so far.
+    issued: Count,
     deadline: Option<Ns>,
     /// Raised when the job is to end now: its steady state reached, another job's exitall.
     flags: [Option<&'a AtomicBool>; 2],
@@ -24,7 +25,7 @@ impl<'a> End<'a> {
         End {
             issuing: true,
             limit: (plan.bytes, plan.ios),
-            issued: (0, 0),
+            issued: Count::default(),
             deadline: plan.runtime.map(|r| from.after(r)),
             flags,
             stopped: None,
@@ -44,9 +45,11 @@ impl<'a> End<'a> {
     /// An I/O of `len` bytes went: the worker stops once it has done its bytes or I/Os.
     #[inline]
     pub fn count(&mut self, len: u64) {
-        self.issued = (self.issued.0 + len, self.issued.1 + 1);
+        self.issued += Count::new(1, len);
         let (bytes, ios) = self.limit;
-        if bytes.is_some_and(|b| self.issued.0 >= b) || ios.is_some_and(|n| self.issued.1 >= n) {
+        if bytes.is_some_and(|b| self.issued.bytes >= b)
+            || ios.is_some_and(|n| self.issued.ops >= n)
+        {
             self.issuing = false;
         }
     }

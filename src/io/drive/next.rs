@@ -126,17 +126,17 @@ impl<'a> Next<'a> {
         let From::Files { set, region } = &mut self.from else {
             return None;
         };
-        let (file, offset, len) = set.next(dir, len, rng)?;
+        let placed = set.next(dir, len, rng)?;
         if let Some(p) = self.pass_ends.as_mut() {
-            if set.take_wrapped(file) {
-                p.drop_pages(file, region);
+            if set.take_wrapped(placed.file) {
+                p.drop_pages(placed.file, region);
             }
         }
         Some(Issue {
             dir,
-            file,
-            offset: region.base + offset,
-            len,
+            file: placed.file,
+            offset: region.base + placed.at.offset,
+            len: placed.at.len,
         })
     }
 

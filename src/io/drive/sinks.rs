@@ -9,33 +9,29 @@ use super::flight::InFlight;
 use super::Issue;
 use crate::engine::{IoEngine, SyncKind};
 use crate::io::clock::{Clock, Ns};
-use crate::io::fiolog::LogBook;
+use crate::io::clock::{LatParts, Latency};
+use crate::io::fiolog::{LogBook, Logged};
 use crate::io::iolog::{OpKind, Recorder};
 use crate::io::stats::{Stats, Tally, Verified};
 use crate::io::verify::{self, Verifier};
 use crate::io::worker::{ReadChecks, SinkPlan, Timing, Written};
-use crate::metrics::progress::{Direction, Progress};
+use crate::metrics::progress::{Count, Progress};
 use crate::metrics::timeline::Slicer;
 use crate::plan::dir::{Dir, PerDir};
+use crate::plan::units::Span;
 
-/// A completed I/O's latency from its queueing, and its (completion, submission) parts when
-/// timed apart.
-#[derive(Clone, Copy)]
-pub struct Lat {
-    pub ns: u64,
-    pub parts: Option<(u64, u64)>,
-}
-
-impl Lat {
-    #[inline]
-    pub fn of(io: &InFlight, now: Ns, timing: Timing) -> Lat {
-        let ns = now.since(io.queued).max(1);
-        let parts = (timing == Timing::Split).then(|| {
-            let slat = io.submitted.since(io.queued);
-            (ns.saturating_sub(slat).max(1), slat.max(1))
-        });
-        Lat { ns, parts }
-    }
+/// A completed I/O's latency from its queueing, and its parts when timed apart.
+#[inline]
+pub fn latency_of(io: &InFlight, now: Ns, timing: Timing) -> Latency {
+    let ns = now.since(io.queued).max(1);
+    let parts = (timing == Timing::Split).then(|| {
+        let slat = io.submitted.since(io.queued);
+        LatParts {
+            clat_ns: ns.saturating_sub(slat).max(1),
+            slat_ns: slat.max(1),
+        }
+    });
+    Latency { ns, parts }
 }
 
 /// The measured window: from the end of the ramp (or the latency search's restart) to the last
@@ -45,9 +41,9 @@ struct Window {
     from: Ns,
     last: Ns,
     /// The second open now, when it ends, and the seconds closed.
-    sec: (u64, u64),
+    sec: Count,
     sec_end: Ns,
-    per_sec: Vec<(u64, u64)>,
+    per_sec: Vec<Count>,
     /// The intervals of latency over time, and when the one open now ends.
     slicer: Slicer,
     cut_at: Ns,
@@ -60,7 +56,7 @@ impl Window {
             clock,
             from,
             last: start,
-            sec: (0, 0),
+            sec: Count::default(),
             sec_end: from.after(Duration::from_secs(1)),
             per_sec: Vec::new(),
             cut_at: from.after(slicer.width()),
@@ -75,7 +71,7 @@ impl Window {
         if now >= self.sec_end || now >= self.cut_at {
             self.tick(now, tally);
         }
-        self.sec = (self.sec.0 + 1, self.sec.1 + bytes);
+        self.sec += Count::new(1, bytes);
         self.last = now;
     }
 
@@ -113,14 +109,31 @@ struct Checks {
     found: Verified,
 }
 
+/// What the sinks measure with besides their plan.
+pub struct Measuring<'a> {
+    /// From when (the ramp's end), on the loop's clock.
+    pub from: Ns,
+    pub clock: Clock,
+    /// The worker's published progress, and the interval of its latency over time.
+    pub progress: &'a Progress,
+    pub interval: Duration,
+    /// The directions the job does (its logs' windowed lines), and its data's seed (the reads
+    /// it checks).
+    pub does: PerDir<bool>,
+    pub seed: u64,
+}
+
 impl<'a> Sinks<'a> {
-    /// Sinks measuring from `from` (the ramp's end) on the loop's `clock`.
-    pub fn new(
-        plan: &SinkPlan,
-        (from, clock): (Ns, Clock),
-        (progress, interval): (&'a Progress, Duration),
-        (does, seed): (PerDir<bool>, u64),
-    ) -> Sinks<'a> {
+    /// Sinks measuring as `m` says.
+    pub fn new(plan: &SinkPlan, m: Measuring<'a>) -> Sinks<'a> {
+        let Measuring {
+            from,
+            clock,
+            progress,
+            interval,
+            does,
+            seed,
+        } = m;
         let logs = plan.logs.as_ref().map(|l| {
             let epoch = if l.unix_epoch {
                 let since = std::time::SystemTime::now()
@@ -195,18 +208,25 @@ impl<'a> Sinks<'a> {
 
     /// A completion in the measured window: its latency `lat`, at byte `offset` of its file.
     #[inline]
-    pub fn on_done(&mut self, io: &InFlight, bytes: u64, lat: Lat, now: Ns) {
+    pub fn on_done(&mut self, io: &InFlight, bytes: u64, lat: Latency, now: Ns) {
         self.window.count(now, bytes, &self.tally);
-        self.tally.record(io.issue.dir, bytes, lat.ns, lat.parts);
+        self.tally.record(io.issue.dir, bytes, lat);
         if let Some(l) = self.logs.as_mut() {
             let since = now.since(self.window.from);
             let issued = since.saturating_sub(lat.ns);
             let ms = since / 1_000_000;
             l.prio = io.prio;
             let i = &io.issue;
-            l.io((ms, issued, i.dir), bytes, i.offset, lat.ns, lat.parts);
+            let logged = Logged {
+                ms,
+                issue_ns: issued,
+                dir: i.dir,
+                len: bytes,
+                offset: i.offset,
+            };
+            l.io(logged, lat);
         }
-        self.progress.add_io(Direction::of(io.issue.dir), bytes);
+        self.progress.add_io(io.issue.dir, bytes);
         self.progress.add_lat(lat.ns);
     }
 
@@ -223,8 +243,8 @@ impl<'a> Sinks<'a> {
         }
         let ns = now.since(start).max(1);
         self.window.count(now, i.len, &self.tally);
-        self.tally.record(Dir::Trim, i.len, ns, None);
-        self.progress.add_io(Direction::Trim, i.len);
+        self.tally.record(Dir::Trim, i.len, Latency::whole(ns));
+        self.progress.add_io(Dir::Trim, i.len);
     }
 
     /// Checks the reads just reaped against their headers (in their slots' buffers); the loop
@@ -288,7 +308,7 @@ impl<'a> Sinks<'a> {
         let end = w.clock.instant(w.last.max(w.from));
         stats.timeline = Some(w.slicer.finish_hist(end, &tally.lat()));
         let mut per_sec = w.per_sec;
-        if w.sec.0 > 0 {
+        if w.sec.ops > 0 {
             per_sec.push(w.sec);
         }
         // A last partial second would read as a dip in the series: drop it when it is short.
@@ -316,7 +336,7 @@ impl<'a> Sinks<'a> {
 /// of a block is listed (unless the first one stops the worker).
 struct ReadCheck {
     verifier: Verifier,
-    ranges: Option<std::sync::Arc<Vec<(u64, u64)>>>,
+    ranges: Option<std::sync::Arc<Vec<Span>>>,
     every_bad_interval: bool,
 }
 

@@ -2,6 +2,26 @@
 //! fix.fio there).
 
 use super::*;
+use crate::io::clock::LatParts;
+
+/// An I/O as the logs take it.
+fn io(ms: u64, issue_ns: u64, dir: Dir, len: u64, offset: u64) -> Logged {
+    Logged {
+        ms,
+        issue_ns,
+        dir,
+        len,
+        offset,
+    }
+}
+
+/// A latency timed apart.
+fn split(ns: u64, clat_ns: u64, slat_ns: u64) -> Latency {
+    Latency {
+        ns,
+        parts: Some(LatParts { clat_ns, slat_ns }),
+    }
+}
 
 /// The directions a job does.
 fn does(dirs: &[Dir]) -> PerDir<bool> {
@@ -44,11 +64,8 @@ fn a_line_per_io_matches_fios_columns_and_values() {
     let mut book = LogBook::new(&spec, does(&[Dir::Read, Dir::Write]), 0);
     for r in rows(&clat) {
         book.io(
-            (num(&r[0]), 0, ddir(&r[2])),
-            num(&r[3]),
-            num(&r[4]),
-            num(&r[1]),
-            None,
+            io(num(&r[0]), 0, ddir(&r[2]), num(&r[3]), num(&r[4])),
+            Latency::whole(num(&r[1])),
         );
     }
     book.finish(10);
@@ -75,7 +92,7 @@ fn windows_have_fios_columns_units_and_directions() {
     for i in 0..20_000u64 {
         let d = Dir::ALL[i as usize % 2];
         let lat = if d == Dir::Write { 4_000 } else { 50_000 };
-        book.io((i / 20, 0, d), 4096, 0, lat, None);
+        book.io(io(i / 20, 0, d, 4096, 0), Latency::whole(lat));
     }
     book.finish(1000);
     for (ours, theirs) in [
@@ -122,8 +139,8 @@ fn max_both_prio_and_epoch_columns() {
         ..FioLogs::new()
     };
     let mut book = LogBook::new(&spec, does(&[Dir::Read]), 1_000_000);
-    book.io((10, 0, Dir::Read), 4096, 8192, 100, None);
-    book.io((20, 0, Dir::Read), 4096, 0, 300, None);
+    book.io(io(10, 0, Dir::Read, 4096, 8192), Latency::whole(100));
+    book.io(io(20, 0, Dir::Read, 4096, 0), Latency::whole(300));
     book.finish(150);
     assert_eq!(book.text.lat, "1000150, 200, 300, 0, 0, 0, 0x0000\n");
     let spec = FioLogs {
@@ -133,9 +150,9 @@ fn max_both_prio_and_epoch_columns() {
         ..FioLogs::new()
     };
     let mut book = LogBook::new(&spec, does(&[Dir::Write]), 0);
-    book.io((10, 0, Dir::Write), 4096, 0, 100, None);
-    book.io((20, 0, Dir::Write), 4096, 0, 300, None);
-    book.io((120, 0, Dir::Write), 4096, 0, 7, None);
+    book.io(io(10, 0, Dir::Write, 4096, 0), Latency::whole(100));
+    book.io(io(20, 0, Dir::Write, 4096, 0), Latency::whole(300));
+    book.io(io(120, 0, Dir::Write, 4096, 0), Latency::whole(7));
     book.finish(130);
     assert_eq!(book.text.lat, "100, 300, 1, 0, 0\n130, 7, 1, 0, 0\n");
 }
@@ -164,7 +181,7 @@ fn submission_and_completion_latency_have_their_own_lines_when_timed_apart() {
         ..FioLogs::new()
     };
     let mut book = LogBook::new(&spec, does(&[Dir::Read]), 0);
-    book.io((5, 0, Dir::Read), 4096, 0, 900, Some((700, 200)));
+    book.io(io(5, 0, Dir::Read, 4096, 0), split(900, 700, 200));
     assert!(book.text.split);
     assert_eq!(book.text.lat, "5, 900, 0, 4096, 0\n");
     assert_eq!(book.text.clat, "5, 700, 0, 4096, 0\n");
@@ -175,8 +192,8 @@ fn submission_and_completion_latency_have_their_own_lines_when_timed_apart() {
         ..FioLogs::new()
     };
     let mut book = LogBook::new(&windowed, does(&[Dir::Read]), 0);
-    book.io((10, 0, Dir::Read), 4096, 0, 900, Some((700, 200)));
-    book.io((20, 0, Dir::Read), 4096, 0, 500, Some((300, 200)));
+    book.io(io(10, 0, Dir::Read, 4096, 0), split(900, 700, 200));
+    book.io(io(20, 0, Dir::Read, 4096, 0), split(500, 300, 200));
     book.finish(100);
     assert_eq!(book.text.lat, "100, 700, 0, 0, 0\n");
     assert_eq!(book.text.clat, "100, 500, 0, 0, 0\n");
@@ -193,7 +210,10 @@ fn log_issue_time_adds_the_issue_time_to_the_latency_log_and_zero_elsewhere() {
         ..FioLogs::new()
     };
     let mut book = LogBook::new(&spec, does(&[Dir::Read]), 0);
-    book.io((5, 4_900_000, Dir::Read), 4096, 8192, 100_000, None);
+    book.io(
+        io(5, 4_900_000, Dir::Read, 4096, 8192),
+        Latency::whole(100_000),
+    );
     assert_eq!(book.text.lat, "5, 100000, 0, 4096, 8192, 0, 4900000\n");
     assert_eq!(book.text.bw, "5, 40960, 0, 4096, 8192, 0, 0\n");
     // Windowed lines: 0 in the issue time column too.
@@ -205,7 +225,10 @@ fn log_issue_time_adds_the_issue_time_to_the_latency_log_and_zero_elsewhere() {
         does(&[Dir::Read]),
         0,
     );
-    book.io((5, 4_900_000, Dir::Read), 4096, 8192, 100_000, None);
+    book.io(
+        io(5, 4_900_000, Dir::Read, 4096, 8192),
+        Latency::whole(100_000),
+    );
     book.finish(10);
     assert_eq!(book.text.lat, "10, 100000, 0, 0, 0, 0, 0\n");
 }

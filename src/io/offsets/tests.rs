@@ -1,5 +1,14 @@
 use super::*;
 
+/// `region` bytes at 4 KiB, I/Os of up to `max_bs`.
+fn geo(region: u64, max_bs: u64) -> Geometry {
+    Geometry {
+        region,
+        align: 4096,
+        max_bs,
+    }
+}
+
 fn in_turn(step: Step) -> Order {
     Order::InTurn {
         step,
@@ -19,9 +28,9 @@ fn random(draw: Draw, run: Run) -> Order {
 fn a_negative_hole_reads_backwards_wrapping_as_fio_does() {
     let mut rng = DataGen::new(1);
     let order = in_turn(Step::Back { by: 8192 });
-    let mut o = Offsets::new(&order, (32768, 4096, 4096), &mut rng);
+    let mut o = Offsets::new(&order, geo(32768, 4096), &mut rng);
     let got: Vec<u64> = (0..9)
-        .map(|_| o.next(Dir::Read, 4096, &mut rng).unwrap().0 / 1024)
+        .map(|_| o.next(Dir::Read, 4096, &mut rng).unwrap().offset / 1024)
         .collect();
     // fio 3.33, rw=read:-8k bs=4k size=32k: 0 24576 20480 ... 4096 0 (its write_iolog).
     assert_eq!(got, [0, 24, 20, 16, 12, 8, 4, 0, 24]);
@@ -37,8 +46,8 @@ fn a_run_goes_on_in_each_direction_as_fio_does() {
         len: 4,
         then: RunNext::Sequential,
     };
-    let mut o = Offsets::new(&random(Draw::Map, run), (1 << 20, 4096, 4096), &mut rng);
-    let mut at = |d: Dir| o.next(d, 4096, &mut rng).unwrap().0;
+    let mut o = Offsets::new(&random(Draw::Map, run), geo(1 << 20, 4096), &mut rng);
+    let mut at = |d: Dir| o.next(d, 4096, &mut rng).unwrap().offset;
     let r0 = at(Dir::Read);
     assert_eq!(
         [at(Dir::Write), at(Dir::Write), at(Dir::Read)],
@@ -53,12 +62,8 @@ fn a_run_goes_on_in_each_direction_as_fio_does() {
         then: RunNext::Identical,
         ..run
     };
-    let mut o = Offsets::new(
-        &random(Draw::Map, identical),
-        (1 << 20, 4096, 4096),
-        &mut rng,
-    );
-    let mut at = |d: Dir| o.next(d, 4096, &mut rng).unwrap().0;
+    let mut o = Offsets::new(&random(Draw::Map, identical), geo(1 << 20, 4096), &mut rng);
+    let mut at = |d: Dir| o.next(d, 4096, &mut rng).unwrap().offset;
     let r0 = at(Dir::Read);
     assert_eq!([at(Dir::Write), at(Dir::Read), at(Dir::Read)], [0, r0, r0]);
 }
@@ -69,9 +74,9 @@ fn sequence(stride: Stride, n: usize) -> Vec<Option<u64>> {
         stride,
     };
     let mut rng = DataGen::new(1);
-    let mut o = Offsets::new(&random(draw, Run::ONE), (48 << 10, 4096, 4096), &mut rng);
+    let mut o = Offsets::new(&random(draw, Run::ONE), geo(48 << 10, 4096), &mut rng);
     (0..n)
-        .map(|_| o.next(Dir::Read, 4096, &mut rng).map(|x| x.0 / 4096))
+        .map(|_| o.next(Dir::Read, 4096, &mut rng).map(|x| x.offset / 4096))
         .collect()
 }
 
@@ -89,7 +94,7 @@ fn a_sequence_repeats_or_strides_on_as_fio_does() {
 #[test]
 fn a_spread_of_sizes_is_cut_at_blocks_done_this_pass_as_fio_does() {
     let mut rng = DataGen::new(9);
-    let region = (1 << 20, 4096, 65536);
+    let region = geo(1 << 20, 65536);
     let mut o = Offsets::new(&random(Draw::MapCut, Run::ONE), region, &mut rng);
     let mut done = vec![false; 256];
     let mut ios = Vec::new();
@@ -97,7 +102,7 @@ fn a_spread_of_sizes_is_cut_at_blocks_done_this_pass_as_fio_does() {
     // only be reached by an I/O starting before them).
     while done[..241].iter().any(|d| !d) {
         let asked = if rng.next_u64() % 2 == 0 { 4096 } else { 65536 };
-        let (at, len) = o.next(Dir::Read, asked, &mut rng).unwrap();
+        let Extent { offset: at, len } = o.next(Dir::Read, asked, &mut rng).unwrap();
         assert!(len % 4096 == 0 && (4096..=65536).contains(&len));
         for b in at / 4096..(at + len) / 4096 {
             assert!(!done[b as usize], "block {b} twice in a pass");
@@ -114,7 +119,7 @@ fn a_spread_of_sizes_is_cut_at_blocks_done_this_pass_as_fio_does() {
     // Through the plain map, sizes are never cut.
     let mut o = Offsets::new(&random(Draw::Map, Run::ONE), region, &mut rng);
     for _ in 0..64 {
-        assert_eq!(o.next(Dir::Read, 65536, &mut rng).unwrap().1, 65536);
+        assert_eq!(o.next(Dir::Read, 65536, &mut rng).unwrap().len, 65536);
     }
 }
 
@@ -124,11 +129,15 @@ fn a_spread_of_sizes_is_cut_at_blocks_done_this_pass_as_fio_does() {
 fn each_direction_walks_on_its_own() {
     let mut rng = DataGen::new(1);
     let order = in_turn(Step::Forward { hole: 0 });
-    let mut o = Offsets::new(&order, (64 << 10, 4096, 4096), &mut rng);
+    let mut o = Offsets::new(&order, geo(64 << 10, 4096), &mut rng);
     let mut next = PerDir::<u64>::default();
     for i in 0..16 {
         let d = if i % 3 == 0 { Dir::Write } else { Dir::Read };
-        assert_eq!(o.next(d, 4096, &mut rng).unwrap().0, next[d], "I/O {i}");
+        assert_eq!(
+            o.next(d, 4096, &mut rng).unwrap().offset,
+            next[d],
+            "I/O {i}"
+        );
         next[d] += 4096;
     }
 }

@@ -19,8 +19,9 @@ use std::time::{Duration, Instant};
 
 use super::evidence::Volume;
 use super::limiter::Limit;
-use super::progress::{ByDirection, Direction, Progress};
+use super::progress::{ByDirection, Progress};
 use super::timeline::{self, Slice};
+use crate::plan::dir::Dir;
 
 /// What `fsbench_info` says of the run.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -86,11 +87,8 @@ impl Running {
 }
 
 fn sum(all: impl Iterator<Item = ByDirection>) -> ByDirection {
-    all.fold([(0, 0); 4], |mut acc, x| {
-        for (a, b) in acc.iter_mut().zip(x) {
-            a.0 += b.0;
-            a.1 += b.1;
-        }
+    all.fold(ByDirection::default(), |mut acc, x| {
+        acc += x;
         acc
     })
 }
@@ -209,7 +207,7 @@ impl Feed {
                 total_ops: p.total_ops,
                 total_secs: p.total_secs,
                 workers,
-                tick: (now, [(0, 0); 4]),
+                tick: (now, ByDirection::default()),
                 rates: None,
             });
         });
@@ -220,11 +218,7 @@ impl Feed {
         self.with(|s| {
             if let Some(r) = s.running.take() {
                 let done = r.totals();
-                let total = s.finished.entry(r.key).or_insert([(0, 0); 4]);
-                for (a, b) in total.iter_mut().zip(done) {
-                    a.0 += b.0;
-                    a.1 += b.1;
-                }
+                *s.finished.entry(r.key).or_default() += done;
             }
             s.evidence = None;
             s.limiter = None;
@@ -252,10 +246,11 @@ impl Feed {
             let totals = r.totals();
             let secs = now.saturating_duration_since(r.tick.0).as_secs_f64();
             let mut rates = [(0.0, 0.0); 4];
-            for ((rate, a), b) in rates.iter_mut().zip(r.tick.1).zip(totals) {
+            for ((rate, (_, a)), (_, b)) in rates.iter_mut().zip(r.tick.1.iter()).zip(totals.iter())
+            {
                 *rate = (
-                    b.0.saturating_sub(a.0) as f64 / secs,
-                    b.1.saturating_sub(a.1) as f64 / secs,
+                    b.ops.saturating_sub(a.ops) as f64 / secs,
+                    b.bytes.saturating_sub(a.bytes) as f64 / secs,
                 );
             }
             r.rates = Some(rates);
@@ -274,13 +269,13 @@ impl Feed {
             let e = s.evidence.clone().filter(|_| !fresh)?;
             let t = r.totals();
             // (Bytes a workload moved by direction: block I/O says; the others do not.)
-            let moved = |d: Direction| {
-                let (ops, bytes) = t[d as usize];
-                (ops > 0).then_some(bytes as f64)
+            let moved = |d: Dir| {
+                let c = t[Some(d)];
+                (c.ops > 0).then_some(c.bytes as f64)
             };
             let volume = Volume {
-                read: moved(Direction::Read),
-                written: moved(Direction::Write),
+                read: moved(Dir::Read),
+                written: moved(Dir::Write),
             };
             Some((e, volume))
         });
@@ -297,13 +292,9 @@ fn view_of(info: &Info, s: &State, now: Instant) -> View {
     let mut counters = s.finished.clone();
     let phase = s.running.as_ref().map(|r| {
         let live = r.totals();
-        let c = counters.entry(r.key.clone()).or_insert([(0, 0); 4]);
-        for (a, b) in c.iter_mut().zip(live) {
-            a.0 += b.0;
-            a.1 += b.1;
-        }
+        *counters.entry(r.key.clone()).or_default() += live;
         let elapsed_s = now.saturating_duration_since(r.started).as_secs_f64();
-        let done: u64 = live.iter().map(|x| x.0).sum();
+        let done = live.total().ops;
         let (progress, eta_s) = progress_of(r.total_ops, r.total_secs, done, elapsed_s);
         PhaseView {
             key: r.key.clone(),

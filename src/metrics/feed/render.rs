@@ -9,7 +9,7 @@ use std::fmt::Write as _;
 
 use super::{Key, PhaseView, View, PERCENTILES};
 use crate::metrics::limiter::Limit;
-use crate::metrics::progress::Direction;
+use crate::metrics::progress::{word, Count, WAYS};
 
 /// Which text format a scrape gets.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -233,18 +233,18 @@ pub fn text(v: &View, f: Format) -> String {
 }
 
 fn counters(out: &mut String, v: &View, f: Format) {
-    let ops: fn(&(u64, u64)) -> u64 = |x| x.0;
-    let bytes: fn(&(u64, u64)) -> u64 = |x| x.1;
+    let ops: fn(&Count) -> u64 = |x| x.ops;
+    let bytes: fn(&Count) -> u64 = |x| x.bytes;
     for (fam, pick) in [(&OPERATIONS, ops), (&BYTES, bytes)] {
         fam.head(out, f);
         for (k, by) in &v.counters {
-            for (d, x) in Direction::ALL.iter().zip(by) {
-                let n = pick(x);
+            for (way, x) in by.iter() {
+                let n = pick(&x);
                 let _ = writeln!(
                     out,
                     "{}{} {n}",
                     fam.name,
-                    key_labels(k, &[("direction", d.word())])
+                    key_labels(k, &[("direction", word(way))])
                 );
             }
         }
@@ -264,9 +264,9 @@ fn phase(out: &mut String, p: &PhaseView, f: Format) {
         let bytes: fn(&(f64, f64)) -> f64 = |r| r.1;
         for (fam, pick) in [(&IOPS, ops), (&BANDWIDTH, bytes)] {
             fam.head(out, f);
-            for (d, r) in Direction::ALL.iter().zip(&rates) {
+            for (way, r) in WAYS.iter().zip(&rates) {
                 let x = pick(r);
-                let l = key_labels(k, &[("direction", d.word())]);
+                let l = key_labels(k, &[("direction", word(*way))]);
                 let _ = writeln!(out, "{}{l} {}", fam.name, number(x));
             }
         }

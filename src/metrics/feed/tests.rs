@@ -1,5 +1,6 @@
 use super::render::{text, Format, FAMILIES};
 use super::*;
+use crate::metrics::progress::Count;
 
 fn info() -> Info {
     Info {
@@ -31,26 +32,30 @@ fn counters_carry_on_over_repeats_and_include_the_running_phase() {
     f.enter_workload("ext4", 0, "block");
     let w = workers(2);
     f.start_phase(spec("read"), w.clone(), t0);
-    w[0].add_io(Direction::Read, 4096);
-    w[1].add_io(Direction::Read, 4096);
+    w[0].add_io(Dir::Read, 4096);
+    w[1].add_io(Dir::Read, 4096);
     let v = f.view(t0);
     assert_eq!(v.counters.len(), 1);
-    assert_eq!(v.counters[0].1[0], (2, 8192));
+    assert_eq!(v.counters[0].1[Some(Dir::Read)], Count::new(2, 8192));
     f.end_phase();
     // The next repeat of the same phase carries on from there.
     f.enter_workload("ext4", 1, "block");
     let w = workers(1);
     f.start_phase(spec("read"), w.clone(), t0);
-    w[0].add_io(Direction::Read, 4096);
-    w[0].add_io(Direction::Write, 512);
+    w[0].add_io(Dir::Read, 4096);
+    w[0].add_io(Dir::Write, 512);
     let v = f.view(t0);
-    assert_eq!(v.counters[0].1[0], (3, 3 * 4096));
-    assert_eq!(v.counters[0].1[1], (1, 512));
+    assert_eq!(v.counters[0].1[Some(Dir::Read)], Count::new(3, 3 * 4096));
+    assert_eq!(v.counters[0].1[Some(Dir::Write)], Count::new(1, 512));
     assert_eq!(v.phase.as_ref().unwrap().repeat, 2);
     f.end_phase();
     let v = f.view(t0);
     assert!(v.phase.is_none(), "the gauges go with the phase");
-    assert_eq!(v.counters[0].1[0], (3, 3 * 4096), "the counters stay");
+    assert_eq!(
+        v.counters[0].1[Some(Dir::Read)],
+        Count::new(3, 3 * 4096),
+        "the counters stay"
+    );
 }
 
 #[test]
@@ -60,7 +65,7 @@ fn rates_are_over_the_last_whole_interval() {
     let w = workers(1);
     f.start_phase(spec("write"), w.clone(), t0);
     for _ in 0..100 {
-        w[0].add_io(Direction::Write, 4096);
+        w[0].add_io(Dir::Write, 4096);
     }
     f.tick(t0 + Duration::from_millis(500));
     assert!(
@@ -111,7 +116,7 @@ fn running_view() -> View {
     f.enter_workload("btrfs:compress=zstd", 0, "block");
     let w = workers(1);
     f.start_phase(spec("RND4K_Q32T1_write"), w.clone(), t0);
-    w[0].add_io(Direction::Write, 4096);
+    w[0].add_io(Dir::Write, 4096);
     w[0].close_interval(Slice(vec![(2_000, 1)]));
     f.tick(t0 + Duration::from_secs(1));
     f.with(|s| s.limiter = Some((t0, Some(Limit::Device))));

@@ -5,9 +5,9 @@
 
 use crate::metrics::name as metric;
 use crate::plan::units::{format_count, format_ns};
-use crate::report::markup::term_table;
 use crate::report::records::targets;
-use crate::report::view::{Body, Grid, Room, Section, Shown, Study, WorkloadView};
+use crate::report::termtable;
+use crate::report::view::{Body, Grid, Keep, Section, Shown, Study, WorkloadView};
 use crate::store::note;
 use crate::store::{Outcome, Record};
 use crate::workload::{block, presets};
@@ -26,8 +26,8 @@ impl WorkloadView for Block {
     }
 
     /// The ratio matrix says the same briefly.
-    fn room(&self) -> Room {
-        Room::Spare
+    fn keep(&self) -> Keep {
+        Keep::Spare
     }
 }
 
@@ -57,8 +57,8 @@ fn mean(x: Option<Side>, n: u32) -> Option<Side> {
     x.map(|s| (s.0 / n, s.1 / n, s.2.map(|p| p / n)))
 }
 
-/// The table of a block run's records as text (`fsbench run`).
-pub(crate) fn tables(records: &[Record]) -> String {
+/// The table of a block run's records as text for a terminal `columns` wide (`fsbench run`).
+pub(crate) fn tables(records: &[Record], columns: usize) -> String {
     let mine: Vec<&Record> = records
         .iter()
         .filter(|r| Block.claims(r.workload_name()))
@@ -66,7 +66,7 @@ pub(crate) fn tables(records: &[Record]) -> String {
     let mut out = String::new();
     for s in sections(&mine) {
         if let Body::Table(g) = &s.body {
-            out.push_str(&format!("{}\n{}\n", s.title, term_table(g)));
+            out.push_str(&format!("{}\n{}\n", s.title, termtable::short(g, columns)));
         }
     }
     out
@@ -204,7 +204,8 @@ fn sections(records: &[&Record]) -> Vec<Section> {
             rows: lines,
             note: None,
             right: (2..8).collect(),
-            wrap: false,
+            // (The latencies go first, then the IOPS: MB/s says the same at a block size.)
+            spare: vec![4, 5, 6, 7],
         }),
     }]
 }

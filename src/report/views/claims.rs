@@ -29,18 +29,22 @@ impl WorkloadView for Claims {
             (None, Some(s)) => format!("Published vs this host: {s}"),
             _ => format!("Published vs this host: {}", meta.name),
         };
-        let note = format!("{}. {WHY_THEY_DIFFER}", tally(&found));
-        // Every medium but the short terminal says what each figure measures; there, the claim
-        // says it, and its figure takes a line where the wording took three.
+        // Every medium but the short terminal says what each figure measures, the published
+        // figure and why a host's figures differ; there, the claim says what is measured, its
+        // figure takes a line where the wording took three, and the rest is a pointer.
         let mut sections = [
-            (Shown::DETAIL, Measured::Said),
-            (Shown::SHORT, Measured::Figure),
+            (Shown::DETAIL, Measured::Said, WHY_THEY_DIFFER),
+            (Shown::SHORT, Measured::Figure, WHY_SHORT),
         ]
         .into_iter()
-        .map(|(shown, measured)| Section {
+        .map(|(shown, measured, why)| Section {
             title: title.clone(),
             shown,
-            body: Body::Table(table(&found, measured, &note)),
+            body: Body::Table(table(
+                &found,
+                measured,
+                &format!("{}. {why}", tally(&found)),
+            )),
         })
         .collect::<Vec<_>>();
         let sources: Vec<String> = found
@@ -77,37 +81,43 @@ enum Measured {
     Figure,
 }
 
-/// The claims checked as a table.
+/// The short terminal's word on why a host's figures differ from a study's.
+const WHY_SHORT: &str = "A disagreement says the finding does not carry over to this host as it is, not that the study was wrong (why a host's figures differ from a study's, and the published figures: report.md).";
+
+/// The claims checked as a table (the published figure beside each where what was measured is
+/// said).
 fn table(found: &[Finding], measured: Measured, note: &str) -> Grid {
+    let said = measured == Measured::Said;
     let rows: Vec<Vec<String>> = found
         .iter()
         .map(|f| {
-            vec![
-                f.says.clone(),
-                f.published.clone().unwrap_or_else(|| "-".into()),
+            let mut row = vec![f.says.clone()];
+            if said {
+                row.push(f.published.clone().unwrap_or_else(|| "-".into()));
+            }
+            row.extend([
                 match measured {
                     Measured::Said => format!("{}: {}", f.measured_as, check::measured(f)),
                     Measured::Figure => check::measured(f),
                 },
                 f.expect.clone(),
                 verdict_cell(f),
-            ]
+            ]);
+            row
         })
         .collect();
+    let published: &[&str] = if said { &["published"] } else { &[] };
     Grid {
-        header: [
-            "claim",
-            "published",
-            "measured (95% CI)",
-            "expect",
-            "verdict",
-        ]
-        .map(String::from)
-        .to_vec(),
+        header: ["claim"]
+            .iter()
+            .chain(published)
+            .chain(&["measured (95% CI)", "expect", "verdict"])
+            .map(|h| h.to_string())
+            .collect(),
         rows,
         note: Some(note.to_string()),
         right: Vec::new(),
-        wrap: true,
+        spare: Vec::new(),
     }
 }
 

@@ -59,7 +59,7 @@ impl WorkloadView for Less {
                     "Rates of these records cover less work than the others': they are marked {MARK} wherever they appear and are not comparable."
                 )),
                 right: vec![2],
-                wrap: true,
+                spare: Vec::new(),
             }),
         }]
     }

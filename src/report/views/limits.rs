@@ -25,10 +25,10 @@ impl WorkloadView for Limits {
             shown: Shown::BRIEF,
             body: Body::Table(Grid {
                 right: Vec::new(),
+                spare: Vec::new(),
                 header,
                 rows,
                 note: Some(format!("{WHY}; the evidence per record: report.md")),
-                wrap: true,
             }),
         }];
         let rows: Vec<Vec<String>> = study
@@ -58,7 +58,7 @@ impl WorkloadView for Limits {
                             .into(),
                     ),
                     right: vec![2],
-                    wrap: true,
+                    spare: Vec::new(),
                 }),
             });
         }

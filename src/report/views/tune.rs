@@ -166,7 +166,7 @@ fn ranking(meta: &TuneMeta, r: &Race) -> Grid {
             ended(r)
         )),
         right: vec![1, 2, 3],
-        wrap: true,
+        spare: Vec::new(),
     }
 }
 

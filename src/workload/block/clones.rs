@@ -11,7 +11,7 @@ use crate::store::{CloneBw, CloneFigures, CloneLat};
 
 /// A worker's per-second bandwidth, summed up.
 fn per_sec(st: &Stats) -> Option<CloneBw> {
-    let bw: Vec<f64> = st.per_sec.iter().map(|x| x.1 as f64).collect();
+    let bw: Vec<f64> = st.per_sec.iter().map(|x| x.bytes as f64).collect();
     (!bw.is_empty()).then(|| CloneBw {
         min: bw.iter().cloned().fold(f64::INFINITY, f64::min),
         max: bw.iter().cloned().fold(0.0, f64::max),

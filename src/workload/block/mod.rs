@@ -165,15 +165,7 @@ fn split_options(spec: &WorkloadSpec) -> Result<(String, Option<snap::SnapOpts>)
     let mut params = spec.params.clone();
     let snap = snap::take_options(&mut params)
         .map_err(|e| SpecError(format!("workload '{}': {e}", spec.spec)))?;
-    Ok((extra_options(&params), snap))
-}
-
-fn extra_options(params: &[(String, String)]) -> String {
-    params
-        .iter()
-        .map(|(k, v)| format!("{k}={v}"))
-        .collect::<Vec<_>>()
-        .join(",")
+    Ok((crate::plan::workload::options_text(&params), snap))
 }
 
 /// The jobs as they run: the command line's overrides, then fio's own fix-up of a time-based

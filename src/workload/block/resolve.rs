@@ -3,6 +3,7 @@
 //! files to lay out, and the notes of each job. Everything that can fail does so here, before
 //! anything runs.
 
+use crate::plan::units::Span;
 use std::collections::HashSet;
 use std::fs::File;
 use std::os::unix::fs::FileTypeExt;
@@ -167,15 +168,15 @@ fn bytes_of(spec: SizeSpec, whole: &dyn Fn() -> Result<u64, RunError>) -> Result
     })
 }
 
-/// Where a worker's region starts (fio offset + offset_increment x clone, and with several ranks
-/// on one file, the rank's segment: `segment` is the rank) and its bytes.
+/// A worker's region of its file: where it starts (fio offset + offset_increment x clone, and
+/// with several ranks on one file, the rank's segment: `segment` is the rank) and ends.
 fn region_of(
     job: &Job,
     clone: u32,
     path: &Path,
     (blockdev, existing): (bool, u64),
     segment: Option<usize>,
-) -> Result<(u64, u64), RunError> {
+) -> Result<Span, RunError> {
     let name = &job.name;
     let whole = || whole(job, path, blockdev, existing);
     let base = match job.offset {
@@ -216,7 +217,7 @@ fn region_of(
             if base > 0 { " or lower offset=" } else { "" }
         )));
     }
-    Ok((base, region))
+    Ok(Span::new(base, base + region))
 }
 
 /// fio's dedupe working sets (dedupe.rs); a sequence distribution's blocks inside the region

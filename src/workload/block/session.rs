@@ -139,7 +139,7 @@ impl Session for BlockSession {
         io::clock::calibrate();
         for &wi in &self.phases.members[phase] {
             let w = &self.r.workers[wi];
-            for (path, start, end) in w.files().filter_map(|f| self.r.layout.get(f)) {
+            for (path, span) in w.files().filter_map(|f| self.r.layout.get(f)) {
                 if !self.laid.insert(path.clone()) {
                     continue;
                 }
@@ -150,7 +150,7 @@ impl Session for BlockSession {
                     std::fs::File::create(path)
                         .map_err(RunError::io(format!("creating {}", path.display())))?;
                 } else {
-                    lay_out(path, (*start, *end), w.blockdev, self.target.quiet)?;
+                    lay_out(path, *span, w.blockdev, self.target.quiet)?;
                 }
             }
         }
@@ -200,7 +200,12 @@ impl Session for BlockSession {
         }
         (self.run.exits).ended(&self.block.jobs, w.job, phase, &self.phases.groups[phase]);
         drop(eng);
-        let mut out = self.recorded((wi, clone, part), st, how);
+        let ran = Ran {
+            worker: wi,
+            clone,
+            part,
+        };
+        let mut out = self.recorded(ran, st, how);
         if let (Some(_), Some(name)) = (waited, &job.wait_for) {
             out.how.push(format!(
                 "wait_for: started when every worker of '{name}' was done (the wait is not in its figures)"
@@ -279,16 +284,25 @@ impl Session for BlockSession {
     }
 }
 
+/// Which worker ran: its index among the session's workers, its clone of its job and its part
+/// of the phase.
+#[derive(Debug, Clone, Copy)]
+struct Ran {
+    worker: usize,
+    clone: usize,
+    part: usize,
+}
+
 impl BlockSession {
-    /// What worker `wi` (clone `clone` of its job, part `part` of the phase) measured, with
+    /// What a worker (`Ran`) measured, with
     /// its failure worded with its file's path, its logs, iolog and verify state written, and
     /// what it wrote read back and checked.
-    fn recorded(
-        &self,
-        (wi, clone, part): (usize, usize, usize),
-        mut st: Stats,
-        how: Vec<String>,
-    ) -> WorkerOut {
+    fn recorded(&self, ran: Ran, mut st: Stats, how: Vec<String>) -> WorkerOut {
+        let Ran {
+            worker: wi,
+            clone,
+            part,
+        } = ran;
         let w = &self.r.workers[wi];
         let job = &self.block.jobs[w.job];
         let end = &mut st.ended;
@@ -514,10 +528,10 @@ fn worker_out(part: usize, mut st: Stats, how: Vec<String>) -> WorkerOut {
     o.counters.insert(metric::READ_BYTES, read.1 as f64);
     o.counters.insert(metric::WRITE_BYTES, write.1 as f64);
     o.series
-        .insert("iops", st.per_sec.iter().map(|x| x.0 as f64).collect());
+        .insert("iops", st.per_sec.iter().map(|x| x.ops as f64).collect());
     o.series.insert(
         metric::BYTES_PER_SEC,
-        st.per_sec.iter().map(|x| x.1 as f64).collect(),
+        st.per_sec.iter().map(|x| x.bytes as f64).collect(),
     );
     o.hists.insert("lat", lat);
     o.hists.insert("read_lat", read.2);

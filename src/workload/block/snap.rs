@@ -50,14 +50,18 @@ pub fn parse_rate(v: &str) -> Result<f64, PlanError> {
 }
 
 /// Takes `snapshots=` and `keep=` out of a block workload's options (the rest are fio's).
-pub fn take_options(params: &mut Vec<(String, String)>) -> Result<Option<SnapOpts>, PlanError> {
+pub fn take_options(
+    params: &mut Vec<(String, Option<String>)>,
+) -> Result<Option<SnapOpts>, PlanError> {
     let mut rate = None;
     let mut keep = None;
     let mut rest = Vec::new();
     for (k, v) in params.drain(..) {
+        let value = || v.clone().unwrap_or_default();
         match k.as_str() {
-            "snapshots" => rate = Some(parse_rate(&v)?),
+            "snapshots" => rate = Some(parse_rate(&value())?),
             "keep" => {
+                let v = value();
                 keep = Some(
                     v.trim()
                         .parse::<usize>()
@@ -233,15 +237,20 @@ mod tests {
         assert!((parse_rate("1/10s").unwrap() - 0.1).abs() < 1e-12);
         assert!(parse_rate("fast").unwrap_err().0.contains("snapshots=fast"));
         assert!(parse_rate("0/s").is_err());
+        let kv = |k: &str, v: Option<&str>| (k.to_string(), v.map(str::to_string));
         let mut p = vec![
-            ("snapshots".to_string(), "2/s".to_string()),
-            ("keep".to_string(), "5".to_string()),
-            ("bs".to_string(), "4k".to_string()),
+            kv("snapshots", Some("2/s")),
+            kv("keep", Some("5")),
+            kv("bs", Some("4k")),
+            kv("time_based", None),
         ];
         let o = take_options(&mut p).unwrap().unwrap();
         assert_eq!((o.rate, o.keep), (2.0, Some(5)));
-        assert_eq!(p, vec![("bs".to_string(), "4k".to_string())]);
-        let mut k = vec![("keep".to_string(), "5".to_string())];
+        assert_eq!(p, vec![kv("bs", Some("4k")), kv("time_based", None)]);
+        let mut k = vec![kv("keep", Some("5"))];
         assert!(take_options(&mut k).is_err());
+        let mut bare = vec![kv("snapshots", None)];
+        let e = take_options(&mut bare).unwrap_err().0;
+        assert!(e.contains("snapshots=3/s"), "{e}");
     }
 }

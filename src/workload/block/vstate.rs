@@ -9,6 +9,7 @@
 //! would otherwise leave blocks unchecked (a range missing) or checked against nothing. Its
 //! lines are never echoed: the file could be anything the job file's directory holds.
 
+use crate::plan::units::Span;
 use std::fmt::Write as _;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
@@ -31,15 +32,18 @@ pub fn saves(job: &Job) -> bool {
     job.verify_state_save && ((job.rw.writes() && !only) || job.replay.is_some())
 }
 
-/// The ranges `written` covers, sorted and merged: [start, end).
-pub fn ranges(written: &[(u64, u32)]) -> Vec<(u64, u64)> {
-    let mut r: Vec<(u64, u64)> = written.iter().map(|&(o, l)| (o, o + l as u64)).collect();
+/// The ranges `written` covers, sorted and merged.
+pub fn ranges(written: &[(u64, u32)]) -> Vec<Span> {
+    let mut r: Vec<Span> = written
+        .iter()
+        .map(|&(o, l)| Span::new(o, o + l as u64))
+        .collect();
     r.sort_unstable();
-    let mut out: Vec<(u64, u64)> = Vec::with_capacity(r.len());
-    for (s, e) in r {
+    let mut out: Vec<Span> = Vec::with_capacity(r.len());
+    for s in r {
         match out.last_mut() {
-            Some(last) if s <= last.1 => last.1 = last.1.max(e),
-            _ => out.push((s, e)),
+            Some(last) if s.start <= last.end => last.end = last.end.max(s.end),
+            _ => out.push(s),
         }
     }
     out
@@ -53,8 +57,8 @@ fn text(name: &str, clone: u32, written: &[(u64, u32)]) -> String {
         written.len(),
         r.len()
     );
-    for (s, e) in &r {
-        let _ = writeln!(text, "{s} {}", e - s);
+    for s in &r {
+        let _ = writeln!(text, "{} {}", s.start, s.len());
     }
     text
 }
@@ -83,12 +87,7 @@ pub enum Bad {
 /// count of writes and of ranges; each range `START LENGTH` non-empty, ascending, apart from
 /// the one before and inside `span` (the reader's offsets, [start, end)); as many ranges as
 /// counted; nothing after them; the last line ended (a torn file is refused).
-pub fn parse(
-    bytes: &[u8],
-    job: &str,
-    clone: u32,
-    span: (u64, u64),
-) -> Result<Vec<(u64, u64)>, Bad> {
+pub fn parse(bytes: &[u8], job: &str, clone: u32, span: Span) -> Result<Vec<Span>, Bad> {
     let text = std::str::from_utf8(bytes).map_err(|_| Bad::Foreign)?;
     let lines: Vec<&str> = text.split_terminator('\n').collect();
     let bad = |n: usize, what: String| Bad::Line(n, what);
@@ -125,7 +124,7 @@ pub fn parse(
         ));
     }
     let mut out = Vec::with_capacity(body.len());
-    let mut prev = span.0;
+    let mut prev = span.start;
     for (i, l) in body.iter().enumerate() {
         let n = i + 6;
         let expected = || bad(n, "expected 'START LENGTH' (two whole numbers)".into());
@@ -146,23 +145,23 @@ pub fn parse(
                 if i == 0 {
                     format!(
                         "expected a range from the job's region start (byte {}) on",
-                        span.0
+                        span.start
                     )
                 } else {
                     "expected a range past the end of the one before (ranges ascend and do not touch)".into()
                 },
             ));
         }
-        if e > span.1 {
+        if e > span.end {
             return Err(bad(
                 n,
                 format!(
                     "expected a range inside the job's region, which ends at byte {} (a state another size or offset= saved?)",
-                    span.1
+                    span.end
                 ),
             ));
         }
-        out.push((s, e));
+        out.push(Span::new(s, e));
         prev = e.saturating_add(1);
     }
     if !text.ends_with('\n') {
@@ -184,12 +183,7 @@ fn number(s: &str) -> Option<u64> {
 
 /// Reads worker `clone`'s state: the ranges its writer completed, inside `span` (the reader's
 /// offsets, [start, end)).
-pub fn load(
-    dir: &Path,
-    job: &Job,
-    clone: u32,
-    span: (u64, u64),
-) -> Result<Vec<(u64, u64)>, String> {
+pub fn load(dir: &Path, job: &Job, clone: u32, span: Span) -> Result<Vec<Span>, String> {
     let p = path(dir, job, clone);
     let bytes = std::fs::read(&p).map_err(|e| {
         format!(

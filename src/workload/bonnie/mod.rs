@@ -80,6 +80,8 @@ impl Workload for Bonnie {
         Some(super::Footprint {
             kept: self.size + self.files_bytes(),
             rewritten: self.size,
+            // The IO file, the file tests' files and their folders.
+            inodes: 1 + self.files + self.dirs.max(1),
             ..Default::default()
         })
     }

@@ -256,10 +256,16 @@ pub fn rank_seed(seed: u64, r: usize) -> u64 {
 }
 
 impl Workload for Files {
-    /// Its tree's files, each taking whole 4 KiB blocks (written once, never rewritten).
+    /// Its tree's files, each taking whole 4 KiB blocks (written once, never rewritten), and an
+    /// inode each, with one for each folder and the tree's root.
     fn footprint(&self) -> Option<super::Footprint> {
-        let each = (self.tree.mean.max(0.0) as u64).div_ceil(4096).max(1) * 4096;
-        Some(super::Footprint::kept(self.tree.count.saturating_mul(each)))
+        let t = &self.tree;
+        let each = (t.mean.max(0.0) as u64).div_ceil(4096).max(1) * 4096;
+        let folders = 1 + t.tops + t.units();
+        Some(super::Footprint::kept(
+            t.count.saturating_mul(each),
+            t.count + folders,
+        ))
     }
 
     fn tests(&self) -> Option<Vec<String>> {

@@ -101,6 +101,6 @@ impl Workload for Ior {
             true => p.iterations as u64,
             false => 1,
         };
-        Some(Footprint::kept(p.file_bytes(1).saturating_mul(kept)))
+        Some(Footprint::kept(p.file_bytes(1).saturating_mul(kept), kept))
     }
 }

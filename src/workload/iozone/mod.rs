@@ -85,6 +85,7 @@ impl Workload for Iozone {
         Some(super::Footprint {
             kept: self.peak_bytes(),
             rewritten: self.peak_bytes(),
+            inodes: self.threads.max(1) as u64,
             ..Default::default()
         })
     }

@@ -296,7 +296,11 @@ impl IozoneSession {
                 closed: Instant::now(),
             });
         }
-        let way = crate::metrics::progress::Direction::of_test(step.test.writes());
+        let way = if step.test.writes() {
+            crate::plan::dir::Dir::Write
+        } else {
+            crate::plan::dir::Dir::Read
+        };
         ctx.progress.add_in(way, done.ops, done.bytes);
         Ok((done.ops, done.bytes))
     }

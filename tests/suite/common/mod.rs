@@ -25,8 +25,14 @@ pub fn bin() -> Command {
     let mut c = Command::new(exe());
     c.env_remove("FSBENCH_WORKDIR");
     c.env("FSBENCH_HISTORY", history_path());
+    // What a report says is read on a terminal wide enough that no line wraps; its layout at
+    // 80 columns is report_studies' and report_golden's (they take COLUMNS away).
+    c.env("COLUMNS", WIDE);
     c
 }
+
+/// A terminal no report line wraps in.
+pub const WIDE: &str = "1000";
 
 /// The history database of this test process (under cargo's directory for test files): tests
 /// never write the user's or root's history. Every run of the binary gets it by FSBENCH_HISTORY.
@@ -349,17 +355,21 @@ impl Compare {
 }
 
 /// fsbench as an unprivileged user (nobody, through setpriv) when the tests run as root; as
-/// itself otherwise; None where setpriv is missing.
+/// itself otherwise; None where setpriv is missing (said: `SKIPPED: why`).
 pub fn unprivileged() -> Option<std::process::Command> {
     if !is_root() {
         return Some(bin());
     }
-    if !have("setpriv") {
+    if skip(
+        !have("setpriv"),
+        "root without setpriv cannot drop privileges",
+    ) {
         return None;
     }
     let mut c = std::process::Command::new("setpriv");
     c.args(["--reuid=65534", "--regid=65534", "--clear-groups"])
         .arg(exe())
+        .env("COLUMNS", WIDE)
         .env_remove("FSBENCH_WORKDIR")
         .env_remove("FSBENCH_STATE_DIR")
         .env("FSBENCH_HISTORY", history_path());

@@ -4,6 +4,7 @@
 use super::*;
 use crate::io::worker::{BadBlock, ReadChecks, WhenFull, Written};
 use crate::plan::job::Verify;
+use crate::plan::units::Span;
 
 fn failing(errno: i32, go_past: Vec<i32>, when_full: WhenFull) -> Stats {
     let mut p = plan(
@@ -106,7 +107,7 @@ fn a_reader_with_ranges_checks_only_inside_them() {
     );
     r.sinks.checks = Some(ReadChecks {
         verify: verify(),
-        ranges: Some(std::sync::Arc::new(vec![(0, 16384)])),
+        ranges: Some(std::sync::Arc::new(vec![Span::new(0, 16384)])),
     });
     let mut w = plan(
         writes(),

@@ -78,6 +78,6 @@ fn the_series_has_a_line_per_whole_second() {
     (p.ends.bytes, p.ends.runtime) = (None, Some(Duration::from_millis(1200)));
     let (_, st) = seen(&p);
     assert_eq!(st.per_sec.len(), 1);
-    let (ios, bytes) = st.per_sec[0];
+    let (ios, bytes) = (st.per_sec[0].ops, st.per_sec[0].bytes);
     assert!(ios > 0 && bytes == ios * 4096);
 }

@@ -7,7 +7,7 @@
 
 use std::fmt::Write as _;
 
-use super::matrix::{centre, label, Iozone, Matrix};
+use super::matrix::{centre, label, FileRecord, Iozone, Matrix};
 use crate::plan::units::RateUnit;
 use crate::report::heatgrid::{self, Cell, HeatGrid, Scale};
 use crate::report::markup::{esc, html_table};
@@ -43,9 +43,18 @@ fn scales(all: &[(Shows, Matrix)]) -> (Scale, Scale) {
         for f in &m.files {
             for r in &m.records {
                 match shows {
-                    Shows::Rate => rates.extend(m.bytes((*f, *r))),
+                    Shows::Rate => rates.extend(m.bytes(FileRecord {
+                        file: *f,
+                        record: *r,
+                    })),
                     Shows::Ratio => {
-                        if let Some(x) = m.ratio((*f, *r)).filter(|x| *x > 0.0) {
+                        if let Some(x) = m
+                            .ratio(FileRecord {
+                                file: *f,
+                                record: *r,
+                            })
+                            .filter(|x| *x > 0.0)
+                        {
                             far = far.max(x.log2().abs());
                         }
                     }
@@ -89,7 +98,10 @@ fn map(shows: Shows, m: &Matrix, baseline: &str, scale: Scale) -> HeatGrid {
             m.records
                 .iter()
                 .map(|r| {
-                    let c = (*f, *r);
+                    let c = FileRecord {
+                        file: *f,
+                        record: *r,
+                    };
                     let v = m.cells.get(&c)?;
                     let at = format!("{}, {} file, {} records", m.target, label(*f), label(*r));
                     let bytes = centre(v) * 1024.0;

@@ -6,7 +6,7 @@
 
 use std::fmt::Write as _;
 
-use super::matrix::{label, Iozone};
+use super::matrix::{label, FileRecord, Iozone};
 use crate::plan::units::RateUnit;
 
 /// A grid of text: a corner label, column heads, one row per file size.
@@ -14,7 +14,7 @@ fn grid(
     corner: &str,
     cols: &[u64],
     rows: &[u64],
-    cell: &dyn Fn(u64, u64) -> Option<String>,
+    cell: &dyn Fn(FileRecord) -> Option<String>,
 ) -> Vec<String> {
     let mut out = vec![format!(
         "{corner:>6}{}",
@@ -25,7 +25,11 @@ fn grid(
     for f in rows {
         let mut line = format!("{:>6}", label(*f));
         for r in cols {
-            let text = cell(*f, *r).unwrap_or_default();
+            let text = cell(FileRecord {
+                file: *f,
+                record: *r,
+            })
+            .unwrap_or_default();
             line.push_str(&" ".repeat(7usize.saturating_sub(visible_len(&text))));
             line.push_str(&text);
         }
@@ -88,12 +92,12 @@ pub(crate) fn term(z: &Iozone, baseline: &str, width: usize, color: bool) -> Str
     let mut out = String::new();
     for m in z.each(&z.headlines(), baseline) {
         let (test, target) = (m.test, m.target);
-        let values = grid("MiB/s", &m.records, &m.files, &|f, r| {
-            m.bytes((f, r)).map(|b| RateUnit::MiB.figure(b))
+        let values = grid("MiB/s", &m.records, &m.files, &|c| {
+            m.bytes(c).map(|b| RateUnit::MiB.figure(b))
         });
         let ratios = match m.base {
-            Some(_) => grid("ratio", &m.records, &m.files, &|f, r| {
-                m.ratio((f, r)).map(|x| colored(x, color))
+            Some(_) => grid("ratio", &m.records, &m.files, &|c| {
+                m.ratio(c).map(|x| colored(x, color))
             }),
             None => Vec::new(),
         };
@@ -122,7 +126,7 @@ pub(crate) fn markdown(z: &Iozone, baseline: &str) -> String {
     for m in z.each(&z.tests(), baseline) {
         let (test, target) = (m.test, m.target);
         let head: Vec<String> = m.records.iter().map(|r| label(*r)).collect();
-        let table = |title: String, cell: &dyn Fn(u64, u64) -> Option<String>| {
+        let table = |title: String, cell: &dyn Fn(FileRecord) -> Option<String>| {
             let mut t = format!(
                 "{title}\n\n| file | {} |\n|---|{}\n",
                 head.join(" | "),
@@ -132,20 +136,25 @@ pub(crate) fn markdown(z: &Iozone, baseline: &str) -> String {
                 let row: Vec<String> = m
                     .records
                     .iter()
-                    .map(|r| cell(*f, *r).unwrap_or_default())
+                    .map(|r| {
+                        cell(FileRecord {
+                            file: *f,
+                            record: *r,
+                        })
+                        .unwrap_or_default()
+                    })
                     .collect();
                 let _ = writeln!(t, "| {} | {} |", label(*f), row.join(" | "));
             }
             t + "\n"
         };
-        out.push_str(&table(
-            format!("### {test} on {target} (MiB/s)"),
-            &|f, r| m.bytes((f, r)).map(|b| RateUnit::MiB.figure(b)),
-        ));
+        out.push_str(&table(format!("### {test} on {target} (MiB/s)"), &|c| {
+            m.bytes(c).map(|b| RateUnit::MiB.figure(b))
+        }));
         if m.base.is_some() {
             out.push_str(&table(
                 format!("### {test} on {target}, ratio to {baseline}"),
-                &|f, r| m.ratio((f, r)).map(|x| format!("{x:.2}")),
+                &|c| m.ratio(c).map(|x| format!("{x:.2}")),
             ));
         }
     }

@@ -14,8 +14,16 @@ use crate::workload::iozone::{NAME, TESTS};
 /// The headline tests: the terminal's summary and its matrices, one each.
 pub(crate) const HEADLINES: [&str; 4] = ["write", "read", "random_read", "random_write"];
 
-/// (file bytes, record bytes) -> KiB/s of each repeat.
-pub(crate) type Cells = BTreeMap<(u64, u64), Vec<f64>>;
+/// Where a cell of iozone's matrix is: its file size and record size, bytes (its row, then its
+/// column).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) struct FileRecord {
+    pub(crate) file: u64,
+    pub(crate) record: u64,
+}
+
+/// Each cell -> KiB/s of each repeat.
+pub(crate) type Cells = BTreeMap<FileRecord, Vec<f64>>;
 
 /// A study's iozone figures: per target, per test, the cells; and throughput-mode records.
 #[derive(Default)]
@@ -50,8 +58,8 @@ pub(crate) fn label(bytes: u64) -> String {
 }
 
 /// A cell as "file/record": 16M/4K.
-pub(crate) fn cell_name(cell: (u64, u64)) -> String {
-    format!("{}/{}", label(cell.0), label(cell.1))
+pub(crate) fn cell_name(cell: FileRecord) -> String {
+    format!("{}/{}", label(cell.file), label(cell.record))
 }
 
 impl Iozone {
@@ -84,7 +92,10 @@ impl Iozone {
                 .or_default()
                 .entry(r.target.clone())
                 .or_default()
-                .entry((cfg(r, "file_size"), cfg(r, "record_size")))
+                .entry(FileRecord {
+                    file: cfg(r, "file_size"),
+                    record: cfg(r, "record_size"),
+                })
                 .or_default()
                 .push(*v);
         }
@@ -104,9 +115,9 @@ impl Iozone {
         let mut files: Vec<u64> = Vec::new();
         let mut records: Vec<u64> = Vec::new();
         for cells in self.matrix.get(test).into_iter().flat_map(|m| m.values()) {
-            for (f, r) in cells.keys() {
-                files.push(*f);
-                records.push(*r);
+            for c in cells.keys() {
+                files.push(c.file);
+                records.push(c.record);
             }
         }
         files.sort_unstable();
@@ -123,7 +134,7 @@ impl Iozone {
         target: &str,
         baseline: &str,
         test: &str,
-        cell: (u64, u64),
+        cell: FileRecord,
     ) -> Option<f64> {
         ratio_of(self.cells(target, test)?, self.cells(baseline, test)?, cell)
     }
@@ -170,7 +181,7 @@ impl Iozone {
 }
 
 /// The ratio of two cells' figures.
-pub(crate) fn ratio_of(cells: &Cells, base: &Cells, cell: (u64, u64)) -> Option<f64> {
+pub(crate) fn ratio_of(cells: &Cells, base: &Cells, cell: FileRecord) -> Option<f64> {
     let (a, b) = (centre(cells.get(&cell)?), centre(base.get(&cell)?));
     (b > 0.0).then(|| a / b)
 }
@@ -188,11 +199,11 @@ pub(crate) struct Matrix<'a> {
 
 impl Matrix<'_> {
     /// A cell's figure in bytes per second.
-    pub(crate) fn bytes(&self, cell: (u64, u64)) -> Option<f64> {
+    pub(crate) fn bytes(&self, cell: FileRecord) -> Option<f64> {
         self.cells.get(&cell).map(|v| centre(v) * 1024.0)
     }
 
-    pub(crate) fn ratio(&self, cell: (u64, u64)) -> Option<f64> {
+    pub(crate) fn ratio(&self, cell: FileRecord) -> Option<f64> {
         ratio_of(self.cells, self.base?, cell)
     }
 }

@@ -4,7 +4,7 @@
 
 use std::fmt::Write as _;
 
-use super::matrix::{cfg, Iozone};
+use super::matrix::{cfg, FileRecord, Iozone};
 use crate::metrics::name as metric;
 use crate::workload::iozone::TESTS;
 
@@ -47,7 +47,11 @@ pub(crate) fn r_text(z: &Iozone) -> String {
             for f in &files {
                 let _ = write!(out, "\"{}\"   ", f / 1024);
                 for r in records.iter().filter(|r| *r <= f) {
-                    let v = cells.get(&(*f, *r)).map_or(0.0, |v| mean(v));
+                    let cell = FileRecord {
+                        file: *f,
+                        record: *r,
+                    };
+                    let v = cells.get(&cell).map_or(0.0, |v| mean(v));
                     let _ = write!(out, "{v:.0}  ");
                 }
                 out.push('\n');

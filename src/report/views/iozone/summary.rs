@@ -4,7 +4,7 @@
 //! it, so both say the same figure) and the cells where it is lowest and highest; and the
 //! throughput mode's table. Readable units throughout (MiB/s, GiB/s), never iozone's KiB/s. Pure.
 
-use super::matrix::{cell_name, centre, Cells, Iozone};
+use super::matrix::{cell_name, centre, Cells, FileRecord, Iozone};
 use crate::metrics::name as metric;
 use crate::plan::units::format_rate;
 use crate::report::claims::{fmt, paired};
@@ -19,16 +19,16 @@ fn bytes(v: &[f64]) -> f64 {
 /// The cells with the lowest and the highest value of `f`, as "figure at file/record".
 fn extremes(
     cells: &Cells,
-    f: &dyn Fn((u64, u64)) -> Option<f64>,
+    f: &dyn Fn(FileRecord) -> Option<f64>,
     show: &dyn Fn(f64) -> String,
 ) -> [String; 2] {
-    let mut found: Vec<((u64, u64), f64)> = cells
+    let mut found: Vec<(FileRecord, f64)> = cells
         .keys()
         .filter_map(|c| f(*c).map(|v| (*c, v)))
         .filter(|(_, v)| v.is_finite())
         .collect();
     found.sort_by(|a, b| a.1.total_cmp(&b.1));
-    let at = |x: Option<&((u64, u64), f64)>| {
+    let at = |x: Option<&(FileRecord, f64)>| {
         x.map_or_else(
             || "-".into(),
             |(c, v)| format!("{} at {}", show(*v), cell_name(*c)),
@@ -68,7 +68,7 @@ pub(crate) fn summary(z: &Iozone, baseline: &str) -> Option<Grid> {
                         Some((r, None)) => fmt(r),
                         None => "-".into(),
                     });
-                    let ratio = |c: (u64, u64)| {
+                    let ratio = |c: FileRecord| {
                         let (a, b) = (cells.get(&c)?, base.get(&c)?);
                         Some(centre(a) / centre(b))
                     };
@@ -104,6 +104,7 @@ pub(crate) fn summary(z: &Iozone, baseline: &str) -> Option<Grid> {
     };
     let mut g = Grid::new(header, rows, note);
     g.right.retain(|c| *c >= 2);
+    g.spare = vec![g.header.len() - 2, g.header.len() - 1];
     Some(g)
 }
 

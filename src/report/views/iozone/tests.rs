@@ -1,7 +1,7 @@
 //! The iozone view's matrices, ratios, summary, heat maps and `-R` text on a made-up study.
 
 use super::matrices::{markdown, term};
-use super::matrix::label;
+use super::matrix::{label, FileRecord};
 use super::rtext::parse_r;
 use super::*;
 
@@ -62,7 +62,17 @@ fn r_text_parses_back_with_the_skipped_cells_as_zero() {
 #[test]
 fn the_ratio_matrix_divides_by_the_baseline_cell() {
     let z = Iozone::collect(&study());
-    let r = z.ratio("btrfs", "xfs", "write", (64 << 10, 4096)).unwrap();
+    let r = z
+        .ratio(
+            "btrfs",
+            "xfs",
+            "write",
+            FileRecord {
+                file: 64 << 10,
+                record: 4096,
+            },
+        )
+        .unwrap();
     assert!((r - 2.0).abs() < 1e-9, "{r}");
     let t = term(&z, "xfs", 300, false);
     assert!(

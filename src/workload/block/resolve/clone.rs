@@ -15,6 +15,7 @@ use crate::frame::{Place, RunError, TargetCtx};
 use crate::io::iolog::Replay;
 use crate::io::worker::{max_bs, Source};
 use crate::plan::job::{EngineKind, Job, SizeSpec};
+use crate::plan::units::Span;
 
 /// Worker `clone` of job `ji`: its files (checked, and added to the layout), region and pattern;
 /// with the bytes its new files take.
@@ -70,7 +71,8 @@ pub(super) fn resolve_clone(
         },
         _ => job.clone(),
     };
-    let (base, region) = region_of(&sizing, clone, &paths[0], (blockdev, have), seg)?;
+    let span = region_of(&sizing, clone, &paths[0], (blockdev, have), seg)?;
+    let (base, region) = (span.start, span.len());
     // Several files share size= (fio: size / nrfiles each) unless filesize= gives each its own.
     let (region, total) = match (nfiles, job.filesize, job.size) {
         (1, None, _) => (region, region),
@@ -94,7 +96,7 @@ pub(super) fn resolve_clone(
         new_bytes += check_and_lay(
             job,
             (path, blockdev, have),
-            (base, end),
+            Span::new(base, end),
             (t, segment),
             layout,
         )?;
@@ -117,7 +119,7 @@ pub(super) fn resolve_clone(
             Source::Walk(w) => w.region.stride(),
             Source::Replay(_) => region,
         };
-        let span = (base, (nfiles.max(1) as u64).saturating_mul(stride));
+        let span = Span::new(base, (nfiles.max(1) as u64).saturating_mul(stride));
         let ranges = super::super::vstate::load(Path::new("."), job, clone, span)
             .map_err(|e| invalid(format!("job '{}': {e}", job.name)))?;
         if let Some(checks) = plan.sinks.checks.as_mut() {
@@ -200,10 +202,11 @@ fn per_file(job: &Job, region: u64, n: u32) -> Result<u64, RunError> {
 fn check_and_lay(
     job: &Job,
     (path, blockdev, have): (&Path, bool, u64),
-    (base, end): (u64, u64),
+    span: Span,
     (t, segment): (&TargetCtx, bool),
     layout: &mut Layout,
 ) -> Result<u64, RunError> {
+    let Span { start: base, end } = span;
     check_file(job, path, blockdev, have, end)?;
     super::super::per_io::check_file(job, path)?;
     if let Place::Here { wipe } = t.place {
@@ -231,9 +234,9 @@ fn check_and_lay(
         if !(blockdev || job.fill_device && writes(job.rw)) {
             new_bytes = end.saturating_sub(have.max(start));
         }
-        layout.add(path, start, end);
+        layout.add(path, Span::new(start, end));
     } else {
-        layout.widen(path, start, end);
+        layout.widen(path, Span::new(start, end));
     }
     Ok(new_bytes)
 }

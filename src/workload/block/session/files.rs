@@ -1,6 +1,7 @@
 //! A worker's files: opening its engine over them, laying them out, and reading back what a
 //! verifying job wrote to each.
 
+use crate::plan::units::Span;
 use std::fs::{File, OpenOptions};
 use std::io::Write;
 use std::os::unix::fs::OpenOptionsExt;
@@ -196,11 +197,12 @@ fn fadvise_of(job: &Job) -> Option<(libc::c_int, &'static str)> {
 /// reads read real data, as fio lays out its files. Not measured.
 pub(super) fn lay_out(
     path: &Path,
-    (start, end): (u64, u64),
+    span: Span,
     blockdev: bool,
     quiet: bool,
 ) -> Result<(), RunError> {
-    let region = end - start;
+    let start = span.start;
+    let region = span.len();
     if !quiet {
         crate::out::eline!(
             "fsbench:   laying out {} of test data in {}",

@@ -14,7 +14,7 @@ fn writes_merge_into_ranges_and_round_trip() {
     let job = job("j");
     let written = [(8192, 4096), (0, 4096), (4096, 4096), (65536, 4096)];
     let r = ranges(&written);
-    assert_eq!(r, [(0, 12288), (65536, 69632)]);
+    assert_eq!(r, [Span::new(0, 12288), Span::new(65536, 69632)]);
     assert!(covered(&r, 4096, 4096));
     assert!(covered(&r, 65536, 4096));
     assert!(!covered(&r, 12288, 4096), "past the first range");
@@ -22,24 +22,24 @@ fn writes_merge_into_ranges_and_round_trip() {
     let d = dir.path();
     let saved = save(d, &job, 0, &written).unwrap();
     assert_eq!(saved, d.join("local-j-0-verify.state"));
-    assert_eq!(load(d, &job, 0, (0, 1 << 20)).unwrap(), r);
-    assert!(load(d, &job, 1, (0, 1 << 20))
+    assert_eq!(load(d, &job, 0, Span::new(0, 1 << 20)).unwrap(), r);
+    assert!(load(d, &job, 1, Span::new(0, 1 << 20))
         .unwrap_err()
         .contains("verify_state_save=1 first"));
     std::fs::write(path(d, &job, 2), [7u8, 0, 0, 0, 0xff, 0xfe]).unwrap();
-    let foreign = load(d, &job, 2, (0, 1 << 20));
+    let foreign = load(d, &job, 2, Span::new(0, 1 << 20));
     assert!(foreign.unwrap_err().contains("fio's binary layout"));
 }
 
 #[test]
 fn a_state_that_is_not_whole_and_this_workers_is_refused_by_line() {
     let good = text("vjob", 0, &[(0, 65536), (131072, 65536)]);
-    let span = (0, 1 << 20);
+    let span = Span::new(0, 1 << 20);
     assert_eq!(
         parse(good.as_bytes(), "vjob", 0, span),
-        Ok(vec![(0, 65536), (131072, 196608)])
+        Ok(vec![Span::new(0, 65536), Span::new(131072, 196608)])
     );
-    let line = |t: &str, span: (u64, u64)| match parse(t.as_bytes(), "vjob", 0, span) {
+    let line = |t: &str, span: Span| match parse(t.as_bytes(), "vjob", 0, span) {
         Err(Bad::Line(n, _)) => n,
         other => panic!("{t:?}: {other:?}"),
     };
@@ -68,10 +68,13 @@ fn a_state_that_is_not_whole_and_this_workers_is_refused_by_line() {
     assert_eq!(line(&ranges("0 4096\n4096 4096\n", 2), span), 7);
     assert_eq!(line(&ranges("0 0\n", 1), span), 6);
     assert_eq!(
-        line(&ranges("4096 18446744073709551615\n", 1), (0, u64::MAX)),
+        line(
+            &ranges("4096 18446744073709551615\n", 1),
+            Span::new(0, u64::MAX)
+        ),
         6
     );
-    assert_eq!(line(&ranges("0 4096\n", 1), (4096, 1 << 20)), 6);
+    assert_eq!(line(&ranges("0 4096\n", 1), Span::new(4096, 1 << 20)), 6);
     assert_eq!(line(&ranges("1044480 8192\n", 1), span), 6);
     assert_eq!(line(&ranges("-1 4096\n", 1), span), 6);
     assert_eq!(line(&ranges("0 4096 1\n", 1), span), 6);
@@ -90,7 +93,7 @@ fn what_a_refused_state_says_names_the_file_and_line_not_its_text() {
         "fsbench verify state 1\njob s3cr3t\nclone 0\n",
     )
     .unwrap();
-    let e = load(d, &job, 0, (0, 1 << 20)).unwrap_err();
+    let e = load(d, &job, 0, Span::new(0, 1 << 20)).unwrap_err();
     assert!(
         e.contains("local-vjob-0-verify.state line 2: expected 'job vjob'"),
         "{e}"
