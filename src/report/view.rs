@@ -38,6 +38,12 @@ pub(crate) trait WorkloadView: Sync {
     fn room(&self) -> Room {
         Room::Kept
     }
+
+    /// It ranks its workload's targets itself (io500 by its score), so the verdict does not
+    /// rank them again by another measure.
+    fn ranks(&self) -> bool {
+        false
+    }
 }
 
 /// Whether a view's sections stay in a short terminal report that would not fit a screen

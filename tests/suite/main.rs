@@ -28,6 +28,7 @@ mod fuzz_parsers;
 mod privileged_aging;
 mod privileged_audit;
 mod privileged_faults;
+mod privileged_io500;
 mod privileged_iozone;
 mod privileged_lifecycle;
 mod privileged_limits;
