@@ -39,8 +39,8 @@ pub(crate) trait WorkloadView: Sync {
         Room::Kept
     }
 
-    /// It ranks its workload's targets itself (io500 by its score), so the verdict does not
-    /// rank them again by another measure.
+    /// It ranks its workload's targets itself (io500 by its score), so neither the verdict nor
+    /// the ratio matrix ranks them again by another measure.
     fn ranks(&self) -> bool {
         false
     }

@@ -56,15 +56,24 @@ pub fn walk(
     progress: &crate::metrics::progress::Progress,
 ) -> std::io::Result<()> {
     for e in std::fs::read_dir(dir)? {
-        let e = e?;
-        t.scanned += 1;
-        progress.add(1, 0);
-        let kind = e.file_type()?;
-        if kind.is_dir() {
-            walk(&e.path(), c, t, progress)?;
-        } else if c.name(&e.file_name().to_string_lossy()) && c.file(&e.metadata()?) {
-            t.found += 1;
-        }
+        visit(&e?, c, t, progress)?;
+    }
+    Ok(())
+}
+
+/// One entry: counted, walked into when a directory, matched when not.
+fn visit(
+    e: &std::fs::DirEntry,
+    c: &Criteria,
+    t: &mut Tally,
+    progress: &crate::metrics::progress::Progress,
+) -> std::io::Result<()> {
+    t.scanned += 1;
+    progress.add(1, 0);
+    if e.file_type()?.is_dir() {
+        walk(&e.path(), c, t, progress)?;
+    } else if c.name(&e.file_name().to_string_lossy()) && c.file(&e.metadata()?) {
+        t.found += 1;
     }
     Ok(())
 }
@@ -103,13 +112,7 @@ impl FindSession {
             std::fs::read_dir(&self.root)?.collect::<Result<_, _>>()?;
         top.sort_by_key(|e| e.file_name());
         for e in top.iter().skip(self.rank).step_by(self.ranks) {
-            t.scanned += 1;
-            ctx.progress.add(1, 0);
-            if e.file_type()?.is_dir() {
-                walk(&e.path(), c, t, ctx.progress)?;
-            } else if c.name(&e.file_name().to_string_lossy()) && c.file(&e.metadata()?) {
-                t.found += 1;
-            }
+            visit(e, c, t, ctx.progress)?;
         }
         Ok(())
     }
@@ -121,13 +124,13 @@ impl Session for FindSession {
     }
 
     fn work(&self, _phase: usize, ctx: &WorkerCtx) -> WorkerOut {
-        let mut out = WorkerOut::default();
         let newer = std::fs::symlink_metadata(&self.stamp).and_then(|m| m.modified());
+        let mut t = Tally::default();
         ctx.start_line();
         let t0 = Instant::now();
-        let mut t = Tally::default();
         let walked = newer.and_then(|n| self.share(&Criteria::io500(n), &mut t, ctx));
         let t1 = Instant::now();
+        let mut out = WorkerOut::default();
         if let Err(e) = walked {
             out.error = Some(format!("find {}: {e}", self.root.display()));
             out.failure = Some(crate::io::Failure::io("find", &e).path(&self.root));
@@ -185,33 +188,22 @@ mod tests {
         ] {
             std::fs::write(d.path().join(name), vec![1u8; len]).unwrap();
         }
-        let mut t = Tally::default();
-        walk(
-            d.path(),
-            &c,
-            &mut t,
-            &crate::metrics::progress::Progress::default(),
-        )
-        .unwrap();
+        let tally = |c: &Criteria| {
+            let mut t = Tally::default();
+            walk(d.path(), c, &mut t, &Default::default()).unwrap();
+            t
+        };
         assert_eq!(
-            t,
+            tally(&c),
             Tally {
                 scanned: 5,
                 found: 2
             }
         );
         // Nothing is newer than a timestamp taken after the files were written.
-        let mut t = Tally::default();
         let later = Criteria::io500(SystemTime::now() + Duration::from_secs(60));
-        walk(
-            d.path(),
-            &later,
-            &mut t,
-            &crate::metrics::progress::Progress::default(),
-        )
-        .unwrap();
         assert_eq!(
-            t,
+            tally(&later),
             Tally {
                 scanned: 5,
                 found: 0

@@ -19,6 +19,16 @@ use crate::metrics::catalog::{key, m, Better::*, MetricDef, Unit::*};
 use crate::plan::{Overrides, WorkloadSpec};
 use phases::{Sizes, Tool, MIN_WRITE_S, PHASES};
 
+/// io500's figures and find's (the IOR and mdtest records carry their workloads' metrics).
+pub static METRICS: &[MetricDef] = &[
+    key(metric::IO500_SCORE, Count, Higher),
+    key(metric::IO500_VALUE, Count, Higher),
+    m(metric::IO500_BW, Count, Higher),
+    m(metric::IO500_MD, Count, Higher),
+    m(metric::IO500_VALID, Count, Neither),
+    m("found", Count, Neither),
+];
+
 pub const DEF: WorkloadDef = WorkloadDef {
     name: "io500",
     summary: "io500's twelve scored phases (ior-easy/hard, mdtest-easy/hard, find) and its score, io500's parameters unless smaller sizes are given",
@@ -34,33 +44,6 @@ pub const DEF: WorkloadDef = WorkloadDef {
     build,
     ranks: true,
 };
-
-/// io500's figures, and the IOR, mdtest and find figures of the records behind them.
-pub static METRICS: &[MetricDef] = &[
-    key(metric::IO500_SCORE, Count, Higher),
-    key(metric::IO500_VALUE, Count, Higher),
-    m(metric::IO500_BW, Count, Higher),
-    m(metric::IO500_MD, Count, Higher),
-    m(metric::IO500_VALID, Count, Neither),
-    m(metric::BYTES_PER_SEC, BytesPerSec, Higher),
-    m(metric::OPS_PER_SEC, OpsPerSec, Higher),
-    m("iops", OpsPerSec, Higher),
-    m("ios", Count, Neither),
-    m("bytes", Bytes, Neither),
-    m("items", Count, Neither),
-    m("found", Count, Neither),
-    m(metric::RUNTIME_S, Seconds, Lower),
-    m(metric::IOR_OPEN_S, Seconds, Lower),
-    m(metric::IOR_XFER_S, Seconds, Lower),
-    m(metric::IOR_CLOSE_S, Seconds, Lower),
-    m(metric::IOR_LATENCY_S, Seconds, Lower),
-    m(metric::IOR_STONEWALL_S, Seconds, Neither),
-    m(metric::IOR_STONEWALL_BYTES, Bytes, Neither),
-    m(metric::STONEWALL_ITEMS, Count, Neither),
-    m(metric::STONEWALL_S, Seconds, Neither),
-    m("iteration", Count, Neither),
-    m("lat_*_ns", Nanoseconds, Lower),
-];
 
 pub struct Io500 {
     sizes: Sizes,
@@ -102,7 +85,7 @@ fn build(spec: &WorkloadSpec, o: &Overrides) -> Result<Box<dyn Workload>, SpecEr
                 continue;
             }
         };
-        let sub = crate::plan::workload::parse_workload(&format!("{tool}:{}", (r.args)(&s)))
+        let sub = crate::plan::workload::parse_workload(&format!("{tool}:{}", r.args(&s)))
             .and_then(|w| super::build(&w, o))
             .map_err(|e| spec.bad(format!("{}: {e}", r.name)))?;
         runs.push(Some(sub));
@@ -150,7 +133,7 @@ impl Workload for Io500 {
                 format!(
                     "{}: {tool} {} ({})",
                     r.name,
-                    (r.args)(&self.sizes),
+                    r.args(&self.sizes),
                     r.unit.name()
                 )
             })

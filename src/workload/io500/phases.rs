@@ -71,8 +71,10 @@ pub struct Row {
     /// io500's name, the record's test.
     pub name: &'static str,
     pub tool: Tool,
-    /// The command line (IOR's or mdtest's) for these sizes.
-    pub args: fn(&Sizes) -> String,
+    /// The command line (IOR's or mdtest's) for these sizes, but for the step.
+    pub base: fn(&Sizes) -> String,
+    /// What the run does of its tool's steps: IOR's -w or -r, mdtest's -C, -T, -E or -r.
+    pub step: &'static str,
     /// The test of the run's record io500 scores (mdtest's runs also make and remove its tree).
     pub scored: &'static str,
     pub unit: Unit,
@@ -82,54 +84,49 @@ pub struct Row {
     pub stamp_before: bool,
 }
 
-fn ior_easy(s: &Sizes, way: &str) -> String {
-    let wall = match way {
+/// The stonewall of a write (IOR's -D with wear-out, mdtest's -W after -Y's sync); none else.
+fn wall(s: &Sizes, step: &str) -> String {
+    match step {
         "-w" => format!(" -D {} -O stoneWallingWearOut=1", s.stonewall),
+        "-C" => format!(" -Y -W {}", s.stonewall),
         _ => String::new(),
-    };
-    format!(
-        "-C -Q 1 -g -k -e -o {DIR}/ior-easy/ior_file_easy -O stoneWallingStatusFile={DIR}/ior-easy.stonewall -t 2m -b {} -F {way}{wall}",
-        s.easy_block
-    )
+    }
 }
 
-fn ior_hard(s: &Sizes, way: &str) -> String {
-    let wall = match way {
-        "-w" => format!(" -D {} -O stoneWallingWearOut=1", s.stonewall),
-        _ => String::new(),
-    };
+// What each tool's command line holds besides the step (-w, -r; -C, -T, -E, -r) and its wall.
+fn ior_easy(s: &Sizes) -> String {
+    let f = format!(
+        "-o {DIR}/ior-easy/ior_file_easy -O stoneWallingStatusFile={DIR}/ior-easy.stonewall"
+    );
+    format!("-C -Q 1 -g -k -e {f} -t 2m -b {} -F", s.easy_block)
+}
+
+fn ior_hard(s: &Sizes) -> String {
+    let f = format!("-o {DIR}/ior-hard/file -O stoneWallingStatusFile={DIR}/ior-hard.stonewall");
     format!(
-        "-C -Q 1 -g -k -e -o {DIR}/ior-hard/file -O stoneWallingStatusFile={DIR}/ior-hard.stonewall -t 47008 -b 47008 -s {} {way}{wall}",
+        "-C -Q 1 -g -k -e {f} -t 47008 -b 47008 -s {}",
         s.hard_segments
     )
 }
 
-fn md_easy(s: &Sizes, stage: &str) -> String {
-    let wall = match stage {
-        "-C" => format!(" -Y -W {}", s.stonewall),
-        _ => String::new(),
-    };
-    format!(
-        "-n {} -u -L -F -P -N 1 -d {DIR}/mdtest-easy -x {DIR}/mdtest-easy.stonewall {stage}{wall}",
-        s.easy_files
-    )
+fn md_easy(s: &Sizes) -> String {
+    let d = format!("-d {DIR}/mdtest-easy -x {DIR}/mdtest-easy.stonewall");
+    format!("-n {} -u -L -F -P -N 1 {d}", s.easy_files)
 }
 
-fn md_hard(s: &Sizes, stage: &str) -> String {
-    let wall = match stage {
-        "-C" => format!(" -Y -W {}", s.stonewall),
-        _ => String::new(),
-    };
-    format!(
-        "-n {} -t -w 3901 -e 3901 -P -N 1 -F -d {DIR}/mdtest-hard -x {DIR}/mdtest-hard.stonewall {stage}{wall}",
-        s.hard_files
-    )
+fn md_hard(s: &Sizes) -> String {
+    let d = format!("-d {DIR}/mdtest-hard -x {DIR}/mdtest-hard.stonewall");
+    format!("-n {} -t -w 3901 -e 3901 -P -N 1 -F {d}", s.hard_files)
+}
+
+fn find(_: &Sizes) -> String {
+    format!("{DIR} -newer {TIMESTAMP} -size 3901c -name *01*")
 }
 
 const fn row(
     name: &'static str,
     tool: Tool,
-    args: fn(&Sizes) -> String,
+    (base, step): (fn(&Sizes) -> String, &'static str),
     scored: &'static str,
     unit: Unit,
     writes: bool,
@@ -137,11 +134,23 @@ const fn row(
     Row {
         name,
         tool,
-        args,
+        base,
+        step,
         scored,
         unit,
         writes,
         stamp_before: false,
+    }
+}
+
+impl Row {
+    /// The command line of the run for these sizes.
+    pub fn args(&self, s: &Sizes) -> String {
+        let base = (self.base)(s);
+        match self.step {
+            "" => base,
+            step => format!("{base} {step}{}", wall(s, step)),
+        }
     }
 }
 
@@ -153,7 +162,7 @@ pub static PHASES: &[Row] = &[
     row(
         "ior-easy-write",
         Ior,
-        |s| ior_easy(s, "-w"),
+        (ior_easy, "-w"),
         "write",
         GiBps,
         true,
@@ -161,7 +170,7 @@ pub static PHASES: &[Row] = &[
     row(
         "mdtest-easy-write",
         Mdtest,
-        |s| md_easy(s, "-C"),
+        (md_easy, "-C"),
         "file-create",
         Kiops,
         true,
@@ -171,7 +180,7 @@ pub static PHASES: &[Row] = &[
         ..row(
             "ior-hard-write",
             Ior,
-            |s| ior_hard(s, "-w"),
+            (ior_hard, "-w"),
             "write",
             GiBps,
             true,
@@ -180,47 +189,26 @@ pub static PHASES: &[Row] = &[
     row(
         "mdtest-hard-write",
         Mdtest,
-        |s| md_hard(s, "-C"),
+        (md_hard, "-C"),
         "file-create",
         Kiops,
         true,
     ),
-    row(
-        "find",
-        Find,
-        |_| format!("{DIR} -newer {TIMESTAMP} -size 3901c -name *01*"),
-        "find",
-        Kiops,
-        false,
-    ),
-    row(
-        "ior-easy-read",
-        Ior,
-        |s| ior_easy(s, "-r"),
-        "read",
-        GiBps,
-        false,
-    ),
+    row("find", Find, (find, ""), "find", Kiops, false),
+    row("ior-easy-read", Ior, (ior_easy, "-r"), "read", GiBps, false),
     row(
         "mdtest-easy-stat",
         Mdtest,
-        |s| md_easy(s, "-T"),
+        (md_easy, "-T"),
         "file-stat",
         Kiops,
         false,
     ),
-    row(
-        "ior-hard-read",
-        Ior,
-        |s| ior_hard(s, "-r"),
-        "read",
-        GiBps,
-        false,
-    ),
+    row("ior-hard-read", Ior, (ior_hard, "-r"), "read", GiBps, false),
     row(
         "mdtest-hard-stat",
         Mdtest,
-        |s| md_hard(s, "-T"),
+        (md_hard, "-T"),
         "file-stat",
         Kiops,
         false,
@@ -228,7 +216,7 @@ pub static PHASES: &[Row] = &[
     row(
         "mdtest-easy-delete",
         Mdtest,
-        |s| md_easy(s, "-r"),
+        (md_easy, "-r"),
         "file-remove",
         Kiops,
         false,
@@ -236,7 +224,7 @@ pub static PHASES: &[Row] = &[
     row(
         "mdtest-hard-read",
         Mdtest,
-        |s| md_hard(s, "-E"),
+        (md_hard, "-E"),
         "file-read",
         Kiops,
         false,
@@ -244,7 +232,7 @@ pub static PHASES: &[Row] = &[
     row(
         "mdtest-hard-delete",
         Mdtest,
-        |s| md_hard(s, "-r"),
+        (md_hard, "-r"),
         "file-remove",
         Kiops,
         false,
@@ -328,7 +316,7 @@ mod tests {
     fn io500s_command_lines_read_as_ior_and_mdtest_plans() {
         let s = Sizes::default();
         for r in PHASES {
-            let args = (r.args)(&s);
+            let args = r.args(&s);
             let ok = match r.tool {
                 Ior => crate::plan::hpc::ior::IorPlan::parse(&args).map(|_| ()),
                 Mdtest => crate::plan::hpc::mdtest::MdPlan::parse(&args).map(|_| ()),

@@ -74,7 +74,7 @@ impl Io500Session {
         let io500 = serde_json::json!({
             "phase": row.name,
             "unit": row.unit.name(),
-            "args": (row.args)(&self.sizes),
+            "args": row.args(&self.sizes),
             "sizes": self.sizes,
         });
         p.config = Some(match p.config.take() {
