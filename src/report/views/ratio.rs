@@ -98,6 +98,9 @@ fn matrix(rows: &[Row], baseline: &str) -> Option<(String, Grid)> {
         }
         out.push(line);
     }
+    if out.is_empty() {
+        return None;
+    }
     let mut header = vec!["test".to_string()];
     header.extend(targets.iter().map(|t| t.to_string()));
     let mut note =
