@@ -41,6 +41,14 @@ fn render() -> String {
             out.push_str(&format!("      {p:<36} {h}\n"));
         }
     }
+    for (tool, options) in crate::plan::hpc::tools() {
+        out.push_str(&format!(
+            "\n{tool}'s options (--workload '{tool}:...'; any other is refused by name):\n\n"
+        ));
+        for (names, help) in options {
+            out.push_str(&format!("  {names:<36} {help}\n"));
+        }
+    }
     out.push_str("\nBlock presets (--workload NAME[:FIO_OPTION=VALUE,...]; `fsbench list --preset NAME` prints the fio job file each equals):\n\n");
     for p in PRESETS {
         out.push_str(&format!("  {:<11} {}\n", p.name, p.summary));

@@ -195,7 +195,7 @@ impl WorkerCtx<'_> {
         self.board.started(self.index);
     }
 
-    /// The interval from `from` to `to` on the phase's clock.
+    /// The interval from `from` to `to` on the phase's clock (from the pool's start).
     pub fn span(&self, from: std::time::Instant, to: std::time::Instant) -> Span {
         let at = |t: std::time::Instant| t.saturating_duration_since(self.origin).as_secs_f64();
         Span {
@@ -357,6 +357,9 @@ pub struct Frame {
 /// the ranks share), and its workers' totals per part: what the reduction across ranks needs.
 #[derive(Debug, Clone, Default)]
 pub struct RankTimes {
+    /// The end of the barrier on CLOCK_MONOTONIC (seconds): ranks on one host place their
+    /// times on that one clock.
+    pub barrier_mono: f64,
     /// The pool started (seconds after the barrier).
     pub start_s: f64,
     /// The first worker ended, and the last.
@@ -374,6 +377,8 @@ pub struct Merged {
     pub frame: Frame,
     /// Per part: each rank's figures (rank 0 of a multi-rank run; empty otherwise).
     pub ranks: Vec<Vec<crate::store::RankFigures>>,
+    /// Per part: each node's figures (over several nodes; empty otherwise).
+    pub nodes: Vec<Vec<crate::store::NodeFigures>>,
 }
 
 /// Why a workload could not go on. Stopping is a type, not a string.

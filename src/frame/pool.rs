@@ -218,11 +218,12 @@ impl Watch<'_> {
             .then(|| super::live::Live::start(self.spec, self.label));
         let mut shown = Instant::now();
         while !done() {
-            std::thread::sleep(if many {
-                WATCH
-            } else {
-                Duration::from_millis(200)
-            });
+            match (many, many && self.rounds.open()) {
+                // A worker waits in a round: stay ready, as MPI's barrier does.
+                (_, true) => std::thread::yield_now(),
+                (true, false) => self.rounds.idle(WATCH),
+                (false, _) => std::thread::sleep(Duration::from_millis(200)),
+            }
             if many && across.is_none() && self.cluster.stonewall(first.load(Ordering::Acquire)) {
                 across = Some(self.progress.iter().map(Progress::get).collect());
             }

@@ -14,6 +14,9 @@ use std::time::Duration;
 use super::Cluster;
 use crate::stop::StopReason;
 
+/// How long a worker waiting in a round stays ready (yielding) before it sleeps.
+const SPIN: Duration = Duration::from_millis(20);
+
 #[derive(Debug, Default, Clone, Copy)]
 struct Round {
     /// The largest value given so far.
@@ -68,12 +71,24 @@ impl Rounds {
         }
         s.rounds[k].max = s.rounds[k].max.max(value);
         self.settle(&mut s);
+        // The coordinator's thread, idle between looks, hands the round on at once.
+        self.cv.notify_all();
+        // The ranks should leave together, as they leave MPI's barrier: the worker yields its
+        // CPU but stays ready for a while (a thread put to sleep wakes late on a busy machine),
+        // then sleeps.
+        let since = std::time::Instant::now();
         loop {
             if let Some(v) = s.rounds[k].result {
                 return Ok(v);
             }
             if let Some(why) = crate::stop::requested() {
                 return Err(why);
+            }
+            if since.elapsed() < SPIN {
+                drop(s);
+                std::thread::yield_now();
+                s = self.lock();
+                continue;
             }
             s = self
                 .cv
@@ -108,6 +123,21 @@ impl Rounds {
                 s.rounds[k].result = Some(s.rounds[k].max);
                 self.cv.notify_all();
             }
+        }
+    }
+
+    /// Whether a round is open here: a worker waits for its answer (the coordinator's thread
+    /// then polls the cluster closely, so that the ranks leave a barrier together).
+    pub fn open(&self) -> bool {
+        let s = self.lock();
+        s.rounds.iter().any(|r| r.result.is_none())
+    }
+
+    /// The coordinator's thread between looks: up to `d`, or until a worker opens a round.
+    pub fn idle(&self, d: Duration) {
+        let s = self.lock();
+        if !s.rounds.iter().any(|r| r.result.is_none()) {
+            let _ = self.cv.wait_timeout(s, d);
         }
     }
 

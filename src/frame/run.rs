@@ -48,6 +48,7 @@ pub fn run_phase(
     }
     cluster.barrier(&format!("phase '{}' on {label}", spec.name))?;
     let after_barrier = Instant::now();
+    let barrier_mono = crate::sys::monotonic_s();
     let dropped = match spec.cache {
         CachePolicy::Drop => crate::sys::host::sync_and_drop_caches(),
         CachePolicy::Keep => true,
@@ -109,7 +110,8 @@ pub fn run_phase(
         .t0
         .saturating_duration_since(after_barrier)
         .as_secs_f64();
-    let (parts, first_done, rank) = merge_parts(&run, from);
+    let (parts, first_done, mut rank) = merge_parts(&run, from);
+    rank.barrier_mono = barrier_mono;
     let evidence = Some(gathering.end(intervals, &parts));
     let frame = Frame {
         started_at,
@@ -137,6 +139,7 @@ pub fn run_phase(
         parts,
         frame,
         ranks: Vec::new(),
+        nodes: Vec::new(),
     })?;
     let stopped = merged.parts.iter().find_map(|p| p.stopped);
     let mut phases = s.finish(i, &merged)?;
@@ -291,6 +294,7 @@ fn decorate(
     if let Some(ranks) = m.ranks.get(k).filter(|r| !r.is_empty()) {
         super::share::rank_metrics(ranks, &mut p.metrics);
         p.ranks = ranks.clone();
+        p.nodes = m.nodes.get(k).cloned().unwrap_or_default();
         p.notes.push(format!(
             "ranks: {} ranks; rates are all ranks' work over the earliest start to the latest end",
             ranks.len()

@@ -7,8 +7,11 @@
 //! - "first done" is what all ranks had done when the fastest worker of all finished, over the
 //!   time from the earliest start to that moment; "last done" is the latest end;
 //! - every time is a duration on the rank's own monotonic clock from the end of the barrier
-//!   that started the phase, so clock skew between nodes never enters a figure;
-//! - each rank's own figures are kept, per part, for the record's `ranks` field.
+//!   that started the phase, so clock skew between nodes never enters a figure; ranks on one
+//!   host (one CLOCK_MONOTONIC) are placed by when each left the barrier, so the barrier's own
+//!   skew does not enter either (across hosts the barrier's end is taken as one instant);
+//! - each rank's own figures are kept, per part, for the record's `ranks` field, and each
+//!   node's (its ranks' work over its earliest start to its latest end) for `nodes`.
 //!
 //! Nothing here talks to other processes: the transport (`crate::ranks`) hands shares in.
 
@@ -23,7 +26,7 @@ use super::{FirstDone, Merged, RankTimes, WorkerOut};
 use crate::metrics::diskstats::DevIo;
 use crate::metrics::hist;
 use crate::stop::StopReason;
-use crate::store::RankFigures;
+use crate::store::{NodeFigures, RankFigures};
 
 /// One part (block: one job of the group) of one rank's phase.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
@@ -53,10 +56,16 @@ pub struct PartShare {
 pub struct Share {
     pub rank: usize,
     pub host: String,
+    /// The node it is on (`ranks::Nodes`: ranks with one processor name).
+    #[serde(default)]
+    pub node: usize,
     pub parts: Vec<PartShare>,
     pub start_s: f64,
     pub first_s: f64,
     pub end_s: f64,
+    /// When this rank left the barrier, on its host's CLOCK_MONOTONIC (0: not known).
+    #[serde(default)]
+    pub barrier_mono: f64,
     pub wall_s: f64,
     pub workers: usize,
     pub dropped: bool,
@@ -68,7 +77,7 @@ pub struct Share {
 
 impl Share {
     /// This rank's merged figures, ready to send.
-    pub fn of(m: &Merged, rank: usize, host: &str) -> Share {
+    pub fn of(m: &Merged, rank: usize, host: &str, node: usize) -> Share {
         let f = &m.frame;
         let parts = m
             .parts
@@ -104,10 +113,12 @@ impl Share {
         Share {
             rank,
             host: host.to_string(),
+            node,
             parts,
             start_s: f.rank.start_s,
             first_s: f.rank.first_s,
             end_s: f.rank.end_s,
+            barrier_mono: f.rank.barrier_mono,
             wall_s: f.wall.as_secs_f64(),
             workers: f.workers,
             dropped: f.dropped,
@@ -172,6 +183,7 @@ fn rate(n: u64, secs: f64) -> f64 {
 /// and sync failure are kept from it), `shares` every rank's share (rank 0's included).
 pub fn combine(mine: Merged, mut shares: Vec<Share>) -> Result<Merged, String> {
     shares.sort_by_key(|s| s.rank);
+    on_one_clock(&mut shares);
     let n_parts = shares.iter().map(|s| s.parts.len()).max().unwrap_or(0);
     let start = shares.iter().map(|s| s.start_s).fold(f64::MAX, f64::min);
     let start = if start == f64::MAX { 0.0 } else { start };
@@ -180,6 +192,7 @@ pub fn combine(mine: Merged, mut shares: Vec<Share>) -> Result<Merged, String> {
     let mut frame = mine.frame;
     let mut parts: Vec<WorkerOut> = Vec::new();
     let mut ranks: Vec<Vec<RankFigures>> = Vec::new();
+    let mut nodes: Vec<Vec<NodeFigures>> = Vec::new();
     frame.first_done.clear();
     for k in 0..n_parts {
         let mut part = WorkerOut {
@@ -191,6 +204,7 @@ pub fn combine(mine: Merged, mut shares: Vec<Share>) -> Result<Merged, String> {
             ..Default::default()
         };
         let mut figures = Vec::new();
+        let mut per_node: BTreeMap<usize, NodeFigures> = BTreeMap::new();
         let mut end = start;
         for s in &shares {
             let Some(p) = s.parts.get(k) else { continue };
@@ -200,8 +214,10 @@ pub fn combine(mine: Merged, mut shares: Vec<Share>) -> Result<Merged, String> {
             end = end.max(s.start_s + p.window_s);
             fd.ops += p.across.0;
             fd.bytes += p.across.1;
+            add_to_node(&mut per_node, s, p);
             figures.push(RankFigures {
                 rank: s.rank,
+                node: s.node,
                 host: s.host.clone(),
                 start_s: s.start_s,
                 end_s: s.end_s,
@@ -218,6 +234,11 @@ pub fn combine(mine: Merged, mut shares: Vec<Share>) -> Result<Merged, String> {
         parts.push(part);
         frame.first_done.push(fd);
         ranks.push(figures);
+        // One node's figures are the sum's: kept only when there are several.
+        nodes.push(match per_node.len() {
+            0 | 1 => Vec::new(),
+            _ => per_node.into_values().map(node_rates).collect(),
+        });
     }
     frame.last_done_s = (last_end - start).max(0.0);
     frame.wall = Duration::from_secs_f64(shares.iter().map(|s| s.wall_s).fold(0.0, f64::max));
@@ -236,7 +257,53 @@ pub fn combine(mine: Merged, mut shares: Vec<Share>) -> Result<Merged, String> {
         parts,
         frame,
         ranks,
+        nodes,
     })
+}
+
+/// Ranks of one host read one CLOCK_MONOTONIC: each rank's times move by how much later than
+/// its host's first it left the barrier (a barrier's exit is not one instant on a busy host).
+fn on_one_clock(shares: &mut [Share]) {
+    let mut first: BTreeMap<String, f64> = BTreeMap::new();
+    for s in shares.iter().filter(|s| s.barrier_mono > 0.0) {
+        let e = first.entry(s.host.clone()).or_insert(s.barrier_mono);
+        *e = e.min(s.barrier_mono);
+    }
+    for s in shares.iter_mut() {
+        if let Some(f) = first.get(&s.host).filter(|_| s.barrier_mono > 0.0) {
+            let late = s.barrier_mono - f;
+            s.start_s += late;
+            s.first_s += late;
+            s.end_s += late;
+        }
+    }
+}
+
+/// A rank's part added to its node's: work adds up; the node's window runs from its earliest
+/// start to its latest end (IOR's accounting, within the node).
+fn add_to_node(per_node: &mut BTreeMap<usize, NodeFigures>, s: &Share, p: &PartShare) {
+    let n = per_node.entry(s.node).or_insert_with(|| NodeFigures {
+        node: s.node,
+        host: s.host.clone(),
+        start_s: f64::MAX,
+        ..Default::default()
+    });
+    n.ranks += 1;
+    n.start_s = n.start_s.min(s.start_s);
+    n.end_s = n.end_s.max(s.start_s + p.window_s);
+    n.ops += p.total.0;
+    n.bytes += p.total.1;
+    n.first_done_ops += p.across.0;
+    if n.error.is_none() {
+        n.error.clone_from(&p.error);
+    }
+}
+
+fn node_rates(mut n: NodeFigures) -> NodeFigures {
+    let secs = n.end_s - n.start_s;
+    n.ops_per_sec = rate(n.ops, secs);
+    n.bytes_per_sec = rate(n.bytes, secs);
+    n
 }
 
 /// CPU figures are per process (or per host): their mean over the ranks.

@@ -54,6 +54,43 @@ pub fn statvfs(path: &Path) -> io::Result<FsStat> {
     })
 }
 
+/// CLOCK_MONOTONIC in seconds: the clock `Instant` reads, the same for every process of a host
+/// (ranks on one host compare their instants through it).
+pub fn monotonic_s() -> f64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid, writable timespec; clock_gettime only writes it.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9
+}
+
+/// stat(2) of `path`, the result dropped: what a metadata benchmark's stat costs (glibc's stat,
+/// newfstatat; std's metadata asks statx for more). A path under 512 bytes is made a C string on
+/// the stack.
+pub fn stat_only(path: &Path) -> io::Result<()> {
+    let bytes = path.as_os_str().as_bytes();
+    let nul = || io::Error::new(io::ErrorKind::InvalidInput, "path contains NUL");
+    let mut stack = [0u8; 512];
+    let owned;
+    let c: &std::ffi::CStr = if bytes.len() < stack.len() {
+        stack[..bytes.len()].copy_from_slice(bytes);
+        std::ffi::CStr::from_bytes_with_nul(&stack[..=bytes.len()]).map_err(|_| nul())?
+    } else {
+        owned = CString::new(bytes).map_err(|_| nul())?;
+        &owned
+    };
+    let mut st = std::mem::MaybeUninit::<libc::stat>::uninit();
+    // SAFETY: `c` is a valid NUL-terminated string and `st` points to writable memory of the
+    // right type, which stat(2) only writes.
+    let rc = unsafe { libc::stat(c.as_ptr(), st.as_mut_ptr()) };
+    match rc {
+        0 => Ok(()),
+        _ => Err(io::Error::last_os_error()),
+    }
+}
+
 /// The filesystem type (statfs(2)'s f_type, a magic number) of the filesystem holding `path`.
 // f_type's integer type differs between architectures: keep the cast.
 #[allow(clippy::unnecessary_cast)]

@@ -12,7 +12,7 @@ use crate::common::*;
 use std::path::Path;
 use std::process::{Command, Output};
 
-fn records(dir: &Path) -> Vec<serde_json::Value> {
+pub(crate) fn records(dir: &Path) -> Vec<serde_json::Value> {
     std::fs::read_to_string(dir.join("results.jsonl"))
         .unwrap_or_default()
         .lines()
@@ -20,11 +20,11 @@ fn records(dir: &Path) -> Vec<serde_json::Value> {
         .collect()
 }
 
-fn manifest(dir: &Path) -> serde_json::Value {
+pub(crate) fn manifest(dir: &Path) -> serde_json::Value {
     serde_json::from_str(&std::fs::read_to_string(dir.join("manifest.json")).unwrap()).unwrap()
 }
 
-fn ranks(r: &serde_json::Value) -> Vec<serde_json::Value> {
+pub(crate) fn ranks(r: &serde_json::Value) -> Vec<serde_json::Value> {
     r["ranks"].as_array().cloned().unwrap_or_default()
 }
 
@@ -62,15 +62,15 @@ fn without_mpi_several_ranks_are_refused_with_how_to_build() {
 
 /// One multi-rank test's places: a directory every rank sees (the `dir:` target) and the study
 /// directory. None (printed) without mpirun. Holds the test lock while it lives.
-struct Setup {
+pub(crate) struct Setup {
     _lock: crate::common::Serial,
     _dir: tempfile::TempDir,
-    shared: std::path::PathBuf,
-    out: std::path::PathBuf,
-    target: String,
+    pub(crate) shared: std::path::PathBuf,
+    pub(crate) out: std::path::PathBuf,
+    pub(crate) target: String,
 }
 
-fn setup() -> Option<Setup> {
+pub(crate) fn setup() -> Option<Setup> {
     let lock = serial();
     if skip(
         !have("mpirun"),
@@ -92,7 +92,7 @@ fn setup() -> Option<Setup> {
 }
 
 /// `mpirun -np N --oversubscribe fsbench ARGS...` as root.
-fn mpirun(np: usize, args: &[&str]) -> Output {
+pub(crate) fn mpirun(np: usize, args: &[&str]) -> Output {
     mpi_cmd(np, args).output().expect("mpirun runs")
 }
 
@@ -103,12 +103,12 @@ fn mpi_cmd(np: usize, args: &[&str]) -> Command {
         .env_remove("FSBENCH_WORKDIR")
         .env("FSBENCH_HISTORY", crate::common::history_path())
         .args(["--oversubscribe", "-np", &np.to_string()])
-        .arg(env!("CARGO_BIN_EXE_fsbench"))
+        .arg(crate::common::exe())
         .args(args);
     c
 }
 
-fn ok(o: &Output) {
+pub(crate) fn ok(o: &Output) {
     assert!(
         o.status.success(),
         "mpirun failed: {}\n{}",
@@ -280,10 +280,11 @@ fn a_rank_with_another_plan_is_refused_at_the_start() {
         o,
     ];
     // MPMD: rank 0 and rank 1 get different arguments.
-    let fsbench = env!("CARGO_BIN_EXE_fsbench");
+    let fsbench = crate::common::exe();
     let mut c = mpi_cmd(1, &base);
     c.arg(":")
-        .args(["-np", "1", fsbench])
+        .args(["-np", "1"])
+        .arg(&fsbench)
         .args(base)
         .arg("--repeat=2");
     let r = c.output().unwrap();

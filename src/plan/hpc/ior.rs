@@ -4,7 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{Arg, Does, Given, Opt};
+use super::{on, refused, set, Arg, Does, Opt};
 use crate::plan::PlanError;
 
 /// How the ranks share files.
@@ -158,33 +158,6 @@ const fn value(
         arg: Arg::Value,
         ..flag(short, directive, help, f)
     }
-}
-
-const fn refused(
-    short: Option<char>,
-    long: Option<&'static str>,
-    help: &'static str,
-    arg: Arg,
-    why: &'static str,
-) -> Opt<IorPlan> {
-    Opt {
-        short,
-        long,
-        directive: None,
-        arg,
-        help,
-        does: Does::Refused(why),
-    }
-}
-
-/// Sets an option's slot of the plan.
-fn set<T>(slot: &mut T, v: T) -> Result<(), String> {
-    *slot = v;
-    Ok(())
-}
-
-fn on(g: &Given) -> Result<bool, String> {
-    Ok(g.count(0)? > 0)
 }
 
 /// Every IOR option fsbench knows, a row each: what it sets, or why it is refused.

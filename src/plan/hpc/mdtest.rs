@@ -5,7 +5,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{Arg, Does, Given, Opt};
+use super::{on, refused, set, Arg, Does, Opt};
 use crate::plan::PlanError;
 
 /// What the test makes: mdtest runs its directory test, then its file test.
@@ -152,33 +152,6 @@ const fn long(
         help,
         does: Does::Sets(f),
     }
-}
-
-const fn refused(
-    short: Option<char>,
-    long: Option<&'static str>,
-    help: &'static str,
-    arg: Arg,
-    why: &'static str,
-) -> Opt<MdPlan> {
-    Opt {
-        short,
-        long,
-        directive: None,
-        arg,
-        help,
-        does: Does::Refused(why),
-    }
-}
-
-/// Sets an option's slot of the plan.
-fn set<T>(slot: &mut T, v: T) -> Result<(), String> {
-    *slot = v;
-    Ok(())
-}
-
-fn on(g: &Given) -> Result<bool, String> {
-    Ok(g.count(0)? > 0)
 }
 
 use Arg::{Flag, Value};

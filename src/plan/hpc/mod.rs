@@ -54,6 +54,35 @@ impl<P> Opt<P> {
     }
 }
 
+/// A row for an option fsbench refuses, and why.
+pub const fn refused<P>(
+    short: Option<char>,
+    long: Option<&'static str>,
+    help: &'static str,
+    arg: Arg,
+    why: &'static str,
+) -> Opt<P> {
+    Opt {
+        short,
+        long,
+        directive: None,
+        arg,
+        help,
+        does: Does::Refused(why),
+    }
+}
+
+/// Sets an option's slot of the plan.
+pub fn set<T>(slot: &mut T, v: T) -> Result<(), String> {
+    *slot = v;
+    Ok(())
+}
+
+/// Whether a flag was given.
+pub fn on(g: &Given) -> Result<bool, String> {
+    Ok(g.count(0)? > 0)
+}
+
 /// An option as given: its name as written, and its value (a flag's is None unless `=N`).
 pub struct Given<'a> {
     pub name: String,
@@ -301,8 +330,16 @@ pub fn inside(option: &str, path: &str) -> Result<String, String> {
     Ok(path.to_string())
 }
 
-/// One line per option of `table` for `fsbench list`: its names and what fsbench does.
-pub fn lines<P>(table: &'static [Opt<P>]) -> Vec<(String, String)> {
+/// Each tool's options for `fsbench list`: the workload's name and a line per option.
+pub fn tools() -> [(&'static str, Vec<(String, String)>); 2] {
+    [
+        ("ior", lines(ior::OPTIONS)),
+        ("mdtest", lines(mdtest::OPTIONS)),
+    ]
+}
+
+/// One line per option of `table`: its names and what fsbench does.
+fn lines<P>(table: &'static [Opt<P>]) -> Vec<(String, String)> {
     table
         .iter()
         .map(|o| {

@@ -59,22 +59,14 @@ fn build(spec: &WorkloadSpec, o: &Overrides) -> Result<Box<dyn Workload>, SpecEr
 
 impl Workload for Ior {
     fn open(&self, t: &TargetCtx) -> Result<Opened, RunError> {
-        let Some(dir) = t.dir() else {
-            return Ok(Opened::Skip {
-                test: "write".into(),
-                reason: "ior works in a filesystem's directory; raw targets run block workloads"
-                    .into(),
-            });
-        };
-        let seed = self
-            .plan
-            .seed
-            .map(|s| s as u64)
-            .or(self.seed)
-            .unwrap_or(t.ranks.seed);
-        Ok(Opened::Run(Box::new(session::IorSession::new(
-            &self.plan, dir, t, seed,
-        ))))
+        Ok(
+            match super::hpc_place(t, "ior", "write", self.plan.seed, self.seed) {
+                Ok((dir, seed)) => {
+                    Opened::Run(Box::new(session::IorSession::new(&self.plan, dir, t, seed)))
+                }
+                Err(skip) => skip,
+            },
+        )
     }
 
     fn describe(&self) -> Vec<String> {

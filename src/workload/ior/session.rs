@@ -259,6 +259,11 @@ impl Session for IorSession {
         };
         let mut lat = Lat::over(ctx.interval).touched();
         ctx.start_line();
+        // IOR's barrier before its open timer: every rank starts together.
+        if let Err(why) = ctx.agree_max(0) {
+            out.stopped = Some(why);
+            return out;
+        }
         let o0 = Instant::now();
         lat.begin(o0);
         let mut file = self.open(&path, step.way);
@@ -486,5 +491,61 @@ impl IorSession {
             "iteration": step.iteration,
             "file": self.file(self.rank, step.iteration).strip_prefix(&self.dir).unwrap_or(Path::new("")).display().to_string(),
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::frame::{Place, Rank, RankCtx};
+
+    fn target(rank: usize, size: usize, per_node: usize) -> TargetCtx {
+        TargetCtx {
+            place: Place::Mount("/t".into()),
+            fs: "tmpfs".into(),
+            device: None,
+            stat_dir: None,
+            caps: crate::provision::caps("tmpfs"),
+            target: None,
+            quiet: true,
+            ranks: RankCtx {
+                rank: Rank { index: rank, size },
+                per_node,
+                ..Default::default()
+            },
+            interval: Duration::from_secs(1),
+            profile: None,
+        }
+    }
+
+    fn session(args: &str, rank: usize, size: usize, per_node: usize) -> IorSession {
+        let p = IorPlan::parse(args).unwrap();
+        IorSession::new(&p, Path::new("/t"), &target(rank, size, per_node), 1)
+    }
+
+    #[test]
+    fn c_reads_the_data_a_node_on_as_ior_does() {
+        // Four nodes of one rank: the next rank's; -Q 2: two on.
+        assert_eq!(session("-F -C", 0, 4, 1).reads_of, 1);
+        assert_eq!(session("-F -C -Q 2", 3, 4, 1).reads_of, 1);
+        // Two nodes of two ranks (numbered together): the other node's.
+        assert_eq!(session("-F -C", 1, 4, 2).reads_of, 3);
+        // One node: IOR's shift is every rank, so a rank reads its own.
+        assert_eq!(session("-F -C", 2, 4, 4).reads_of, 2);
+        assert_eq!(session("-F", 2, 4, 1).reads_of, 2, "no -C: its own");
+    }
+
+    #[test]
+    fn files_are_named_as_ior_names_them() {
+        let s = session("-F -o d/f -u -m -i 3", 0, 2, 1);
+        assert_eq!(s.file(1, 2), Path::new("/t/d/1/f.00000001.2"));
+        let s = session("-o f", 1, 2, 1);
+        assert_eq!(s.file(1, 0), Path::new("/t/f"));
+        assert_eq!(s.own_file(0), None, "the shared file is rank 0's to remove");
+        let names: Vec<String> = steps(&IorPlan::parse("-i 2 -r").unwrap())
+            .iter()
+            .map(|x| x.name(&IorPlan::parse("-i 2 -r").unwrap()))
+            .collect();
+        assert_eq!(names, ["read.0", "read.1"]);
     }
 }

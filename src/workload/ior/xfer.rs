@@ -90,10 +90,12 @@ pub struct Data {
 
 impl Data {
     pub fn new(len: usize, seed: u64, writer: usize, check: bool) -> Data {
-        let mut buf = AlignedBuf::large(len);
+        // Page-aligned, on small pages as IOR's malloc'd buffer (huge pages would make a copy
+        // through the page cache cheaper than IOR's).
+        let mut buf = AlignedBuf::new(len);
         DataGen::new(seed ^ (writer as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15)).fill(&mut buf);
         let expect = check.then(|| {
-            let mut e = AlignedBuf::large(len);
+            let mut e = AlignedBuf::new(len);
             e.copy_from_slice(&buf);
             e
         });

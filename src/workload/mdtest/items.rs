@@ -4,7 +4,6 @@
 //! fsync with -y, close; read: open, seek, read, close; stat, unlink, mkdir, rmdir, rename),
 //! each item timed.
 
-use std::fmt::Write as _;
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
@@ -125,7 +124,9 @@ impl Namer<'_> {
             .map(|(_, d)| d.as_str())
             .unwrap_or_default();
         self.buf.clear();
-        let _ = write!(self.buf, "{dir}/{}.mdtest.{}.{n}", self.kind, w.name);
+        self.buf.push_str(dir);
+        self.buf.push('/');
+        super::tree::item_name(&mut self.buf, self.kind, w.name, n);
         Path::new(&self.buf)
     }
 }
@@ -156,12 +157,13 @@ pub fn run(
     };
     let started = Instant::now();
     let mut t0 = started;
+    let mut before = String::new();
     for i in from..to.min(walk.nums.len()) {
         if let Some(why) = crate::io::calls::stopped(i as u64) {
             return Err(Short::Stopped(why));
         }
         let r = match walk.op {
-            Op::DirRename => rename(tree, walk, i),
+            Op::DirRename => rename(&mut names, &mut before, i),
             op => one(io, op, names.path(walk.nums[i])),
         };
         let bytes = r.map_err(|e| Short::Failed(e, names.path(walk.nums[i]).to_path_buf()))?;
@@ -181,21 +183,33 @@ pub fn run(
 }
 
 /// mdtest's rename of the items: the first moved aside, each next onto the name of the one
-/// before it, the first (aside) onto the last but one's name; the last item stays.
-fn rename(tree: &Tree, w: &Walk, i: usize) -> std::io::Result<u64> {
-    let p = |k: usize| tree.item(w.iteration, w.owner, "dir", w.name, w.nums[k]);
-    let aside = || {
-        let mut s = p(0).into_os_string();
-        s.push("-XX");
-        PathBuf::from(s)
-    };
+/// before it, the first (aside) onto the last but one's name; the last item stays. The item
+/// before's path is the namer's last (`before`).
+fn rename(names: &mut Namer, before: &mut String, i: usize) -> std::io::Result<u64> {
+    let w = names.walk;
+    let this = names
+        .path(w.nums[i])
+        .as_os_str()
+        .to_string_lossy()
+        .into_owned();
     let last = w.nums.len() - 1;
-    let (from, to) = match i {
-        0 => (p(0), aside()),
-        i if i == last => (aside(), p(i - 1)),
-        i => (p(i), p(i - 1)),
+    let r = match i {
+        0 => {
+            *before = format!("{this}-XX");
+            std::fs::rename(&this, &*before)
+        }
+        i if i == last => {
+            let first = names
+                .path(w.nums[0])
+                .as_os_str()
+                .to_string_lossy()
+                .into_owned();
+            std::fs::rename(format!("{first}-XX"), &*before)
+        }
+        _ => std::fs::rename(&this, &*before),
     };
-    std::fs::rename(from, to).map(|_| 0)
+    *before = this;
+    r.map(|_| 0)
 }
 
 /// One item's calls; the bytes it wrote or read.
@@ -209,7 +223,7 @@ fn one(io: &mut Io, op: Op, path: &Path) -> std::io::Result<u64> {
             std::fs::DirBuilder::new().mode(0o775).create(path)?;
             Ok(0)
         }
-        Op::DirStat | Op::FileStat => std::fs::metadata(path).map(|_| 0),
+        Op::DirStat | Op::FileStat => crate::sys::stat_only(path).map(|_| 0),
         Op::TreeRemove | Op::DirRemove => std::fs::remove_dir(path).map(|_| 0),
         Op::FileRemove => std::fs::remove_file(path).map(|_| 0),
         Op::DirRename => Ok(0),

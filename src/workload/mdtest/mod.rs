@@ -5,7 +5,8 @@
 //! created, stat'ed, renamed, removed; files created (and written, `-w`), stat'ed, read (`-e`),
 //! removed; tree removed; `-C -T -E -r -U` choose), no cache dropped unless asked
 //! (`--drop-caches`, said in the record), and its rates: every rank's items over the time from
-//! the earliest start to the latest end (mdtest's items over its slowest rank's time). The
+//! the earliest start to the end of the barrier after the phase (mdtest's items over its slowest
+//! rank's time, which ends after that barrier). The
 //! command line is read once (`plan::hpc::mdtest`); `tree.rs` holds mdtest's names, `items.rs`
 //! one rank's items, `session.rs` the phases and their records.
 
@@ -55,22 +56,14 @@ fn build(spec: &WorkloadSpec, o: &Overrides) -> Result<Box<dyn Workload>, SpecEr
 
 impl Workload for Mdtest {
     fn open(&self, t: &TargetCtx) -> Result<Opened, RunError> {
-        let Some(dir) = t.dir() else {
-            return Ok(Opened::Skip {
-                test: "tree-create".into(),
-                reason: "mdtest works in a filesystem's directory; raw targets run block workloads"
-                    .into(),
-            });
-        };
-        let seed = self
-            .plan
-            .seed
-            .map(|s| s as u64)
-            .or(self.seed)
-            .unwrap_or(t.ranks.seed);
-        Ok(Opened::Run(Box::new(session::MdSession::new(
-            &self.plan, dir, t, seed,
-        ))))
+        Ok(
+            match super::hpc_place(t, "mdtest", "tree-create", self.plan.seed, self.seed) {
+                Ok((dir, seed)) => {
+                    Opened::Run(Box::new(session::MdSession::new(&self.plan, dir, t, seed)))
+                }
+                Err(skip) => skip,
+            },
+        )
     }
 
     fn describe(&self) -> Vec<String> {

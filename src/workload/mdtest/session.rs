@@ -1,7 +1,8 @@
 //! The phases of an mdtest run, in mdtest's order per iteration: the tree made, the directory
 //! test (create, stat, rename, remove), the file test (create, stat, read, remove), the tree
 //! removed; and each phase's record, its rate mdtest's (every rank's items over the time from the
-//! earliest start to the latest end, as mdtest's items over its slowest rank's time).
+//! earliest start to the end of the barrier after the phase, as mdtest's items over its slowest
+//! rank's time, which ends after that barrier).
 
 use std::collections::BTreeMap;
 use std::os::unix::fs::DirBuilderExt;
@@ -266,6 +267,8 @@ impl Session for MdSession {
         let mut lat = Lat::over(ctx.interval).touched();
         let mut d = Done::default();
         ctx.start_line();
+        // mdtest's barrier before its phase timer: every rank starts together.
+        agree(&mut out, 0);
         let t0 = Instant::now();
         lat.begin(t0);
         let all = walk.nums.len();
@@ -291,6 +294,9 @@ impl Session for MdSession {
         if self.plan.sync_phase && r.is_ok() {
             crate::sys::sync();
         }
+        // mdtest's barrier after the phase, inside its timer: a rank's time ends when every
+        // rank's part has.
+        agree(&mut out, 0);
         let t1 = Instant::now();
         match r {
             Err(Short::Stopped(why)) => out.stopped = Some(why),
@@ -300,6 +306,7 @@ impl Session for MdSession {
             }
             Ok(()) => {}
         }
+        // Joined over ranks: the earliest start to the latest end (mdtest's slowest rank's time).
         out.spans.insert("phase", ctx.span(t0, t1));
         out.counters.insert("items", d.items as f64);
         out.counters.insert("bytes", d.bytes as f64);

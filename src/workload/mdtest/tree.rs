@@ -92,11 +92,19 @@ impl Tree<'_> {
     }
 
     /// Item `n`'s path: `kind` is "file" or "dir", `name` the rank in its name.
+    #[cfg(test)]
     pub fn item(&self, j: u32, owner: Owner, kind: &str, name: usize, n: u64) -> PathBuf {
         let k = n / self.plan.per_dir.max(1);
-        self.dir(j, owner, k)
-            .join(format!("{kind}.mdtest.{name}.{n}"))
+        let mut s = String::new();
+        item_name(&mut s, kind, name, n);
+        self.dir(j, owner, k).join(s)
     }
+}
+
+/// Item `n`'s name in its directory, appended to `out`.
+pub fn item_name(out: &mut String, kind: &str, name: usize, n: u64) {
+    use std::fmt::Write;
+    let _ = write!(out, "{kind}.mdtest.{name}.{n}");
 }
 
 #[cfg(test)]

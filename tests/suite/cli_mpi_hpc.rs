@@ -1,0 +1,144 @@
+//! The `ior:` and `mdtest:` workloads under a real `mpirun -np 4 --oversubscribe` on a `dir:`
+//! target: a shared file written in segments by every rank and checked when read back, IOR's
+//! stonewall with wear-out (every rank goes on to the most transfers any did, agreed in the middle
+//! of the phase) and its -g barriers, mdtest's unique and shared trees with -N strides, and its
+//! stonewall. Built with the `mpi` feature (scripts/test's MPI pass runs this module).
+
+// The helpers below serve the multi-rank tests (built with --features mpi).
+#![cfg_attr(not(feature = "mpi"), allow(dead_code, unused_imports))]
+
+use crate::cli_mpi::{mpirun, ok, ranks, records, setup, Setup};
+
+fn m(r: &serde_json::Value, k: &str) -> f64 {
+    r["metrics"][k]
+        .as_f64()
+        .unwrap_or_else(|| panic!("{k} in {r}"))
+}
+
+fn ops(r: &serde_json::Value) -> Vec<f64> {
+    ranks(r)
+        .iter()
+        .map(|x| x["ops"].as_f64().unwrap())
+        .collect()
+}
+
+/// `mpirun -np 4 fsbench compare TARGET -w W... -q --out OUT` (a fresh OUT), checked; its records.
+fn compare4(s: &Setup, workloads: &[&str]) -> Vec<serde_json::Value> {
+    let _ = std::fs::remove_dir_all(&s.out);
+    let mut args = vec!["compare", &s.target];
+    for w in workloads {
+        args.extend(["-w", w]);
+    }
+    args.extend(["-q", "--out", s.out.to_str().unwrap()]);
+    ok(&mpirun(4, &args));
+    records(&s.out)
+}
+
+#[cfg(feature = "mpi")]
+#[test]
+fn ior_shares_one_file_in_segments_and_reads_it_back_checked() {
+    // (The lock and the directory live to the end of the test.)
+    let Some(s) = setup() else { return };
+    let w = "ior:-w -r -R -t 64k -b 256k -s 3 -e -C";
+    let recs = compare4(&s, &[w]);
+    assert_eq!(recs.len(), 2);
+    for r in &recs {
+        assert_eq!(r["outcome"], "ok", "{r}");
+        assert_eq!(
+            ops(r),
+            [12.0; 4],
+            "4 transfers of each of 3 segments per rank"
+        );
+        assert_eq!(m(r, "bytes"), 4.0 * 3.0 * 262144.0);
+        // IOR's time: the earliest open to the latest close, within the frame's first start to
+        // last end of any rank.
+        let total = m(r, "runtime_s");
+        assert!(total > 0.0 && total <= m(r, "last_done_s") + 1e-6, "{r}");
+        let bw = m(r, "bytes") / total;
+        assert!((m(r, "bytes_per_sec") - bw).abs() / bw < 1e-9);
+        assert_eq!(r["config"]["tasks"], 4);
+    }
+    assert_eq!(
+        m(&recs[1], "wrong_transfers"),
+        0.0,
+        "every rank's data read back as written"
+    );
+    assert_eq!(
+        std::fs::read_dir(&s.shared).unwrap().count(),
+        0,
+        "nothing left"
+    );
+}
+
+#[cfg(feature = "mpi")]
+#[test]
+fn ior_stonewall_wears_out_to_the_most_transfers_any_rank_did() {
+    // (The lock and the directory live to the end of the test.)
+    let Some(s) = setup() else { return };
+    // A deadline of one second on a file far larger than a second's worth, with -g's barriers.
+    let w = "ior:-w -r -F -t 4k -b 4g -D 1 -O stoneWallingWearOut=1 -g";
+    let recs = compare4(&s, &[w]);
+    for r in &recs {
+        assert_eq!(r["outcome"], "ok", "{r}");
+        let per = ops(r);
+        assert!(per[0] > 0.0 && per.iter().all(|x| *x == per[0]), "{per:?}");
+        assert!(m(r, "ior_stonewall_s") >= 1.0, "{r}");
+        assert!(m(r, "ior_stonewall_bytes") <= m(r, "bytes"));
+    }
+    // The read stops where the write did.
+    assert_eq!(ops(&recs[0]), ops(&recs[1]));
+}
+
+#[cfg(feature = "mpi")]
+#[test]
+fn mdtest_trees_unique_and_shared_with_strides_over_ranks() {
+    // (The lock and the directory live to the end of the test.)
+    let Some(s) = setup() else { return };
+    for args in [
+        "-n 60 -u -N 1 -w 512 -e 512",
+        "-n 60 -N 1 -z 1 -b 2 -w 512 -e 512",
+    ] {
+        let w = format!("mdtest:{args}");
+        let recs = compare4(&s, &[&w]);
+        assert_eq!(recs.len(), 10, "{args}");
+        for r in &recs {
+            assert_eq!(r["outcome"], "ok", "{args}: {r}");
+            let t = r["test"].as_str().unwrap();
+            if !t.starts_with("tree") {
+                assert_eq!(m(r, "items"), 4.0 * 60.0, "{args} {t}");
+                assert_eq!(ops(r), [60.0; 4]);
+            }
+        }
+        let read = recs.iter().find(|r| r["test"] == "file-read").unwrap();
+        assert_eq!(
+            m(read, "bytes"),
+            4.0 * 60.0 * 512.0,
+            "each rank read its neighbour's"
+        );
+        assert_eq!(
+            std::fs::read_dir(&s.shared).unwrap().count(),
+            0,
+            "{args}: nothing left"
+        );
+    }
+}
+
+#[cfg(feature = "mpi")]
+#[test]
+fn mdtest_stonewall_wears_out_to_the_most_items_any_rank_made() {
+    // (The lock and the directory live to the end of the test.)
+    let Some(s) = setup() else { return };
+    let w = "mdtest:-n 1000000 -u -F -C -W 1 -x sw";
+    let recs = compare4(&s, &[w, "mdtest:-n 1000000 -u -F -r -x sw"]);
+    let create = recs.iter().find(|r| r["test"] == "file-create").unwrap();
+    let per = ops(create);
+    assert!(
+        per[0] > 0.0 && per[0] < 1e6 && per.iter().all(|x| *x == per[0]),
+        "{per:?}"
+    );
+    assert!(m(create, "stonewall_items") <= m(create, "items"));
+    // The remove, a workload of its own, removes as many as the status file says.
+    let remove = recs.iter().find(|r| r["test"] == "file-remove").unwrap();
+    assert_eq!(ops(remove), per, "{remove}");
+    assert!(recs.iter().all(|r| r["outcome"] == "ok"), "{recs:?}");
+}
