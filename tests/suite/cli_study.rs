@@ -37,9 +37,10 @@ fn the_list_names_the_shipped_studies_and_each_checks_without_running() {
                 .unwrap();
             assert!(o.status.success(), "{name} {scale}: {}", stderr(&o));
             let text = stdout(&o);
+            // (io500 is a benchmark, not a published study: it has no findings to check.)
             assert!(
                 text.contains("targets:")
-                    && text.contains("claims")
+                    && (name == "io500" || text.contains("claims"))
                     && text.contains("nothing was run"),
                 "{name}: {text}"
             );
