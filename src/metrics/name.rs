@@ -59,7 +59,6 @@ pub const INTEGRITY_OK: &str = "integrity_ok";
 pub const IO500_BW: &str = "io500_bw";
 pub const IO500_MD: &str = "io500_md";
 pub const IO500_SCORE: &str = "io500_score";
-pub const IO500_VALID: &str = "io500_valid";
 pub const IO500_VALUE: &str = "io500_value";
 pub const IOR_CLOSE_S: &str = "ior_close_s";
 pub const IOR_LATENCY_S: &str = "ior_latency_s";
@@ -199,7 +198,6 @@ pub const ALL: &[&str] = &[
     IO500_BW,
     IO500_MD,
     IO500_SCORE,
-    IO500_VALID,
     IO500_VALUE,
     IOR_CLOSE_S,
     IOR_LATENCY_S,

@@ -90,7 +90,6 @@ fn the_io500_study_on_ext4_records_twelve_phases_and_io500s_score() {
     close("io500_bw", bw);
     close("io500_md", md);
     close("io500_score", (bw * md).sqrt());
-    assert_eq!(m["io500_valid"], 0.0, "{s}");
     assert_eq!(s["config"]["io500"]["comparable"], false, "{s}");
     let notes = s["notes"].to_string();
     assert!(

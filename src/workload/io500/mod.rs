@@ -23,10 +23,9 @@ use phases::{Sizes, Tool, MIN_WRITE_S, PHASES};
 pub static METRICS: &[MetricDef] = &[
     key(metric::IO500_SCORE, Count, Higher),
     key(metric::IO500_VALUE, Count, Higher),
+    m("found", Count, Neither),
     m(metric::IO500_BW, Count, Higher),
     m(metric::IO500_MD, Count, Higher),
-    m(metric::IO500_VALID, Count, Neither),
-    m("found", Count, Neither),
 ];
 
 pub const DEF: WorkloadDef = WorkloadDef {
@@ -214,7 +213,6 @@ pub fn score(records: &[Phase], sizes: &Sizes) -> Phase {
     metrics.insert(metric::IO500_SCORE.to_string(), score);
     metrics.insert(metric::IO500_BW.to_string(), bw);
     metrics.insert(metric::IO500_MD.to_string(), md);
-    metrics.insert(metric::IO500_VALID.to_string(), valid as u8 as f64);
     Phase {
         test: "score".into(),
         duration_s: records.iter().map(|p| p.duration_s).sum(),
@@ -247,6 +245,10 @@ mod tests {
         p
     }
 
+    fn comparable(p: &Phase) -> Option<bool> {
+        p.config.as_ref()?["io500"]["comparable"].as_bool()
+    }
+
     #[test]
     fn the_score_record_applies_io500s_formula_to_its_phases() {
         let recs: Vec<Phase> = PHASES
@@ -264,13 +266,13 @@ mod tests {
         assert_eq!(p.metrics[metric::IO500_SCORE], s);
         assert_eq!(p.metrics[metric::IO500_BW], bw);
         assert_eq!(p.metrics[metric::IO500_MD], md);
-        assert_eq!(p.metrics[metric::IO500_VALID], 1.0);
+        assert_eq!(comparable(&p), Some(true));
         // A write phase under 300 s: the same score, not comparable with the list.
         let mut short = recs.clone();
         short[0].duration_s = 12.0;
         let p = score(&short, &Sizes::default());
         assert_eq!(p.metrics[metric::IO500_SCORE], s);
-        assert_eq!(p.metrics[metric::IO500_VALID], 0.0);
+        assert_eq!(comparable(&p), Some(false));
         assert!(p
             .notes
             .iter()
