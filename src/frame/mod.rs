@@ -158,6 +158,25 @@ impl RankCtx {
     }
 }
 
+#[cfg(test)]
+impl TargetCtx {
+    /// A tmpfs mount at `dir`, one process: the target of unit tests.
+    pub fn for_tests(dir: &Path) -> TargetCtx {
+        TargetCtx {
+            place: Place::Mount(dir.to_path_buf()),
+            fs: "tmpfs".into(),
+            device: None,
+            stat_dir: None,
+            caps: crate::provision::caps("tmpfs"),
+            target: None,
+            quiet: true,
+            ranks: Default::default(),
+            interval: Duration::from_secs(1),
+            profile: None,
+        }
+    }
+}
+
 impl TargetCtx {
     /// The directory a workload works in, when the target has one.
     pub fn dir(&self) -> Option<&Path> {

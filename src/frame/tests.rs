@@ -103,16 +103,8 @@ fn every_phase_goes_through_the_same_steps_and_merges_per_part() {
         log: Mutex::new(Vec::new()),
     };
     let t = TargetCtx {
-        place: Place::Mount(dir.path().to_path_buf()),
-        fs: "tmpfs".into(),
-        device: None,
         stat_dir: Some(dir.path().to_path_buf()),
-        caps: crate::provision::caps("tmpfs"),
-        target: None,
-        quiet: true,
-        ranks: Default::default(),
-        interval: std::time::Duration::from_secs(1),
-        profile: None,
+        ..TargetCtx::for_tests(dir.path())
     };
     let cluster = CountingCluster::default();
     let mut saved = Vec::new();
@@ -194,18 +186,7 @@ impl Session for Counted {
 #[test]
 fn a_counted_phase_that_moved_no_data_fails_and_says_why() {
     let dir = tempfile::tempdir().unwrap();
-    let t = TargetCtx {
-        place: Place::Mount(dir.path().to_path_buf()),
-        fs: "tmpfs".into(),
-        device: None,
-        stat_dir: None,
-        caps: crate::provision::caps("tmpfs"),
-        target: None,
-        quiet: true,
-        ranks: Default::default(),
-        interval: std::time::Duration::from_secs(1),
-        profile: None,
-    };
+    let t = TargetCtx::for_tests(dir.path());
     for (empty, ops, fails) in [
         (Empty::Fails, 0, true),
         (Empty::Fails, 3, false),

@@ -248,7 +248,9 @@ impl Session for BlockSession {
                 .map(|(k, v)| (k.to_string(), v.clone()))
                 .collect();
             let mut notes = self.notes(ji, part);
-            notes.extend(self.run.exits.note(phase));
+            // A job exit_what=all ended before its group began did not run: skipped, not empty.
+            let not_run = self.run.exits.note(phase);
+            notes.extend(not_run.clone());
             if let Some(s) = &self.run.steady[ji] {
                 let w = s.watch.lock().unwrap_or_else(|e| e.into_inner());
                 steady::decorate(&w, &mut metrics, &mut series, &mut notes);
@@ -264,7 +266,7 @@ impl Session for BlockSession {
                 series,
                 latency: None,
                 config: Some(self.config(ji, part)),
-                skipped: None,
+                skipped: not_run,
                 failure: part.failure.clone(),
                 ranks: Vec::new(),
                 clones: self.run.clones.of(&self.r.workers, ji),

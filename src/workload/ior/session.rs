@@ -497,24 +497,16 @@ impl IorSession {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::frame::{Place, Rank, RankCtx};
+    use crate::frame::{Rank, RankCtx};
 
     fn target(rank: usize, size: usize, per_node: usize) -> TargetCtx {
         TargetCtx {
-            place: Place::Mount("/t".into()),
-            fs: "tmpfs".into(),
-            device: None,
-            stat_dir: None,
-            caps: crate::provision::caps("tmpfs"),
-            target: None,
-            quiet: true,
             ranks: RankCtx {
                 rank: Rank { index: rank, size },
                 per_node,
                 ..Default::default()
             },
-            interval: Duration::from_secs(1),
-            profile: None,
+            ..TargetCtx::for_tests(Path::new("/t"))
         }
     }
 
