@@ -56,6 +56,10 @@ pub const FSYNC_NS: &str = "fsync_ns";
 pub const INODES_DYNAMIC: &str = "inodes_dynamic";
 pub const INODES_USED: &str = "inodes_used";
 pub const INTEGRITY_OK: &str = "integrity_ok";
+pub const IO500_BW: &str = "io500_bw";
+pub const IO500_MD: &str = "io500_md";
+pub const IO500_SCORE: &str = "io500_score";
+pub const IO500_VALUE: &str = "io500_value";
 pub const IOR_CLOSE_S: &str = "ior_close_s";
 pub const IOR_LATENCY_S: &str = "ior_latency_s";
 pub const IOR_OPEN_S: &str = "ior_open_s";
@@ -191,6 +195,10 @@ pub const ALL: &[&str] = &[
     INODES_DYNAMIC,
     INODES_USED,
     INTEGRITY_OK,
+    IO500_BW,
+    IO500_MD,
+    IO500_SCORE,
+    IO500_VALUE,
     IOR_CLOSE_S,
     IOR_LATENCY_S,
     IOR_OPEN_S,

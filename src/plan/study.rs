@@ -37,6 +37,7 @@ pub const SHIPPED: &[(&str, &str)] = &[
         "iozone-vs-xfs",
         include_str!("../../studies/iozone-vs-xfs.toml"),
     ),
+    ("io500", include_str!("../../studies/io500.toml")),
 ];
 
 /// A study as its file says, after the scale and `--set` were applied.

@@ -38,6 +38,12 @@ pub(crate) trait WorkloadView: Sync {
     fn keep(&self) -> Keep {
         Keep::Usual
     }
+
+    /// It ranks its workload's targets itself (io500 by its score), so neither the verdict nor
+    /// the ratio matrix ranks them again by another measure.
+    fn ranks(&self) -> bool {
+        false
+    }
 }
 
 /// How long a view's sections stay in a short terminal report that would not fit a screen

@@ -389,10 +389,26 @@ fn run_workloads(
                 continue;
             }
             Ok(Opened::Run(mut s)) => {
-                run_session(s.as_mut(), &got.ctx, shown, team.cluster(), &mut |p| {
+                // What a workload derives from its records needs their figures, not their
+                // histograms.
+                let mut seen = Vec::new();
+                let ran = run_session(s.as_mut(), &got.ctx, shown, team.cluster(), &mut |p| {
+                    seen.push(crate::frame::Phase {
+                        test: p.test.clone(),
+                        duration_s: p.duration_s,
+                        error: p.error.clone(),
+                        metrics: p.metrics.clone(),
+                        ..Default::default()
+                    });
                     sink.save(Record::from_phase(&key, p))
                         .map_err(RunError::from)
-                })
+                });
+                if ran.is_ok() {
+                    for p in w.derive(&seen) {
+                        sink.save(Record::from_phase(&key, p))?;
+                    }
+                }
+                ran
             }
             Err(e) => Err(e),
         };

@@ -136,6 +136,8 @@ mod tests {
             [
                 "bytes_per_sec",
                 "files_per_sec",
+                "io500_score",
+                "io500_value",
                 "iops",
                 "lat_p99_ns",
                 "ops_per_sec",

@@ -13,6 +13,7 @@ pub mod bonnie;
 pub mod catalog;
 pub mod files;
 pub mod idle;
+pub mod io500;
 pub mod ior;
 pub mod iozone;
 pub mod mdtest;
@@ -126,6 +127,12 @@ pub trait Workload: Send + Sync {
     fn footprint(&self) -> Option<Footprint> {
         None
     }
+
+    /// Records derived from its own records on a target once its phases have run (io500's
+    /// score from its phases' figures), saved after them; none unless it says so.
+    fn derive(&self, _records: &[Phase]) -> Vec<Phase> {
+        Vec::new()
+    }
 }
 
 /// The metric that sums a workload up (what `fsbench tune` optimises by default) and whether
@@ -213,6 +220,7 @@ pub static WORKLOADS: &[WorkloadDef] = &[
     iozone::DEF,
     ior::DEF,
     mdtest::DEF,
+    io500::DEF,
     aging::DEF,
     idle::DEF,
     audit::DEF,

@@ -32,6 +32,7 @@ mod privileged_aging;
 mod privileged_audit;
 mod privileged_faults;
 mod privileged_hpc;
+mod privileged_io500;
 mod privileged_iozone;
 mod privileged_lifecycle;
 mod privileged_limits;

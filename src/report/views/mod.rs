@@ -13,6 +13,7 @@ pub(crate) mod bonnie;
 pub(crate) mod claims;
 mod curves;
 mod files;
+mod io500;
 pub(crate) mod iozone;
 mod latency;
 pub(crate) mod less;
@@ -38,6 +39,7 @@ pub(crate) static VIEWS: &[&dyn WorkloadView] = &[
     &files::Files,
     &latency::Latency,
     &iozone::IozoneView,
+    &io500::Io500,
     &statistics::Statistics,
     &curves::Curves,
     &limits::Limits,
