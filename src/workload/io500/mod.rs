@@ -58,7 +58,12 @@ fn build(spec: &WorkloadSpec, o: &Overrides) -> Result<Box<dyn Workload>, SpecEr
             .filter(|n| *n > 0)
             .ok_or_else(|| spec.bad(format!("{k}={v}: give a whole number above 0")))
     };
-    for (k, v) in &spec.params {
+    // (A bare key never reaches here: workload::build refuses it.)
+    for (k, v) in spec
+        .params
+        .iter()
+        .filter_map(|(k, v)| Some((k, v.as_ref()?)))
+    {
         match k.as_str() {
             "stonewall" => s.stonewall = number(k, v)?,
             "easy_block" => {
@@ -159,16 +164,21 @@ impl Workload for Io500 {
 
     fn footprint(&self) -> Option<Footprint> {
         // (A read phase's run counts the files its write made: the write's alone are counted.)
-        let kept = PHASES
+        let (kept, files) = PHASES
             .iter()
             .zip(&self.runs)
             .filter(|(r, _)| r.writes)
             .filter_map(|(_, w)| w.as_ref()?.footprint())
-            .map(|f| f.kept)
-            .fold(0u64, u64::saturating_add);
+            .fold((0u64, 0u64), |(b, n), f| {
+                (b.saturating_add(f.kept), n.saturating_add(f.inodes))
+            });
         let md = (self.sizes.hard_files.saturating_mul(3901 + 4096))
             .saturating_add(self.sizes.easy_files.saturating_mul(4096));
-        Some(Footprint::kept(kept.saturating_add(md)))
+        let md_files = self.sizes.hard_files.saturating_add(self.sizes.easy_files);
+        Some(Footprint::kept(
+            kept.saturating_add(md),
+            files.saturating_add(md_files),
+        ))
     }
 
     fn derive(&self, records: &[Phase]) -> Vec<Phase> {
