@@ -127,7 +127,7 @@ fn expectations_read_and_describe_themselves() {
 
 #[test]
 fn the_shipped_studies_read() {
-    assert_eq!(SHIPPED.len(), 5);
+    assert_eq!(SHIPPED.len(), 6);
     for (name, text) in SHIPPED {
         for scale in [None, Some("small"), Some("full")] {
             let p =
