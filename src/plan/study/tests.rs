@@ -134,7 +134,13 @@ fn the_shipped_studies_read() {
                 parse(text, name, scale, &[]).unwrap_or_else(|e| panic!("{name} {scale:?}: {e}"));
             let (f, s) = (p.file, p.scale);
             assert!(f.title.is_some() && f.source.is_some(), "{name}");
-            assert!(f.claims.len() >= 3, "{name}: {} claims", f.claims.len());
+            // (io500 reproduces no publication: its figures are the io500's own phases.)
+            let published = if *name == "io500" { 0 } else { 3 };
+            assert!(
+                f.claims.len() >= published,
+                "{name}: {} claims",
+                f.claims.len()
+            );
             assert_eq!(s.as_deref(), Some(scale.unwrap_or("small")), "{name}");
         }
         assert!(!text.to_ascii_lowercase().contains("seed 0"), "{name}");
