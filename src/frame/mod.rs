@@ -17,6 +17,7 @@ pub mod cluster;
 pub mod explain;
 pub mod live;
 pub mod pool;
+pub mod probe;
 pub mod profiled;
 pub mod run;
 pub mod share;
@@ -250,8 +251,8 @@ pub struct Frame {
     /// cpu_user_pct, cpu_sys_pct, system_cpu_*_pct.
     pub cpu: BTreeMap<String, f64>,
     pub cpu_user_ns: u64,
-    /// What the device read and wrote during the phase (and its write-back).
-    pub device: Option<crate::metrics::diskstats::DevIo>,
+    /// What the target's devices read and wrote during the phase (and its write-back).
+    pub device: Option<DevIo>,
     pub statvfs_before: Option<crate::sys::FsStat>,
     pub statvfs_after: Option<crate::sys::FsStat>,
     pub workers: usize,
@@ -265,6 +266,15 @@ pub struct Frame {
     pub rank: RankTimes,
     /// What the workers, the filesystem, the machine and the devices did (this rank's).
     pub evidence: Option<crate::metrics::evidence::Evidence>,
+    /// Each part's profile (`--profile`; this rank's).
+    pub profile: Option<crate::profile::Profiled>,
+}
+
+/// Bytes the target's devices read and wrote (sectors of /proc/diskstats, 512 bytes each).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct DevIo {
+    pub read_bytes: u64,
+    pub write_bytes: u64,
 }
 
 /// One rank's phase on its own monotonic clock, from the end of the barrier (the only instant

@@ -19,8 +19,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use super::{FirstDone, Merged, RankTimes, WorkerOut};
-use crate::metrics::diskstats::DevIo;
+use super::{DevIo, FirstDone, Merged, RankTimes, WorkerOut};
 use crate::metrics::hist;
 use crate::stop::StopReason;
 use crate::store::RankFigures;

@@ -3,8 +3,6 @@
 
 pub mod catalog;
 pub mod clock;
-pub mod cpu;
-pub mod diskstats;
 pub mod evidence;
 pub mod feed;
 pub mod hist;

@@ -123,6 +123,11 @@ pub struct DiskLine {
     pub flush_ms: u64,
 }
 
+/// /proc/diskstats' text (empty where it cannot be read): one reading for every device.
+pub fn diskstats() -> String {
+    std::fs::read_to_string("/proc/diskstats").unwrap_or_default()
+}
+
 pub fn parse_disk_line(text: &str, name: &str) -> Option<DiskLine> {
     text.lines().find_map(|l| {
         let f: Vec<&str> = l.split_whitespace().collect();

@@ -178,6 +178,7 @@ pub struct Profiling {
 }
 
 /// A phase's profiles, per part (a record each), and what its records should say about them.
+#[derive(Debug, Clone, Default)]
 pub struct Profiled {
     pub parts: Vec<RecordProfile>,
     pub notes: Vec<String>,

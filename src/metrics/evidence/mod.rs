@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 
 use super::procfs::{self, DiskLine, TICKS_PER_SEC};
 pub use watch::{
-    Board, FsThreads, Owner, Role, Snapshot, StackDevice, ThreadWatch, Watch, WorkerThread,
+    Board, FsThreads, Owner, Role, Scan, Snapshot, StackDevice, ThreadWatch, Watch, WorkerThread,
 };
 
 /// One worker: shares of its own window (start line to end), 0 to 1 each.

@@ -19,7 +19,7 @@ struct Reading {
 }
 
 fn read(watch: &Watch, daemons: &[u32], tids: &[u32]) -> Reading {
-    let disks = std::fs::read_to_string("/proc/diskstats").unwrap_or_default();
+    let disks = procfs::diskstats();
     let (u, s) = crate::sys::process_cpu_ns();
     let ticks = |path: String| {
         std::fs::read_to_string(path)

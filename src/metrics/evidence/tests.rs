@@ -186,7 +186,7 @@ fn a_worker_without_an_end_is_left_out() {
 #[test]
 fn this_machine_can_be_read() {
     let w = Watch::default();
-    let s = Snapshot::take(&w, true);
+    let s = Snapshot::take(&w, Scan::Last);
     assert!(s.machine.is_some(), "/proc/stat");
     assert!(
         s.processes.iter().any(|(p, _, _)| *p == std::process::id()),

@@ -39,6 +39,72 @@ fn disk_of(maj: u32, min: u32) -> Option<String> {
     Some(real.file_name()?.to_string_lossy().into_owned())
 }
 
+/// The kernel's name for a block device node (`/dev/loop3` -> `loop3`), by device number.
+pub fn kernel_name(device: &Path) -> Option<String> {
+    use std::os::unix::fs::MetadataExt;
+    let (maj, min) = crate::sys::split_dev(std::fs::metadata(device).ok()?.rdev());
+    let link = std::fs::read_link(format!("/sys/dev/block/{maj}:{min}")).ok()?;
+    Some(link.file_name()?.to_string_lossy().into_owned())
+}
+
+/// The block devices under a directory's filesystem: its device; for a filesystem whose device
+/// number is not a block device's (btrfs), the device its mount names and every other device
+/// the kernel lists beside it (`/sys/fs/TYPE/UUID/devices`). None for tmpfs, FUSE or NFS.
+pub fn devices_of_dir(dir: &Path) -> Vec<PathBuf> {
+    use std::os::unix::fs::MetadataExt;
+    let Ok(meta) = std::fs::metadata(dir) else {
+        return Vec::new();
+    };
+    let (maj, min) = crate::sys::split_dev(meta.dev());
+    if let Ok(link) = std::fs::read_link(format!("/sys/dev/block/{maj}:{min}")) {
+        return link
+            .file_name()
+            .map(|n| vec![PathBuf::from("/dev").join(n)])
+            .unwrap_or_default();
+    }
+    let mounts = crate::sys::mounts::mounts();
+    let Some(source) = mounts
+        .iter()
+        .rev()
+        .find(|m| m.dev == (maj, min))
+        .map(|m| PathBuf::from(&m.source))
+        .filter(|s| s.starts_with("/dev/"))
+    else {
+        return Vec::new();
+    };
+    let Some(name) = kernel_name(&source) else {
+        return Vec::new();
+    };
+    beside(&name).unwrap_or_else(|| vec![source])
+}
+
+/// The devices a multi-device filesystem lists with `name` among them (`/sys/fs/*/*/devices`).
+fn beside(name: &str) -> Option<Vec<PathBuf>> {
+    // (cgroup's tree is large and lists no block devices.)
+    let types = std::fs::read_dir("/sys/fs").ok()?.flatten();
+    for fs in types.filter(|t| t.file_name() != "cgroup") {
+        for one in std::fs::read_dir(fs.path()).into_iter().flatten().flatten() {
+            let list = one.path().join("devices");
+            let Ok(devs) = std::fs::read_dir(&list) else {
+                continue;
+            };
+            let names: Vec<String> = devs
+                .flatten()
+                .map(|d| d.file_name().to_string_lossy().into_owned())
+                .collect();
+            if names.iter().any(|n| n == name) {
+                return Some(
+                    names
+                        .iter()
+                        .map(|n| PathBuf::from("/dev").join(n))
+                        .collect(),
+                );
+            }
+        }
+    }
+    None
+}
+
 /// A loop device's backing file, when it is one.
 fn backing_file(name: &str) -> Option<PathBuf> {
     let text = std::fs::read_to_string(format!("/sys/block/{name}/loop/backing_file")).ok()?;
@@ -55,7 +121,7 @@ pub fn stack(tops: &[(PathBuf, Role)]) -> Vec<StackDevice> {
         }
     };
     for (dev, role) in tops {
-        if let Some(name) = crate::metrics::diskstats::kernel_name(dev) {
+        if let Some(name) = kernel_name(dev) {
             push(name, *role, &mut out);
         }
     }
@@ -130,15 +196,29 @@ pub struct Snapshot {
     pub devices: Vec<Option<DiskLine>>,
     /// fsbench's whole process (every thread, ended ones too): (user, system) nanoseconds.
     pub own_ns: (u64, u64),
-    /// Every process but fsbench: pid, name, CPU (ticks). Only at the phase's ends.
+    /// Every process: pid, name, CPU (ticks). Only at the phase's ends.
     pub processes: Vec<(u32, String, TaskCpu)>,
 }
 
+/// Whether a reading scans every process (a few milliseconds), and when: at a phase's start
+/// before the figures, at its end after them, so the scan's own CPU is not the phase's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scan {
+    No,
+    First,
+    Last,
+}
+
 impl Snapshot {
-    /// Reads everything; `processes` scans /proc (a few milliseconds: the phase's ends only).
-    pub fn take(watch: &Watch, processes: bool) -> Snapshot {
-        let disks = std::fs::read_to_string("/proc/diskstats").unwrap_or_default();
-        Snapshot {
+    /// Reads everything (/proc/stat, /proc/pressure, /proc/diskstats, this process's CPU).
+    pub fn take(watch: &Watch, scan: Scan) -> Snapshot {
+        let first = if scan == Scan::First {
+            procfs::processes()
+        } else {
+            Vec::new()
+        };
+        let disks = procfs::diskstats();
+        let mut s = Snapshot {
             at: Instant::now(),
             machine: procfs::machine_cpu(),
             pressure: procfs::pressure(),
@@ -148,12 +228,12 @@ impl Snapshot {
                 .map(|d| procfs::parse_disk_line(&disks, &d.name))
                 .collect(),
             own_ns: crate::sys::process_cpu_ns(),
-            processes: if processes {
-                procfs::processes()
-            } else {
-                Vec::new()
-            },
+            processes: first,
+        };
+        if scan == Scan::Last {
+            s.processes = procfs::processes();
         }
+        s
     }
 }
 

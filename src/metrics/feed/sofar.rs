@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use crate::metrics::evidence::watch::ThreadSample;
-use crate::metrics::evidence::{Board, Evidence, Snapshot, Volume, Watch};
+use crate::metrics::evidence::{Board, Evidence, Scan, Snapshot, Volume, Watch};
 use crate::metrics::limiter::{self, Facts, Limit};
 use crate::metrics::procfs;
 
@@ -39,7 +39,7 @@ fn thread_now(tid: u32) -> Option<ThreadSample> {
 impl SoFar {
     /// The limiter the evidence so far gives (`volume`: what the workers moved so far).
     pub fn limiter(&self, volume: Volume) -> Option<Limit> {
-        let now = Snapshot::take(&self.watch, true);
+        let now = Snapshot::take(&self.watch, Scan::Last);
         let threads: Vec<_> = self
             .board
             .peek()
