@@ -9,11 +9,13 @@ use std::sync::Arc;
 use super::pool::{self, PoolRun};
 use super::probe::{Probe, Readings, Running, Start};
 use super::{Frame, Merged, Phase, PhaseSpec, TargetCtx, WorkerOut};
+use crate::metrics::evidence::Medium;
 use crate::metrics::evidence::{
-    sampler::Sampler, watch, Board, Evidence, IntervalFigures, Role, Volume, Watch,
+    self, sampler::Sampler, watch, Board, Evidence, IntervalFigures, Role, Siblings, Volume, Watch,
 };
-use crate::metrics::limiter::{self, Facts};
+use crate::metrics::limiter::{self, Facts, Paced, Reads};
 use crate::metrics::name as metric;
+use crate::plan::job::Achieved;
 use crate::store::note;
 
 /// The devices under a target: every device of a multi-device target or pool (its members),
@@ -39,9 +41,11 @@ pub(super) fn watch_of(t: &TargetCtx) -> Watch {
         };
         tops.extend(devs.into_iter().map(|d| (d, role)));
     }
+    let memory = |kernel_fs: &str| crate::provision::caps_of_mounted(kernel_fs).memory_backed;
     Watch {
-        devices: watch::stack(&tops),
+        devices: watch::stack(&tops, &memory),
         threads: t.caps.threads,
+        ranks: t.ranks.rank.many().then(Siblings::of_self).flatten(),
     }
 }
 
@@ -59,28 +63,74 @@ impl Probe for Explained {
             board: s.board.clone(),
             sampler,
             intervals: Vec::new(),
+            part_of: Vec::new(),
         }))
     }
 
-    fn write(&self, p: &mut Phase, _k: usize, m: &Merged, spec: &PhaseSpec, t: &TargetCtx) {
+    fn write(&self, p: &mut Phase, k: usize, m: &Merged, spec: &PhaseSpec, t: &TargetCtx) {
         let Some(e) = m.frame.evidence.as_ref() else {
             return;
         };
         if p.skipped.is_some() {
             return;
         }
+        let e = e.part(k);
+        let part = m.parts.get(k);
+        let pacing = spec.pacing.get(k).and_then(Option::as_ref);
+        let reads = part.map(|x| x.counters.get("reads").copied());
+        let metric = |name: &str| p.metrics.get(name).copied().unwrap_or(0.0);
+        let achieved = Achieved {
+            iops: [metric(metric::READ_IOPS), metric(metric::WRITE_IOPS)],
+            bytes: [
+                metric(metric::READ_BYTES_PER_SEC),
+                metric(metric::WRITE_BYTES_PER_SEC),
+            ],
+        };
         p.limiter = limiter::classify(&Facts {
-            evidence: e,
-            pacing: spec.pacing.as_deref(),
-            reads: limiter::Reads::of(spec.reads, t.caps.memory_backed),
+            evidence: &e,
+            volume: part.map_or_else(Volume::default, volume),
+            pacing: pacing.map(|how| Paced {
+                how,
+                reached: how.reached(&achieved),
+            }),
+            medium: medium(t),
+            reads: if spec.reads && !matches!(reads, Some(Some(r)) if r == 0.0) {
+                Reads::Target
+            } else {
+                Reads::Nowhere
+            },
+            split: p
+                .profile
+                .as_ref()
+                .and_then(|x| x.on_cpu.as_ref())
+                .and_then(|s| s.shares.split.as_ref()),
         });
-        if let Some(why) = limiter::interference(e) {
+        if let Some(why) = limiter::interference(&e) {
             let n = note::make(note::Kind::Interference, why);
             if !p.notes.contains(&n) {
                 p.notes.push(n);
             }
         }
-        p.evidence = Some(e.clone());
+        p.evidence = Some(e.into_owned());
+    }
+}
+
+/// Where a target keeps its data.
+pub(super) fn medium(t: &TargetCtx) -> Medium {
+    if t.caps.memory_backed {
+        Medium::Memory
+    } else {
+        Medium::Disk
+    }
+}
+
+/// What one part's workers moved: bytes by direction, and read operations.
+fn volume(part: &WorkerOut) -> Volume {
+    let has = |k: &str| part.counters.contains_key(k).then(|| part.counter(k));
+    Volume {
+        read: has(metric::READ_BYTES),
+        written: has(metric::WRITE_BYTES),
+        read_ops: has("reads"),
     }
 }
 
@@ -89,11 +139,14 @@ struct Gathering {
     board: Arc<Board>,
     sampler: Option<Sampler>,
     intervals: Vec<IntervalFigures>,
+    /// Each worker's part.
+    part_of: Vec<usize>,
 }
 
 impl Running for Gathering {
-    fn workers_done(&mut self, _run: &PoolRun) {
+    fn workers_done(&mut self, run: &PoolRun) {
         self.intervals = self.sampler.take().map(Sampler::stop).unwrap_or_default();
+        self.part_of = run.outs.iter().map(|o| o.part).collect();
     }
 
     fn end(self: Box<Self>, r: &Readings, parts: &[WorkerOut], f: &mut Frame) {
@@ -106,12 +159,18 @@ impl Running for Gathering {
         let volume = Volume {
             read: sum(metric::READ_BYTES),
             written: sum(metric::WRITE_BYTES),
+            read_ops: None,
+        };
+        let readings = evidence::Readings {
+            watch: &r.watch,
+            a: &r.before,
+            b: &r.done,
+            flushed: r.flushed.as_ref(),
         };
         f.evidence = Some(Evidence::between(
-            &r.watch,
-            &r.before,
-            &r.done,
+            &readings,
             &self.board.take(),
+            &self.part_of,
             self.intervals,
             volume,
         ));

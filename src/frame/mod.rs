@@ -79,9 +79,9 @@ pub struct PhaseSpec {
     /// The interval of the latency-over-time histograms: the frame sets it from the target's
     /// context (`TargetCtx::interval`, the plan's `--interval`); workloads leave it.
     pub interval: Duration,
-    /// The job's own pacing, said as the job says it (`rate_iops=200`), when it paces itself:
-    /// the limiter may then be `paced`.
-    pub pacing: Option<String>,
+    /// Per part (block: each job of the group), the job's own pacing when it paces itself:
+    /// its limiter may then be `paced`.
+    pub pacing: Vec<Option<crate::plan::job::Pacing>>,
 }
 
 /// Where a workload runs.

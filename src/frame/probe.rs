@@ -228,8 +228,13 @@ impl Probe for Feeding {
             watch: s.watch.clone(),
             first: s.before.clone(),
             board: s.board.clone(),
-            pacing: s.spec.pacing.clone(),
-            reads: crate::metrics::limiter::Reads::of(s.spec.reads, s.t.caps.memory_backed),
+            pacing: s.spec.pacing.iter().flatten().next().cloned(),
+            medium: super::explain::medium(s.t),
+            reads: if s.spec.reads {
+                crate::metrics::limiter::Reads::Target
+            } else {
+                crate::metrics::limiter::Reads::Nowhere
+            },
         });
         hushed.map(|h| Box::new(Hushed { _until: h }) as Box<dyn Running>)
     }

@@ -231,18 +231,57 @@ pub fn task_sched(dir: &Path) -> Option<TaskSched> {
     })
 }
 
-/// Every process of the machine: (pid, command name, CPU so far). Kernel threads are the
-/// children of kthreadd (ppid 2) and kthreadd itself.
-pub fn processes() -> Vec<(u32, String, TaskCpu)> {
+/// The bytes a task caused to be read from and written to storage (`read_bytes`,
+/// `write_bytes` of /proc/PID/io: block I/O it submitted, pages it dirtied).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct TaskIo {
+    pub read: u64,
+    pub written: u64,
+}
+
+pub fn parse_task_io(text: &str) -> Option<TaskIo> {
+    let field = |key: &str| {
+        text.lines()
+            .find_map(|l| l.strip_prefix(key))
+            .and_then(|v| v.trim().parse().ok())
+    };
+    Some(TaskIo {
+        read: field("read_bytes:")?,
+        written: field("write_bytes:")?,
+    })
+}
+
+/// A process's (or this process's, `self`) storage I/O so far.
+pub fn task_io(pid: &str) -> Option<TaskIo> {
+    parse_task_io(&std::fs::read_to_string(format!("/proc/{pid}/io")).ok()?)
+}
+
+/// One process of the machine: its pid, command name, CPU so far and storage I/O so far (None
+/// where it cannot be read: a kernel thread, or not allowed).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Task {
+    pub pid: u32,
+    pub comm: String,
+    pub cpu: TaskCpu,
+    pub io: Option<TaskIo>,
+}
+
+/// Every process of the machine. Kernel threads are the children of kthreadd (ppid 2) and
+/// kthreadd itself.
+pub fn processes() -> Vec<Task> {
     let Ok(dir) = std::fs::read_dir("/proc") else {
         return Vec::new();
     };
     dir.filter_map(|e| {
         let e = e.ok()?;
-        let pid: u32 = e.file_name().to_str()?.parse().ok()?;
+        let name = e.file_name();
+        let pid: u32 = name.to_str()?.parse().ok()?;
         let text = std::fs::read_to_string(e.path().join("stat")).ok()?;
         let (comm, cpu) = parse_task_stat(&text)?;
-        Some((pid, comm, cpu))
+        let io = (!cpu.kernel_thread(pid))
+            .then(|| task_io(name.to_str()?))
+            .flatten();
+        Some(Task { pid, comm, cpu, io })
     })
     .collect()
 }
@@ -300,5 +339,18 @@ mod tests {
         );
         let s = "Name:\tx\nvoluntary_ctxt_switches:\t12\nnonvoluntary_ctxt_switches:\t3\n";
         assert_eq!(parse_switches(s), (12, 3));
+    }
+
+    #[test]
+    fn a_tasks_storage_io_is_read_from_its_io_file() {
+        let t = "rchar: 10\nwchar: 20\nsyscr: 1\nsyscw: 2\nread_bytes: 4096\nwrite_bytes: 8192\ncancelled_write_bytes: 0\n";
+        assert_eq!(
+            parse_task_io(t),
+            Some(TaskIo {
+                read: 4096,
+                written: 8192
+            })
+        );
+        assert_eq!(parse_task_io("rchar: 1\n"), None);
     }
 }

@@ -106,8 +106,9 @@ impl Shared {
         if self.daemons.is_empty() {
             return;
         }
-        for (pid, name, cpu) in crate::metrics::procfs::processes() {
-            if cpu.kernel_thread(pid) || !self.daemons.contains(&name.as_str()) {
+        for t in crate::metrics::procfs::processes() {
+            let (pid, name) = (t.pid, t.comm);
+            if t.cpu.kernel_thread(pid) || !self.daemons.contains(&name.as_str()) {
                 continue;
             }
             for tid in tasks(pid) {

@@ -5,6 +5,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::folded::{Folded, Kind, FSBENCH, KERNEL, UNKNOWN};
+use crate::metrics::limiter::KernelSplit;
 
 /// A kernel function and its share of the profile (0 to 1).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -32,6 +33,10 @@ pub struct Shares {
     /// thread waited).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub top_kernel: Vec<FunctionShare>,
+    /// On the CPU: where fsbench's threads' kernel time went (the filesystem's code, the block
+    /// layer, drivers, copies, the rest), as shares of their kernel samples.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub split: Option<KernelSplit>,
 }
 
 /// How many kernel functions a record keeps.

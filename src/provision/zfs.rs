@@ -130,6 +130,9 @@ pub const DEF: FsDef = FsDef {
     threads: crate::metrics::evidence::FsThreads {
         daemons: &["zfs-fuse"],
         kernel: &["z_", "txg_", "spa_", "arc_", "dp_sync", "zvol"],
+        code: &[
+            "zfs_", "zpl_", "zio_", "dmu_", "dbuf_", "arc_", "spa_", "vdev_", "zil_", "txg_",
+        ],
     },
     room: super::room::ZFS,
     cow: super::CopyOnWrite::Always,

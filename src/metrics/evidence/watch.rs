@@ -6,7 +6,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::Instant;
 
-use super::super::procfs::{self, DiskLine, MachineCpu, Pressure, TaskCpu, TaskSched};
+use super::super::procfs::{
+    self, DiskLine, MachineCpu, Pressure, Task, TaskCpu, TaskIo, TaskSched,
+};
 
 /// A device's place in the target's stack.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -20,11 +22,30 @@ pub enum Role {
     Backing,
 }
 
+/// What a device keeps its data on.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Medium {
+    /// A disk (or a device the kernel does not tell apart from one).
+    #[default]
+    Disk,
+    /// Memory: a loop device whose image lies on a memory-backed filesystem. Its "busy" time is
+    /// its worker thread's CPU copying pages, not a disk's.
+    Memory,
+}
+
+impl Medium {
+    pub fn is_disk(&self) -> bool {
+        *self == Medium::Disk
+    }
+}
+
 /// One device of the stack, by its kernel name (`loop3`, `vda`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StackDevice {
     pub name: String,
     pub role: Role,
+    pub medium: Medium,
 }
 
 /// The kernel name of the block device `maj:min`, the whole disk for a partition.
@@ -112,12 +133,17 @@ fn backing_file(name: &str) -> Option<PathBuf> {
 }
 
 /// The devices under `top` (kernel names, in `role`), then under each loop device the disk that
-/// holds its backing file; each device once.
-pub fn stack(tops: &[(PathBuf, Role)]) -> Vec<StackDevice> {
+/// holds its backing file; each device once. A loop device whose image lies on a filesystem
+/// `memory` says lives in memory (by its kernel type) is a memory-backed one.
+pub fn stack(tops: &[(PathBuf, Role)], memory: &dyn Fn(&str) -> bool) -> Vec<StackDevice> {
     let mut out: Vec<StackDevice> = Vec::new();
     let push = |name: String, role: Role, out: &mut Vec<StackDevice>| {
         if !out.iter().any(|d| d.name == name) {
-            out.push(StackDevice { name, role });
+            out.push(StackDevice {
+                name,
+                role,
+                medium: Medium::Disk,
+            });
         }
     };
     for (dev, role) in tops {
@@ -125,9 +151,8 @@ pub fn stack(tops: &[(PathBuf, Role)]) -> Vec<StackDevice> {
             push(name, *role, &mut out);
         }
     }
-    let loops: Vec<String> = out.iter().map(|d| d.name.clone()).collect();
-    for name in loops {
-        let Some(file) = backing_file(&name) else {
+    for i in 0..out.len() {
+        let Some(file) = backing_file(&out[i].name) else {
             continue;
         };
         use std::os::unix::fs::MetadataExt;
@@ -135,8 +160,14 @@ pub fn stack(tops: &[(PathBuf, Role)]) -> Vec<StackDevice> {
             continue;
         };
         let (maj, min) = crate::sys::split_dev(meta.dev());
-        if let Some(disk) = disk_of(maj, min) {
-            push(disk, Role::Backing, &mut out);
+        match disk_of(maj, min) {
+            Some(disk) => push(disk, Role::Backing, &mut out),
+            None => {
+                let fs = crate::sys::mounts::containing(&file).map(|m| m.fstype);
+                if fs.is_some_and(|f| memory(&f)) {
+                    out[i].medium = Medium::Memory;
+                }
+            }
         }
     }
     out
@@ -150,6 +181,9 @@ pub struct FsThreads {
     /// Words in the names of its kernel threads (`jbd2/`, `btrfs-`, `xfs`): a kernel thread whose
     /// name holds one (a kworker names the workqueue it serves) counts as the filesystem's.
     pub kernel: &'static [&'static str],
+    /// How the names of its kernel code begin (`ext4_`, `jbd2_`): a profile's kernel time in
+    /// them is the filesystem's own.
+    pub code: &'static [&'static str],
 }
 
 /// Everything the frame watches for one phase.
@@ -157,12 +191,37 @@ pub struct FsThreads {
 pub struct Watch {
     pub devices: Vec<StackDevice>,
     pub threads: FsThreads,
+    /// The run's other ranks on this host, when a launcher started several: processes of the
+    /// same name as this one with the same parent (the launcher's daemon). They are the run's
+    /// own, never other processes.
+    pub ranks: Option<Siblings>,
+}
+
+/// This process's parent and command name, which its sibling ranks share.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Siblings {
+    pub parent: u32,
+    pub comm: String,
+}
+
+impl Siblings {
+    /// This process's, read from /proc/self/stat.
+    pub fn of_self() -> Option<Siblings> {
+        let (comm, cpu) =
+            procfs::parse_task_stat(&std::fs::read_to_string("/proc/self/stat").ok()?)?;
+        Some(Siblings {
+            parent: cpu.ppid,
+            comm,
+        })
+    }
 }
 
 /// Whose a process is, for the phase's CPU accounts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Owner {
     Fsbench,
+    /// Another rank of the run, on this host.
+    Rank,
     Daemon,
     FsKernel,
     /// Another kernel thread: it works for whoever asked it, in a phase mostly its own I/O.
@@ -173,8 +232,11 @@ pub enum Owner {
 impl Watch {
     pub fn owner(&self, pid: u32, comm: &str, cpu: &TaskCpu) -> Owner {
         let kernel = cpu.kernel_thread(pid);
+        let rank = |s: &Siblings| cpu.ppid == s.parent && comm == s.comm;
         if pid == std::process::id() {
             Owner::Fsbench
+        } else if !kernel && self.ranks.as_ref().is_some_and(rank) {
+            Owner::Rank
         } else if !kernel && self.threads.daemons.contains(&comm) {
             Owner::Daemon
         } else if kernel && self.threads.kernel.iter().any(|k| comm.contains(k)) {
@@ -196,8 +258,10 @@ pub struct Snapshot {
     pub devices: Vec<Option<DiskLine>>,
     /// fsbench's whole process (every thread, ended ones too): (user, system) nanoseconds.
     pub own_ns: (u64, u64),
-    /// Every process: pid, name, CPU (ticks). Only at the phase's ends.
-    pub processes: Vec<(u32, String, TaskCpu)>,
+    /// fsbench's whole process's storage I/O.
+    pub own_io: Option<TaskIo>,
+    /// Every process (CPU in ticks, storage I/O). Only at the phase's ends.
+    pub processes: Vec<Task>,
 }
 
 /// Whether a reading scans every process (a few milliseconds), and when: at a phase's start
@@ -228,6 +292,7 @@ impl Snapshot {
                 .map(|d| procfs::parse_disk_line(&disks, &d.name))
                 .collect(),
             own_ns: crate::sys::process_cpu_ns(),
+            own_io: procfs::task_io("self"),
             processes: first,
         };
         if scan == Scan::Last {

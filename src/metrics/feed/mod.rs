@@ -21,6 +21,7 @@ use super::evidence::Volume;
 use super::limiter::Limit;
 use super::progress::{ByDirection, Direction, Progress};
 use super::timeline::{self, Slice};
+use crate::plan::job::Achieved;
 
 /// What `fsbench_info` says of the run.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -281,12 +282,26 @@ impl Feed {
             let volume = Volume {
                 read: moved(Direction::Read),
                 written: moved(Direction::Write),
+                read_ops: moved(Direction::Read).map(|_| t[Direction::Read as usize].0 as f64),
             };
-            Some((e, volume))
+            let secs = now
+                .saturating_duration_since(r.started)
+                .as_secs_f64()
+                .max(1e-3);
+            let rate = |d: Direction| {
+                let (ops, bytes) = t[d as usize];
+                (ops as f64 / secs, bytes as f64 / secs)
+            };
+            let (r, w) = (rate(Direction::Read), rate(Direction::Write));
+            let achieved = Achieved {
+                iops: [r.0, w.0],
+                bytes: [r.1, w.1],
+            };
+            Some((e, volume, achieved))
         });
         // (Outside the lock: the phase's hooks do not wait for it.)
-        if let Some((e, volume)) = due {
-            let l = e.limiter(volume);
+        if let Some((e, volume, achieved)) = due {
+            let l = e.limiter(volume, &achieved);
             self.with(|s| s.limiter = Some((now, l)));
         }
         self.with(|s| view_of(&self.info, s, now))

@@ -8,17 +8,20 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use crate::metrics::evidence::watch::ThreadSample;
-use crate::metrics::evidence::{Board, Evidence, Scan, Snapshot, Volume, Watch};
-use crate::metrics::limiter::{self, Facts, Limit};
+use crate::metrics::evidence::{Board, Evidence, Medium, Scan, Snapshot, Volume, Watch};
+use crate::metrics::limiter::{self, Facts, Limit, Paced};
 use crate::metrics::procfs;
+use crate::plan::job::{Achieved, Pacing};
 
 /// What the frame hands the feed as a phase starts.
 pub struct SoFar {
     pub watch: Watch,
     pub first: Snapshot,
     pub board: Arc<Board>,
-    /// The job's pacing, when it paces itself; where the phase's reads go.
-    pub pacing: Option<String>,
+    /// The job's pacing, when it paces itself; where the target keeps its data; whether the
+    /// phase reads it.
+    pub pacing: Option<Pacing>,
+    pub medium: Medium,
     pub reads: limiter::Reads,
 }
 
@@ -38,7 +41,7 @@ fn thread_now(tid: u32) -> Option<ThreadSample> {
 
 impl SoFar {
     /// The limiter the evidence so far gives (`volume`: what the workers moved so far).
-    pub fn limiter(&self, volume: Volume) -> Option<Limit> {
+    pub fn limiter(&self, volume: Volume, achieved: &Achieved) -> Option<Limit> {
         let now = Snapshot::take(&self.watch, Scan::Last);
         let threads: Vec<_> = self
             .board
@@ -51,11 +54,23 @@ impl SoFar {
                 w
             })
             .collect();
-        let e = Evidence::between(&self.watch, &self.first, &now, &threads, Vec::new(), volume);
+        let r = crate::metrics::evidence::Readings {
+            watch: &self.watch,
+            a: &self.first,
+            b: &now,
+            flushed: None,
+        };
+        let e = Evidence::between(&r, &threads, &[], Vec::new(), volume);
         limiter::classify(&Facts {
             evidence: &e,
-            pacing: self.pacing.as_deref(),
+            volume,
+            pacing: self.pacing.as_ref().map(|how| Paced {
+                how,
+                reached: how.reached(achieved),
+            }),
+            medium: self.medium,
             reads: self.reads,
+            split: None,
         })
         .map(|l| l.kind)
     }

@@ -83,7 +83,7 @@ fn spec(block: &Block, jobs: &[&Job], workers: usize, snapping: bool) -> PhaseSp
             .try_fold(0.0f64, |a, x| x.map(|x| a.max(x))),
         beside: (snapping && jobs.iter().any(|j| block.snaps(&j.name)))
             || jobs.iter().any(|j| judged(j).is_some()),
-        pacing: jobs.iter().find_map(|j| j.pacing()),
+        pacing: jobs.iter().map(|j| j.pacing()).collect(),
         ..Default::default()
     }
 }
