@@ -172,6 +172,8 @@ fn helper(comm: &str) -> bool {
 /// A phase being profiled.
 pub struct Profiling {
     mode: ProfileMode,
+    /// How the filesystem's kernel functions are named (the kernel time's split).
+    code: &'static [&'static str],
     shared: Arc<Shared>,
     drainer: Option<std::thread::JoinHandle<()>>,
     /// What the host does not allow, said on every record of the phase.
@@ -244,6 +246,7 @@ impl Profiling {
             .map_err(|e| format!("cannot start the profile's thread: {e}"))?;
         Ok(Profiling {
             mode,
+            code: threads.code,
             shared,
             drainer: Some(drainer),
             notes,
@@ -272,7 +275,10 @@ impl Profiling {
         let mut on = vec![Folded::default(); parts];
         let mut off = vec![Folded::default(); parts];
         let (mut lost_on, mut lost_off) = (0, 0);
-        let mut sym = symbolize::Symbolizer::new(kallsyms::host());
+        let kernel = kallsyms::host();
+        let mut sym = symbolize::Symbolizer::new(&kernel);
+        // The tick's samples, and those whose chain did not hold its entry.
+        let mut ticks = (0u64, 0u64);
         for s in &streams {
             let s = lock(s);
             sym.load_process(s.pid);
@@ -291,6 +297,10 @@ impl Profiling {
                 for chains in per.values() {
                     for (chain, n) in chains {
                         let frames = sym.stack(&s.root, s.pid, chain, entry);
+                        if entry.is_some() {
+                            ticks.0 += n;
+                            ticks.1 += if sym.entered() { 0 } else { *n };
+                        }
                         for &p in &to {
                             folded[p].add(&frames, *n);
                         }
@@ -303,6 +313,14 @@ impl Profiling {
         let mut notes = self.notes.clone();
         for (why, n) in lock(&self.shared.refused).iter() {
             notes.push(format!("{why} ({n} threads)"));
+        }
+        if ticks.1 > 0 && self.shared.sampling.kernel {
+            notes.push(format!(
+                "{} of {} on-CPU samples had no timer interrupt entry ({}) in their chain: kept whole, their kernel frames may be the interrupt's own (fsbench doctor: profile: tick entry)",
+                ticks.1,
+                ticks.0,
+                perf::TICK_ENTRY
+            ));
         }
         if lost_on + lost_off > 0 {
             notes.push(format!(
@@ -320,10 +338,10 @@ impl Profiling {
                 hz: sampling.hz,
                 on_cpu: sampling
                     .on_cpu
-                    .then(|| Stacks::of(on, Kind::OnCpu, lost_on)),
+                    .then(|| Stacks::of(on, Kind::OnCpu, lost_on, self.code)),
                 off_cpu: sampling
                     .off_cpu
-                    .then(|| Stacks::of(off, Kind::OffCpu, lost_off)),
+                    .then(|| Stacks::of(off, Kind::OffCpu, lost_off, self.code)),
             })
             .collect();
         Profiled { parts, notes }

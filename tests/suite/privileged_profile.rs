@@ -102,6 +102,21 @@ fn a_profiled_compare_names_the_filesystems_kernel_frames_and_fsbenchs_own() {
                 !text.contains("asm_sysvec_apic_timer_interrupt_[k]"),
                 "the interrupt's own frames were kept: {text}"
             );
+            // Cut, not missed: no leaf is the interrupt's handler, and the record says of no
+            // chain kept whole.
+            assert!(
+                stacks.iter().all(|s| s
+                    .last()
+                    .is_none_or(|l| !l.contains("sysvec_apic_timer_interrupt"))),
+                "a leaf in the interrupt's handler: {text}"
+            );
+            assert!(
+                !r["notes"].to_string().contains("no timer interrupt entry"),
+                "{}",
+                r["notes"]
+            );
+            // Where the kernel's time went, split.
+            assert!(r["profile"]["on_cpu"]["shares"]["split"].is_object(), "{r}");
         }
         // The filesystem's kernel functions, named and marked as the kernel's.
         assert!(
