@@ -76,8 +76,10 @@ impl Probe for Explained {
         }
         let e = e.part(k);
         let part = m.parts.get(k);
-        let pacing = spec.pacing.get(k).and_then(Option::as_ref);
-        let reads = part.map(|x| x.counters.get("reads").copied());
+        let own = spec.parts.get(k);
+        let pacing = own.and_then(|x| x.pacing.as_ref());
+        let reads = own.map_or(spec.reads, |x| x.reads)
+            && !matches!(part.map(|x| x.counters.get("reads")), Some(Some(r)) if *r == 0.0);
         let metric = |name: &str| p.metrics.get(name).copied().unwrap_or(0.0);
         let achieved = Achieved {
             iops: [metric(metric::READ_IOPS), metric(metric::WRITE_IOPS)],
@@ -94,11 +96,7 @@ impl Probe for Explained {
                 reached: how.reached(&achieved),
             }),
             medium: medium(t),
-            reads: if spec.reads && !matches!(reads, Some(Some(r)) if r == 0.0) {
-                Reads::Target
-            } else {
-                Reads::Nowhere
-            },
+            reads: if reads { Reads::Target } else { Reads::Nowhere },
             split: p
                 .profile
                 .as_ref()

@@ -79,9 +79,18 @@ pub struct PhaseSpec {
     /// The interval of the latency-over-time histograms: the frame sets it from the target's
     /// context (`TargetCtx::interval`, the plan's `--interval`); workloads leave it.
     pub interval: Duration,
-    /// Per part (block: each job of the group), the job's own pacing when it paces itself:
-    /// its limiter may then be `paced`.
-    pub pacing: Vec<Option<crate::plan::job::Pacing>>,
+    /// Per part (block: each job of the group), what only it declares (its reads, its pacing);
+    /// empty: every part is as the phase.
+    pub parts: Vec<PartSpec>,
+}
+
+/// What one part of a phase (block: a job of the group) declares of itself.
+#[derive(Debug, Clone, Default)]
+pub struct PartSpec {
+    /// It reads the target (its engine moves data).
+    pub reads: bool,
+    /// Its own pacing when it paces itself: its limiter may then be `paced`.
+    pub pacing: Option<crate::plan::job::Pacing>,
 }
 
 /// Where a workload runs.

@@ -228,7 +228,7 @@ impl Probe for Feeding {
             watch: s.watch.clone(),
             first: s.before.clone(),
             board: s.board.clone(),
-            pacing: s.spec.pacing.iter().flatten().next().cloned(),
+            pacing: s.spec.parts.iter().find_map(|p| p.pacing.clone()),
             medium: super::explain::medium(s.t),
             reads: if s.spec.reads {
                 crate::metrics::limiter::Reads::Target

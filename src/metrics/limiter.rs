@@ -171,7 +171,7 @@ pub static RULES: &[Rule] = &[
     },
     Rule {
         limit: Limit::Cache,
-        evidence: "a device-backed target whose device was idle while the reads completed from memory (few read requests reached it) or while the page cache absorbed the writes (few written bytes reached it within the phase): score = the lesser of the device's idle share and the share that did not reach it",
+        evidence: "a device-backed target whose device was idle while the reads completed from memory (few read requests reached it) or while the page cache absorbed the writes (few written bytes reached it within the phase): score = the least of the device's idle share, the share of the workers' time the device did not hold (1 - the device rule's score) and the share that did not reach it",
         outright: true,
         find: rules::cache,
     },

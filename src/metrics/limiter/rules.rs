@@ -48,9 +48,18 @@ fn blocked(e: &Evidence) -> f64 {
         / e.workers.len() as f64
 }
 
-/// The share of the workers' blocked time during which the busiest device had a request in
-/// flight, over one window (the readings before the workers and when they ended): at most its
-/// busy seconds over their mean blocked seconds.
+/// The share of the phase during which the target's devices had a request in flight: one
+/// device's busy share; for several members, the chance any of them was busy with their busy
+/// times taken as independent (a mirror read at QD1 keeps one busy at a time, a raidz read
+/// all at once: between the two).
+fn busy(e: &Evidence) -> f64 {
+    let idle: f64 = e.top_devices().map(|d| 1.0 - d.util).product();
+    (1.0 - idle).max(bound(e).map_or(0.0, |d| d.util))
+}
+
+/// The share of the workers' blocked time during which the target's devices had a request in
+/// flight, over one window (the readings before the workers and when they ended): at most
+/// their busy seconds over the workers' mean blocked seconds.
 fn device_cover(e: &Evidence) -> f64 {
     let n = e.workers.len().max(1) as f64;
     let h = helped(e);
@@ -60,9 +69,10 @@ fn device_cover(e: &Evidence) -> f64 {
         .map(|w| (w.blocked - h).max(0.0) * w.seconds)
         .sum::<f64>()
         / n;
-    match bound(e) {
-        Some(d) if blocked_s > 1e-6 => (d.util * e.wall_s / blocked_s).min(1.0),
-        _ => 0.0,
+    if blocked_s > 1e-6 {
+        (busy(e) * e.wall_s / blocked_s).min(1.0)
+    } else {
+        0.0
     }
 }
 
@@ -92,7 +102,10 @@ fn named(e: &Evidence, d: &DeviceFigures) -> String {
     let members = e.top_devices().count();
     let mut s = format!("{} {} busy", d.name, pct(d.util));
     if d.top() && members > 1 {
-        s += &format!(" (the busiest of {members} members)");
+        s += &format!(
+            " (the busiest of {members} members; any of them {})",
+            pct(busy(e))
+        );
     }
     if d.medium == Medium::Memory {
         s += " (a memory-backed loop: its worker's CPU copying, not a disk)";
@@ -133,7 +146,8 @@ pub(super) fn cache(f: &Facts) -> Option<Finding> {
     }
     let e = f.evidence;
     let top = busiest_top(e)?;
-    let idle = 1.0 - top.util;
+    // Memory served the phase only where the device neither was busy nor held the workers.
+    let idle = (1.0 - top.util).min(1.0 - blocked(e) * device_cover(e));
     let to = if e.top_devices().count() > 1 {
         format!("the {} members", e.top_devices().count())
     } else {

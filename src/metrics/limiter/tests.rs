@@ -272,6 +272,19 @@ fn fio_rand_rw_on_ext4_with_a_busy_device_is_the_device_not_cache() {
     let l = classify(&f).unwrap();
     assert_eq!(l.kind, Limit::Device, "{}", l.rule);
     assert_eq!(l.device.as_deref(), Some("loop0"));
+    // Its buffered writes absorbed by the page cache (none reached the device in the phase)
+    // while the device, half idle, held the workers for their reads: still the device.
+    e.devices[0].util = 0.47;
+    e.workers[0] = worker(0.08, 0.02, 0.5);
+    let f = Facts {
+        volume: Volume {
+            written: Some((12 << 20) as f64),
+            ..reads(8000.0)
+        },
+        ..facts(&e)
+    };
+    let l = classify(&f).unwrap();
+    assert_eq!(l.kind, Limit::Device, "{}", l.rule);
 }
 
 #[test]
@@ -371,6 +384,23 @@ fn a_mirror_is_read_from_every_member_and_the_busiest_is_named() {
         ..facts(&e)
     };
     assert_ne!(kind(&f), Limit::Cache);
+    // zfs-fuse's mirror at QD1: each member 30% busy, the worker blocked 91% (the rest in the
+    // daemon and FUSE): the members together are not a device held idle.
+    let mut z = evidence(worker(0.013, 0.028, 0.05));
+    z.devices = vec![
+        dev("loop2", Role::Member, 0.28, 942),
+        dev("loop3", Role::Member, 0.31, 955),
+        dev("vda", Role::Backing, 0.21, 2787),
+    ];
+    let l = classify(&Facts {
+        volume: reads(3078.0),
+        ..facts(&z)
+    })
+    .unwrap();
+    assert_eq!(l.kind, Limit::Mixed, "{}", l.rule);
+    assert_eq!(l.between, [Limit::Device, Limit::Waiting]);
+    assert_eq!(l.device.as_deref(), Some("loop3"));
+    assert!(l.rule.contains("any of them 50%"), "{}", l.rule);
 }
 
 #[test]
