@@ -50,8 +50,12 @@ fn task(pid: u32, comm: &str, user: u64, system: u64, ppid: u32) -> Task {
 }
 
 fn between(a: &Snapshot, b: &Snapshot, w: &[WorkerThread], v: Volume) -> Evidence {
+    watched(&watch(), a, b, w, v)
+}
+
+fn watched(watch: &Watch, a: &Snapshot, b: &Snapshot, w: &[WorkerThread], v: Volume) -> Evidence {
     let r = Readings {
-        watch: &watch(),
+        watch,
         a,
         b,
         flushed: None,
@@ -230,13 +234,7 @@ fn the_runs_other_ranks_are_its_own_and_processes_that_came_and_went_are_others(
     b.processes.push(rank);
     let mut w = watch();
     w.ranks = Some(me);
-    let r = Readings {
-        watch: &w,
-        a: &a,
-        b: &b,
-        flushed: None,
-    };
-    let e = Evidence::between(&r, &[], &[], Vec::new(), Volume::default());
+    let e = watched(&w, &a, &b, &[], Volume::default());
     let m = e.machine.as_ref().unwrap();
     // Others alive: the hog alone (0.3 cores); the rank is the run's own.
     assert!((m.processes - 0.3).abs() < 1e-9, "{m:?}");
@@ -248,13 +246,7 @@ fn the_runs_other_ranks_are_its_own_and_processes_that_came_and_went_are_others(
     let mm = b.machine.as_mut().unwrap();
     mm.user += 200;
     mm.total += 200;
-    let r = Readings {
-        watch: &w,
-        a: &a,
-        b: &b,
-        flushed: None,
-    };
-    let e = Evidence::between(&r, &[], &[], Vec::new(), Volume::default());
+    let e = watched(&w, &a, &b, &[], Volume::default());
     let gone = e.machine.as_ref().unwrap().gone;
     assert!(gone > 0.5, "{gone}");
 }

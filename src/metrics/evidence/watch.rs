@@ -83,11 +83,13 @@ pub fn devices_of_dir(dir: &Path) -> Vec<PathBuf> {
             .map(|n| vec![PathBuf::from("/dev").join(n)])
             .unwrap_or_default();
     }
+    // The mount by its device number, else (a btrfs subvolume's number is not its mount's) the
+    // mount that holds the directory.
     let mounts = crate::sys::mounts::mounts();
-    let Some(source) = mounts
-        .iter()
-        .rev()
-        .find(|m| m.dev == (maj, min))
+    let by_number = mounts.iter().rev().find(|m| m.dev == (maj, min)).cloned();
+    let dir = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
+    let Some(source) = by_number
+        .or_else(|| crate::sys::mounts::containing(&dir))
         .map(|m| PathBuf::from(&m.source))
         .filter(|s| s.starts_with("/dev/"))
     else {

@@ -27,19 +27,31 @@ pub struct Achieved {
 }
 
 impl Pacing {
-    /// The share of its asked rates the job reached (the least over the rates it asks, 0 to
-    /// 1); None when it asks none (it pauses, or follows a flow).
+    /// The share of its asked rates the job reached (the least over the rates it asks of the
+    /// directions it moved, 0 to 1; 0 when it moved nothing); None when it asks none (it
+    /// pauses, or follows a flow). `rate_iops=200` asks it of reads and writes alike: a job that
+    /// only reads is judged by its reads.
     pub fn reached(&self, a: &Achieved) -> Option<f64> {
+        let mut asked = false;
         let mut least: Option<f64> = None;
         for d in 0..2 {
-            for (asked, got) in [(self.bytes[d], a.bytes[d]), (self.iops[d], a.iops[d])] {
-                if let Some(r) = asked.filter(|r| *r > 0) {
+            let moved = a.iops[d] > 0.0 || a.bytes[d] > 0.0;
+            for (rate, got) in [(self.bytes[d], a.bytes[d]), (self.iops[d], a.iops[d])] {
+                let Some(r) = rate.filter(|r| *r > 0) else {
+                    continue;
+                };
+                asked = true;
+                if moved {
                     let share = (got / r as f64).min(1.0);
                     least = Some(least.map_or(share, |l: f64| l.min(share)));
                 }
             }
         }
-        least
+        if asked {
+            Some(least.unwrap_or(0.0))
+        } else {
+            None
+        }
     }
 }
 
@@ -100,6 +112,13 @@ mod tests {
             ..Default::default()
         };
         assert_eq!(p.reached(&got), Some(0.5));
+        // A job that only reads is judged by its reads; one that moved nothing reached nothing.
+        let reads = Achieved {
+            iops: [190.0, 0.0],
+            ..Default::default()
+        };
+        assert_eq!(p.reached(&reads), Some(0.95));
+        assert_eq!(p.reached(&Achieved::default()), Some(0.0));
         let pause = Pacing {
             thinktime: Some(Duration::from_millis(5)),
             ..Default::default()
