@@ -29,9 +29,8 @@ fn rank_addr(addr: SocketAddr, rank: Rank) -> anyhow::Result<SocketAddr> {
     Ok(a)
 }
 
-/// Opens the endpoint `addr` asks for (none without it) for `command`'s run in `study`. A rank
-/// of several that cannot open its own ends every rank of the run (MPI_Abort, exit 2): the
-/// others would wait for it at their agreement on the plan.
+/// Opens the endpoint `addr` asks for (none without it) for `command`'s run in `study`. (A rank
+/// of several that cannot open its own ends every rank: `cmd::before_agreeing`.)
 pub fn open(
     addr: Option<SocketAddr>,
     command: &str,
@@ -42,14 +41,7 @@ pub fn open(
     let Some(addr) = addr else {
         return Ok(None);
     };
-    let rank = team.rank();
-    match opened(addr, command, study, rank, quiet) {
-        Err(e) if rank.many() => {
-            crate::out::eline!("fsbench: error: {e:#}");
-            team.abandon(2)
-        }
-        r => r.map(Some),
-    }
+    opened(addr, command, study, team.rank(), quiet).map(Some)
 }
 
 fn opened(

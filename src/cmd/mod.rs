@@ -72,6 +72,23 @@ pub fn join_ranks(a: &crate::cli::RankArgs) -> anyhow::Result<Box<dyn crate::ran
     crate::ranks::join(std::time::Duration::from_secs(a.rank_timeout)).map_err(anyhow::Error::msg)
 }
 
+/// What a rank of several found wrong before the ranks agreed on the plan (a device in use or a
+/// port taken on its node only): the others would wait for it at the agreement, so once it said
+/// why, it ends every rank (MPI_Abort, exit 2). Nothing was made yet.
+pub fn before_agreeing<T>(
+    team: &dyn crate::ranks::Team,
+    r: anyhow::Result<T>,
+) -> anyhow::Result<T> {
+    match r {
+        Err(e) if team.rank().many() => {
+            let r = team.rank().index;
+            crate::out::eline!("fsbench: error: rank {r} on {}: {e:#}", team.host());
+            team.abandon(2)
+        }
+        r => r,
+    }
+}
+
 /// A run that lost a rank, with no signal ending it all: every process of the run ends
 /// (MPI_Abort), so that none waits forever. Rank 0 calls it once its study and report are out.
 pub fn settle_ranks(team: &dyn crate::ranks::Team, ended: &crate::runner::Ended) {

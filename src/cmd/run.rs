@@ -165,9 +165,14 @@ pub fn run(a: RunArgs) -> anyhow::Result<Exit> {
         dir,
         wipe: a.wipe,
     };
-    let resolved = runner::resolve(plan, &place, team.rank().many())?;
-    // Bound before anything is made: a taken port leaves nothing behind.
-    let endpoint = super::endpoint::open(a.metrics.metrics, "run", &out, team.as_ref(), a.quiet)?;
+    let checked = runner::resolve(plan, &place, team.rank().many())
+        .map_err(anyhow::Error::from)
+        .and_then(|resolved| {
+            // Bound before anything is made: a taken port leaves nothing behind.
+            super::endpoint::open(a.metrics.metrics, "run", &out, team.as_ref(), a.quiet)
+                .map(|e| (resolved, e))
+        });
+    let (resolved, endpoint) = super::before_agreeing(team.as_ref(), checked)?;
     super::install_signals()?;
     let opts = runner::Options {
         resolved,

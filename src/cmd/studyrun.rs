@@ -100,7 +100,7 @@ fn needs_root(plan: &Plan) -> bool {
 /// Runs the plan on its targets, writes the reports into the study and prints the short one.
 pub fn run(r: Run, team: &dyn Team) -> anyhow::Result<Exit> {
     let command = r.command;
-    let (opts, endpoint) = prepare(r, team)?;
+    let (opts, endpoint) = super::before_agreeing(team, prepare(r, team))?;
     let summary = runner::run(&opts, team)?;
     // The endpoint closes when the run ends, before the reports.
     drop(endpoint);

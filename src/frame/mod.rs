@@ -307,6 +307,8 @@ pub struct Merged {
     pub frame: Frame,
     /// Per part: each rank's figures (rank 0 of a multi-rank run; empty otherwise).
     pub ranks: Vec<Vec<crate::store::RankFigures>>,
+    /// Per part: each node's figures (over several nodes; empty otherwise).
+    pub nodes: Vec<Vec<crate::store::NodeFigures>>,
 }
 
 /// Why a workload could not go on. Stopping is a type, not a string.

@@ -59,6 +59,7 @@ pub fn run_phase(
         parts,
         frame,
         ranks: Vec::new(),
+        nodes: Vec::new(),
     })?;
     let stopped = merged.parts.iter().find_map(|p| p.stopped);
     let mut phases = s.finish(i, &merged)?;
@@ -277,6 +278,7 @@ fn decorate(
     if let Some(ranks) = m.ranks.get(k).filter(|r| !r.is_empty()) {
         super::share::rank_metrics(ranks, &mut p.metrics);
         p.ranks = ranks.clone();
+        p.nodes = m.nodes.get(k).cloned().unwrap_or_default();
         p.notes.push(format!(
             "ranks: {} ranks; rates are all ranks' work over the earliest start to the latest end",
             ranks.len()

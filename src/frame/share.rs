@@ -8,7 +8,8 @@
 //!   time from the earliest start to that moment; "last done" is the latest end;
 //! - every time is a duration on the rank's own monotonic clock from the end of the barrier
 //!   that started the phase, so clock skew between nodes never enters a figure;
-//! - each rank's own figures are kept, per part, for the record's `ranks` field.
+//! - each rank's own figures are kept, per part, for the record's `ranks` field, and each
+//!   node's (its ranks' work over its earliest start to its latest end) for `nodes`.
 //!
 //! Nothing here talks to other processes: the transport (`crate::ranks`) hands shares in.
 
@@ -22,7 +23,7 @@ use serde::{Deserialize, Serialize};
 use super::{DevIo, FirstDone, Merged, RankTimes, WorkerOut};
 use crate::metrics::hist;
 use crate::stop::StopReason;
-use crate::store::RankFigures;
+use crate::store::{NodeFigures, RankFigures};
 
 /// One part (block: one job of the group) of one rank's phase.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
@@ -49,6 +50,9 @@ pub struct PartShare {
 pub struct Share {
     pub rank: usize,
     pub host: String,
+    /// The node it is on (`ranks::Nodes`: ranks with one processor name).
+    #[serde(default)]
+    pub node: usize,
     pub parts: Vec<PartShare>,
     pub start_s: f64,
     pub first_s: f64,
@@ -64,7 +68,7 @@ pub struct Share {
 
 impl Share {
     /// This rank's merged figures, ready to send.
-    pub fn of(m: &Merged, rank: usize, host: &str) -> Share {
+    pub fn of(m: &Merged, rank: usize, host: &str, node: usize) -> Share {
         let f = &m.frame;
         let parts = m
             .parts
@@ -99,6 +103,7 @@ impl Share {
         Share {
             rank,
             host: host.to_string(),
+            node,
             parts,
             start_s: f.rank.start_s,
             first_s: f.rank.first_s,
@@ -171,6 +176,7 @@ pub fn combine(mine: Merged, mut shares: Vec<Share>) -> Result<Merged, String> {
     let mut frame = mine.frame;
     let mut parts: Vec<WorkerOut> = Vec::new();
     let mut ranks: Vec<Vec<RankFigures>> = Vec::new();
+    let mut nodes: Vec<Vec<NodeFigures>> = Vec::new();
     frame.first_done.clear();
     for k in 0..n_parts {
         let mut part = WorkerOut {
@@ -182,6 +188,7 @@ pub fn combine(mine: Merged, mut shares: Vec<Share>) -> Result<Merged, String> {
             ..Default::default()
         };
         let mut figures = Vec::new();
+        let mut per_node: BTreeMap<usize, NodeFigures> = BTreeMap::new();
         let mut end = start;
         for s in &shares {
             let Some(p) = s.parts.get(k) else { continue };
@@ -190,8 +197,10 @@ pub fn combine(mine: Merged, mut shares: Vec<Share>) -> Result<Merged, String> {
             end = end.max(s.start_s + p.window_s);
             fd.ops += p.across.0;
             fd.bytes += p.across.1;
+            add_to_node(&mut per_node, s, p);
             figures.push(RankFigures {
                 rank: s.rank,
+                node: s.node,
                 host: s.host.clone(),
                 start_s: s.start_s,
                 end_s: s.end_s,
@@ -208,6 +217,11 @@ pub fn combine(mine: Merged, mut shares: Vec<Share>) -> Result<Merged, String> {
         parts.push(part);
         frame.first_done.push(fd);
         ranks.push(figures);
+        // One node's figures are the sum's: kept only when there are several.
+        nodes.push(match per_node.len() {
+            0 | 1 => Vec::new(),
+            _ => per_node.into_values().map(node_rates).collect(),
+        });
     }
     frame.last_done_s = (last_end - start).max(0.0);
     frame.wall = Duration::from_secs_f64(shares.iter().map(|s| s.wall_s).fold(0.0, f64::max));
@@ -226,7 +240,35 @@ pub fn combine(mine: Merged, mut shares: Vec<Share>) -> Result<Merged, String> {
         parts,
         frame,
         ranks,
+        nodes,
     })
+}
+
+/// A rank's part added to its node's: work adds up; the node's window runs from its earliest
+/// start to its latest end (IOR's accounting, within the node).
+fn add_to_node(per_node: &mut BTreeMap<usize, NodeFigures>, s: &Share, p: &PartShare) {
+    let n = per_node.entry(s.node).or_insert_with(|| NodeFigures {
+        node: s.node,
+        host: s.host.clone(),
+        start_s: f64::MAX,
+        ..Default::default()
+    });
+    n.ranks += 1;
+    n.start_s = n.start_s.min(s.start_s);
+    n.end_s = n.end_s.max(s.start_s + p.window_s);
+    n.ops += p.total.0;
+    n.bytes += p.total.1;
+    n.first_done_ops += p.across.0;
+    if n.error.is_none() {
+        n.error.clone_from(&p.error);
+    }
+}
+
+fn node_rates(mut n: NodeFigures) -> NodeFigures {
+    let secs = n.end_s - n.start_s;
+    n.ops_per_sec = rate(n.ops, secs);
+    n.bytes_per_sec = rate(n.bytes, secs);
+    n
 }
 
 /// CPU figures are per process (or per host): their mean over the ranks.

@@ -56,6 +56,7 @@ fn record(repeat: u32, iops: f64) -> Record {
         config: None,
         failure: None,
         ranks: vec![],
+        nodes: vec![],
         clones: Vec::new(),
         limiter: None,
         evidence: None,

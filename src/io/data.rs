@@ -132,11 +132,16 @@ impl WriteData {
             let words = seg.len().div_ceil(8);
             let start = (rng.next_u64() % (self.pool.len() - words + 1) as u64) as usize;
             let src = &self.pool[start..start + words];
-            let mut chunks = seg.chunks_exact_mut(8);
-            for (d, s) in (&mut chunks).zip(src) {
-                d.copy_from_slice(&(s ^ key).to_ne_bytes());
+            // Whole words by index: the same code as a zip of chunks once optimised, and about
+            // 10x faster unoptimised, where an iterator costs calls per word (the test suite's
+            // debug binary lays out its files with this).
+            let whole = seg.len() / 8;
+            let mut i = 0;
+            while i < whole {
+                seg[8 * i..8 * i + 8].copy_from_slice(&(src[i] ^ key).to_ne_bytes());
+                i += 1;
             }
-            let rest = chunks.into_remainder();
+            let rest = &mut seg[8 * whole..];
             if !rest.is_empty() {
                 let n = rest.len();
                 rest.copy_from_slice(&(src[words - 1] ^ key).to_ne_bytes()[..n]);

@@ -1,7 +1,8 @@
 //! The names fsbench generates for what it makes: run directories `fsbench-YYYYMMDDTHHMMSS-PID`
-//! directly inside a marked work directory, mount points `mnt-N-LABEL` and `fault-N` in them,
-//! images `fsbench-N.img` and `fsbench-N-K.img`, the fault device's `fault-N/disk`, and pools
-//! `fsbench-RUNID-N`. With no state file to say what is whose, cleanup acts on these names only.
+//! (a node's of a multi-rank run: `...-PID-nK`) directly inside a marked work directory, mount
+//! points `mnt-N-LABEL` and `fault-N` in them, images `fsbench-N.img` and `fsbench-N-K.img`, the
+//! fault device's `fault-N/disk`, and pools `fsbench-RUNID-N`. With no state file to say what is
+//! whose, cleanup acts on these names only.
 
 use std::path::Path;
 
@@ -22,9 +23,13 @@ fn run_dir_in_workdir(run_dir: &Path) -> bool {
             .is_some_and(|w| w.join(WORKDIR_MARKER).is_file() && trusted(w))
 }
 
-/// A run id as fsbench makes them: `YYYYMMDDTHHMMSS-PID`.
+/// A run id as fsbench makes them: `YYYYMMDDTHHMMSS-PID`, or a node's `YYYYMMDDTHHMMSS-PID-nK`.
 fn is_run_id(s: &str) -> bool {
     let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    let s = match s.rsplit_once("-n") {
+        Some((run, node)) if digits(node) => run,
+        _ => s,
+    };
     match s.split_once('-') {
         Some((stamp, pid)) => {
             stamp.len() == 15
@@ -87,14 +92,12 @@ pub fn is_own_image(path: &Path) -> bool {
 }
 
 /// The target id a pool's name stands for, when it is a name fsbench generates:
-/// `fsbench-YYYYMMDDTHHMMSS-PID-INDEX`.
+/// `fsbench-RUNID-INDEX` (RUNID as `is_run_id` reads it).
 pub fn pool_id(pool: &str) -> Option<&str> {
     let id = pool.strip_prefix(super::NAME_PREFIX)?;
-    let parts: Vec<&str> = id.split('-').collect();
-    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
-    let stamp =
-        |s: &str| s.len() == 15 && s.as_bytes()[8] == b'T' && digits(&s[..8]) && digits(&s[9..]);
-    (parts.len() == 3 && stamp(parts[0]) && digits(parts[1]) && digits(parts[2])).then_some(id)
+    let (run, index) = id.rsplit_once('-')?;
+    let digits = !index.is_empty() && index.bytes().all(|b| b.is_ascii_digit());
+    (digits && is_run_id(run)).then_some(id)
 }
 
 #[cfg(test)]
@@ -114,6 +117,11 @@ mod tests {
         assert!(is_own_image(&run.join("fsbench-0.img")));
         assert!(is_own_image(&run.join("fsbench-2-1.img")));
         assert!(is_own_image(&run.join("fault-2").join("disk")));
+        // A node's run directory of a multi-rank run.
+        let node = wd.join("fsbench-20261123T101010-4242-n3");
+        std::fs::create_dir(&node).unwrap();
+        assert!(is_own_mountpoint(&node.join("mnt-0-ext4")));
+        assert!(is_own_image(&node.join("fsbench-0.img")));
         // A user's mount or file anywhere else in the work directory, or below a run directory,
         // or in a directory a marker sits above, is not.
         for not in [
@@ -126,6 +134,9 @@ mod tests {
                 .join("fsbench-20261123T101010-4242")
                 .join("mnt-0-ext4"),
             wd.join("fsbench-mine").join("mnt-0-ext4"),
+            wd.join("fsbench-20261123T101010-4242-nx")
+                .join("mnt-0-ext4"),
+            wd.join("fsbench-20261123T101010-4242-n").join("mnt-0-ext4"),
         ] {
             assert!(!is_own_mountpoint(&not), "{}", not.display());
         }
@@ -148,6 +159,10 @@ mod tests {
             pool_id("fsbench-20261123T101010-4242-0"),
             Some("20261123T101010-4242-0")
         );
+        assert_eq!(
+            pool_id("fsbench-20261123T101010-4242-n3-0"),
+            Some("20261123T101010-4242-n3-0")
+        );
         for not in [
             "fsbench-mine",
             "fsbench-20261123T101010-4242",
@@ -155,6 +170,8 @@ mod tests {
             "fsbench-2026112T101010-4242-0",
             "tank",
             "fsbench-20261123T101010-4242-0-1",
+            "fsbench-20261123T101010-4242-n3",
+            "fsbench-20261123T101010-4242-nx-0",
         ] {
             assert_eq!(pool_id(not), None, "{not}");
         }

@@ -7,6 +7,9 @@
 
 #[cfg(feature = "mpi")]
 mod mpi;
+mod nodes;
+
+pub use nodes::Nodes;
 
 use std::time::Duration;
 
@@ -74,9 +77,11 @@ pub trait Team: Cluster {
     /// arguments). Rank 0's `offer` (the run id, the seed) comes back to every rank; a rank with
     /// another digest is named in the error, on every rank.
     fn agree(&self, digest: &str, offer: &str) -> Result<String, RunError>;
-    /// Rank 0's `text` to every rank (where a target is, or why it is missing); the others pass
-    /// None.
-    fn announce(&self, what: &str, text: Option<String>) -> Result<String, RunError>;
+    /// Which node each rank is on (known once the ranks agreed: before, every rank on its own).
+    fn nodes(&self) -> Nodes;
+    /// Every rank's `text` (where the target it provisioned is, or why there is none; None from
+    /// a rank with nothing to say), on every rank, in rank order.
+    fn exchange(&self, what: &str, text: Option<String>) -> Result<Vec<Option<String>>, RunError>;
     /// The ranks are out of step (one is gone or did not answer): end every process of the run
     /// (MPI_Abort), so that none waits forever.
     fn abandon(&self, code: i32) -> !;
@@ -92,8 +97,11 @@ impl Team for Local {
     fn agree(&self, _digest: &str, offer: &str) -> Result<String, RunError> {
         Ok(offer.to_string())
     }
-    fn announce(&self, _what: &str, text: Option<String>) -> Result<String, RunError> {
-        Ok(text.unwrap_or_default())
+    fn nodes(&self) -> Nodes {
+        Nodes::one(self.host())
+    }
+    fn exchange(&self, _what: &str, text: Option<String>) -> Result<Vec<Option<String>>, RunError> {
+        Ok(vec![text])
     }
     fn abandon(&self, code: i32) -> ! {
         std::process::exit(code)

@@ -2,6 +2,11 @@
 //! rank, each wait polled with a deadline, so that a rank that is gone is named and no rank waits
 //! forever (MPI's own collectives have no timeout).
 //!
+//! At the start, every rank sends HELLO (its digest of the plan, its processor name); rank 0
+//! answers WELCOME (or who differs), then NEWS: the run's identity and every rank's name (the
+//! nodes). Around a target, every rank TELLs rank 0 what it provisioned (or nothing) and rank 0
+//! sends every rank's word to all in NEWS (`Team::exchange`).
+//!
 //! Per phase:
 //!
 //! ```text
@@ -36,6 +41,7 @@ const VERDICT: Tag = 6;
 const HELLO: Tag = 7;
 const WELCOME: Tag = 8;
 const NEWS: Tag = 9;
+const TELL: Tag = 10;
 
 /// How long rank 0 still listens for the others once a stop was requested (they were most likely
 /// signalled too, and report within milliseconds); the launcher's SIGKILL follows SIGTERM
@@ -59,6 +65,13 @@ struct Hello {
     pid: u32,
 }
 
+/// Rank 0's answer at the start: the run's identity, and every rank's processor name (the nodes).
+#[derive(serde::Serialize, serde::Deserialize)]
+struct Start {
+    offer: String,
+    hosts: Vec<String>,
+}
+
 #[derive(serde::Serialize, serde::Deserialize)]
 struct Verdict {
     stop: Option<StopReason>,
@@ -72,6 +85,8 @@ pub struct Mpi {
     host: String,
     /// Rank 0: every rank's host and process id (from the agreement), for messages.
     who: RefCell<Vec<String>>,
+    /// Every rank's node (from the agreement).
+    nodes: RefCell<super::Nodes>,
     timeout: Duration,
     seq: Cell<u64>,
     /// The step the ranks are at ("phase 'write' of files on nfs"), for messages.
@@ -98,12 +113,14 @@ impl Mpi {
         };
         let host = mpi::environment::processor_name()
             .unwrap_or_else(|_| crate::sys::host::Environment::probe().hostname);
+        let nodes = super::Nodes::one(&host);
         Ok(Mpi {
             _universe: universe,
             world,
             rank,
             host,
             who: RefCell::new(Vec::new()),
+            nodes: RefCell::new(nodes),
             timeout,
             seq: Cell::new(0),
             at: RefCell::new("the start".into()),
@@ -254,6 +271,12 @@ impl Mpi {
         }
     }
 
+    /// This rank's figures as they travel to rank 0.
+    fn share(&self, local: &Merged) -> Share {
+        let node = self.nodes.borrow().node_of(self.rank.index);
+        Share::of(local, self.rank.index, &self.host, node)
+    }
+
     fn next(&self) -> u64 {
         let s = self.seq.get() + 1;
         self.seq.set(s);
@@ -328,7 +351,7 @@ impl Cluster for Mpi {
             if !w.stone {
                 self.of_root(STONE, seq, "signal the first finish")?;
             }
-            let share = Share::of(&local, self.rank.index, &self.host);
+            let share = self.share(&local);
             let body = serde_json::to_vec(&share).expect("a share serialises");
             self.send(0, SHARE, seq, &body);
             let v: Verdict =
@@ -358,7 +381,7 @@ impl Cluster for Mpi {
             .map(|d| d.then(Vec::new))
             .collect();
         self.gather_rest(DONE, seq, "finish its work", dones)?;
-        let mut shares = vec![Share::of(&local, 0, &self.host)];
+        let mut shares = vec![self.share(&local)];
         for (r, body) in self.gather(SHARE, seq, "send its figures")? {
             let s: Share = serde_json::from_slice(&body).map_err(|e| {
                 RunError::Ranks(format!("{}'s figures do not read: {e}", self.name(r)))
@@ -405,23 +428,26 @@ impl Team for Mpi {
             let v: Verdict =
                 serde_json::from_slice(&self.of_root(WELCOME, seq, "answer at the start")?)
                     .map_err(|e| RunError::Ranks(format!("rank 0's answer does not read: {e}")))?;
-            return match v.error {
-                Some(e) => Err(RunError::Invalid(e)),
-                None => Ok(String::from_utf8_lossy(&self.of_root(
-                    NEWS,
-                    seq,
-                    "send the run's identity",
-                )?)
-                .into_owned()),
-            };
+            if let Some(e) = v.error {
+                return Err(RunError::Invalid(e));
+            }
+            let start: Start =
+                serde_json::from_slice(&self.of_root(NEWS, seq, "send the run's identity")?)
+                    .map_err(|e| RunError::Ranks(format!("rank 0's answer does not read: {e}")))?;
+            *self.nodes.borrow_mut() = super::Nodes::group(&start.hosts);
+            return Ok(start.offer);
         }
         let mut who = vec![format!("host {}, pid {}", hello.host, hello.pid)];
+        let mut hosts = vec![hello.host.clone(); self.rank.size];
         let mut differ = Vec::new();
         for (r, body) in self.gather(HELLO, seq, "start")? {
             let h: Hello = serde_json::from_slice(&body)
                 .map_err(|e| RunError::Ranks(format!("rank {r}'s greeting does not read: {e}")))?;
             who.resize(r + 1, String::new());
             who[r] = format!("host {}, pid {}", h.host, h.pid);
+            if let Some(slot) = hosts.get_mut(r) {
+                slot.clone_from(&h.host);
+            }
             if h.digest != digest {
                 differ.push(format!("rank {r} ({})", h.host));
             }
@@ -442,20 +468,41 @@ impl Team for Mpi {
         if let Some(e) = error {
             return Err(RunError::Invalid(e));
         }
-        self.to_all(NEWS, seq, offer.as_bytes());
+        let start = Start {
+            offer: offer.to_string(),
+            hosts,
+        };
+        *self.nodes.borrow_mut() = super::Nodes::group(&start.hosts);
+        self.to_all(NEWS, seq, &serde_json::to_vec(&start).expect("json"));
         Ok(offer.to_string())
     }
 
-    fn announce(&self, what: &str, text: Option<String>) -> Result<String, RunError> {
+    fn nodes(&self) -> super::Nodes {
+        self.nodes.borrow().clone()
+    }
+
+    fn exchange(&self, what: &str, text: Option<String>) -> Result<Vec<Option<String>>, RunError> {
         *self.at.borrow_mut() = what.to_string();
         let seq = self.next();
-        if self.rank.leads() {
-            let t = text.unwrap_or_default();
-            self.to_all(NEWS, seq, t.as_bytes());
-            Ok(t)
-        } else {
-            Ok(String::from_utf8_lossy(&self.of_root(NEWS, seq, "announce")?).into_owned())
+        if !self.rank.leads() {
+            self.send(0, TELL, seq, &serde_json::to_vec(&text).expect("json"));
+            let all = self.of_root(NEWS, seq, "tell every rank's word")?;
+            return serde_json::from_slice(&all).map_err(|e| {
+                RunError::Ranks(format!("rank 0's word on {what} does not read: {e}"))
+            });
         }
+        let mut all = vec![text];
+        all.resize(self.rank.size, None);
+        for (r, body) in self.gather(TELL, seq, "tell what it has")? {
+            all[r] = serde_json::from_slice(&body).map_err(|e| {
+                RunError::Ranks(format!(
+                    "{}'s word on {what} does not read: {e}",
+                    self.name(r)
+                ))
+            })?;
+        }
+        self.to_all(NEWS, seq, &serde_json::to_vec(&all).expect("json"));
+        Ok(all)
     }
 
     fn abandon(&self, code: i32) -> ! {

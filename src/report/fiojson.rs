@@ -441,6 +441,7 @@ fn import_job(
         config: Some(config),
         failure: None,
         ranks: Vec::new(),
+        nodes: Vec::new(),
         clones: Vec::new(),
         limiter: None,
         evidence: None,

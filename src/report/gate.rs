@@ -561,6 +561,7 @@ mod tests {
             config: None,
             failure: None,
             ranks: vec![],
+            nodes: vec![],
             clones: Vec::new(),
             limiter: None,
             evidence: None,

@@ -2,7 +2,7 @@
 
 use super::preflight::agree;
 use super::study::{finish_manifest, open_study, Sink};
-use super::targets::{release, Getter, Got};
+use super::targets::{release, released_everywhere, Getter, Got};
 use super::{Ended, Named, Options, RunnerError, Summary, Where};
 use crate::frame::{run_session, RunError};
 use crate::plan::{OnInterference, TargetSpec};
@@ -220,8 +220,9 @@ impl Loop<'_> {
         workloads: &[&Named],
         own: Option<(&str, &str)>,
     ) -> Result<Option<Ended>, RunnerError> {
-        let got = if self.team.rank().many() && matches!(self.opts.place, Where::Provision { .. }) {
-            match self.getter.get_shared(self.team, target, index, repeat) {
+        let ranked = self.team.rank().many() && matches!(self.opts.place, Where::Provision { .. });
+        let got = if ranked {
+            match self.getter.get_ranked(self.team, target, index, repeat) {
                 Ok(g) => g,
                 Err(e) => return Ok(Some(lost(&mut self.manifest, e))),
             }
@@ -259,10 +260,24 @@ impl Loop<'_> {
                 self.team,
             )?,
         };
+        let label = got.label.clone();
         let (info, warning) = release(got, self.sys);
-        self.manifest.targets.extend(info);
-        self.manifest.warnings.extend(warning);
-        Ok(failed.map(|e| lost(&mut self.manifest, e)))
+        if let Some(e) = failed {
+            self.manifest.targets.extend(info);
+            self.manifest.warnings.extend(warning);
+            return Ok(Some(lost(&mut self.manifest, e)));
+        }
+        // Every node's target and teardown, in rank 0's manifest.
+        let (infos, warnings) = match ranked {
+            true => match released_everywhere(self.team, &label, info, warning) {
+                Ok(all) => all,
+                Err(e) => return Ok(Some(lost(&mut self.manifest, e))),
+            },
+            false => (info.into_iter().collect(), warning.into_iter().collect()),
+        };
+        self.manifest.targets.extend(infos);
+        self.manifest.warnings.extend(warnings);
+        Ok(None)
     }
 }
 

@@ -41,7 +41,7 @@ pub fn resolve(plan: Plan, place: &Where, many: bool) -> Result<Resolved, Runner
                 .map(|b| (record_name(w, b.as_ref(), &plan.workloads), b))
         })
         .collect::<Result<_, _>>()?;
-    check_ranks(&plan, place, many)?;
+    check_ranks(&plan, many)?;
     check_here(place, &workloads)?;
     check_targets(&plan, place, &workloads)?;
     check_device(&plan, place)?;
@@ -72,28 +72,12 @@ fn check_device(plan: &Plan, place: &Where) -> Result<(), RunnerError> {
     }
 }
 
-/// With several ranks, `compare` runs on a directory every rank sees (`dir:`): a target that
-/// formats or mounts something would be provisioned by every rank on its own.
-fn check_ranks(plan: &Plan, place: &Where, many: bool) -> Result<(), SpecError> {
+/// With several ranks, every workload must run on several ranks at once. (Targets are every
+/// rank's: rank 0 makes a `dir:` target's scratch directory for all, each node formats and
+/// mounts its own of the others, `targets::Provider`.)
+fn check_ranks(plan: &Plan, many: bool) -> Result<(), SpecError> {
     if !many {
         return Ok(());
-    }
-    // (`run`'s one target is where the job file says: nothing is provisioned.)
-    let provisions = matches!(place, Where::Provision { .. });
-    if let Some(t) = plan
-        .targets
-        .iter()
-        .find(|t| provisions && !crate::provision::caps(&t.fs).existing_dir)
-    {
-        return Err(SpecError(format!(
-            "target '{}' formats or mounts a filesystem: under mpirun every rank would provision its own. Run multi-rank studies on a directory every rank sees: dir:/shared/path (NFS, Lustre, CephFS, BeeGFS, or a local directory for ranks on one node)",
-            t.label
-        )));
-    }
-    if provisions && plan.device.is_some() {
-        return Err(SpecError(
-            "--device formats a device: under mpirun use dir:/shared/path targets".into(),
-        ));
     }
     crate::workload::check_ranks(&plan.workloads)
 }
@@ -129,10 +113,13 @@ pub(super) fn agree(
         .map_err(|e| RunnerError::Invalid(format!("rank 0's run id does not read: {e}")))?;
     manifest.run_id = run_id;
     ctx.seed = seed;
+    let nodes = team.nodes().count();
     manifest.warnings.push(format!(
-        "{} ranks (mpirun): rank 0 on {} owns this study; records carry every rank's figures in `ranks`",
+        "{} ranks on {nodes} node{} (MPI): rank 0 on {} owns this study; records carry every rank's figures in `ranks`{}",
         rank.size,
-        team.host()
+        if nodes == 1 { "" } else { "s" },
+        team.host(),
+        if nodes == 1 { "" } else { " and every node's in `nodes`; each node formats and mounts its own targets (a dir: target is rank 0's, for all)" }
     ));
     Ok(ctx)
 }

@@ -5,11 +5,11 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use super::Where;
-use crate::frame::{Place, RankCtx, TargetCtx};
+use crate::frame::{Place, Rank, RankCtx, RunError, TargetCtx};
 use crate::plan::{Plan, TargetInfo, TargetSpec};
 use crate::provision::exec::Sys;
 use crate::provision::{self, Mounted, ProvisionError, Request};
-use crate::ranks::Team;
+use crate::ranks::{Nodes, Team};
 use crate::store::{Outcome, Record, RecordKey};
 
 /// A target ready for workloads.
@@ -65,6 +65,17 @@ pub fn here_ctx(place: &Where, quiet: bool, ranks: RankCtx) -> Option<TargetCtx>
 impl Getter<'_> {
     /// The target `spec` for repeat `repeat` (index `index` in the plan).
     pub fn get(&self, spec: &TargetSpec, index: usize, repeat: u32) -> Result<Got, Box<Missed>> {
+        self.provide(spec, index, repeat, self.run_id)
+    }
+
+    /// `get`, the names of what it makes carrying `run_id`.
+    fn provide(
+        &self,
+        spec: &TargetSpec,
+        index: usize,
+        repeat: u32,
+        run_id: &str,
+    ) -> Result<Got, Box<Missed>> {
         let (workdir, keep) = match self.place {
             Where::Provision { workdir, keep } => (workdir, *keep),
             Where::Here { .. } => {
@@ -85,7 +96,7 @@ impl Getter<'_> {
         let device = self.plan.device.as_ref().map(PathBuf::from);
         let req = Request {
             workdir,
-            run_id: self.run_id,
+            run_id,
             index: index + repeat as usize * self.plan.targets.len(),
             size: self.plan.size_bytes,
             device: device.as_deref(),
@@ -150,8 +161,64 @@ impl Getter<'_> {
     }
 }
 
-/// What rank 0 tells the other ranks about a target it provisioned (a `dir:` target's scratch
-/// directory), or why there is none.
+/// Who provisions a target when several ranks run: rank 0 for all, or each node for its own
+/// ranks. The filesystem's capabilities decide: a directory of the user's is one every rank
+/// sees (NFS, Lustre, CephFS); what is formatted or mounted lives on a node's own disks or
+/// memory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Provider {
+    /// Rank 0 makes the scratch directory; every rank works in it.
+    First,
+    /// The first rank of each node provisions the node's target; the node's ranks work on it.
+    EachNode,
+}
+
+impl Provider {
+    pub fn of(spec: &TargetSpec) -> Provider {
+        match provision::caps(&spec.fs).existing_dir {
+            true => Provider::First,
+            false => Provider::EachNode,
+        }
+    }
+
+    /// The rank that provisions what `rank` works on.
+    fn source(self, nodes: &Nodes, rank: usize) -> usize {
+        match self {
+            Provider::First => 0,
+            Provider::EachNode => nodes.leader_of(rank),
+        }
+    }
+
+    /// `rank` among the ranks that share its target, as its workloads see it (the files a rank
+    /// reads back, the segment of a shared file are among them).
+    fn sharers(self, nodes: &Nodes, rank: Rank) -> Rank {
+        match self {
+            Provider::First => rank,
+            Provider::EachNode => nodes.within(rank.index),
+        }
+    }
+
+    /// The run id in the names of what `rank`'s provider makes: a node's carry its number
+    /// (`RUNID-nK`), so that nodes on one kernel never take the same names.
+    fn run_id(self, run_id: &str, nodes: &Nodes, rank: usize) -> String {
+        match self {
+            Provider::First => run_id.to_string(),
+            Provider::EachNode => format!("{run_id}-n{}", nodes.node_of(rank)),
+        }
+    }
+
+    /// Whose word a provider's failure is: the node's when there are several.
+    fn whose(self, nodes: &Nodes, rank: usize) -> String {
+        match self {
+            Provider::EachNode if nodes.count() > 1 => {
+                format!("{}: ", nodes.said(nodes.node_of(rank)))
+            }
+            _ => String::new(),
+        }
+    }
+}
+
+/// What a provider tells the other ranks about the target it provisioned, or why there is none.
 #[derive(serde::Serialize, serde::Deserialize)]
 enum Told {
     Here {
@@ -159,79 +226,163 @@ enum Told {
         fs: String,
     },
     Missed {
+        record: Box<Record>,
         refused: Option<String>,
         unsupported: Option<String>,
     },
 }
 
+impl Told {
+    fn of(got: &Result<Got, Box<Missed>>) -> Told {
+        match got {
+            Ok(g) => Told::Here {
+                path: g.ctx.dir().map(PathBuf::from).unwrap_or_default(),
+                fs: g.fs.clone(),
+            },
+            Err(m) => Told::Missed {
+                record: Box::new(m.record.clone()),
+                refused: m.refused.clone(),
+                unsupported: m.unsupported.clone(),
+            },
+        }
+    }
+}
+
 impl Getter<'_> {
-    /// With several ranks: rank 0 provisions the target and tells the others where it is; they
-    /// work in the same directory and never provision or tear down (rank 0 does, after the last
-    /// rank is done).
-    pub fn get_shared(
+    /// With several ranks: each target's providers (`Provider`) provision it and every rank
+    /// hears from all of them; a rank works where its provider says, and only providers tear
+    /// down (after the last rank is done). When any provider could not, no rank runs the target
+    /// and every provider tears its own down at once.
+    pub fn get_ranked(
         &self,
         team: &dyn Team,
         spec: &TargetSpec,
         index: usize,
         repeat: u32,
-    ) -> Result<Result<Got, Box<Missed>>, crate::frame::RunError> {
+    ) -> Result<Result<Got, Box<Missed>>, RunError> {
+        let provider = Provider::of(spec);
+        let nodes = team.nodes();
+        let me = team.rank();
+        let source = provider.source(&nodes, me.index);
+        let mine = (source == me.index).then(|| {
+            let run_id = provider.run_id(self.run_id, &nodes, me.index);
+            self.provide(spec, index, repeat, &run_id)
+        });
+        let text = mine
+            .as_ref()
+            .map(|g| serde_json::to_string(&Told::of(g)).expect("json"));
         let what = format!("the provisioning of {}", spec.label);
-        if team.rank().leads() {
-            let got = self.get(spec, index, repeat);
-            let told = match &got {
-                Ok(g) => Told::Here {
-                    path: g.ctx.dir().map(PathBuf::from).unwrap_or_default(),
-                    fs: g.fs.clone(),
-                },
-                Err(m) => Told::Missed {
-                    refused: m.refused.clone(),
-                    unsupported: m.unsupported.clone(),
-                },
-            };
-            team.announce(&what, Some(serde_json::to_string(&told).expect("json")))?;
-            return Ok(got);
+        let mut all = Vec::new();
+        for (r, t) in team.exchange(&what, text)?.into_iter().enumerate() {
+            let told: Option<Told> =
+                t.map(|t| serde_json::from_str(&t))
+                    .transpose()
+                    .map_err(|e| {
+                        RunError::Ranks(format!(
+                            "rank {r}'s word on {} does not read: {e}",
+                            spec.label
+                        ))
+                    })?;
+            all.push(told);
         }
-        let text = team.announce(&what, None)?;
-        let told: Told = serde_json::from_str(&text).map_err(|e| {
-            crate::frame::RunError::Ranks(format!(
-                "rank 0's word on {} does not read: {e}",
+        let failed = all
+            .iter_mut()
+            .enumerate()
+            .find_map(|(r, t)| match t.take() {
+                Some(Told::Missed {
+                    record,
+                    refused,
+                    unsupported,
+                }) => Some((r, *record, refused, unsupported)),
+                other => {
+                    *t = other;
+                    None
+                }
+            });
+        if let Some((r, mut record, refused, unsupported)) = failed {
+            let whose = provider.whose(&nodes, r);
+            if !self.quiet && !whose.is_empty() {
+                crate::out::eline!(
+                    "fsbench: [{}] {whose}could not provision it: no node runs it, each tears its own down",
+                    spec.label
+                );
+            }
+            if let Some(Ok(g)) = mine {
+                let (_, warning) = release(g, self.sys);
+                if let Some(w) = warning {
+                    crate::out::eline!("fsbench: warning: {w}");
+                }
+            }
+            let say = |t: Option<String>| t.map(|t| format!("{whose}{t}"));
+            record.error = say(record.error.take());
+            record.reason = say(record.reason.take());
+            return Ok(Err(Box::new(Missed {
+                record,
+                refused: say(refused),
+                unsupported: say(unsupported),
+            })));
+        }
+        let sharers = provider.sharers(&nodes, me);
+        if let Some(Ok(mut g)) = mine {
+            g.ctx.ranks.rank = sharers;
+            return Ok(Ok(g));
+        }
+        let Some(Some(Told::Here { path, fs })) = all.into_iter().nth(source) else {
+            return Err(RunError::Ranks(format!(
+                "rank {source} said nothing of {}: the ranks are out of step",
                 spec.label
-            ))
-        })?;
-        Ok(match told {
-            Told::Here { path, fs } => Ok(Got {
-                label: spec.label.clone(),
-                fs: fs.clone(),
-                ctx: TargetCtx {
-                    place: Place::Mount(path.clone()),
-                    fs,
-                    device: None,
-                    stat_dir: Some(path),
-                    caps: provision::caps(&spec.fs),
-                    target: None,
-                    quiet: self.quiet,
-                    ranks: self.ranks,
-                    interval: self.plan.overrides.interval(),
-                    profile: self.plan.overrides.profile,
-                },
-                mounted: None,
-            }),
-            Told::Missed {
-                refused,
-                unsupported,
-            } => Err(Box::new(Missed {
-                record: missed(
-                    spec,
-                    repeat,
-                    ProvisionError::Unsupported("rank 0 could not provide it".into()),
-                    Instant::now(),
-                )
-                .record,
-                refused,
-                unsupported,
-            })),
-        })
+            )));
+        };
+        let mut ranks = self.ranks;
+        ranks.rank = sharers;
+        Ok(Ok(Got {
+            label: spec.label.clone(),
+            fs: fs.clone(),
+            ctx: TargetCtx {
+                place: Place::Mount(path.clone()),
+                fs,
+                device: None,
+                stat_dir: Some(path),
+                caps: provision::caps(&spec.fs),
+                target: None,
+                quiet: self.quiet,
+                ranks,
+                interval: self.plan.overrides.interval(),
+                profile: self.plan.overrides.profile,
+            },
+            mounted: None,
+        }))
     }
+}
+
+/// After a target's teardown with several ranks: every provider's target and teardown warning,
+/// for rank 0's manifest (the others get theirs back).
+pub fn released_everywhere(
+    team: &dyn Team,
+    label: &str,
+    info: Option<TargetInfo>,
+    warning: Option<String>,
+) -> Result<(Vec<TargetInfo>, Vec<String>), RunError> {
+    let mine = (info.is_some() || warning.is_some())
+        .then(|| serde_json::to_string(&(info, warning)).expect("json"));
+    let nodes = team.nodes();
+    let mut infos = Vec::new();
+    let mut warnings = Vec::new();
+    for (r, t) in team
+        .exchange(&format!("the teardown of {label}"), mine)?
+        .into_iter()
+        .enumerate()
+    {
+        let Some(t) = t else { continue };
+        let (info, warning): (Option<TargetInfo>, Option<String>) = serde_json::from_str(&t)
+            .map_err(|e| RunError::Ranks(format!("rank {r}'s teardown does not read: {e}")))?;
+        infos.extend(info);
+        warnings.extend(warning.map(|w| match nodes.count() {
+            1 => w,
+            _ => format!("{}: {w}", nodes.said(nodes.node_of(r))),
+        }));
+    }
+    Ok((infos, warnings))
 }
 
 fn missed(spec: &TargetSpec, repeat: u32, e: ProvisionError, t0: Instant) -> Missed {

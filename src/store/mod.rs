@@ -131,6 +131,9 @@ pub struct Record {
     /// aggregate.
     #[serde(skip_serializing_if = "Vec::is_empty", default)]
     pub ranks: Vec<RankFigures>,
+    /// A multi-rank run over several nodes: each node's figures (its ranks added up).
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub nodes: Vec<NodeFigures>,
     /// A block job of several workers (numjobs, fio's clones): each clone's own figures; the
     /// metrics are their aggregate (fio's group_reporting).
     #[serde(skip_serializing_if = "Vec::is_empty", default)]
@@ -198,6 +201,9 @@ pub struct CloneLat {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct RankFigures {
     pub rank: usize,
+    /// Its node (ranks with one processor name), numbered by their first rank.
+    #[serde(default)]
+    pub node: usize,
     pub host: String,
     /// Its workers started, and the last of them ended.
     pub start_s: f64,
@@ -208,6 +214,26 @@ pub struct RankFigures {
     pub ops_per_sec: f64,
     pub bytes_per_sec: f64,
     /// What it had done when the fastest worker of all ranks finished (stonewall).
+    pub first_done_ops: u64,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub error: Option<String>,
+}
+
+/// One node's share of a multi-rank phase (runs over several nodes): its ranks' work added up,
+/// and its rates over its earliest start to its latest end (seconds after the barrier, as in
+/// `RankFigures`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct NodeFigures {
+    pub node: usize,
+    pub host: String,
+    /// How many ranks ran on it.
+    pub ranks: usize,
+    pub start_s: f64,
+    pub end_s: f64,
+    pub ops: u64,
+    pub bytes: u64,
+    pub ops_per_sec: f64,
+    pub bytes_per_sec: f64,
     pub first_done_ops: u64,
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub error: Option<String>,
@@ -238,8 +264,9 @@ pub struct Phase {
     pub skipped: Option<String>,
     /// The failed call behind `error`, when it was one.
     pub failure: Option<crate::io::Failure>,
-    /// Each rank's figures (multi-rank runs).
+    /// Each rank's figures (multi-rank runs), and each node's (over several nodes).
     pub ranks: Vec<RankFigures>,
+    pub nodes: Vec<NodeFigures>,
     /// Each clone's figures (a block job of numjobs above 1).
     pub clones: Vec<CloneFigures>,
     /// What limited the phase, and its evidence (the frame decides both).
@@ -315,6 +342,7 @@ impl Record {
             config: p.config,
             failure: p.failure,
             ranks: p.ranks,
+            nodes: p.nodes,
             clones: p.clones,
             limiter: p.limiter,
             evidence: p.evidence,

@@ -12,7 +12,7 @@ use crate::common::*;
 use std::path::Path;
 use std::process::{Command, Output};
 
-fn records(dir: &Path) -> Vec<serde_json::Value> {
+pub(crate) fn records(dir: &Path) -> Vec<serde_json::Value> {
     std::fs::read_to_string(dir.join("results.jsonl"))
         .unwrap_or_default()
         .lines()
@@ -20,7 +20,7 @@ fn records(dir: &Path) -> Vec<serde_json::Value> {
         .collect()
 }
 
-fn manifest(dir: &Path) -> serde_json::Value {
+pub(crate) fn manifest(dir: &Path) -> serde_json::Value {
     serde_json::from_str(&std::fs::read_to_string(dir.join("manifest.json")).unwrap()).unwrap()
 }
 
@@ -108,7 +108,7 @@ fn mpi_cmd(np: usize, args: &[&str]) -> Command {
     c
 }
 
-fn ok(o: &Output) {
+pub(crate) fn ok(o: &Output) {
     assert!(
         o.status.success(),
         "mpirun failed: {}\n{}",

@@ -18,6 +18,7 @@ mod cli_history_safety;
 mod cli_iozone;
 mod cli_metrics;
 mod cli_mpi;
+mod cli_mpi_nodes;
 mod cli_output;
 mod cli_safety;
 mod cli_study;

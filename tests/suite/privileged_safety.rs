@@ -7,14 +7,6 @@ use crate::common::*;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-/// blkid's TYPE of a device ("" when none).
-fn fs_type(dev: &str) -> String {
-    sh(&format!("blkid -p -o value -s TYPE {dev}"))
-        .1
-        .trim()
-        .to_string()
-}
-
 #[test]
 fn devices_named_in_mkfs_or_mount_options_are_refused_and_the_decoy_keeps_its_filesystem() {
     if needs("xfs", "mkfs.xfs") || needs("btrfs", "mkfs.btrfs") {

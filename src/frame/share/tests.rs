@@ -40,6 +40,7 @@ fn mine() -> Merged {
         parts: Vec::new(),
         frame: Frame::default(),
         ranks: Vec::new(),
+        nodes: Vec::new(),
     }
 }
 
@@ -155,4 +156,41 @@ fn latency_over_time_adds_interval_by_interval_across_ranks() {
     assert!(t.slices[2].to_hist(3).max() >= 9_000_000);
     // The sum of the intervals is what every rank recorded.
     assert_eq!(t.total().count(), 7);
+}
+
+#[test]
+fn each_nodes_figures_are_its_ranks_work_over_its_own_window() {
+    // Ranks 0 and 1 on node 0, rank 2 alone on node 1.
+    let mut shares = vec![
+        share(0, "a", 0.0, 1.0, 1000, 1000, 1000),
+        share(1, "a", 0.5, 3.0, 3000, 1500, 3000),
+        share(2, "b", 0.2, 2.0, 2000, 1800, 2000),
+    ];
+    shares[2].node = 1;
+    let m = combine(mine(), shares).unwrap();
+    let n = &m.nodes[0];
+    assert_eq!(n.len(), 2);
+    assert_eq!((n[0].node, n[0].host.as_str(), n[0].ranks), (0, "a", 2));
+    assert_eq!((n[0].ops, n[0].bytes), (4000, 4000 * 4096));
+    assert!((n[0].start_s, n[0].end_s) == (0.0, 3.0), "{:?}", n[0]);
+    assert!((n[0].ops_per_sec - 4000.0 / 3.0).abs() < 1e-9);
+    assert_eq!((n[1].node, n[1].ranks, n[1].ops), (1, 1, 2000));
+    assert!((n[1].bytes_per_sec - 2000.0 * 4096.0 / 1.8).abs() < 1e-6);
+    assert_eq!(n[0].first_done_ops + n[1].first_done_ops, 4300);
+    // The nodes add up to the sum; each rank says its node.
+    assert_eq!(n[0].ops + n[1].ops, m.parts[0].counter("ios") as u64);
+    assert_eq!(
+        m.ranks[0].iter().map(|r| r.node).collect::<Vec<_>>(),
+        [0, 0, 1]
+    );
+}
+
+#[test]
+fn one_node_keeps_no_node_figures_beside_the_sum() {
+    let shares = vec![
+        share(0, "a", 0.0, 1.0, 1000, 1000, 1000),
+        share(1, "a", 0.5, 3.0, 3000, 1500, 3000),
+    ];
+    let m = combine(mine(), shares).unwrap();
+    assert!(m.nodes[0].is_empty());
 }

@@ -243,6 +243,14 @@ impl Drop for TestLoop {
     }
 }
 
+/// blkid's TYPE of a device ("" when none).
+pub fn fs_type(dev: &str) -> String {
+    sh(&format!("blkid -p -o value -s TYPE {dev}"))
+        .1
+        .trim()
+        .to_string()
+}
+
 /// Is a zfs-fuse daemon running (a zombie awaiting its reaper does not count)?
 pub fn zfs_fuse_running() -> bool {
     std::fs::read_dir("/proc").unwrap().flatten().any(|e| {
