@@ -315,14 +315,22 @@ pub struct ThreadSample {
 }
 
 impl ThreadSample {
-    /// The calling thread's figures.
+    /// The calling thread's figures: one getrusage call and one read of its schedstat (the
+    /// start line's reading comes right before the first timed call).
     pub fn now() -> ThreadSample {
-        let (user_ns, sys_ns) = crate::sys::thread_cpu_ns();
+        let u = crate::sys::thread_usage();
+        let text = std::fs::read_to_string("/proc/thread-self/schedstat").unwrap_or_default();
+        let (on_cpu_ns, runq_ns) = procfs::parse_schedstat(&text).unwrap_or_default();
         ThreadSample {
             at: Some(Instant::now()),
-            user_ns,
-            sys_ns,
-            sched: procfs::task_sched(Path::new("/proc/thread-self")).unwrap_or_default(),
+            user_ns: u.user_ns,
+            sys_ns: u.sys_ns,
+            sched: TaskSched {
+                on_cpu_ns,
+                runq_ns,
+                voluntary: u.voluntary,
+                involuntary: u.involuntary,
+            },
         }
     }
 }
