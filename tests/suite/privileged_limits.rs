@@ -381,8 +381,8 @@ fn buffered_rereads_on_ext4_are_cache() {
     if needs_ext4() {
         return;
     }
-    // The same 32 MiB file read again and again through the page cache.
-    let job = "block:rw=randread,bs=4k,direct=0,runtime=2s,size=32m";
+    // The same 8 MiB file read again and again through the page cache.
+    let job = "block:rw=randread,bs=4k,direct=0,runtime=3s,time_based=1,size=8m";
     let s = judged(&one(&["ext4"], job, &[]), "cache", Names::Target);
     assert!(
         s.rule.contains("of the reads came from memory"),
@@ -602,9 +602,10 @@ fn a_directory_on_btrfs_raid1_is_watched_through_its_devices() {
     drop((a, b));
 }
 
-/// zfs-fuse's direct reads at QD1: a member of the pool is named (never the disk under the
-/// images), and the members together decide: the device, or the device and waiting too close
-/// to tell (the rest of each read's time is the daemon's and FUSE's).
+/// zfs-fuse's direct reads at QD1 over a file larger than its cache (ARC): a member of the pool
+/// is named (never the disk under the images), and the members together decide: the device, or
+/// the device and waiting too close to tell (the rest of each read's time is the daemon's and
+/// FUSE's).
 fn zfs_reads_name_a_member(layout: &str, members: usize) {
     if needs_zfs() {
         return;
@@ -615,14 +616,16 @@ fn zfs_reads_name_a_member(layout: &str, members: usize) {
     let (out, _) = compare_sized(
         wd.path(),
         &[&format!("zfs:{layout}")],
-        "block:rw=randread,bs=4k,direct=1,iodepth=1,size=128m,runtime=2s,time_based=1",
+        "block:rw=randread,bs=4k,direct=1,iodepth=1,size=512m,runtime=2s,time_based=1",
         "1G",
         &[],
     );
     let r = &records(&out)[0];
     let s = said(r);
+    let pair =
+        |a: &str, b: &str| s.between.iter().any(|k| k == a) && s.between.iter().any(|k| k == b);
     assert!(
-        s.kind == "device" || (s.kind == "mixed" && s.between == ["device", "waiting"]),
+        s.kind == "device" || (s.kind == "mixed" && pair("device", "waiting")),
         "{}: {}",
         s.rule,
         r["evidence"]
@@ -706,6 +709,13 @@ fn random_writes_on_zfs_fuse_are_limited_by_its_daemon() {
     // slow its disk, or keep the daemon from a CPU, the device comes first).
     let pair =
         |a: &str, b: &str| s.between.iter().any(|k| k == a) && s.between.iter().any(|k| k == b);
+    // Other processes kept the daemon from a CPU (the note says so): the workers then waited
+    // for a daemon that waited, and the device or that wait is what shows.
+    let starved = interference(r).is_some_and(|n| n.contains("other processes took"));
+    let waited = s.kind == "device" || s.kind == "waiting" || pair("device", "waiting");
+    if starved && waited {
+        return daemon_as_before(before);
+    }
     assert!(
         s.kind == "filesystem-cpu" || (s.kind == "mixed" && pair("filesystem-cpu", "device")),
         "{}: {}",
