@@ -1,6 +1,7 @@
 //! `--metrics ADDR` at the command edge: the endpoint opened in the command's preflight, before
 //! anything is provisioned (a taken port is an exit 2 with nothing made), on ADDR's port + K on
-//! rank K of a multi-rank run (each rank serves its own figures), and said on standard error.
+//! rank K of a multi-rank run (each rank serves its own figures), and said on standard error,
+//! with a warning when the address is not a loopback one (even with -q).
 
 use std::net::SocketAddr;
 use std::path::Path;
@@ -60,6 +61,9 @@ fn opened(
         rank: rank.index,
     };
     let e = Endpoint::open(addr, info)?;
+    if let Some(w) = crate::endpoint::exposure(addr) {
+        crate::out::eline!("fsbench: warning: {w}");
+    }
     if !quiet {
         let of = if rank.many() {
             format!(" (rank {})", rank.index)

@@ -1,10 +1,11 @@
 //! One HTTP/1.x exchange: read a request head (at most `MAX_HEAD` bytes, within `DEADLINE`),
 //! answer GET /metrics with the feed's text (OpenMetrics when the client asks for it, else
-//! Prometheus's text format), 404 for any other path, 405 for any other method on it, and
-//! close. Nothing else is served: no files, no listing, no other paths.
+//! Prometheus's text format), 404 for any other path, 405 for any other method on it, 421 for
+//! a Host that does not name the address the connection reached (`Here`), and close. Nothing
+//! else is served: no files, no listing, no other paths.
 
 use std::io::{Read, Write};
-use std::net::{Shutdown, TcpStream};
+use std::net::{IpAddr, Shutdown, SocketAddr, TcpStream};
 use std::time::{Duration, Instant};
 
 use crate::metrics::feed::render::{self, Format};
@@ -30,6 +31,7 @@ fn reason(status: u16) -> &'static str {
         404 => "Not Found",
         405 => "Method Not Allowed",
         408 => "Request Timeout",
+        421 => "Misdirected Request",
         431 => "Request Header Fields Too Large",
         _ => "Error",
     }
@@ -77,8 +79,55 @@ pub(super) fn format_of(accept: Option<&str>) -> Format {
     }
 }
 
-/// The reply to a request head; `render` makes the text of a scrape.
-pub(super) fn reply(head: &str, render: impl FnOnce(Format) -> String) -> Reply {
+/// Where a connection arrived: the Host names a request may give are this address's IP (with
+/// or without its port), `localhost` when it is a loopback one, and the host's own name. Any
+/// other name is a page's own (a browser sends the name it resolved, so a name that was made
+/// to resolve here, DNS rebinding, is refused).
+pub(super) struct Here<'a> {
+    pub addr: SocketAddr,
+    pub name: &'a str,
+}
+
+impl Here<'_> {
+    /// Whether a Host header's value names this place.
+    pub fn named_by(&self, host: &str) -> bool {
+        let host = host.trim().to_ascii_lowercase();
+        let (name, port) = match host.strip_prefix('[') {
+            Some(v6) => match v6.split_once(']') {
+                Some((ip, "")) => (ip, None),
+                Some((ip, rest)) => match rest.strip_prefix(':') {
+                    Some(p) => (ip, Some(p)),
+                    None => return false,
+                },
+                None => return false,
+            },
+            None => match host.split_once(':') {
+                Some((name, p)) => (name, Some(p)),
+                None => (host.as_str(), None),
+            },
+        };
+        if port.is_some_and(|p| p.parse::<u16>().ok() != Some(self.addr.port())) {
+            return false;
+        }
+        let ip = self.addr.ip().to_canonical();
+        let name = name.strip_suffix('.').unwrap_or(name);
+        match name.parse::<IpAddr>() {
+            Ok(given) => given.to_canonical() == ip,
+            Err(_) => {
+                (name == "localhost" && ip.is_loopback())
+                    || (!self.name.is_empty() && name.eq_ignore_ascii_case(self.name))
+            }
+        }
+    }
+
+    /// How a Host header names it.
+    fn example(&self) -> String {
+        SocketAddr::new(self.addr.ip().to_canonical(), self.addr.port()).to_string()
+    }
+}
+
+/// The reply to a request head that reached `here`; `render` makes the text of a scrape.
+pub(super) fn reply(head: &str, here: &Here, render: impl FnOnce(Format) -> String) -> Reply {
     let mut lines = head.lines();
     let request = lines.next().unwrap_or("");
     let mut words = request.split(' ');
@@ -97,13 +146,34 @@ pub(super) fn reply(head: &str, render: impl FnOnce(Format) -> String) -> Reply 
     if method != "GET" {
         return plain(405, "only GET is served here");
     }
-    let accept = lines.find_map(|l| {
-        let (name, value) = l.split_once(':')?;
-        name.trim()
-            .eq_ignore_ascii_case("accept")
-            .then_some(value.trim())
-    });
-    let f = format_of(accept);
+    let fields: Vec<(&str, &str)> = lines
+        .filter_map(|l| l.split_once(':'))
+        .map(|(name, value)| (name.trim(), value.trim()))
+        .collect();
+    let field = |want: &str| -> Vec<&str> {
+        fields
+            .iter()
+            .filter(|(name, _)| name.eq_ignore_ascii_case(want))
+            .map(|(_, value)| *value)
+            .collect()
+    };
+    // HTTP/1.1 requires one Host (RFC 9112, 3.2); an HTTP/1.0 client may send none (a browser
+    // always sends one).
+    match field("host")[..] {
+        [] if version == "HTTP/1.0" => {}
+        [host] if here.named_by(host) => {}
+        [] | [_] => {
+            return plain(
+                421,
+                &format!(
+                    "this endpoint answers a request whose Host names the address it reached, e.g. Host: {}",
+                    here.example()
+                ),
+            )
+        }
+        _ => return plain(400, "one Host header"),
+    }
+    let f = format_of(field("accept").first().copied());
     Reply {
         status: 200,
         content_type: f.content_type(),
@@ -139,14 +209,20 @@ fn read_head(s: &mut TcpStream, deadline: Instant) -> Result<String, u16> {
     }
 }
 
-/// One exchange on an accepted connection, then the connection closes.
-pub(super) fn answer(mut s: TcpStream, feed: &Feed) {
+/// One exchange on an accepted connection of a host named `name`, then the connection closes.
+pub(super) fn answer(mut s: TcpStream, feed: &Feed, name: &str) {
     let deadline = Instant::now() + DEADLINE;
+    let Ok(addr) = s.local_addr() else {
+        return;
+    };
     if s.set_nonblocking(false).is_err() {
         return;
     }
+    let here = Here { addr, name };
     let r = match read_head(&mut s, deadline) {
-        Ok(head) => reply(&head, |f| render::text(&feed.view(Instant::now()), f)),
+        Ok(head) => reply(&head, &here, |f| {
+            render::text(&feed.view(Instant::now()), f)
+        }),
         Err(status) => plain(status, reason(status)),
     };
     let allow = if r.status == 405 {

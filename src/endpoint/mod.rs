@@ -6,11 +6,15 @@
 //! answers at most one connection per wake, each bounded in size and time (`http.rs`), so a
 //! client that scrapes in a loop cannot take more than a sliver of a CPU from the benchmark.
 //! While a phase runs that must have no other thread alive (`PhaseSpec::single_thread`), the
-//! thread ends and the socket stays bound: a scrape then waits until the phase is over.
+//! thread ends and the socket stays bound: a scrape then waits until the phase is over. Ending
+//! it waits for no client: the connection being answered is cut (shut down both ways) and the
+//! thread woken from its wait, so a client that sends or reads slowly cannot delay a phase.
+//! Only a request whose Host names the address it reached (`http::Here`) is answered: a page in
+//! a browser cannot read the endpoint through a name of its own (DNS rebinding).
 
 mod http;
 
-use std::net::{SocketAddr, TcpListener};
+use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
@@ -36,11 +40,69 @@ pub enum OpenError {
     Other(SocketAddr, std::io::Error),
 }
 
+/// The warning for an address other machines may reach (None for a loopback one): the
+/// endpoint has no authentication, and it serves the host's name, the study's path and the
+/// command line.
+pub fn exposure(addr: SocketAddr) -> Option<String> {
+    if addr.ip().is_loopback() {
+        return None;
+    }
+    let reach = if addr.ip().is_unspecified() {
+        "every address of this host"
+    } else {
+        "an address other machines may reach"
+    };
+    Some(format!(
+        "--metrics {addr} is {reach}: whoever connects reads this host's name, the study's path and the command line (no authentication); give a loopback address unless that is meant, e.g. --metrics 127.0.0.1:{}",
+        addr.port()
+    ))
+}
+
+/// What the serving thread and whoever stops it share: the stop flag and the connection being
+/// answered, which stopping cuts.
+#[derive(Default)]
+struct Line {
+    stop: AtomicBool,
+    talking: Mutex<Option<TcpStream>>,
+}
+
+impl Line {
+    fn talking(&self) -> std::sync::MutexGuard<'_, Option<TcpStream>> {
+        self.talking.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Takes a connection to answer, kept where `cut` finds it; None once stopping (checked
+    /// under the same lock `cut` takes, so no connection is taken after the cut).
+    fn pick_up(&self, s: TcpStream) -> Option<TcpStream> {
+        let mut talking = self.talking();
+        if self.stop.load(Ordering::Acquire) {
+            return None;
+        }
+        *talking = Some(s.try_clone().ok()?);
+        Some(s)
+    }
+
+    fn hang_up(&self) {
+        self.talking().take();
+    }
+
+    /// Stops the thread: the flag, and the connection it answers shut down both ways (its
+    /// reads and writes return at once).
+    fn cut(&self) {
+        self.stop.store(true, Ordering::Release);
+        if let Some(s) = self.talking().as_ref() {
+            let _ = s.shutdown(Shutdown::Both);
+        }
+    }
+}
+
 /// The serving thread and what it serves; the listener comes back from the thread when it
 /// pauses.
 struct Serving {
     feed: Arc<Feed>,
-    stop: Arc<AtomicBool>,
+    /// This host's name, which a Host header may give.
+    host: String,
+    line: Arc<Line>,
     listener: Mutex<Option<TcpListener>>,
     thread: Mutex<Option<JoinHandle<TcpListener>>>,
 }
@@ -52,21 +114,28 @@ pub struct Endpoint {
     pub addr: SocketAddr,
 }
 
-fn serve(l: TcpListener, feed: Arc<Feed>, stop: Arc<AtomicBool>) -> TcpListener {
-    while !stop.load(Ordering::Acquire) {
+fn serve(l: TcpListener, feed: Arc<Feed>, line: Arc<Line>, host: String) -> TcpListener {
+    while !line.stop.load(Ordering::Acquire) {
         feed.tick(Instant::now());
         if let Ok((stream, _)) = l.accept() {
-            http::answer(stream, &feed);
+            if let Some(s) = line.pick_up(stream) {
+                http::answer(s, &feed, &host);
+                line.hang_up();
+            }
         }
-        std::thread::sleep(POLL);
+        // (Woken at once when stopped.)
+        std::thread::park_timeout(POLL);
     }
     l
 }
 
 impl feed::Server for Serving {
     fn pause(&self) {
-        self.stop.store(true, Ordering::Release);
+        self.line.cut();
         let handle = self.thread.lock().unwrap_or_else(|e| e.into_inner()).take();
+        if let Some(h) = &handle {
+            h.thread().unpark();
+        }
         if let Some(l) = handle.and_then(|h| h.join().ok()) {
             *self.listener.lock().unwrap_or_else(|e| e.into_inner()) = Some(l);
         }
@@ -81,11 +150,11 @@ impl feed::Server for Serving {
         else {
             return;
         };
-        self.stop.store(false, Ordering::Release);
-        let (feed, stop) = (self.feed.clone(), self.stop.clone());
+        self.line.stop.store(false, Ordering::Release);
+        let (feed, line, host) = (self.feed.clone(), self.line.clone(), self.host.clone());
         let t = std::thread::Builder::new()
             .name("fsbench-metrics".into())
-            .spawn(move || serve(l, feed, stop));
+            .spawn(move || serve(l, feed, line, host));
         // (A thread that cannot start leaves the endpoint closed; the run goes on.)
         *self.thread.lock().unwrap_or_else(|e| e.into_inner()) = t.ok();
     }
@@ -107,10 +176,12 @@ impl Endpoint {
         let bound = l.local_addr().unwrap_or(addr);
         l.set_nonblocking(true)
             .map_err(|e| OpenError::Other(addr, e))?;
+        let host = info.host.clone();
         let feed = Arc::new(Feed::new(info));
         let serving = Arc::new(Serving {
             feed: feed.clone(),
-            stop: Arc::new(AtomicBool::new(false)),
+            host,
+            line: Arc::default(),
             listener: Mutex::new(Some(l)),
             thread: Mutex::new(None),
         });

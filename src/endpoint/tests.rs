@@ -1,4 +1,4 @@
-use super::http::{answer, format_of, reply, MAX_HEAD};
+use super::http::{answer, format_of, reply, Here, MAX_HEAD};
 use super::*;
 use crate::metrics::feed::render::Format;
 use std::io::{Read, Write};
@@ -8,12 +8,28 @@ fn text(_: Format) -> String {
     "fsbench_info 1\n".into()
 }
 
+/// A loopback endpoint on port 9464 of a host named `node7`.
+fn here() -> Here<'static> {
+    Here {
+        addr: "127.0.0.1:9464".parse().unwrap(),
+        name: "node7",
+    }
+}
+
+/// `reply` at `here()`, the request line given its Host.
+fn ask(request: &str) -> super::http::Reply {
+    reply(&format!("{request}\r\nHost: 127.0.0.1:9464"), &here(), text)
+}
+
 #[test]
 fn only_get_metrics_is_served() {
-    let ok = reply("GET /metrics HTTP/1.1\r\nHost: x", text);
+    let ok = ask("GET /metrics HTTP/1.1");
     assert_eq!(ok.status, 200);
     assert_eq!(ok.body, "fsbench_info 1\n");
-    assert_eq!(reply("GET /metrics?name[]=x HTTP/1.0", text).status, 200);
+    assert_eq!(
+        reply("GET /metrics?name[]=x HTTP/1.0", &here(), text).status,
+        200
+    );
     for path in [
         "/",
         "/metrics/",
@@ -22,12 +38,12 @@ fn only_get_metrics_is_served() {
         "//metrics",
         "*",
     ] {
-        let r = reply(&format!("GET {path} HTTP/1.1"), text);
+        let r = ask(&format!("GET {path} HTTP/1.1"));
         assert_eq!(r.status, 404, "{path}");
         assert!(!r.body.contains("fsbench_info"), "{path}");
     }
     for method in ["POST", "HEAD", "PUT", "DELETE", "OPTIONS", "get"] {
-        let r = reply(&format!("{method} /metrics HTTP/1.1"), text);
+        let r = ask(&format!("{method} /metrics HTTP/1.1"));
         assert_eq!(r.status, 405, "{method}");
     }
     for bad in [
@@ -37,7 +53,7 @@ fn only_get_metrics_is_served() {
         "GET /metrics HTTP/2",
         "GET  /metrics HTTP/1.1",
     ] {
-        assert_eq!(reply(bad, text).status, 400, "{bad:?}");
+        assert_eq!(reply(bad, &here(), text).status, 400, "{bad:?}");
     }
 }
 
@@ -56,9 +72,11 @@ fn openmetrics_when_the_client_asks_for_it() {
         format_of(Some("application/openmetrics-text;q=0")),
         Format::Prometheus
     );
-    let r = reply(&format!("GET /metrics HTTP/1.1\r\nACCEPT: {prom}"), |f| {
-        format!("{f:?}")
-    });
+    let r = reply(
+        &format!("GET /metrics HTTP/1.1\r\nhost: localhost\r\nACCEPT: {prom}"),
+        &here(),
+        |f| format!("{f:?}"),
+    );
     assert_eq!(r.body, "OpenMetrics");
     assert!(r
         .content_type
@@ -82,13 +100,143 @@ fn exchange(request: &[u8]) -> String {
         out
     });
     let (s, _) = l.accept().unwrap();
-    answer(s, &feed);
+    answer(s, &feed, "h");
     client.join().unwrap()
 }
 
 #[test]
+fn only_a_host_that_names_the_address_reached_is_answered() {
+    let h = here();
+    for named in [
+        "127.0.0.1:9464",
+        "127.0.0.1",
+        " 127.0.0.1:9464 ",
+        "localhost:9464",
+        "LOCALHOST",
+        "localhost.",
+        "node7:9464",
+        "Node7",
+    ] {
+        assert!(h.named_by(named), "{named}");
+    }
+    for other in [
+        "evil.example:9464",
+        "127.0.0.1:9465",
+        "127.0.0.1:",
+        "127.0.0.2:9464",
+        "127.0.0.1.evil.example",
+        "[::1]:9464",
+        "node7.evil.example",
+        "",
+        "localhost:9464:1",
+    ] {
+        assert!(!h.named_by(other), "{other}");
+    }
+    let v6 = Here {
+        addr: "[::1]:80".parse().unwrap(),
+        name: "",
+    };
+    assert!(v6.named_by("[::1]:80") && v6.named_by("[::1]") && v6.named_by("localhost"));
+    assert!(!v6.named_by("::1") && !v6.named_by("[::1]x") && !v6.named_by("[::1"));
+    // An IPv4 client of a socket bound to [::] arrives at an IPv4-mapped address.
+    let mapped = Here {
+        addr: "[::ffff:10.1.2.3]:9464".parse().unwrap(),
+        name: "",
+    };
+    assert!(mapped.named_by("10.1.2.3:9464"));
+    assert!(!mapped.named_by("localhost"), "not a loopback address");
+    // A page's own name gets no figures, and the answer says what is answered; HTTP/1.1
+    // without a Host is the same; two Hosts are a bad request.
+    for head in [
+        "GET /metrics HTTP/1.1\r\nHost: rebound.example:9464",
+        "GET /metrics HTTP/1.1",
+    ] {
+        let r = reply(head, &h, text);
+        assert_eq!(r.status, 421, "{head}");
+        assert!(!r.body.contains("fsbench_info"), "{head}");
+        assert!(r.body.contains("Host: 127.0.0.1:9464"), "{}", r.body);
+    }
+    let two = "GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\nHost: evil.example";
+    assert_eq!(reply(two, &h, text).status, 400);
+    // Through a socket: the name is the connection's own address.
+    let out = exchange(b"GET /metrics HTTP/1.1\r\nHost: attacker.example\r\n\r\n");
+    assert!(out.starts_with("HTTP/1.1 421 "), "{out}");
+    assert!(!out.contains("fsbench_info"), "{out}");
+}
+
+#[test]
+fn an_address_others_may_reach_is_warned_of() {
+    for quiet in ["127.0.0.1:9464", "[::1]:9464", "127.0.0.5:1"] {
+        assert_eq!(exposure(quiet.parse().unwrap()), None, "{quiet}");
+    }
+    for open in [
+        "0.0.0.0:9464",
+        "[::]:9464",
+        "10.0.0.5:9464",
+        "192.168.1.2:80",
+    ] {
+        let w = exposure(open.parse().unwrap()).expect(open);
+        assert!(w.contains(open) && w.contains("127.0.0.1:"), "{w}");
+    }
+}
+
+/// Whether the serving thread is answering a connection now.
+fn answering(e: &Endpoint) -> bool {
+    e.serving.line.talking().is_some()
+}
+
+#[test]
+fn no_client_delays_a_pause() {
+    // A client that sends half a request and waits, and one that sends a request and then
+    // trickles bytes (the drain after the answer): pausing the server (a single-threaded phase
+    // starting) cuts either at once. Without the cut the first holds the thread for the
+    // request's 2 s deadline and the second for 1.6 s of draining.
+    let trickle = |mut c: TcpStream, stop: Arc<AtomicBool>| {
+        while !stop.load(Ordering::Acquire) && c.write_all(b"x").is_ok() {
+            std::thread::sleep(Duration::from_millis(40));
+        }
+    };
+    let clients: [(&[u8], bool); 2] = [
+        (b"GET /metrics HTTP/1.1\r\n", false),
+        (b"GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", true),
+    ];
+    for (request, trickles) in clients {
+        let e = Endpoint::open("127.0.0.1:0".parse().unwrap(), Info::default()).unwrap();
+        let mut c = TcpStream::connect(e.addr).unwrap();
+        c.write_all(request).unwrap();
+        let stop = Arc::new(AtomicBool::new(false));
+        let writer = trickles.then(|| {
+            let (c, stop) = (c.try_clone().unwrap(), stop.clone());
+            std::thread::spawn(move || trickle(c, stop))
+        });
+        let t0 = Instant::now();
+        while !answering(&e) && t0.elapsed() < Duration::from_secs(5) {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        assert!(answering(&e), "the server took the connection");
+        std::thread::sleep(Duration::from_millis(300));
+        assert!(answering(&e), "the client holds it");
+        let t0 = Instant::now();
+        feed::Server::pause(e.serving.as_ref());
+        let took = t0.elapsed();
+        stop.store(true, Ordering::Release);
+        if let Some(w) = writer {
+            w.join().unwrap();
+        }
+        assert!(
+            took < Duration::from_millis(500),
+            "pausing waited {took:?} for a client"
+        );
+        assert!(e.serving.thread.lock().unwrap().is_none());
+        // The endpoint serves again after the phase.
+        feed::Server::resume(e.serving.as_ref());
+        drop(c);
+    }
+}
+
+#[test]
 fn a_scrape_gets_the_feed_and_the_connection_closes() {
-    let out = exchange(b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n");
+    let out = exchange(b"GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n");
     assert!(out.starts_with("HTTP/1.1 200 OK\r\n"), "{out}");
     assert!(
         out.contains("Content-Type: text/plain; version=0.0.4"),

@@ -5,7 +5,7 @@
 //! and a real Prometheus server scraping fsbench every second, the counter read back through its
 //! HTTP API. A test whose tool is missing prints `SKIPPED: why`.
 
-use crate::common::http::{free_port, get, sample_sum as counter, wait_for_phase};
+use crate::common::http::{free_port, get, get_as, sample_sum as counter, wait_for_phase};
 use crate::common::*;
 
 use std::io::Write;
@@ -15,13 +15,17 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 /// `compare` on a directory target of `dir`: one null-engine block job of `secs`, with
-/// `--metrics` on `port`.
+/// `--metrics` on `port` of 127.0.0.1.
 fn compare(dir: &Path, secs: u32, port: u16) -> Command {
+    compare_at(dir, secs, &format!("127.0.0.1:{port}"))
+}
+
+/// `compare` as above, with `--metrics addr`.
+fn compare_at(dir: &Path, secs: u32, addr: &str) -> Command {
     let target = format!("dir:{}", dir.display());
     let job = format!("block:ioengine=null,rw=randrw,bs=4k,iodepth=8,size=8m,runtime={secs}s");
     let mut c = bin();
-    c.args(["compare", &target, "-w", &job, "-q", "--metrics"])
-        .arg(format!("127.0.0.1:{port}"))
+    c.args(["compare", &target, "-w", &job, "-q", "--metrics", addr])
         .arg("--out")
         .arg(dir.join("study"))
         .stdout(Stdio::null())
@@ -61,6 +65,7 @@ fn two_scrapes_of_a_6s_run_pass_promtool_and_the_counter_rises() {
     assert_eq!(get(port, "/metrics/../", None).map(|x| x.0), Some(404));
     let o = child.wait_with_output().unwrap();
     assert!(o.status.success(), "{}", stderr(&o));
+    assert!(!stderr(&o).contains("warning"), "{}", stderr(&o));
     assert_eq!((s1, s2, s3), (200, 200, 200));
     let (a, b) = (
         counter(&first, "fsbench_operations_total", "direction=\"read\""),
@@ -91,6 +96,33 @@ fn two_scrapes_of_a_6s_run_pass_promtool_and_the_counter_rises() {
             panic!("promtool check metrics refused the scrape: {e}\n{text}");
         }
     }
+}
+
+#[test]
+fn every_address_is_warned_of_and_a_foreign_host_gets_nothing() {
+    // Bound on every address: said on standard error (even with -q). A request through
+    // 127.0.0.1 that names another host (a page's name rebound to 127.0.0.1) is refused.
+    let dir = workdir();
+    let port = free_port();
+    let mut child = compare_at(dir.path(), 3, &format!("0.0.0.0:{port}"))
+        .spawn()
+        .unwrap();
+    assert!(wait_for_phase(port, &mut child), "no phase served");
+    let rebound = get_as(port, "/metrics", None, &format!("rebound.example:{port}"));
+    let local = get_as(port, "/metrics", None, &format!("localhost:{port}"));
+    let o = child.wait_with_output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let (status, body) = rebound.expect("an answer");
+    assert_eq!(status, 421, "{body}");
+    assert!(!body.contains("fsbench_info"), "{body}");
+    assert_eq!(local.map(|r| r.0), Some(200));
+    assert!(
+        stderr(&o).contains(&format!(
+            "fsbench: warning: --metrics 0.0.0.0:{port} is every address of this host"
+        )),
+        "{}",
+        stderr(&o)
+    );
 }
 
 /// Asserts `args` with `--metrics` on a port another listener holds exit 2, saying so, having

@@ -17,6 +17,11 @@ pub fn free_port() -> u16 {
 
 /// One GET on 127.0.0.1:`port`; (status, body), or None when nothing answers.
 pub fn get(port: u16, path: &str, accept: Option<&str>) -> Option<(u16, String)> {
+    get_as(port, path, accept, "127.0.0.1")
+}
+
+/// One GET on 127.0.0.1:`port` that names `host` in its Host header.
+pub fn get_as(port: u16, path: &str, accept: Option<&str>, host: &str) -> Option<(u16, String)> {
     let addr: SocketAddr = format!("127.0.0.1:{port}").parse().unwrap();
     let mut s = TcpStream::connect_timeout(&addr, Duration::from_secs(2)).ok()?;
     s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
@@ -25,7 +30,7 @@ pub fn get(port: u16, path: &str, accept: Option<&str>) -> Option<(u16, String)>
         .unwrap_or_default();
     write!(
         s,
-        "GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n{accept}\r\n"
+        "GET {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n{accept}\r\n"
     )
     .ok()?;
     let mut out = String::new();
