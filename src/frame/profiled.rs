@@ -85,11 +85,17 @@ mod tests {
         specs: Vec<PhaseSpec>,
     }
 
+    /// Spins until the thread has had `d` of CPU (not of the wall clock: the tick samples a
+    /// thread only while it runs, so a loaded machine would otherwise give fewer samples).
     #[inline(never)]
     fn spin(d: Duration) -> u64 {
-        let t0 = Instant::now();
+        let cpu = || {
+            let (user, system) = crate::sys::thread_cpu_ns();
+            Duration::from_nanos(user + system)
+        };
+        let (t0, c0) = (Instant::now(), cpu());
         let mut x = 1u64;
-        while t0.elapsed() < d {
+        while cpu() - c0 < d && t0.elapsed() < 50 * d {
             for i in 0..1000u64 {
                 x = x.wrapping_mul(6364136223846793005).wrapping_add(i);
             }

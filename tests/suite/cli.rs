@@ -344,7 +344,7 @@ fn report_renders_a_copied_study_without_root() {
         open(&study.join("results.jsonl"), 0o644);
         let o = std::process::Command::new("setpriv")
             .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
-            .arg(env!("CARGO_BIN_EXE_fsbench"))
+            .arg(crate::common::exe())
             .args(["report", s, "--format", "md"])
             .output()
             .unwrap();
@@ -583,7 +583,7 @@ fn report_merges_studies_and_prefixes_clashing_labels() {
 fn a_closed_pipe_ends_report_quietly() {
     let dir = tempfile::tempdir().unwrap();
     let study = copy_fixture_study(dir.path());
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_fsbench"))
+    let mut child = std::process::Command::new(crate::common::exe())
         .args(["report", study.to_str().unwrap(), "--format", "json"])
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())

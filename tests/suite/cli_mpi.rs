@@ -103,7 +103,7 @@ fn mpi_cmd(np: usize, args: &[&str]) -> Command {
         .env_remove("FSBENCH_WORKDIR")
         .env("FSBENCH_HISTORY", crate::common::history_path())
         .args(["--oversubscribe", "-np", &np.to_string()])
-        .arg(env!("CARGO_BIN_EXE_fsbench"))
+        .arg(crate::common::exe())
         .args(args);
     c
 }
@@ -288,10 +288,11 @@ fn a_rank_with_another_plan_is_refused_at_the_start() {
         o,
     ];
     // MPMD: rank 0 and rank 1 get different arguments.
-    let fsbench = env!("CARGO_BIN_EXE_fsbench");
+    let fsbench = crate::common::exe();
     let mut c = mpi_cmd(1, &base);
     c.arg(":")
-        .args(["-np", "1", fsbench])
+        .args(["-np", "1"])
+        .arg(&fsbench)
         .args(base)
         .arg("--repeat=2");
     let r = c.output().unwrap();

@@ -102,7 +102,7 @@ impl Nodes {
             .envs(env.iter().copied())
             .args(["--oversubscribe", "-np", &np.to_string()])
             .arg(self.dir.path().join(script))
-            .arg(env!("CARGO_BIN_EXE_fsbench"))
+            .arg(crate::common::exe())
             .args(args)
             .args(["--out", self.out.to_str().unwrap()]);
         c
@@ -458,7 +458,7 @@ fn srun_launches_the_ranks_each_node_formatting_its_own() {
         .env("FSB_WD", &n.wd)
         .args(["--mpi=pmix", "-O", "-n", "4"])
         .arg(n.dir.path().join("node.sh"))
-        .arg(env!("CARGO_BIN_EXE_fsbench"))
+        .arg(crate::common::exe())
         .args(EXT4)
         .args(BLOCK)
         .args(["-q", "--out"])

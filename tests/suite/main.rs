@@ -36,6 +36,7 @@ mod privileged_profile;
 mod privileged_provision;
 mod privileged_room;
 mod privileged_safety;
+mod privileged_tune;
 mod privileged_workloads;
 mod report_browser;
 mod report_golden;

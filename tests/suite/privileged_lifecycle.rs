@@ -174,7 +174,7 @@ fn a_closed_terminal_tears_down_and_keeps_the_results() {
     // (Ignoring it there would pass it on ignored, as nohup does, and fsbench would keep running.)
     let inner = format!(
         "( trap true HUP; {} {argv}; echo $? > {} ); true",
-        env!("CARGO_BIN_EXE_fsbench"),
+        crate::common::exe().display(),
         rc.display()
     );
     let mut term = std::process::Command::new("setsid");

@@ -420,7 +420,7 @@ fn a_planted_run_directory_or_image_symlink_is_never_used() {
             .arg("-c")
             .arg(format!(
                 "kill -STOP $$; exec {} provision ext4 --size 256M -q --workdir {}",
-                env!("CARGO_BIN_EXE_fsbench"),
+                crate::common::exe().display(),
                 wd.display()
             ))
             .stdout(std::process::Stdio::piped())

@@ -27,7 +27,7 @@ fn report(args: &[&str]) -> String {
     for f in ["results.jsonl", "manifest.json"] {
         std::fs::copy(golden().join("study").join(f), study.join(f)).unwrap();
     }
-    let o = Command::new(env!("CARGO_BIN_EXE_fsbench"))
+    let o = Command::new(crate::common::exe())
         .arg("report")
         .arg("study")
         .args(args)

@@ -13,8 +13,16 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::{Mutex, MutexGuard};
 
+/// The binary under test: cargo's, or the copy scripts/test names in `FSBENCH_TEST_BIN` (it
+/// builds the MPI variant while the tests run, and cargo would put that one in cargo's place).
+pub fn exe() -> PathBuf {
+    std::env::var_os("FSBENCH_TEST_BIN")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_fsbench")))
+}
+
 pub fn bin() -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_fsbench"));
+    let mut c = Command::new(exe());
     c.env_remove("FSBENCH_WORKDIR");
     c.env("FSBENCH_HISTORY", history_path());
     c
@@ -351,7 +359,7 @@ pub fn unprivileged() -> Option<std::process::Command> {
     }
     let mut c = std::process::Command::new("setpriv");
     c.args(["--reuid=65534", "--regid=65534", "--clear-groups"])
-        .arg(env!("CARGO_BIN_EXE_fsbench"))
+        .arg(exe())
         .env_remove("FSBENCH_WORKDIR")
         .env_remove("FSBENCH_STATE_DIR")
         .env("FSBENCH_HISTORY", history_path());

@@ -123,8 +123,9 @@ fn latency_target_finds_the_deepest_queue_that_meets_it_and_ends() {
     let (st, deepest) = latency(13_000, 70.0);
     assert!(st.ended.error.is_none(), "{:?}", st.ended.error);
     let qd = st.latency_qd.unwrap();
-    // 6 nominally; fewer when the host is busy and sleeps overshoot.
-    assert!((2..=6).contains(&qd), "{qd}");
+    // 6 nominally; fewer when the host is busy and the fake device's sleeps overshoot (down
+    // to 1 on a host running a build beside the tests). Never deeper than meets the target.
+    assert!((1..=6).contains(&qd), "{qd}");
     assert!(
         (8..32).contains(&deepest),
         "it probed past the target: {deepest}"
