@@ -7,13 +7,13 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use super::pool::{self, PoolRun};
-use super::probe::{Probe, Readings, Running, Start};
+use super::reading::{Probe, Readings, Running, Start};
 use super::{Frame, Merged, Phase, PhaseSpec, TargetCtx, WorkerOut};
 use crate::metrics::evidence::Medium;
 use crate::metrics::evidence::{
     self, sampler::Sampler, watch, Board, Evidence, IntervalFigures, Role, Siblings, Volume, Watch,
 };
-use crate::metrics::limiter::{self, Facts, Paced, Reads};
+use crate::metrics::limiter::{self, Facts, Moves, Paced};
 use crate::metrics::name as metric;
 use crate::plan::job::Achieved;
 use crate::store::note;
@@ -78,8 +78,10 @@ impl Probe for Explained {
         let part = m.parts.get(k);
         let own = spec.parts.get(k);
         let pacing = own.and_then(|x| x.pacing.as_ref());
-        let reads = own.map_or(spec.reads, |x| x.reads)
-            && !matches!(part.map(|x| x.counters.get("reads")), Some(Some(r)) if *r == 0.0);
+        let counted =
+            |k: &str| !matches!(part.map(|x| x.counters.get(k)), Some(Some(n)) if *n == 0.0);
+        let reads = own.map_or(spec.reads, |x| x.reads) && counted("reads");
+        let writes = own.map_or(spec.writes, |x| x.writes) && counted("writes");
         let metric = |name: &str| p.metrics.get(name).copied().unwrap_or(0.0);
         let achieved = Achieved {
             iops: [metric(metric::READ_IOPS), metric(metric::WRITE_IOPS)],
@@ -96,7 +98,8 @@ impl Probe for Explained {
                 reached: how.reached(&achieved),
             }),
             medium: medium(t),
-            reads: if reads { Reads::Target } else { Reads::Nowhere },
+            reads: Moves::of(reads),
+            writes: Moves::of(writes),
             split: p
                 .profile
                 .as_ref()

@@ -16,9 +16,11 @@
 pub mod cluster;
 pub mod explain;
 pub mod live;
+pub mod observe;
 pub mod pool;
 pub mod probe;
 pub mod profiled;
+pub mod reading;
 pub mod run;
 pub mod share;
 
@@ -87,8 +89,9 @@ pub struct PhaseSpec {
 /// What one part of a phase (block: a job of the group) declares of itself.
 #[derive(Debug, Clone, Default)]
 pub struct PartSpec {
-    /// It reads the target (its engine moves data).
+    /// It reads data from the target, and writes data to it (its engine moves data).
     pub reads: bool,
+    pub writes: bool,
     /// Its own pacing when it paces itself: its limiter may then be `paced`.
     pub pacing: Option<crate::plan::job::Pacing>,
 }

@@ -112,7 +112,7 @@ impl<'a> Shared<'a> {
     where
         F: Fn(&WorkerCtx) -> WorkerOut + Sync,
     {
-        let _tap = crate::metrics::feed::tap(&self.progress, index);
+        let _tap = super::observe::tap(&self.progress, index);
         self.board.begin(index);
         let ctx = WorkerCtx {
             index,
@@ -193,7 +193,7 @@ where
         return run_inline(work, spec, board);
     }
     let sh = Shared::new(spec, board, n);
-    let _live = crate::metrics::feed::phase(live_info(spec), &sh.progress);
+    let _live = super::observe::phase(live_info(spec), &sh.progress);
     let show = !quiet && std::io::IsTerminal::is_terminal(&std::io::stderr());
     let all_done = AtomicBool::new(false);
     let (outs, across) = std::thread::scope(|s| {
@@ -243,8 +243,8 @@ fn joined(h: std::thread::ScopedJoinHandle<'_, WorkerOut>) -> WorkerOut {
 }
 
 /// What the live metrics endpoint is told of a phase.
-fn live_info(spec: &PhaseSpec) -> crate::metrics::feed::PhaseInfo<'_> {
-    crate::metrics::feed::PhaseInfo {
+fn live_info(spec: &PhaseSpec) -> super::observe::PhaseInfo<'_> {
+    super::observe::PhaseInfo {
         test: &spec.name,
         interval: spec.interval,
         total_ops: spec.total_ops,
@@ -258,7 +258,7 @@ where
     F: Fn(&WorkerCtx) -> WorkerOut,
 {
     let progress: Arc<[Progress]> = Arc::new([Progress::new()]);
-    let _live = crate::metrics::feed::phase(live_info(spec), &progress);
+    let _live = super::observe::phase(live_info(spec), &progress);
     let progress = &progress[0];
     let start = StartLine::new(1);
     let t0 = Instant::now();

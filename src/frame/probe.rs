@@ -1,67 +1,17 @@
 //! What the frame measures around a phase, as one table (PROBES). The frame reads the machine,
 //! the target's devices and every process before the workers start, when the last has ended,
-//! and after the flush that follows a writing phase (`Readings`: one reading of each /proc file
+//! and after the flush that follows a writing phase (`reading::Readings`: one reading of each /proc file
 //! at each point, for every probe), and statvfs before and after. Each probe starts before the
 //! workers, takes what it needs from the readings, puts its figures in the frame (they travel
 //! to rank 0 with it) and writes its own part of every record.
 
 use std::path::Path;
-use std::sync::Arc;
 
+use super::reading::{Probe, Readings, Running, Start};
 use super::{explain, pool::PoolRun, profiled, DevIo, Frame, Merged, Phase, PhaseSpec, TargetCtx};
-use crate::metrics::evidence::{Board, Role, Snapshot, Watch};
+use crate::metrics::evidence::{Role, Snapshot, Watch};
+use crate::metrics::limiter::Moves;
 use crate::metrics::name as metric;
-
-/// The frame's readings of one phase.
-pub struct Readings {
-    /// What was read: the target's device stack (the snapshots' devices, in its order).
-    pub watch: Watch,
-    /// Before the pool starts (the caches dropped, the target settled).
-    pub before: Snapshot,
-    /// When the last worker had ended.
-    pub done: Snapshot,
-    /// After the flush of a writing phase (its write-back); None for a phase that wrote nothing.
-    pub flushed: Option<Snapshot>,
-    /// statvfs of the target before and after.
-    pub statvfs: [Option<crate::sys::FsStat>; 2],
-}
-
-impl Readings {
-    /// The last reading: after the flush, or when the workers ended.
-    pub fn last(&self) -> &Snapshot {
-        self.flushed.as_ref().unwrap_or(&self.done)
-    }
-}
-
-/// What a probe is started with.
-pub struct Start<'a> {
-    pub spec: &'a PhaseSpec,
-    pub t: &'a TargetCtx,
-    pub watch: &'a Watch,
-    pub before: &'a Snapshot,
-    /// Where the workers leave their threads' figures (and tell the profiler of themselves).
-    pub board: &'a Arc<Board>,
-}
-
-/// One row of PROBES.
-pub(super) trait Probe: Sync {
-    /// Starts measuring a phase, before its workers; None: it needs nothing while they run.
-    fn start(&self, _s: &Start) -> Option<Box<dyn Running>> {
-        None
-    }
-    /// Every reading is in: the figures it takes from them into the frame.
-    fn end(&self, _r: &Readings, _f: &mut Frame) {}
-    /// Its part of record `k`, from the frame's figures (rank 0's, after the reduction).
-    fn write(&self, _p: &mut Phase, _k: usize, _m: &Merged, _spec: &PhaseSpec, _t: &TargetCtx) {}
-}
-
-/// A probe while its phase runs.
-pub(super) trait Running {
-    /// The last worker ended (the frame has read `done`).
-    fn workers_done(&mut self, _run: &PoolRun) {}
-    /// Every reading is in: its figures into the frame.
-    fn end(self: Box<Self>, _r: &Readings, _parts: &[super::WorkerOut], _f: &mut Frame) {}
-}
 
 /// The probes, in the order each writes its part (the limiter reads the profile's split).
 pub(super) static PROBES: &[&dyn Probe] = &[
@@ -215,26 +165,26 @@ pub fn device_io(watch: &Watch, a: &Snapshot, b: &Snapshot) -> Option<DevIo> {
     total
 }
 
-/// The live metrics endpoint's feed (`--metrics`): what decides the running phase's limiter so
-/// far; a phase that runs with no other thread alive stops the endpoint's thread for its length.
+/// Whoever observes the run (`observe`: the live metrics endpoint): what decides the running
+/// phase's limiter so far; a phase that runs with no other thread alive stops the observer's
+/// threads for its length.
 struct Feeding;
 
 impl Probe for Feeding {
     fn start(&self, s: &Start) -> Option<Box<dyn Running>> {
         let hushed = super::pool::inline(s.spec)
-            .then(crate::metrics::feed::hush)
+            .then(super::observe::hush)
             .flatten();
-        crate::metrics::feed::evidence(|| crate::metrics::feed::sofar::SoFar {
+        super::observe::evidence(|| crate::metrics::evidence::sofar::SoFar {
             watch: s.watch.clone(),
             first: s.before.clone(),
             board: s.board.clone(),
             pacing: s.spec.parts.iter().find_map(|p| p.pacing.clone()),
             medium: super::explain::medium(s.t),
-            reads: if s.spec.reads {
-                crate::metrics::limiter::Reads::Target
-            } else {
-                crate::metrics::limiter::Reads::Nowhere
-            },
+            reads: Moves::of(s.spec.reads),
+            writes: Moves::of(
+                s.spec.parts.iter().any(|p| p.writes) || s.spec.parts.is_empty() && s.spec.writes,
+            ),
         });
         hushed.map(|h| Box::new(Hushed { _until: h }) as Box<dyn Running>)
     }
@@ -242,7 +192,7 @@ impl Probe for Feeding {
 
 /// The endpoint's thread, started again when the phase's readings are in.
 struct Hushed {
-    _until: crate::metrics::feed::Hushed,
+    _until: super::observe::Scope,
 }
 
 impl Running for Hushed {}

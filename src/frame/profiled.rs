@@ -5,7 +5,7 @@
 //! asked (the phase then runs unprofiled, or with what it allows).
 
 use super::pool::PoolRun;
-use super::probe::{Probe, Readings, Running, Start};
+use super::reading::{Probe, Readings, Running, Start};
 use super::{Frame, Merged, Phase, PhaseSpec, TargetCtx, WorkerOut};
 use crate::profile::{Profiled, Profiling};
 use crate::store::note;

@@ -89,7 +89,7 @@ impl Around {
         let board = Arc::new(Board::new(spec.workers.max(1)));
         let statvfs_before = probe::statvfs(stat_dir.as_deref(), t, spec.space);
         let before = Snapshot::take(&watch, Scan::First);
-        let probes = probe::start(&probe::Start {
+        let probes = probe::start(&super::reading::Start {
             spec,
             t,
             watch: &watch,
@@ -137,7 +137,7 @@ impl Around {
             rank,
             ..Default::default()
         };
-        let readings = probe::Readings {
+        let readings = super::reading::Readings {
             watch: self.watch,
             before: self.before,
             done,

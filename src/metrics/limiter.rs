@@ -28,7 +28,8 @@ pub enum Limit {
     BenchmarkCpu,
     /// The workers were off the CPU while no device was busy (journal, fsync, locks).
     Waiting,
-    /// The job's own pacing (rate, rate_iops, thinktime, flow) held the workers back.
+    /// The job's own pacing (a rate of bytes or operations, think time, flow) held the workers
+    /// back.
     Paced,
     /// Memory served the phase: reads that did not reach the device, or writes the page cache
     /// absorbed, while the device was idle.
@@ -96,8 +97,9 @@ pub struct Facts<'a> {
     pub pacing: Option<Paced<'a>>,
     /// Where the target keeps its data.
     pub medium: Medium,
-    /// Whether the record's workers read the target.
-    pub reads: Reads,
+    /// Whether the record's workers read data from the target, and write data to it.
+    pub reads: Moves,
+    pub writes: Moves,
     /// Where the workers' kernel time went, from an on-CPU profile (`--profile`).
     pub split: Option<&'a KernelSplit>,
 }
@@ -109,12 +111,22 @@ pub struct Paced<'a> {
     pub reached: Option<f64>,
 }
 
-/// Whether a phase's workers read the target.
+/// Whether a part's workers move data to or from the target, one direction.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Reads {
-    Target,
-    /// They read nothing from it: they only write, or their engine moves no data (null).
-    Nowhere,
+pub enum Moves {
+    Data,
+    /// Nothing: they do not go that way, or their engine moves no data (ioengine=null).
+    Nothing,
+}
+
+impl Moves {
+    pub fn of(moves: bool) -> Moves {
+        if moves {
+            Moves::Data
+        } else {
+            Moves::Nothing
+        }
+    }
 }
 
 /// Where the kernel time of fsbench's threads went, from an on-CPU profile: shares of its
@@ -165,7 +177,7 @@ pub const REACHED: f64 = 0.9;
 pub static RULES: &[Rule] = &[
     Rule {
         limit: Limit::Paced,
-        evidence: "the job paces itself (rate, rate_iops, thinktime, flow), reached at least 90% of the rate it asks, and its workers were off the CPU most of the phase: score = their blocked share (halved when a device was 80% busy)",
+        evidence: "the job paces itself (a rate of bytes or operations, think time, flow), reached at least 90% of the rate it asks, and its workers were off the CPU most of the phase: score = their blocked share (halved when a device was 80% busy)",
         outright: true,
         find: rules::paced,
     },

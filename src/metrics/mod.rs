@@ -4,7 +4,6 @@
 pub mod catalog;
 pub mod clock;
 pub mod evidence;
-pub mod feed;
 pub mod hist;
 pub mod layout;
 pub mod limiter;

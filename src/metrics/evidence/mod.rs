@@ -6,6 +6,7 @@
 
 mod accounts;
 pub mod sampler;
+pub mod sofar;
 pub mod watch;
 
 use serde::{Deserialize, Serialize};

@@ -1,6 +1,6 @@
 //! The rules' findings: each reads the facts and scores its kind (0 to 1), with its line.
 
-use super::{Facts, Finding, KernelSplit, Limit, Reads};
+use super::{Facts, Finding, KernelSplit, Limit, Moves};
 use crate::metrics::evidence::{DeviceFigures, Evidence, Medium, WorkerFigures};
 
 pub(super) fn pct(x: f64) -> String {
@@ -156,7 +156,7 @@ pub(super) fn cache(f: &Facts) -> Option<Finding> {
     let reads = f
         .volume
         .read_ops
-        .filter(|n| *n >= 1.0 && f.reads == Reads::Target)
+        .filter(|n| *n >= 1.0 && f.reads == Moves::Data)
         .map(|ops| {
             let requests: u64 = e.top_devices().map(|d| d.reads).sum();
             let reached = (requests as f64 / ops).min(1.0);
@@ -177,25 +177,29 @@ pub(super) fn cache(f: &Facts) -> Option<Finding> {
                 ..Default::default()
             }
         });
-    let writes = f.volume.written.filter(|w| *w >= 1.0).map(|w| {
-        let bytes: u64 = e.top_devices().map(|d| d.write_bytes).sum();
-        let reached = (bytes as f64 / w).min(1.0);
-        Finding {
-            score: (1.0 - reached).min(idle),
-            headline: format!(
-                "the page cache absorbed {} of the writes",
-                pct(1.0 - reached)
-            ),
-            detail: format!(
-                " ({} reached {to} within the phase, idle {} of the time; the copying: {})",
-                pct(reached),
-                pct(idle),
-                copying(e)
-            ),
-            device: Some(top.name.clone()),
-            ..Default::default()
-        }
-    });
+    let writes = f
+        .volume
+        .written
+        .filter(|w| *w >= 1.0 && f.writes == Moves::Data)
+        .map(|w| {
+            let bytes: u64 = e.top_devices().map(|d| d.write_bytes).sum();
+            let reached = (bytes as f64 / w).min(1.0);
+            Finding {
+                score: (1.0 - reached).min(idle),
+                headline: format!(
+                    "the page cache absorbed {} of the writes",
+                    pct(1.0 - reached)
+                ),
+                detail: format!(
+                    " ({} reached {to} within the phase, idle {} of the time; the copying: {})",
+                    pct(reached),
+                    pct(idle),
+                    copying(e)
+                ),
+                device: Some(top.name.clone()),
+                ..Default::default()
+            }
+        });
     match (reads, writes) {
         (Some(r), Some(w)) => Some(if r.score >= w.score { r } else { w }),
         (r, w) => r.or(w),

@@ -66,7 +66,8 @@ fn facts(e: &Evidence) -> Facts<'_> {
         volume: Volume::default(),
         pacing: None,
         medium: Medium::Disk,
-        reads: Reads::Target,
+        reads: Moves::Data,
+        writes: Moves::Data,
         split: None,
     }
 }
@@ -306,7 +307,7 @@ fn buffered_writes_the_page_cache_absorbed_are_cache_with_the_copying_cpu() {
             written: Some((64 << 20) as f64),
             ..Default::default()
         },
-        reads: Reads::Nowhere,
+        reads: Moves::Nothing,
         ..facts(&e)
     };
     let l = classify(&f).unwrap();
@@ -332,12 +333,26 @@ fn buffered_writes_the_page_cache_absorbed_are_cache_with_the_copying_cpu() {
             written: Some((64 << 20) as f64),
             ..Default::default()
         },
-        reads: Reads::Nowhere,
+        reads: Moves::Nothing,
         ..facts(&t)
     };
     let l = classify(&f).unwrap();
     assert_eq!(l.kind, Limit::KernelCpu, "{}", l.rule);
     assert!(l.rule.contains("io-wq"), "{}", l.rule);
+    // The null engine's writes move no data: nothing for a cache to absorb.
+    let null = evidence(worker(0.9, 0.05, 0.0));
+    let mut null = null;
+    null.devices = e.devices.clone();
+    let f = Facts {
+        volume: Volume {
+            written: Some((64 << 20) as f64),
+            ..Default::default()
+        },
+        reads: Moves::Nothing,
+        writes: Moves::Nothing,
+        ..facts(&null)
+    };
+    assert_eq!(kind(&f), Limit::BenchmarkCpu);
 }
 
 #[test]

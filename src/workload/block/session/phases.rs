@@ -90,6 +90,7 @@ fn spec(block: &Block, jobs: &[&Job], workers: usize, snapping: bool) -> PhaseSp
             .iter()
             .map(|j| PartSpec {
                 reads: reads(j),
+                writes: writes(j.rw) && j.engine != EngineKind::Null,
                 pacing: j.pacing(),
             })
             .collect(),

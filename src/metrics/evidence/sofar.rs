@@ -1,19 +1,20 @@
-//! The running phase's limiter so far: the evidence from the phase's first snapshot to now,
-//! judged by the same rules as at its end (`limiter::classify`). The workers still running are
-//! read from /proc (their CPU in ticks, their scheduler figures), since a worker reads its own
-//! figures only at its start line and its end.
+//! The running phase's limiter so far (what the live metrics endpoint shows): the evidence from
+//! the phase's first snapshot to now, judged by the same rules as at its end
+//! (`limiter::classify`). The workers still running are read from /proc (their CPU in ticks,
+//! their scheduler figures), since a worker reads its own figures only at its start line and its
+//! end.
 
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Instant;
 
-use crate::metrics::evidence::watch::ThreadSample;
-use crate::metrics::evidence::{Board, Evidence, Medium, Scan, Snapshot, Volume, Watch};
+use super::watch::ThreadSample;
+use super::{Board, Evidence, Medium, Scan, Snapshot, Volume, Watch};
 use crate::metrics::limiter::{self, Facts, Limit, Paced};
 use crate::metrics::procfs;
 use crate::plan::job::{Achieved, Pacing};
 
-/// What the frame hands the feed as a phase starts.
+/// What the frame hands an observer (`frame::observe`) as a phase starts.
 pub struct SoFar {
     pub watch: Watch,
     pub first: Snapshot,
@@ -22,7 +23,8 @@ pub struct SoFar {
     /// phase reads it.
     pub pacing: Option<Pacing>,
     pub medium: Medium,
-    pub reads: limiter::Reads,
+    pub reads: limiter::Moves,
+    pub writes: limiter::Moves,
 }
 
 /// A running thread of this process, read from outside it: CPU (ticks, as nanoseconds) and its
@@ -54,7 +56,7 @@ impl SoFar {
                 w
             })
             .collect();
-        let r = crate::metrics::evidence::Readings {
+        let r = super::Readings {
             watch: &self.watch,
             a: &self.first,
             b: &now,
@@ -70,6 +72,7 @@ impl SoFar {
             }),
             medium: self.medium,
             reads: self.reads,
+            writes: self.writes,
             split: None,
         })
         .map(|l| l.kind)
