@@ -20,6 +20,8 @@ pub struct MachineCpu {
     pub steal: u64,
     /// Every field but guest time (already counted in user).
     pub total: u64,
+    /// The CPUs online (its cpuN lines).
+    pub cpus: usize,
 }
 
 pub fn parse_machine_cpu(text: &str) -> Option<MachineCpu> {
@@ -42,6 +44,10 @@ pub fn parse_machine_cpu(text: &str) -> Option<MachineCpu> {
         irq: at(5) + at(6),
         steal: at(7),
         total: v.iter().take(8).sum(),
+        cpus: text
+            .lines()
+            .filter(|l| l.starts_with("cpu") && l.as_bytes().get(3).is_some_and(u8::is_ascii_digit))
+            .count(),
     })
 }
 
@@ -51,16 +57,7 @@ pub fn machine_cpu() -> Option<MachineCpu> {
 
 /// How many CPUs the machine has online (the cpuN lines of /proc/stat).
 pub fn cpus() -> usize {
-    std::fs::read_to_string("/proc/stat")
-        .map(|t| {
-            t.lines()
-                .filter(|l| {
-                    l.starts_with("cpu") && l.as_bytes().get(3).is_some_and(u8::is_ascii_digit)
-                })
-                .count()
-        })
-        .unwrap_or(1)
-        .max(1)
+    machine_cpu().map_or(1, |m| m.cpus.max(1))
 }
 
 /// Pressure stall totals in microseconds (/proc/pressure/{cpu,io,memory}: `some` and `full`).
@@ -161,6 +158,9 @@ pub struct TaskCpu {
     pub system: u64,
     /// Its parent's pid (2 for the kernel's threads).
     pub ppid: u32,
+    /// Its state (field 3: R, S, D, Z, ...) and start time in ticks since boot (field 22).
+    pub state: char,
+    pub start_ticks: u64,
 }
 
 impl TaskCpu {
@@ -176,7 +176,7 @@ pub fn parse_task_stat(text: &str) -> Option<(String, TaskCpu)> {
     let close = text.rfind(')')?;
     let comm = text.get(open + 1..close)?.to_string();
     let rest: Vec<&str> = text.get(close + 1..)?.split_whitespace().collect();
-    // rest[0] is the state (field 3): utime is field 14, stime 15, ppid 4.
+    // rest[0] is the state (field 3): utime is field 14, stime 15, ppid 4, starttime 22.
     let n = |i: usize| rest.get(i).and_then(|x| x.parse::<u64>().ok());
     Some((
         comm,
@@ -184,6 +184,8 @@ pub fn parse_task_stat(text: &str) -> Option<(String, TaskCpu)> {
             ppid: n(1)? as u32,
             user: n(11)?,
             system: n(12)?,
+            state: rest.first()?.chars().next()?,
+            start_ticks: n(19)?,
         },
     ))
 }
@@ -204,13 +206,7 @@ pub fn parse_schedstat(text: &str) -> Option<(u64, u64)> {
 }
 
 pub fn parse_switches(status: &str) -> (u64, u64) {
-    let field = |key: &str| {
-        status
-            .lines()
-            .find_map(|l| l.strip_prefix(key))
-            .and_then(|v| v.trim().parse().ok())
-            .unwrap_or(0)
-    };
+    let field = |key: &str| crate::sys::host::status_field(status, key).unwrap_or(0);
     (
         field("voluntary_ctxt_switches:"),
         field("nonvoluntary_ctxt_switches:"),

@@ -170,13 +170,8 @@ pub enum Backend {
 }
 
 pub fn backend() -> Option<Backend> {
-    let in_kernel = std::fs::read_to_string("/proc/filesystems")
-        .map(|t| {
-            t.lines()
-                .any(|l| l.split_whitespace().last() == Some("zfs"))
-        })
-        .unwrap_or(false)
-        || Path::new("/sys/module/zfs").exists();
+    let in_kernel =
+        crate::sys::host::kernel_supports("zfs") || Path::new("/sys/module/zfs").exists();
     if in_kernel && super::exec::which("zpool").is_some() {
         return Some(Backend::Kernel);
     }

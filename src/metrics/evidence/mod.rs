@@ -419,7 +419,8 @@ impl Evidence {
         let acc = accounts::Accounts::of(r.watch, a, b);
         let mut e = Evidence {
             wall_s,
-            cpus: procfs::cpus(),
+            // (The last reading's /proc/stat: no other read of it.)
+            cpus: b.machine.map_or_else(procfs::cpus, |m| m.cpus.max(1)),
             busiest: busiest(&workers),
             workers,
             fsbench,

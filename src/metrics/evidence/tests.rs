@@ -44,7 +44,12 @@ fn task(pid: u32, comm: &str, user: u64, system: u64, ppid: u32) -> Task {
     Task {
         pid,
         comm: comm.into(),
-        cpu: TaskCpu { user, system, ppid },
+        cpu: TaskCpu {
+            user,
+            system,
+            ppid,
+            ..Default::default()
+        },
         io: None,
     }
 }
