@@ -664,3 +664,28 @@ fn every_kind_but_mixed_has_one_rule() {
         assert_eq!(kinds.iter().filter(|x| *x == k).count(), 1, "{k}");
     }
 }
+
+/// docs/results-schema.md says each rule in the table's own words, and gives one worked example
+/// per kind with the record's line and the terminal's cell: the docs cannot drift from RULES.
+#[test]
+fn the_docs_say_each_rule_in_its_own_words_with_an_example_of_each_kind() {
+    let doc = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/docs/results-schema.md"
+    ))
+    .unwrap();
+    for r in RULES {
+        let row = format!("| `{}` | {} |", r.limit, r.evidence);
+        assert!(doc.contains(&row), "docs/results-schema.md lacks: {row}");
+    }
+    for k in Limit::ALL {
+        let example = doc
+            .lines()
+            .find(|l| l.starts_with(&format!("| `{k}` | `")))
+            .unwrap_or_else(|| panic!("no worked example of {k}"));
+        let cells: Vec<&str> = example.trim_matches('|').split(" | ").collect();
+        assert_eq!(cells.len(), 4, "{example}");
+        assert!(cells[2].starts_with(&format!("`{k}: ")), "{example}");
+        assert!(cells[3].trim().starts_with(&format!("`{k}")), "{example}");
+    }
+}
