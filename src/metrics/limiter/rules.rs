@@ -153,6 +153,14 @@ pub(super) fn cache(f: &Facts) -> Option<Finding> {
     } else {
         top.name.clone()
     };
+    // A side's finding: memory served what did not reach the devices, while they were idle.
+    let found = |reached: f64, headline: String, detail: String| Finding {
+        score: (1.0 - reached).min(idle),
+        headline,
+        detail,
+        device: Some(top.name.clone()),
+        ..Default::default()
+    };
     let reads = f
         .volume
         .read_ops
@@ -161,10 +169,10 @@ pub(super) fn cache(f: &Facts) -> Option<Finding> {
             let requests: u64 = e.top_devices().map(|d| d.reads).sum();
             let reached = (requests as f64 / ops).min(1.0);
             let bytes = e.reached.as_ref().and_then(|r| r.read_device);
-            Finding {
-                score: (1.0 - reached).min(idle),
-                headline: format!("{} of the reads came from memory", pct(1.0 - reached)),
-                detail: format!(
+            found(
+                reached,
+                format!("{} of the reads came from memory", pct(1.0 - reached)),
+                format!(
                     " ({} of the read requests reached {to}{}, idle {} of the time)",
                     pct(reached),
                     bytes.map_or(String::new(), |b| format!(
@@ -173,9 +181,7 @@ pub(super) fn cache(f: &Facts) -> Option<Finding> {
                     )),
                     pct(idle)
                 ),
-                device: Some(top.name.clone()),
-                ..Default::default()
-            }
+            )
         });
     let writes = f
         .volume
@@ -184,21 +190,19 @@ pub(super) fn cache(f: &Facts) -> Option<Finding> {
         .map(|w| {
             let bytes: u64 = e.top_devices().map(|d| d.write_bytes).sum();
             let reached = (bytes as f64 / w).min(1.0);
-            Finding {
-                score: (1.0 - reached).min(idle),
-                headline: format!(
+            found(
+                reached,
+                format!(
                     "the page cache absorbed {} of the writes",
                     pct(1.0 - reached)
                 ),
-                detail: format!(
+                format!(
                     " ({} reached {to} within the phase, idle {} of the time; the copying: {})",
                     pct(reached),
                     pct(idle),
                     copying(e)
                 ),
-                device: Some(top.name.clone()),
-                ..Default::default()
-            }
+            )
         });
     match (reads, writes) {
         (Some(r), Some(w)) => Some(if r.score >= w.score { r } else { w }),
