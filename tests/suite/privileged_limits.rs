@@ -198,24 +198,29 @@ fn with_a_profile_the_kernels_time_is_split() {
     assert!(s.rule.contains(": memory copies "), "{}", s.rule);
 }
 
-#[test]
-fn a_job_held_by_its_rate_is_paced() {
+/// A job that paces itself on tmpfs is `paced`, its line naming how (`pacing`).
+fn paced(job: &str, pacing: &str) {
     if needs_root() {
         return;
     }
-    let job = "block:rw=randread,bs=4k,rate_iops=200,runtime=1s,size=16m";
     let s = judged(&one(&["tmpfs"], job, &[]), "paced", Names::Nothing);
-    assert!(s.rule.contains("rate_iops=200"), "{}", s.rule);
+    assert!(s.rule.contains(pacing), "{}", s.rule);
+}
+
+#[test]
+fn a_job_held_by_its_rate_is_paced() {
+    paced(
+        "block:rw=randread,bs=4k,rate_iops=200,runtime=1s,size=16m",
+        "rate_iops=200",
+    );
 }
 
 #[test]
 fn a_job_that_thinks_between_ios_is_paced() {
-    if needs_root() {
-        return;
-    }
-    let job = "block:rw=randread,bs=4k,thinktime=10ms,runtime=1s,size=16m";
-    let s = judged(&one(&["tmpfs"], job, &[]), "paced", Names::Nothing);
-    assert!(s.rule.contains("thinktime=10ms"), "{}", s.rule);
+    paced(
+        "block:rw=randread,bs=4k,thinktime=10ms,runtime=1s,size=16m",
+        "thinktime=10ms",
+    );
 }
 
 #[test]
