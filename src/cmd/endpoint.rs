@@ -6,9 +6,9 @@
 use std::net::SocketAddr;
 use std::path::Path;
 
+use crate::endpoint::feed::Info;
 use crate::endpoint::Endpoint;
 use crate::frame::Rank;
-use crate::metrics::feed::Info;
 use crate::ranks::Team;
 
 /// The address rank `rank` serves on: `addr`'s port + its index (port 0 stays 0: the system

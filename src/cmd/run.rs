@@ -33,7 +33,12 @@ fn where_is(dir: &Path) -> (String, Option<PathBuf>) {
     let fs = crate::sys::mounts::containing(&dir)
         .map(|m| m.fstype)
         .unwrap_or_else(|| "unknown".into());
-    (fs, crate::metrics::diskstats::device_of_dir(&dir))
+    (
+        fs,
+        crate::metrics::evidence::watch::devices_of_dir(&dir)
+            .into_iter()
+            .next(),
+    )
 }
 
 /// `--check`: every job as it would run, each option with the line it came from.

@@ -8,8 +8,8 @@ use std::io::{Read, Write};
 use std::net::{IpAddr, Shutdown, SocketAddr, TcpStream};
 use std::time::{Duration, Instant};
 
-use crate::metrics::feed::render::{self, Format};
-use crate::metrics::feed::Feed;
+use super::feed::render::{self, Format};
+use super::feed::Feed;
 
 /// The longest request head read.
 pub(super) const MAX_HEAD: usize = 8192;

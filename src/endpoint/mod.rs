@@ -1,7 +1,8 @@
 //! The live metrics endpoint (`--metrics ADDR`): a small HTTP server of its own on std::net,
-//! one thread, serving the live feed (`metrics::feed`) at GET /metrics and nothing else. It binds
-//! the address given and no other, before anything is provisioned (a taken port is an exit 2
-//! with nothing made); it closes when the run ends (`Endpoint` dropped: the port is free again).
+//! one thread, serving the live feed (`feed/`, the run's observer: `frame::observe`) at GET
+//! /metrics and nothing else. It binds the address given and no other, before anything is
+//! provisioned (a taken port is an exit 2 with nothing made); it closes when the run ends
+//! (`Endpoint` dropped: the port is free again).
 //! The thread wakes every `POLL`: it passes the feed's interval boundaries (`Feed::tick`) and
 //! answers at most one connection per wake, each bounded in size and time (`http.rs`), so a
 //! client that scrapes in a loop cannot take more than a sliver of a CPU from the benchmark.
@@ -12,6 +13,7 @@
 //! Only a request whose Host names the address it reached (`http::Here`) is answered: a page in
 //! a browser cannot read the endpoint through a name of its own (DNS rebinding).
 
+pub mod feed;
 mod http;
 
 use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
@@ -20,7 +22,8 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use crate::metrics::feed::{self, Feed, Info};
+use crate::frame::observe;
+use feed::{Feed, Info};
 
 /// How often the serving thread wakes.
 const POLL: Duration = Duration::from_millis(50);
@@ -188,7 +191,7 @@ impl Endpoint {
         let as_server: Arc<dyn feed::Server> = serving.clone();
         feed.served_by(Arc::downgrade(&as_server));
         feed::Server::resume(serving.as_ref());
-        feed::install(feed);
+        observe::install(feed);
         Ok(Endpoint {
             serving,
             addr: bound,
@@ -198,7 +201,7 @@ impl Endpoint {
 
 impl Drop for Endpoint {
     fn drop(&mut self) {
-        feed::uninstall();
+        observe::uninstall();
         feed::Server::pause(self.serving.as_ref());
         // The listening socket closes here: the port is free again.
         drop(

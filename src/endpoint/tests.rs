@@ -1,6 +1,6 @@
+use super::feed::render::Format;
 use super::http::{answer, format_of, reply, Here, MAX_HEAD};
 use super::*;
-use crate::metrics::feed::render::Format;
 use std::io::{Read, Write};
 use std::net::TcpStream;
 

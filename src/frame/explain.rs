@@ -1,91 +1,156 @@
-//! The frame's part in explaining a phase: it gathers the evidence around the workers (a
-//! snapshot before, a sampler per interval beside them, the workers' own figures, a snapshot
-//! after) and puts the evidence, the limiter and any interference on every record.
+//! The frame's part in explaining a phase (a row of `probe::PROBES`): the device stack it watches,
+//! the evidence gathered around the workers (the frame's readings before and after them, a
+//! sampler per interval beside them, the workers' own figures), and the evidence, the limiter
+//! and any interference put on every record.
 
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use super::{PhaseSpec, TargetCtx, WorkerOut};
+use super::pool::{self, PoolRun};
+use super::reading::{Probe, Readings, Running, Start};
+use super::{Frame, Merged, Phase, PhaseSpec, TargetCtx, WorkerOut};
+use crate::metrics::evidence::Medium;
 use crate::metrics::evidence::{
-    sampler::Sampler, watch, Board, Evidence, Role, Snapshot, Volume, Watch,
+    self, sampler::Sampler, watch, Board, Evidence, IntervalFigures, Role, Siblings, Volume, Watch,
 };
-use crate::metrics::limiter::{self, Facts};
+use crate::metrics::limiter::{self, Facts, Moves, Paced};
 use crate::metrics::name as metric;
+use crate::plan::job::Achieved;
 use crate::store::note;
 
-/// The devices under a target: a pool's members, else its device (or the device under its
-/// directory), then the disks under their images.
-fn watch_of(t: &TargetCtx) -> Watch {
+/// The devices under a target: every device of a multi-device target or pool (its members),
+/// else its device (or the devices under its directory), then the disks under their images.
+pub(super) fn watch_of(t: &TargetCtx) -> Watch {
     let mut tops: Vec<(PathBuf, Role)> = Vec::new();
-    if t.caps.pool {
-        if let Some(h) = &t.target {
-            tops.extend(h.backing().devices.into_iter().map(|d| (d, Role::Member)));
+    if let Some(h) = &t.target {
+        let members = h.backing().devices;
+        if members.len() > 1 {
+            tops.extend(members.into_iter().map(|d| (d, Role::Member)));
         }
     }
     if tops.is_empty() {
-        let dev = t.device.clone().or_else(|| {
-            (!t.caps.memory_backed)
-                .then_some(t.stat_dir.as_deref())
-                .flatten()
-                .and_then(crate::metrics::diskstats::device_of_dir)
-        });
-        tops.extend(dev.map(|d| (d, Role::Target)));
+        let devs = match (&t.device, t.caps.memory_backed, t.stat_dir.as_deref()) {
+            (Some(d), _, _) => vec![d.clone()],
+            (None, false, Some(dir)) => watch::devices_of_dir(dir),
+            _ => Vec::new(),
+        };
+        let role = if devs.len() > 1 {
+            Role::Member
+        } else {
+            Role::Target
+        };
+        tops.extend(devs.into_iter().map(|d| (d, role)));
     }
+    let memory = |kernel_fs: &str| crate::provision::caps_of_mounted(kernel_fs).memory_backed;
     Watch {
-        devices: watch::stack(&tops),
+        devices: watch::stack(&tops, &memory),
         threads: t.caps.threads,
+        ranks: t.ranks.rank.many().then(Siblings::of_self).flatten(),
+    }
+}
+
+/// The evidence, the limiter and any interference on every record.
+pub(super) struct Explained;
+
+impl Probe for Explained {
+    fn start(&self, s: &Start) -> Option<Box<dyn Running>> {
+        // A phase whose one worker runs on this thread with no other thread alive gets no
+        // sampler: its ends are read all the same.
+        let sampler = (!pool::inline(s.spec))
+            .then(|| Sampler::start(s.watch, s.before, s.board.clone(), s.spec.interval).ok())
+            .flatten();
+        Some(Box::new(Gathering {
+            board: s.board.clone(),
+            sampler,
+            intervals: Vec::new(),
+            part_of: Vec::new(),
+        }))
+    }
+
+    fn write(&self, p: &mut Phase, k: usize, m: &Merged, spec: &PhaseSpec, t: &TargetCtx) {
+        let Some(e) = m.frame.evidence.as_ref() else {
+            return;
+        };
+        if p.skipped.is_some() {
+            return;
+        }
+        let e = e.part(k);
+        let part = m.parts.get(k);
+        let own = spec.parts.get(k);
+        let pacing = own.and_then(|x| x.pacing.as_ref());
+        let counted =
+            |k: &str| !matches!(part.map(|x| x.counters.get(k)), Some(Some(n)) if *n == 0.0);
+        let reads = own.map_or(spec.reads, |x| x.reads) && counted("reads");
+        let writes = own.map_or(spec.writes, |x| x.writes) && counted("writes");
+        let metric = |name: &str| p.metrics.get(name).copied().unwrap_or(0.0);
+        let achieved = Achieved {
+            iops: [metric(metric::READ_IOPS), metric(metric::WRITE_IOPS)],
+            bytes: [
+                metric(metric::READ_BYTES_PER_SEC),
+                metric(metric::WRITE_BYTES_PER_SEC),
+            ],
+        };
+        p.limiter = limiter::classify(&Facts {
+            evidence: &e,
+            volume: part.map_or_else(Volume::default, volume),
+            pacing: pacing.map(|how| Paced {
+                how,
+                reached: how.reached(&achieved),
+            }),
+            medium: medium(t),
+            reads: Moves::of(reads),
+            writes: Moves::of(writes),
+            split: p
+                .profile
+                .as_ref()
+                .and_then(|x| x.on_cpu.as_ref())
+                .and_then(|s| s.shares.split.as_ref()),
+        });
+        if let Some(why) = limiter::interference(&e) {
+            let n = note::make(note::Kind::Interference, why);
+            if !p.notes.contains(&n) {
+                p.notes.push(n);
+            }
+        }
+        p.evidence = Some(e.into_owned());
+    }
+}
+
+/// Where a target keeps its data.
+pub(super) fn medium(t: &TargetCtx) -> Medium {
+    if t.caps.memory_backed {
+        Medium::Memory
+    } else {
+        Medium::Disk
+    }
+}
+
+/// What one part's workers moved: bytes by direction, and read operations.
+fn volume(part: &WorkerOut) -> Volume {
+    let has = |k: &str| part.counters.contains_key(k).then(|| part.counter(k));
+    Volume {
+        read: has(metric::READ_BYTES),
+        written: has(metric::WRITE_BYTES),
+        read_ops: has("reads"),
     }
 }
 
 /// The evidence being gathered for one phase.
-pub struct Gathering {
-    watch: Watch,
+struct Gathering {
     board: Arc<Board>,
-    first: Snapshot,
     sampler: Option<Sampler>,
+    intervals: Vec<IntervalFigures>,
+    /// Each worker's part.
+    part_of: Vec<usize>,
 }
 
-impl Gathering {
-    /// Takes the first snapshot and starts the sampler; a phase whose one worker runs on this
-    /// thread with no other thread alive (`inline`) gets none: its ends are read all the same.
-    pub fn start(spec: &PhaseSpec, t: &TargetCtx, inline: bool) -> Gathering {
-        let watch = watch_of(t);
-        let board = Arc::new(Board::new(spec.workers.max(1)));
-        let first = Snapshot::take(&watch, true);
-        let sampler = (!inline)
-            .then(|| Sampler::start(&watch, &first, board.clone(), spec.interval).ok())
-            .flatten();
-        crate::metrics::feed::evidence(|| crate::metrics::feed::sofar::SoFar {
-            watch: watch.clone(),
-            first: first.clone(),
-            board: board.clone(),
-            pacing: spec.pacing.clone(),
-            reads: limiter::Reads::of(spec.reads, t.caps.memory_backed),
-        });
-        Gathering {
-            watch,
-            board,
-            first,
-            sampler,
-        }
+impl Running for Gathering {
+    fn workers_done(&mut self, run: &PoolRun) {
+        self.intervals = self.sampler.take().map(Sampler::stop).unwrap_or_default();
+        self.part_of = run.outs.iter().map(|o| o.part).collect();
     }
 
-    pub fn board(&self) -> &Board {
-        &self.board
-    }
-
-    /// Stops the sampler (the workers have ended).
-    pub fn workers_done(&mut self) -> Vec<crate::metrics::evidence::IntervalFigures> {
-        self.sampler.take().map(Sampler::stop).unwrap_or_default()
-    }
-
-    /// The last snapshot, and the evidence of the phase.
-    pub fn end(
-        self,
-        intervals: Vec<crate::metrics::evidence::IntervalFigures>,
-        parts: &[WorkerOut],
-    ) -> Evidence {
-        let last = Snapshot::take(&self.watch, true);
+    fn end(self: Box<Self>, r: &Readings, parts: &[WorkerOut], f: &mut Frame) {
         let sum = |k: &str| {
             parts
                 .iter()
@@ -95,36 +160,20 @@ impl Gathering {
         let volume = Volume {
             read: sum(metric::READ_BYTES),
             written: sum(metric::WRITE_BYTES),
+            read_ops: None,
         };
-        Evidence::between(
-            &self.watch,
-            &self.first,
-            &last,
+        let readings = evidence::Readings {
+            watch: &r.watch,
+            a: &r.before,
+            b: &r.done,
+            flushed: r.flushed.as_ref(),
+        };
+        f.evidence = Some(Evidence::between(
+            &readings,
             &self.board.take(),
-            intervals,
+            &self.part_of,
+            self.intervals,
             volume,
-        )
+        ));
     }
-}
-
-/// The evidence, the limiter and any interference note on a record.
-pub fn explain(p: &mut super::Phase, spec: &PhaseSpec, t: &TargetCtx, e: Option<&Evidence>) {
-    let Some(e) = e else {
-        return;
-    };
-    if p.skipped.is_some() {
-        return;
-    }
-    p.limiter = limiter::classify(&Facts {
-        evidence: e,
-        pacing: spec.pacing.as_deref(),
-        reads: limiter::Reads::of(spec.reads, t.caps.memory_backed),
-    });
-    if let Some(why) = limiter::interference(e) {
-        let n = note::make(note::Kind::Interference, why);
-        if !p.notes.contains(&n) {
-            p.notes.push(n);
-        }
-    }
-    p.evidence = Some(e.clone());
 }

@@ -16,8 +16,11 @@
 pub mod cluster;
 pub mod explain;
 pub mod live;
+pub mod observe;
 pub mod pool;
+pub mod probe;
 pub mod profiled;
+pub mod reading;
 pub mod rounds;
 pub mod run;
 pub mod share;
@@ -79,9 +82,9 @@ pub struct PhaseSpec {
     /// The interval of the latency-over-time histograms: the frame sets it from the target's
     /// context (`TargetCtx::interval`, the plan's `--interval`); workloads leave it.
     pub interval: Duration,
-    /// The job's own pacing, said as the job says it (`rate_iops=200`), when it paces itself:
-    /// the limiter may then be `paced`.
-    pub pacing: Option<String>,
+    /// Per part (block: each job of the group), what only it declares (its reads, its pacing);
+    /// empty: every part is as the phase.
+    pub parts: Vec<PartSpec>,
     /// What a phase whose workers counted no operation is: a phase that moved no data is
     /// never `ok` where its workers count what they do.
     pub empty: Empty,
@@ -97,6 +100,16 @@ pub enum Empty {
     /// Its workers count every operation: a phase that moved nothing failed, and its record
     /// says so (a limit that ended it before its first I/O, nothing asked of it).
     Fails,
+}
+
+/// What one part of a phase (block: a job of the group) declares of itself.
+#[derive(Debug, Clone, Default)]
+pub struct PartSpec {
+    /// It reads data from the target, and writes data to it (its engine moves data).
+    pub reads: bool,
+    pub writes: bool,
+    /// Its own pacing when it paces itself: its limiter may then be `paced`.
+    pub pacing: Option<crate::plan::job::Pacing>,
 }
 
 /// Where a workload runs.
@@ -355,8 +368,8 @@ pub struct Frame {
     /// cpu_user_pct, cpu_sys_pct, system_cpu_*_pct.
     pub cpu: BTreeMap<String, f64>,
     pub cpu_user_ns: u64,
-    /// What the device read and wrote during the phase (and its write-back).
-    pub device: Option<crate::metrics::diskstats::DevIo>,
+    /// What the target's devices read and wrote during the phase (and its write-back).
+    pub device: Option<DevIo>,
     pub statvfs_before: Option<crate::sys::FsStat>,
     pub statvfs_after: Option<crate::sys::FsStat>,
     pub workers: usize,
@@ -370,6 +383,15 @@ pub struct Frame {
     pub rank: RankTimes,
     /// What the workers, the filesystem, the machine and the devices did (this rank's).
     pub evidence: Option<crate::metrics::evidence::Evidence>,
+    /// Each part's profile (`--profile`; this rank's).
+    pub profile: Option<crate::profile::Profiled>,
+}
+
+/// Bytes the target's devices read and wrote (sectors of /proc/diskstats, 512 bytes each).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct DevIo {
+    pub read_bytes: u64,
+    pub write_bytes: u64,
 }
 
 /// One rank's phase on its own monotonic clock, from the end of the barrier (the only instant

@@ -79,6 +79,111 @@ pub fn inline(spec: &PhaseSpec) -> bool {
     spec.workers.max(1) == 1 && spec.single_thread && !spec.beside
 }
 
+/// What the workers of a phase share while they run.
+struct Shared<'a> {
+    spec: &'a PhaseSpec,
+    board: &'a Board,
+    progress: Arc<[Progress]>,
+    start: StartLine,
+    t0: Instant,
+    /// Whether a worker has ended; every worker's progress and the time when the first did.
+    first: AtomicBool,
+    snapshot: Mutex<(Vec<(u64, u64)>, f64)>,
+    /// When each worker ended (seconds from `t0`).
+    ends: Mutex<Vec<f64>>,
+    /// The agreements the workers reach in the middle of the phase (IOR's -g, the wear-out).
+    rounds: super::rounds::Rounds,
+}
+
+impl<'a> Shared<'a> {
+    fn new(spec: &'a PhaseSpec, board: &'a Board, n: usize, many: bool) -> Shared<'a> {
+        Shared {
+            spec,
+            board,
+            progress: (0..n).map(|_| Progress::new()).collect(),
+            start: StartLine::new(n),
+            t0: Instant::now(),
+            first: AtomicBool::new(false),
+            snapshot: Mutex::new((Vec::new(), 0.0)),
+            ends: Mutex::new(Vec::new()),
+            rounds: super::rounds::Rounds::new(n, many),
+        }
+    }
+
+    /// Worker `index`, on its own thread.
+    fn worker<F>(&self, index: usize, work: &F) -> WorkerOut
+    where
+        F: Fn(&WorkerCtx) -> WorkerOut + Sync,
+    {
+        let _tap = super::observe::tap(&self.progress, index);
+        self.board.begin(index);
+        let ctx = WorkerCtx {
+            index,
+            progress: &self.progress[index],
+            interval: self.spec.interval,
+            origin: self.t0,
+            start: &self.start,
+            board: self.board,
+            rounds: &self.rounds,
+        };
+        let out = work(&ctx);
+        self.rounds.ended(index);
+        self.board.ended(index);
+        // A worker that never reached the start line must not hold the others.
+        drop(self.start.mark(index));
+        let at = self.t0.elapsed().as_secs_f64();
+        if !self.first.swap(true, Ordering::AcqRel) {
+            let snap = self.progress.iter().map(Progress::get).collect();
+            *self.snapshot.lock().unwrap_or_else(|e| e.into_inner()) = (snap, at);
+        }
+        self.ends.lock().unwrap_or_else(|e| e.into_inner()).push(at);
+        out
+    }
+
+    /// While the workers run: the progress line, and under several ranks the cluster's
+    /// stonewall signal (every worker's progress when the fastest of all ranks finished).
+    fn watch(
+        &self,
+        handles: &[std::thread::ScopedJoinHandle<'_, WorkerOut>],
+        label: &str,
+        show: bool,
+        cluster: &dyn Cluster,
+    ) -> Option<Vec<(u64, u64)>> {
+        let many = cluster.rank().many();
+        let mut across = None;
+        if !(show || many) {
+            return across;
+        }
+        let live = show.then(|| super::live::Live::start(self.spec, label));
+        let mut shown = Instant::now();
+        while !handles.iter().all(|h| h.is_finished()) {
+            match (many, many && self.rounds.open()) {
+                // A worker waits in a round: stay ready, as MPI's barrier does.
+                (_, true) => std::thread::yield_now(),
+                (true, false) => self.rounds.idle(WATCH),
+                (false, _) => std::thread::sleep(Duration::from_millis(200)),
+            }
+            if many && across.is_none() && cluster.stonewall(self.first.load(Ordering::Acquire)) {
+                across = Some(self.progress.iter().map(Progress::get).collect());
+            }
+            if many {
+                self.rounds.pump(cluster);
+            }
+            if let Some(live) = &live {
+                if shown.elapsed() >= Duration::from_millis(200) {
+                    shown = Instant::now();
+                    let done: u64 = self.progress.iter().map(|p| p.get().0).sum();
+                    live.update(&self.spec.name, done, self.t0.elapsed());
+                }
+            }
+        }
+        if let Some(live) = live {
+            live.finish();
+        }
+        across
+    }
+}
+
 /// Runs `spec.workers` workers side by side, with any work `beside` them for the length of the
 /// phase, and waits for all of them. Each worker leaves its thread's figures on `board`.
 pub fn run_workers<F>(
@@ -97,157 +202,59 @@ where
     if n == 1 && spec.single_thread && beside.is_none() {
         return run_inline(work, spec, board);
     }
-    let many = cluster.rank().many();
-    let mut across: Option<Vec<(u64, u64)>> = None;
-    let progress: Arc<[Progress]> = (0..n).map(|_| Progress::new()).collect();
-    let _live = crate::metrics::feed::phase(live_info(spec), &progress);
-    let start = StartLine::new(n);
-    let rounds = super::rounds::Rounds::new(n, many);
-    let first = AtomicBool::new(false);
-    let snapshot: Mutex<(Vec<(u64, u64)>, f64)> = Mutex::new((Vec::new(), 0.0));
-    let t0 = Instant::now();
+    let sh = Shared::new(spec, board, n, cluster.rank().many());
+    let _live = super::observe::phase(live_info(spec), &sh.progress);
     let show = !quiet && std::io::IsTerminal::is_terminal(&std::io::stderr());
-    let ends: Mutex<Vec<f64>> = Mutex::new(Vec::new());
     let all_done = AtomicBool::new(false);
-    let outs: Vec<WorkerOut> = std::thread::scope(|s| {
+    let (outs, across) = std::thread::scope(|s| {
         let side = beside.map(|b| {
-            let (start, all_done, progress) = (&start, &all_done, &*progress);
+            let (sh, all_done) = (&sh, &all_done);
             s.spawn(move || {
-                start.wait_all();
-                b(all_done, progress)
+                sh.start.wait_all();
+                b(all_done, &sh.progress)
             })
         });
+        let (sh, work) = (&sh, &work);
         let handles: Vec<_> = (0..n)
-            .map(|index| {
-                let (progress, start, work, rounds) = (&progress, &start, &work, &rounds);
-                let (first, snapshot, ends) = (&first, &snapshot, &ends);
-                s.spawn(move || {
-                    let _tap = crate::metrics::feed::tap(progress, index);
-                    board.begin(index);
-                    let ctx = WorkerCtx {
-                        index,
-                        progress: &progress[index],
-                        interval: spec.interval,
-                        origin: t0,
-                        start,
-                        board,
-                        rounds,
-                    };
-                    let out = work(&ctx);
-                    rounds.ended(index);
-                    board.ended(index);
-                    // A worker that never reached the start line must not hold the others.
-                    drop(start.mark(index));
-                    let at = t0.elapsed().as_secs_f64();
-                    if !first.swap(true, Ordering::AcqRel) {
-                        let snap = progress.iter().map(Progress::get).collect();
-                        *snapshot.lock().unwrap_or_else(|e| e.into_inner()) = (snap, at);
-                    }
-                    ends.lock().unwrap_or_else(|e| e.into_inner()).push(at);
-                    out
-                })
-            })
+            .map(|i| s.spawn(move || sh.worker(i, work)))
             .collect();
-        if show || many {
-            let done = || handles.iter().all(|h| h.is_finished());
-            let watch = Watch {
-                spec,
-                label,
-                show,
-                cluster,
-                progress: &progress,
-                rounds: &rounds,
-                t0,
-            };
-            across = watch.run(&done, &first);
-        }
-        let outs = handles
-            .into_iter()
-            .map(|h| {
-                h.join().unwrap_or_else(|_| WorkerOut {
-                    error: Some("a worker thread panicked".into()),
-                    ..Default::default()
-                })
-            })
-            .collect();
+        let across = sh.watch(&handles, label, show, cluster);
+        let outs: Vec<WorkerOut> = handles.into_iter().map(joined).collect();
         all_done.store(true, Ordering::Release);
         if let Some(h) = side {
             let _ = h.join();
         }
-        outs
+        (outs, across)
     });
-    let (first_done, first_done_s) = snapshot.into_inner().unwrap_or_else(|e| e.into_inner());
-    let last_done_s = ends
-        .into_inner()
-        .unwrap_or_else(|e| e.into_inner())
-        .into_iter()
-        .fold(0.0, f64::max);
-    let totals: Vec<(u64, u64)> = progress.iter().map(Progress::get).collect();
+    let (first_done, first_done_s) = sh.snapshot.into_inner().unwrap_or_else(|e| e.into_inner());
+    let ends = sh.ends.into_inner().unwrap_or_else(|e| e.into_inner());
+    let totals: Vec<(u64, u64)> = sh.progress.iter().map(Progress::get).collect();
     PoolRun {
         outs,
         first_done,
         first_done_s,
-        last_done_s,
-        t0,
+        last_done_s: ends.into_iter().fold(0.0, f64::max),
+        t0: sh.t0,
         // The workers of this rank ended before the signal came: all they did counts.
-        across: many.then(|| across.unwrap_or_else(|| totals.clone())),
+        across: cluster
+            .rank()
+            .many()
+            .then(|| across.unwrap_or_else(|| totals.clone())),
         totals,
     }
 }
 
-/// The coordinator's thread while the workers run: the live progress line, and with several
-/// ranks the cluster's stonewall signal and the rounds of agreements (`super::rounds`).
-struct Watch<'a> {
-    spec: &'a PhaseSpec,
-    label: &'a str,
-    show: bool,
-    cluster: &'a dyn Cluster,
-    progress: &'a [Progress],
-    rounds: &'a super::rounds::Rounds,
-    t0: Instant,
-}
-
-impl Watch<'_> {
-    /// Until `done`; with several ranks, every worker's progress when the fastest worker of all
-    /// ranks finished.
-    fn run(&self, done: &dyn Fn() -> bool, first: &AtomicBool) -> Option<Vec<(u64, u64)>> {
-        let many = self.cluster.rank().many();
-        let mut across = None;
-        let live = self
-            .show
-            .then(|| super::live::Live::start(self.spec, self.label));
-        let mut shown = Instant::now();
-        while !done() {
-            match (many, many && self.rounds.open()) {
-                // A worker waits in a round: stay ready, as MPI's barrier does.
-                (_, true) => std::thread::yield_now(),
-                (true, false) => self.rounds.idle(WATCH),
-                (false, _) => std::thread::sleep(Duration::from_millis(200)),
-            }
-            if many && across.is_none() && self.cluster.stonewall(first.load(Ordering::Acquire)) {
-                across = Some(self.progress.iter().map(Progress::get).collect());
-            }
-            if many {
-                self.rounds.pump(self.cluster);
-            }
-            if let Some(live) = &live {
-                if shown.elapsed() >= Duration::from_millis(200) {
-                    shown = Instant::now();
-                    let n: u64 = self.progress.iter().map(|p| p.get().0).sum();
-                    live.update(&self.spec.name, n, self.t0.elapsed());
-                }
-            }
-        }
-        if let Some(live) = live {
-            live.finish();
-        }
-        across
-    }
+/// A worker's output, or the error of one that panicked.
+fn joined(h: std::thread::ScopedJoinHandle<'_, WorkerOut>) -> WorkerOut {
+    h.join().unwrap_or_else(|_| WorkerOut {
+        error: Some("a worker thread panicked".into()),
+        ..Default::default()
+    })
 }
 
 /// What the live metrics endpoint is told of a phase.
-fn live_info(spec: &PhaseSpec) -> crate::metrics::feed::PhaseInfo<'_> {
-    crate::metrics::feed::PhaseInfo {
+fn live_info(spec: &PhaseSpec) -> super::observe::PhaseInfo<'_> {
+    super::observe::PhaseInfo {
         test: &spec.name,
         interval: spec.interval,
         total_ops: spec.total_ops,
@@ -261,7 +268,7 @@ where
     F: Fn(&WorkerCtx) -> WorkerOut,
 {
     let progress: Arc<[Progress]> = Arc::new([Progress::new()]);
-    let _live = crate::metrics::feed::phase(live_info(spec), &progress);
+    let _live = super::observe::phase(live_info(spec), &progress);
     let progress = &progress[0];
     let start = StartLine::new(1);
     let rounds = super::rounds::Rounds::new(1, false);

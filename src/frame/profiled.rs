@@ -1,63 +1,76 @@
-//! The frame's part in profiling a phase (`--profile`, `crate::profile`): started beside the
+//! The frame's part in profiling a phase (`--profile`, `crate::profile`; a row of
+//! `probe::PROBES`): started beside the
 //! workers with the board that tells it of each worker's thread, finished when they have ended,
 //! and each part's profile put on its record, with a note where the host did not allow what was
 //! asked (the phase then runs unprofiled, or with what it allows).
 
-use super::{pool::PoolRun, Phase, TargetCtx};
-use crate::metrics::evidence::Board;
+use super::pool::PoolRun;
+use super::reading::{Probe, Readings, Running, Start};
+use super::{Frame, Merged, Phase, PhaseSpec, TargetCtx, WorkerOut};
 use crate::profile::{Profiled, Profiling};
 use crate::store::note;
 
-/// A phase's profiling: not asked, refused by the host (why), or running.
-pub enum Profile {
-    Off,
-    Refused(String),
-    On(Profiling),
+/// A phase's profiling: running (None once finished or when the host refused it), and what it
+/// gives (the refusal's note alone when refused).
+struct Profile {
+    on: Option<Profiling>,
+    got: Profiled,
 }
 
-/// Starts profiling the phase as the plan asks; the board tells it of the workers.
-pub fn start(t: &TargetCtx, board: &Board) -> Profile {
-    let Some(mode) = t.profile else {
-        return Profile::Off;
-    };
-    match Profiling::start(mode, &t.caps.threads) {
-        Ok(p) => {
-            board.watch(p.watch());
-            Profile::On(p)
+/// Each part's profile on its record (a row of `probe::PROBES`).
+pub(super) struct Profiles;
+
+impl Probe for Profiles {
+    /// Starts profiling the phase as the plan asks; the board tells it of the workers.
+    fn start(&self, s: &Start) -> Option<Box<dyn Running>> {
+        let mode = s.t.profile?;
+        Some(Box::new(match Profiling::start(mode, &s.t.caps.threads) {
+            Ok(p) => {
+                s.board.watch(p.watch());
+                Profile {
+                    on: Some(p),
+                    got: Profiled::default(),
+                }
+            }
+            Err(why) => Profile {
+                on: None,
+                got: Profiled {
+                    parts: Vec::new(),
+                    notes: vec![why],
+                },
+            },
+        }))
+    }
+
+    /// Part `k`'s profile and the profile's notes on its record (none on a skipped one).
+    fn write(&self, p: &mut Phase, k: usize, m: &Merged, _spec: &PhaseSpec, _t: &TargetCtx) {
+        let Some(pr) = &m.frame.profile else {
+            return;
+        };
+        if p.skipped.is_some() {
+            return;
         }
-        Err(why) => Profile::Refused(why),
+        p.profile = pr.parts.get(k).cloned();
+        for n in &pr.notes {
+            let n = note::make(note::Kind::Profile, n);
+            if !p.notes.contains(&n) {
+                p.notes.push(n);
+            }
+        }
     }
 }
 
-/// Stops it (the workers have ended) and folds each part's stacks.
-pub fn finish(p: Profile, run: &PoolRun) -> Option<Profiled> {
-    match p {
-        Profile::Off => None,
-        Profile::Refused(why) => Some(Profiled {
-            parts: Vec::new(),
-            notes: vec![why],
-        }),
-        Profile::On(p) => {
+impl Running for Profile {
+    /// Stops it (the workers have ended) and folds each part's stacks.
+    fn workers_done(&mut self, run: &PoolRun) {
+        if let Some(p) = self.on.take() {
             let part_of: Vec<usize> = run.outs.iter().map(|o| o.part).collect();
-            Some(p.finish(&part_of))
+            self.got = p.finish(&part_of);
         }
     }
-}
 
-/// Part `k`'s profile and the profile's notes on its record (none on a skipped one).
-pub fn attach(p: &mut Phase, k: usize, profiled: Option<&Profiled>) {
-    let Some(pr) = profiled else {
-        return;
-    };
-    if p.skipped.is_some() {
-        return;
-    }
-    p.profile = pr.parts.get(k).cloned();
-    for n in &pr.notes {
-        let n = note::make(note::Kind::Profile, n);
-        if !p.notes.contains(&n) {
-            p.notes.push(n);
-        }
+    fn end(self: Box<Self>, _r: &Readings, _parts: &[WorkerOut], f: &mut Frame) {
+        f.profile = Some(self.got);
     }
 }
 

@@ -1,17 +1,19 @@
 //! One phase through the frame: the same steps for every phase of every workload.
 
 use crate::metrics::name as metric;
-use std::collections::BTreeMap;
 use std::fs::File;
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
 use std::time::Instant;
 
 use super::{
-    explain, pool, profiled, CachePolicy, Cluster, FirstDone, Frame, Merged, Phase, PhaseSpec,
+    explain, pool, probe, CachePolicy, Cluster, FirstDone, Frame, Merged, Phase, PhaseSpec,
     RankTimes, RunError, Session, TargetCtx, WorkerOut,
 };
 use crate::metrics::clock::now_rfc3339;
-use crate::metrics::{cpu, diskstats};
+use crate::metrics::evidence::{Board, Scan, Snapshot, Watch};
+use crate::metrics::progress::Progress;
 use crate::stop::StopReason;
 
 /// A phase's records, and whether a stop request ended it early.
@@ -20,19 +22,8 @@ pub struct PhaseOutcome {
     pub stopped: Option<StopReason>,
 }
 
-/// statvfs of the target's directory. For a phase that reports space figures the target settles
-/// first (a ZFS pool commits), or its figures lag behind what was written.
-fn statvfs(dir: Option<&Path>, t: &TargetCtx, space: bool) -> Option<crate::sys::FsStat> {
-    let dir = dir?;
-    let settled = t.target.as_ref().filter(|_| space).and_then(|h| h.settle());
-    if let Some(Err(e)) = settled {
-        crate::out::eline!("fsbench: warning: before statvfs: {e}");
-    }
-    crate::sys::statvfs(dir).ok()
-}
-
-/// Runs phase `i` of `s` on target `t`: prepare, barrier, cache policy, sampling, workers,
-/// merge, records. `label` names the target on the progress line.
+/// Runs phase `i` of `s` on target `t`: prepare, barrier, cache policy, the probes, workers,
+/// flush, merge, records. `label` names the target on the progress line.
 pub fn run_phase(
     s: &mut dyn Session,
     i: usize,
@@ -57,84 +48,15 @@ pub fn run_phase(
         .stat_dir()
         .or(t.stat_dir.as_deref())
         .map(Path::to_path_buf);
-    let stats_name = t.device.as_deref().and_then(diskstats::kernel_name);
-    let disk_before = stats_name.as_deref().and_then(diskstats::read);
-    let statvfs_before = statvfs(stat_dir.as_deref(), t, spec.space);
-    // A phase that runs with no other thread alive stops the live metrics endpoint's thread
-    // for its length.
-    let _hushed = pool::inline(&spec).then(crate::metrics::feed::hush);
-    let mut gathering = explain::Gathering::start(&spec, t, pool::inline(&spec));
-    let profile = profiled::start(t, gathering.board());
-    let started_at = now_rfc3339();
-    let t0 = Instant::now();
-    let cpu0 = cpu::start();
-    let run = {
-        let shared: &dyn Session = s;
-        let beside = |done: &std::sync::atomic::AtomicBool,
-                      p: &[crate::metrics::progress::Progress]| {
-            shared.beside(i, done, p)
-        };
-        let beside: Option<pool::Beside> = spec.beside.then_some(&beside);
-        pool::run_workers(
-            &spec,
-            label,
-            t.quiet,
-            |ctx| shared.work(i, ctx),
-            beside,
-            cluster,
-            gathering.board(),
-        )
-    };
-    let intervals = gathering.workers_done();
-    let profiled = profiled::finish(profile, &run);
-    let mut cpu = BTreeMap::new();
-    let (cpu_user_ns, _) = cpu0.finish(&mut cpu);
-    // What the device wrote includes what the filesystem writes back after the phase.
-    let mut sync_failure = None;
-    // (A stopped phase skips it: the launcher of a multi-rank run allows a second for the end.)
-    if spec.writes && !crate::stop::stop_requested() {
-        if let Some(d) = stat_dir.as_deref() {
-            if let Ok(f) = File::open(d) {
-                if let Err(e) = crate::sys::syncfs(&f) {
-                    sync_failure =
-                        Some(crate::io::Failure::io("syncfs after the phase", &e).path(d));
-                }
-            }
-        }
-    }
-    let disk_after = stats_name.as_deref().and_then(diskstats::read);
-    // The phase's time ends here: a ZFS pool's commit below is not the workload's.
-    let wall = t0.elapsed();
-    let statvfs_after = statvfs(stat_dir.as_deref(), t, spec.space);
+    let around = Around::start(&spec, t, stat_dir);
+    let run = workers(s, i, &spec, label, t, cluster, &around.board);
     let from = run
         .t0
         .saturating_duration_since(after_barrier)
         .as_secs_f64();
-    let (parts, first_done, mut rank) = merge_parts(&run, from);
-    rank.barrier_mono = barrier_mono;
-    let evidence = Some(gathering.end(intervals, &parts));
-    let frame = Frame {
-        started_at,
-        wall,
-        dropped,
-        cpu,
-        cpu_user_ns,
-        device: match (disk_before, disk_after) {
-            (Some(a), Some(b)) => Some(diskstats::DevIo {
-                read_bytes: b.read_bytes.saturating_sub(a.read_bytes),
-                write_bytes: b.write_bytes.saturating_sub(a.write_bytes),
-            }),
-            _ => None,
-        },
-        statvfs_before,
-        statvfs_after,
-        workers: run.outs.len(),
-        first_done,
-        last_done_s: run.last_done_s,
-        sync_failure,
-        rank,
-        evidence,
-    };
+    let (parts, mut frame) = around.end(&run, &spec, t, from);
+    frame.dropped = dropped;
+    frame.rank.barrier_mono = barrier_mono;
     let merged = cluster.reduce(Merged {
         parts,
         frame,
@@ -145,9 +67,130 @@ pub fn run_phase(
     let mut phases = s.finish(i, &merged)?;
     for (k, p) in phases.iter_mut().enumerate() {
         decorate(p, k, &spec, &merged, t, stopped);
-        profiled::attach(p, k, profiled.as_ref());
     }
     Ok(PhaseOutcome { phases, stopped })
+}
+
+/// What the frame keeps around the workers: the device stack it reads, the board the workers
+/// leave their figures on, the first readings and the probes.
+struct Around {
+    stat_dir: Option<PathBuf>,
+    watch: Watch,
+    board: Arc<Board>,
+    statvfs_before: Option<crate::sys::FsStat>,
+    before: Snapshot,
+    probes: probe::Probes,
+    started_at: String,
+    t0: Instant,
+}
+
+impl Around {
+    /// The first readings and every probe started, the moment before the pool starts.
+    fn start(spec: &PhaseSpec, t: &TargetCtx, stat_dir: Option<PathBuf>) -> Around {
+        let watch = explain::watch_of(t);
+        let board = Arc::new(Board::new(spec.workers.max(1)));
+        let statvfs_before = probe::statvfs(stat_dir.as_deref(), t, spec.space);
+        let before = Snapshot::take(&watch, Scan::First);
+        let probes = probe::start(&super::reading::Start {
+            spec,
+            t,
+            watch: &watch,
+            before: &before,
+            board: &board,
+        });
+        Around {
+            stat_dir,
+            watch,
+            board,
+            statvfs_before,
+            before,
+            probes,
+            started_at: now_rfc3339(),
+            t0: Instant::now(),
+        }
+    }
+
+    /// The workers ended: the last readings (after the flush of a writing phase), the parts
+    /// merged and the frame with every probe's figures (`from`: the pool's start after the
+    /// barrier).
+    fn end(
+        self,
+        run: &pool::PoolRun,
+        spec: &PhaseSpec,
+        t: &TargetCtx,
+        from: f64,
+    ) -> (Vec<WorkerOut>, Frame) {
+        let done = Snapshot::take(&self.watch, Scan::Last);
+        let mut probes = self.probes;
+        probes.workers_done(run);
+        let dir = self.stat_dir.as_deref();
+        let (flushed, sync_failure) = flush(spec, dir, &self.watch);
+        // The phase's time ends here: a ZFS pool's commit below is not the workload's.
+        let wall = self.t0.elapsed();
+        let statvfs_after = probe::statvfs(dir, t, spec.space);
+        let (parts, first_done, rank) = merge_parts(run, from);
+        let mut frame = Frame {
+            started_at: self.started_at,
+            wall,
+            workers: run.outs.len(),
+            first_done,
+            last_done_s: run.last_done_s,
+            sync_failure,
+            rank,
+            ..Default::default()
+        };
+        let readings = super::reading::Readings {
+            watch: self.watch,
+            before: self.before,
+            done,
+            flushed,
+            statvfs: [self.statvfs_before, statvfs_after],
+        };
+        probes.end(&readings, &parts, &mut frame);
+        (parts, frame)
+    }
+}
+
+/// The pool of the phase's workers, each running the session's work (and its work beside them
+/// when the spec asks).
+fn workers(
+    s: &dyn Session,
+    i: usize,
+    spec: &PhaseSpec,
+    label: &str,
+    t: &TargetCtx,
+    cluster: &dyn Cluster,
+    board: &Board,
+) -> pool::PoolRun {
+    let beside = |done: &AtomicBool, p: &[Progress]| s.beside(i, done, p);
+    let beside: Option<pool::Beside> = spec.beside.then_some(&beside);
+    pool::run_workers(
+        spec,
+        label,
+        t.quiet,
+        |ctx| s.work(i, ctx),
+        beside,
+        cluster,
+        board,
+    )
+}
+
+/// After a writing phase, the filesystem's write-back: syncfs on its directory, and the reading
+/// after it (what the device wrote includes it). A stopped phase skips it (the launcher of a
+/// multi-rank run allows a second for the end).
+fn flush(
+    spec: &PhaseSpec,
+    dir: Option<&Path>,
+    watch: &Watch,
+) -> (Option<Snapshot>, Option<crate::io::Failure>) {
+    let Some(d) = dir.filter(|_| spec.writes && !crate::stop::stop_requested()) else {
+        return (None, None);
+    };
+    let failure = File::open(d).ok().and_then(|f| {
+        let e = crate::sys::syncfs(&f).err()?;
+        Some(crate::io::Failure::io("syncfs after the phase", &e).path(d))
+    });
+    (Some(Snapshot::take(watch, Scan::No)), failure)
 }
 
 /// The workers' figures merged per part, the first-done figures per part, and this process's
@@ -194,9 +237,8 @@ fn merge_parts(run: &pool::PoolRun, from: f64) -> (Vec<WorkerOut>, Vec<FirstDone
     (parts, first_done, rank)
 }
 
-/// The frame's own figures and notes, the same on every record.
-/// A phase that failed keeps the failed call (the first worker's, or the filesystem's sync after
-/// it) and the target's space when it ended.
+/// A phase that failed keeps the failed call (the first worker's, or the filesystem's sync
+/// after it).
 fn failure(p: &mut Phase, k: usize, m: &Merged) {
     if p.error.is_none() && p.skipped.is_none() {
         if let Some(sf) = &m.frame.sync_failure {
@@ -206,11 +248,6 @@ fn failure(p: &mut Phase, k: usize, m: &Merged) {
     }
     if p.error.is_some() && p.failure.is_none() {
         p.failure = m.parts.get(k).and_then(|x| x.failure.clone());
-    }
-    if let (Some(fl), Some(st)) = (&mut p.failure, &m.frame.statvfs_after) {
-        if fl.space.is_empty() {
-            fl.add_space(st);
-        }
     }
 }
 
@@ -239,6 +276,7 @@ fn moved_nothing(p: &mut Phase, k: usize, spec: &PhaseSpec, m: &Merged, stop: Op
     }
 }
 
+/// The frame's own figures and notes on every record, then each probe's part.
 fn decorate(
     p: &mut Phase,
     k: usize,
@@ -250,7 +288,6 @@ fn decorate(
     let f = &m.frame;
     failure(p, k, m);
     moved_nothing(p, k, spec, m, stopped);
-    explain::explain(p, spec, t, f.evidence.as_ref());
     if p.latency.is_none() && p.skipped.is_none() {
         p.latency = m.parts.get(k).and_then(|x| x.timeline.clone());
     }
@@ -260,35 +297,10 @@ fn decorate(
     if p.duration_s == 0.0 {
         p.duration_s = f.wall.as_secs_f64();
     }
-    for (name, v) in &f.cpu {
-        p.metrics.entry(name.clone()).or_insert(*v);
-    }
-    if let Some(d) = f.device {
-        p.metrics
-            .insert(metric::DEVICE_WRITE_BYTES.into(), d.write_bytes as f64);
-        p.metrics
-            .insert(metric::DEVICE_READ_BYTES.into(), d.read_bytes as f64);
-        let written: f64 = m.parts.iter().map(|x| x.counter(metric::WRITE_BYTES)).sum();
-        if written > 0.0 {
-            p.metrics.insert(
-                metric::WRITE_AMPLIFICATION.into(),
-                d.write_bytes as f64 / written,
-            );
-        }
-    }
+    probe::write(p, k, m, spec, t);
     if f.workers > 1 {
         if let Some(fd) = f.first_done.get(k) {
-            let secs = fd.secs.max(1e-9);
-            p.metrics.insert(metric::FIRST_DONE_S.into(), fd.secs);
-            p.metrics
-                .insert(metric::FIRST_DONE_OPS.into(), fd.ops as f64);
-            p.metrics
-                .insert(metric::FIRST_DONE_OPS_PER_SEC.into(), fd.ops as f64 / secs);
-            p.metrics.insert(
-                metric::FIRST_DONE_BYTES_PER_SEC.into(),
-                fd.bytes as f64 / secs,
-            );
-            p.metrics.insert(metric::LAST_DONE_S.into(), f.last_done_s);
+            first_done(p, fd, f.last_done_s);
         }
     }
     if let Some(ranks) = m.ranks.get(k).filter(|r| !r.is_empty()) {
@@ -300,17 +312,47 @@ fn decorate(
             ranks.len()
         ));
     }
+    for n in notes(k, spec, m, t, stopped) {
+        if !p.notes.contains(&n) {
+            p.notes.push(n);
+        }
+    }
+}
+
+/// What every worker had done when the fastest finished, and when the last did.
+fn first_done(p: &mut Phase, fd: &FirstDone, last_done_s: f64) {
+    let secs = fd.secs.max(1e-9);
+    let m = &mut p.metrics;
+    m.insert(metric::FIRST_DONE_S.into(), fd.secs);
+    m.insert(metric::FIRST_DONE_OPS.into(), fd.ops as f64);
+    m.insert(metric::FIRST_DONE_OPS_PER_SEC.into(), fd.ops as f64 / secs);
+    m.insert(
+        metric::FIRST_DONE_BYTES_PER_SEC.into(),
+        fd.bytes as f64 / secs,
+    );
+    m.insert(metric::LAST_DONE_S.into(), last_done_s);
+}
+
+/// The frame's notes: reads that measure memory, jobs that ran together, a stop.
+fn notes(
+    k: usize,
+    spec: &PhaseSpec,
+    m: &Merged,
+    t: &TargetCtx,
+    stopped: Option<StopReason>,
+) -> Vec<String> {
+    use crate::store::note::{make, Kind};
     let part_reads = m.parts.get(k).map(|x| x.counters.get("reads").copied());
     let reads = spec.reads && !matches!(part_reads, Some(Some(r)) if r == 0.0);
     let mut notes = Vec::new();
     if reads && t.caps.memory_backed {
-        notes.push(crate::store::note::make(
-            crate::store::note::Kind::PageCache,
+        notes.push(make(
+            Kind::PageCache,
             "tmpfs lives in the page cache; reads measure memory",
         ));
-    } else if reads && !f.dropped {
-        notes.push(crate::store::note::make(
-            crate::store::note::Kind::PageCache,
+    } else if reads && !m.frame.dropped {
+        notes.push(make(
+            Kind::PageCache,
             "caches could not be dropped before the phase (not root); reads may be served from memory",
         ));
     }
@@ -321,16 +363,9 @@ fn decorate(
         ));
     }
     if let Some(why) = stopped {
-        notes.push(crate::store::note::make(
-            crate::store::note::Kind::Interrupted,
-            format!("stopped early ({why})"),
-        ));
+        notes.push(make(Kind::Interrupted, format!("stopped early ({why})")));
     }
-    for n in notes {
-        if !p.notes.contains(&n) {
-            p.notes.push(n);
-        }
-    }
+    notes
 }
 
 /// Runs every phase of a session, handing each record to `save` the moment it exists; then closes

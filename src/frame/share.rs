@@ -22,8 +22,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use super::{FirstDone, Merged, RankTimes, WorkerOut};
-use crate::metrics::diskstats::DevIo;
+use super::{DevIo, FirstDone, Merged, RankTimes, WorkerOut};
 use crate::metrics::hist;
 use crate::stop::StopReason;
 use crate::store::{NodeFigures, RankFigures};
@@ -195,50 +194,11 @@ pub fn combine(mine: Merged, mut shares: Vec<Share>) -> Result<Merged, String> {
     let mut nodes: Vec<Vec<NodeFigures>> = Vec::new();
     frame.first_done.clear();
     for k in 0..n_parts {
-        let mut part = WorkerOut {
-            part: k,
-            ..Default::default()
-        };
-        let mut fd = FirstDone {
-            secs: (first_end - start).max(0.0),
-            ..Default::default()
-        };
-        let mut figures = Vec::new();
-        let mut per_node: BTreeMap<usize, NodeFigures> = BTreeMap::new();
-        let mut end = start;
-        for s in &shares {
-            let Some(p) = s.parts.get(k) else { continue };
-            let out =
-                worker_out(k, p, s.start_s - start).map_err(|e| format!("rank {}: {e}", s.rank))?;
-            part.merge(&out);
-            end = end.max(s.start_s + p.window_s);
-            fd.ops += p.across.0;
-            fd.bytes += p.across.1;
-            add_to_node(&mut per_node, s, p);
-            figures.push(RankFigures {
-                rank: s.rank,
-                node: s.node,
-                host: s.host.clone(),
-                start_s: s.start_s,
-                end_s: s.end_s,
-                ops: p.total.0,
-                bytes: p.total.1,
-                ops_per_sec: rate(p.total.0, p.window_s),
-                bytes_per_sec: rate(p.total.1, p.window_s),
-                first_done_ops: p.across.0,
-                error: p.error.clone(),
-            });
-        }
-        // All ranks' work over the earliest start to the latest end.
-        part.window = Duration::from_secs_f64((end - start).max(0.0));
+        let (part, fd, figures, per_node) = combine_part(k, &shares, start, first_end)?;
         parts.push(part);
         frame.first_done.push(fd);
         ranks.push(figures);
-        // One node's figures are the sum's: kept only when there are several.
-        nodes.push(match per_node.len() {
-            0 | 1 => Vec::new(),
-            _ => per_node.into_values().map(node_rates).collect(),
-        });
+        nodes.push(per_node);
     }
     frame.last_done_s = (last_end - start).max(0.0);
     frame.wall = Duration::from_secs_f64(shares.iter().map(|s| s.wall_s).fold(0.0, f64::max));
@@ -259,6 +219,58 @@ pub fn combine(mine: Merged, mut shares: Vec<Share>) -> Result<Merged, String> {
         ranks,
         nodes,
     })
+}
+
+/// Part `k` of every rank: the merged workers' figures over all ranks' window (the earliest
+/// start to the latest end), what each had done when the first rank finished, each rank's
+/// figures, and each node's when there are several.
+fn combine_part(
+    k: usize,
+    shares: &[Share],
+    start: f64,
+    first_end: f64,
+) -> Result<(WorkerOut, FirstDone, Vec<RankFigures>, Vec<NodeFigures>), String> {
+    let mut part = WorkerOut {
+        part: k,
+        ..Default::default()
+    };
+    let mut fd = FirstDone {
+        secs: (first_end - start).max(0.0),
+        ..Default::default()
+    };
+    let mut figures = Vec::new();
+    let mut per_node: BTreeMap<usize, NodeFigures> = BTreeMap::new();
+    let mut end = start;
+    for s in shares {
+        let Some(p) = s.parts.get(k) else { continue };
+        let out =
+            worker_out(k, p, s.start_s - start).map_err(|e| format!("rank {}: {e}", s.rank))?;
+        part.merge(&out);
+        end = end.max(s.start_s + p.window_s);
+        fd.ops += p.across.0;
+        fd.bytes += p.across.1;
+        add_to_node(&mut per_node, s, p);
+        figures.push(RankFigures {
+            rank: s.rank,
+            node: s.node,
+            host: s.host.clone(),
+            start_s: s.start_s,
+            end_s: s.end_s,
+            ops: p.total.0,
+            bytes: p.total.1,
+            ops_per_sec: rate(p.total.0, p.window_s),
+            bytes_per_sec: rate(p.total.1, p.window_s),
+            first_done_ops: p.across.0,
+            error: p.error.clone(),
+        });
+    }
+    part.window = Duration::from_secs_f64((end - start).max(0.0));
+    // One node's figures are the sum's: kept only when there are several.
+    let nodes = match per_node.len() {
+        0 | 1 => Vec::new(),
+        _ => per_node.into_values().map(node_rates).collect(),
+    };
+    Ok((part, fd, figures, nodes))
 }
 
 /// Ranks of one host read one CLOCK_MONOTONIC: each rank's times move by how much later than

@@ -1,26 +1,38 @@
-//! What limited a phase, decided from its evidence by one table of rules (RULES), each with the
-//! evidence that decides it; the same table is in docs/results-schema.md. And whether other
-//! processes took enough of the machine to disturb it (interference).
+//! What limited a phase, decided from its evidence by one table of rules (RULES, the scores in
+//! `rules.rs`), each with the evidence that decides it; the same table is in
+//! docs/results-schema.md. And whether other processes disturbed it (`interference.rs`).
+
+mod interference;
+mod rules;
 
 use serde::{Deserialize, Serialize};
 
-use super::evidence::Evidence;
+pub use interference::{interference, OTHERS_SHARE, RUNQ_SHARE, STEAL_SHARE};
+
+use super::evidence::{Evidence, Medium, Volume};
+use crate::plan::job::Pacing;
 
 /// What a figure measured the limit of.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Limit {
-    /// The bottom device was busy while the workers waited for it.
+    /// A device of the target's stack was busy while the workers waited for it.
     Device,
-    /// The workers were busy in the kernel, or the filesystem's own processes were.
+    /// The filesystem's own processes or kernel threads were busy, or a profile shows the
+    /// workers' kernel time was mostly the filesystem's own code.
     FilesystemCpu,
+    /// The workers were busy in the kernel, and no profile shows that time was the
+    /// filesystem's (it may be the block layer, a driver, memory copies, io_uring).
+    KernelCpu,
     /// A worker was busy in fsbench's own code: the figure measures fsbench.
     BenchmarkCpu,
-    /// The workers were off the CPU while the device was not busy (journal, fsync, locks).
+    /// The workers were off the CPU while no device was busy (journal, fsync, locks).
     Waiting,
-    /// The job's own pacing (rate, rate_iops, thinktime, flow) held the workers back.
+    /// The job's own pacing (a rate of bytes or operations, think time, flow) held the workers
+    /// back.
     Paced,
-    /// Reads were served from memory: little of what was read reached the device.
+    /// Memory served the phase: reads that did not reach the device, or writes the page cache
+    /// absorbed, while the device was idle.
     Cache,
     /// The evidence does not decide between the two closest.
     Mixed,
@@ -28,9 +40,10 @@ pub enum Limit {
 
 impl Limit {
     /// Every kind, in the order above.
-    pub const ALL: [Limit; 7] = [
+    pub const ALL: [Limit; 8] = [
         Limit::Device,
         Limit::FilesystemCpu,
+        Limit::KernelCpu,
         Limit::BenchmarkCpu,
         Limit::Waiting,
         Limit::Paced,
@@ -42,6 +55,7 @@ impl Limit {
         match self {
             Limit::Device => "device",
             Limit::FilesystemCpu => "filesystem-cpu",
+            Limit::KernelCpu => "kernel-cpu",
             Limit::BenchmarkCpu => "benchmark-cpu",
             Limit::Waiting => "waiting",
             Limit::Paced => "paced",
@@ -57,289 +71,162 @@ impl std::fmt::Display for Limit {
     }
 }
 
-/// A record's limiter: the kind, the rule that fired in one line, and for `mixed` the two
-/// closest kinds.
+/// A record's limiter: the kind, the rule that fired in one line, its parts (what it names in
+/// a few words, the device it names) and for `mixed` the two closest kinds.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Limiter {
     pub kind: Limit,
     pub rule: String,
     #[serde(skip_serializing_if = "Vec::is_empty", default)]
     pub between: Vec<Limit>,
+    /// What it names, after its kind, in a few words (`loop0 97% busy`): a table's cell.
+    #[serde(skip_serializing_if = "String::is_empty", default)]
+    pub headline: String,
+    /// The device it names, when it names one (the busiest of the stack or of the target's).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub device: Option<String>,
 }
 
-/// What the rules read: the evidence and what the phase itself declares.
+/// What the rules read: the evidence of the record's own workers and what the phase declares.
 #[derive(Debug, Clone, Copy)]
 pub struct Facts<'a> {
     pub evidence: &'a Evidence,
-    /// The job's pacing, when it has any (`rate_iops=200`).
-    pub pacing: Option<&'a str>,
-    /// Where the phase's reads go: whether a cache may have served them.
-    pub reads: Reads,
+    /// What the record's workers moved.
+    pub volume: Volume,
+    /// The job's pacing, when it has any, and how much of its rate it reached.
+    pub pacing: Option<Paced<'a>>,
+    /// Where the target keeps its data.
+    pub medium: Medium,
+    /// Whether the record's workers read data from the target, and write data to it.
+    pub reads: Moves,
+    pub writes: Moves,
+    /// Where the workers' kernel time went, from an on-CPU profile (`--profile`).
+    pub split: Option<&'a KernelSplit>,
 }
 
-/// Where a phase's reads go, as the phase and its target declare it.
+/// A job's pacing and the share of its asked rate it reached (None: it asks no rate).
+#[derive(Debug, Clone, Copy)]
+pub struct Paced<'a> {
+    pub how: &'a Pacing,
+    pub reached: Option<f64>,
+}
+
+/// Whether a part's workers move data to or from the target, one direction.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Reads {
-    /// To a filesystem on a device: the page cache may serve them instead.
-    Device,
-    /// To a filesystem in memory (tmpfs): no device, no cache to tell apart.
-    Memory,
-    /// Nowhere: the phase reads nothing from the target (it only writes, or its engine moves
-    /// no data: ioengine=null).
-    Nowhere,
+pub enum Moves {
+    Data,
+    /// Nothing: they do not go that way, or their engine moves no data (ioengine=null).
+    Nothing,
 }
 
-impl Reads {
-    /// A phase's reads: `reads` whether it reads the target at all, `memory_backed` its target.
-    pub fn of(reads: bool, memory_backed: bool) -> Reads {
-        match (reads, memory_backed) {
-            (false, _) => Reads::Nowhere,
-            (true, true) => Reads::Memory,
-            (true, false) => Reads::Device,
+impl Moves {
+    pub fn of(moves: bool) -> Moves {
+        if moves {
+            Moves::Data
+        } else {
+            Moves::Nothing
         }
     }
 }
 
-/// A rule: the kind it names, the evidence that decides it (for the docs and `fsbench list`),
-/// and its score (0 to 1) with the line a record carries.
+/// Where the kernel time of fsbench's threads went, from an on-CPU profile: shares of its
+/// kernel samples (0 to 1, adding up to 1), by the innermost frame of a sample that names a part.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct KernelSplit {
+    /// The filesystem's own code (its `FsThreads::code`).
+    pub filesystem: f64,
+    /// The block layer (bios, requests, queues, I/O schedulers).
+    pub block: f64,
+    /// Device drivers: the loop device, virtio, NVMe, SCSI.
+    pub driver: f64,
+    /// Copies between user and kernel memory, and page copies.
+    pub copies: f64,
+    /// The rest (system calls, the page cache, io_uring, the scheduler).
+    pub other: f64,
+}
+
+/// A rule's finding: its score (0 to 1), what it names in a few words (`headline`) and the
+/// rest of its line, the device it names, and, when the evidence cannot tell its kind from
+/// another, the two.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Finding {
+    pub score: f64,
+    pub headline: String,
+    pub detail: String,
+    pub device: Option<String>,
+    pub undecided: Option<[Limit; 2]>,
+}
+
+/// A rule: the kind it names, the evidence that decides it (for the docs), and its finding.
 pub struct Rule {
     pub limit: Limit,
     pub evidence: &'static str,
     /// An explanation of what was measured (pacing, a cache) wins outright at DECIDES; the
     /// others compete on their scores.
     pub outright: bool,
-    pub score: fn(&Facts) -> Option<(f64, String)>,
+    pub find: fn(&Facts) -> Option<Finding>,
 }
 
 /// A score at or above this decides (an outright rule wins at it).
 pub const DECIDES: f64 = 0.5;
 /// The winner must lead the next rule by this much, else the limiter is `mixed`.
 pub const MARGIN: f64 = 0.15;
+/// A paced job that reached less than this share of its rate was held by something else.
+pub const REACHED: f64 = 0.9;
 
 pub static RULES: &[Rule] = &[
     Rule {
         limit: Limit::Paced,
-        evidence: "the job paces itself (its bandwidth or IOPS rate, think time, flow) and its workers were off the CPU most of the phase",
+        evidence: "the job paces itself (a rate of bytes or of operations, a think time, a flow), reached at least 90% of the rate it asks (per direction; a think time or a flow asks none), and its workers were off the CPU most of the phase: score = their blocked share (halved when the device was 80% busy). A job below 90% of its rate gets the limiter of what held it, its line ending `held below its rate` with the pacing and the share of it reached",
         outright: true,
-        score: paced,
+        find: rules::paced,
     },
     Rule {
         limit: Limit::Cache,
-        evidence: "a device-backed target whose reads mostly did not reach its device: score = 1 - device bytes read / bytes read",
+        evidence: "a device-backed target whose device was idle while memory served the phase: its reads (few of their requests reached the target's devices) or its buffered writes (the page cache absorbed them: few of their bytes reached the devices before the workers ended). Score = the least of the device's idle share, the share of the workers' time the device did not hold (1 - the `device` score) and the share of read requests (or written bytes) that did not reach it; the larger of the two sides. Never on tmpfs, whose reads and writes are its own work. The line says who copied (the busiest worker in the kernel, io-wq's cores)",
         outright: true,
-        score: cache,
+        find: rules::cache,
     },
     Rule {
         limit: Limit::Device,
-        evidence: "the workers were off the CPU while a device of the stack was busy: score = workers' blocked share x the share of that time the busiest device had a request in flight",
+        evidence: "the workers were off the CPU while the target's devices were busy, over the same window: score = their blocked share x the share of it a device had a request in flight (at most: the devices' busy seconds over the workers' blocked seconds). The line names the busiest device, how many members there are, its flush requests, the disk under it, and a memory-backed loop as such",
         outright: false,
-        score: device,
+        find: rules::device,
     },
     Rule {
         limit: Limit::FilesystemCpu,
-        evidence: "the busiest worker was on the CPU in the kernel (system time), or the filesystem's processes and kernel threads took a core",
+        evidence: "the filesystem's processes or kernel threads took a core (score = their cores, at most 1), or the busiest worker was on the CPU in the kernel (its system share, io-wq's work included) and its on-CPU profile's `split` shows the filesystem's own code as the largest part",
         outright: false,
-        score: filesystem_cpu,
+        find: rules::filesystem_cpu,
+    },
+    Rule {
+        limit: Limit::KernelCpu,
+        evidence: "the busiest worker was on the CPU in the kernel (score = its system share, io-wq's work included) and no profile shows that time as the filesystem's: without `--profile` it cannot be split between the filesystem, the block layer, a driver and memory copies, and the line says so; with one, it gives the split",
+        outright: false,
+        find: rules::kernel_cpu,
     },
     Rule {
         limit: Limit::BenchmarkCpu,
-        evidence: "the busiest worker was on the CPU in fsbench's own code (user time)",
+        evidence: "the busiest worker was on the CPU in fsbench's own code: score = its user share. The figure measures fsbench, not the filesystem: use more jobs or a slower device",
         outright: false,
-        score: benchmark_cpu,
+        find: rules::benchmark_cpu,
     },
     Rule {
         limit: Limit::Waiting,
-        evidence: "the workers were off the CPU while no device was busy: score = workers' blocked share x (1 - the share of that time the busiest device had a request in flight)",
+        evidence: "the workers were off the CPU while no device was busy (journal commits, fsync, locks, throttling): score = their blocked share x (1 - the devices' share of it). Where no device of a device-backed target can be found (a directory on ZFS or FUSE), the two cannot be told apart: `mixed` (`device` or `waiting`), never `waiting` alone",
         outright: false,
-        score: waiting,
+        find: rules::waiting,
     },
 ];
 
-fn pct(x: f64) -> String {
-    format!("{:.0}%", x * 100.0)
-}
-
-/// A share of a worker's time as if it had never waited for a CPU: of the time it was on a
-/// CPU or blocked. Waiting for a CPU is not what the workload asked of the system (other
-/// processes, or more workers than CPUs, caused it); `interference` says when others did.
-fn of_runnable(w: &crate::metrics::evidence::WorkerFigures, share: f64) -> f64 {
-    let ran = 1.0 - w.runq;
-    if ran <= 1e-6 {
-        0.0
-    } else {
-        (share / ran).clamp(0.0, 1.0)
+fn limiter(kind: Limit, f: &Finding) -> Limiter {
+    Limiter {
+        kind,
+        rule: format!("{kind}: {}{}", f.headline, f.detail),
+        between: Vec::new(),
+        headline: f.headline.clone(),
+        device: f.device.clone(),
     }
-}
-
-/// The workers' mean blocked share.
-fn blocked(e: &Evidence) -> f64 {
-    if e.workers.is_empty() {
-        return 0.0;
-    }
-    e.workers
-        .iter()
-        .map(|w| of_runnable(w, w.blocked))
-        .sum::<f64>()
-        / e.workers.len() as f64
-}
-
-/// The share of the workers' blocked time during which the busiest device had a request in
-/// flight (at most: the device's busy time over the workers' mean time off the CPU).
-fn device_cover(e: &Evidence) -> f64 {
-    let raw = if e.workers.is_empty() {
-        0.0
-    } else {
-        e.workers.iter().map(|w| w.blocked).sum::<f64>() / e.workers.len() as f64
-    };
-    match e.busiest_device() {
-        Some(d) if raw > 1e-6 => (d.util / raw).min(1.0),
-        _ => 0.0,
-    }
-}
-
-/// The busiest worker's user and system shares.
-fn busiest_split(e: &Evidence) -> Option<(f64, f64)> {
-    let w = e.busiest_worker()?;
-    Some((of_runnable(w, w.user), of_runnable(w, w.system)))
-}
-
-fn paced(f: &Facts) -> Option<(f64, String)> {
-    let how = f.pacing?;
-    let b = blocked(f.evidence);
-    let util = f.evidence.busiest_device().map_or(0.0, |d| d.util);
-    Some((
-        if util < 0.8 { b } else { b * 0.5 },
-        format!(
-            "paced: {how} held the workers ({} of their time off the CPU)",
-            pct(b)
-        ),
-    ))
-}
-
-fn cache(f: &Facts) -> Option<(f64, String)> {
-    if f.reads != Reads::Device {
-        return None;
-    }
-    let e = f.evidence;
-    let share = e.reached.as_ref()?.read_device?;
-    let dev = e.devices.first()?;
-    Some((
-        (1.0 - share).clamp(0.0, 1.0),
-        format!(
-            "cache: {} of the reads came from memory ({} of them reached {})",
-            pct((1.0 - share).clamp(0.0, 1.0)),
-            pct(share.min(1.0)),
-            dev.name
-        ),
-    ))
-}
-
-fn device(f: &Facts) -> Option<(f64, String)> {
-    let e = f.evidence;
-    let d = e.busiest_device()?;
-    let b = blocked(e);
-    Some((
-        b * device_cover(e),
-        format!(
-            "device: {} {} busy, {:.1} in flight, {:.2} ms per request",
-            d.name,
-            pct(d.util),
-            d.in_flight,
-            d.wait_ms
-        ),
-    ))
-}
-
-fn filesystem_cpu(f: &Facts) -> Option<(f64, String)> {
-    let e = f.evidence;
-    let (_, sys) = busiest_split(e).unwrap_or((0.0, 0.0));
-    let own: f64 = e.filesystem.iter().map(|b| b.cores).sum();
-    if own.min(1.0) > sys.max(e.helpers.system) {
-        let t = e.filesystem.first()?;
-        return Some((
-            own.min(1.0),
-            format!(
-                "filesystem-cpu: {} took {:.2} cores{}",
-                t.name,
-                t.cores,
-                if e.filesystem.len() > 1 {
-                    format!(" ({own:.2} with the filesystem's other threads)")
-                } else {
-                    String::new()
-                }
-            ),
-        ));
-    }
-    if e.helpers.system.min(1.0) > sys {
-        return Some((
-            e.helpers.system.min(1.0),
-            format!(
-                "filesystem-cpu: fsbench's kernel helpers (io_uring's io-wq) took {:.2} cores in the kernel",
-                e.helpers.system
-            ),
-        ));
-    }
-    let w = e.busiest_worker()?;
-    Some((
-        sys,
-        format!(
-            "filesystem-cpu: worker {} {} busy, {} of it in the kernel",
-            w.index,
-            pct(of_runnable(w, w.on_cpu())),
-            pct(if w.on_cpu() > 0.0 {
-                w.system / w.on_cpu()
-            } else {
-                0.0
-            })
-        ),
-    ))
-}
-
-fn benchmark_cpu(f: &Facts) -> Option<(f64, String)> {
-    let e = f.evidence;
-    let (user, _) = busiest_split(e)?;
-    let w = e.busiest_worker()?;
-    Some((
-        user,
-        format!(
-            "benchmark-cpu: worker {} {} busy, {} of it in fsbench's own code",
-            w.index,
-            pct(of_runnable(w, w.on_cpu())),
-            pct(if w.on_cpu() > 0.0 {
-                w.user / w.on_cpu()
-            } else {
-                0.0
-            })
-        ),
-    ))
-}
-
-fn waiting(f: &Facts) -> Option<(f64, String)> {
-    if f.pacing.is_some() {
-        return None;
-    }
-    let e = f.evidence;
-    let b = blocked(e);
-    let cover = device_cover(e);
-    let helpers = if e.helpers.system >= 0.1 {
-        format!(
-            "; fsbench's kernel helpers (io_uring's io-wq) took {:.2} cores meanwhile",
-            e.helpers.system
-        )
-    } else {
-        String::new()
-    };
-    Some((
-        b * (1.0 - cover),
-        format!(
-            "waiting: the workers were off the CPU {} of their time, {}{helpers}",
-            pct(b),
-            match e.busiest_device() {
-                Some(d) => format!("{} only {} busy", d.name, pct(d.util)),
-                None => "with no device under the target".into(),
-            }
-        ),
-    ))
 }
 
 /// The limiter the rules give, or None when the evidence has no workers to judge by.
@@ -347,86 +234,75 @@ pub fn classify(f: &Facts) -> Option<Limiter> {
     if f.evidence.workers.is_empty() {
         return None;
     }
-    let mut scored: Vec<(&Rule, f64, String)> = RULES
+    let mut scored: Vec<(&Rule, Finding)> = RULES
         .iter()
-        .filter_map(|r| (r.score)(f).map(|(s, why)| (r, s, why)))
+        .filter_map(|r| (r.find)(f).map(|x| (r, x)))
         .collect();
-    if let Some((r, _, why)) = scored.iter().find(|(r, s, _)| r.outright && *s >= DECIDES) {
-        return Some(Limiter {
-            kind: r.limit,
-            rule: why.clone(),
-            between: Vec::new(),
-        });
-    }
-    scored.retain(|(r, _, _)| !r.outright);
-    scored.sort_by(|a, b| b.1.total_cmp(&a.1));
-    let (first, s1, why1) = scored.first()?;
-    let (second, s2, why2) = match scored.get(1) {
-        Some((r, s, w)) => (Some(*r), *s, w.as_str()),
-        None => (None, 0.0, ""),
+    let mut l = match scored
+        .iter()
+        .find(|(r, x)| r.outright && x.score >= DECIDES)
+    {
+        Some((r, x)) => limiter(r.limit, x),
+        None => {
+            scored.retain(|(r, _)| !r.outright);
+            scored.sort_by(|a, b| b.1.score.total_cmp(&a.1.score));
+            decide(&scored)?
+        }
     };
-    if *s1 >= DECIDES && s1 - s2 >= MARGIN {
-        return Some(Limiter {
-            kind: first.limit,
-            rule: why1.clone(),
-            between: Vec::new(),
-        });
+    if let Some(p) = f.pacing {
+        if let Some(r) = p.reached.filter(|r| *r < REACHED) {
+            l.rule += &format!(
+                "; held below its rate ({}: {} of it reached)",
+                p.how,
+                rules::pct(r)
+            );
+        }
+    }
+    if let Some(fl) = f.evidence.flush.as_ref().filter(|x| x.seconds >= 0.1) {
+        l.rule += &format!(
+            "; then flush {:.1} s{}",
+            fl.seconds,
+            fl.device.as_ref().map_or(String::new(), |d| format!(
+                ", {d} {} busy",
+                rules::pct(fl.util)
+            ))
+        );
+    }
+    Some(l)
+}
+
+/// The best of the competing rules when it decides (scores at least DECIDES and leads the next
+/// by MARGIN), else `mixed` between the two closest.
+fn decide(scored: &[(&Rule, Finding)]) -> Option<Limiter> {
+    let (first, x1) = scored.first()?;
+    if let Some([a, b]) = x1.undecided {
+        let mut l = limiter(Limit::Mixed, x1);
+        l.rule = format!("mixed: {}{}", x1.headline, x1.detail);
+        l.between = vec![a, b];
+        return Some(l);
+    }
+    let (second, s2, why2) = match scored.get(1) {
+        Some((r, x)) => (
+            Some(*r),
+            x.score,
+            format!("{}: {}{}", r.limit, x.headline, x.detail),
+        ),
+        None => (None, 0.0, String::new()),
+    };
+    if x1.score >= DECIDES && x1.score - s2 >= MARGIN {
+        return Some(limiter(first.limit, x1));
     }
     let second = second?;
     Some(Limiter {
         kind: Limit::Mixed,
-        rule: format!("mixed: {why1} ({s1:.2}); {why2} ({s2:.2})"),
+        rule: format!(
+            "mixed: {}: {}{} ({:.2}); {why2} ({s2:.2})",
+            first.limit, x1.headline, x1.detail, x1.score
+        ),
         between: vec![first.limit, second.limit],
+        headline: String::new(),
+        device: x1.device.clone(),
     })
-}
-
-/// Others' CPU (cores) at or above this share of the machine disturbs a phase.
-pub const OTHERS_SHARE: f64 = 0.10;
-/// Steal (the hypervisor's) at or above this share of the machine.
-pub const STEAL_SHARE: f64 = 0.05;
-
-/// The interference note's text, when other processes or the hypervisor took a documented
-/// share of the machine during the phase.
-pub fn interference(e: &Evidence) -> Option<String> {
-    let m = e.machine.as_ref()?;
-    let cpus = e.cpus.max(1) as f64;
-    // Other user processes: kernel threads serve the phase's own I/O.
-    let others = m.processes / cpus;
-    if others < OTHERS_SHARE && m.steal < STEAL_SHARE {
-        return None;
-    }
-    let mut parts = Vec::new();
-    if others >= OTHERS_SHARE {
-        let top: Vec<String> = m
-            .other_top
-            .iter()
-            .map(|b| format!("{} {:.2}", b.name, b.cores))
-            .collect();
-        parts.push(format!(
-            "other processes took {:.2} of {} CPUs{}",
-            m.processes,
-            e.cpus,
-            if top.is_empty() {
-                String::new()
-            } else {
-                format!(" ({})", top.join(", "))
-            }
-        ));
-    }
-    if m.steal >= STEAL_SHARE {
-        parts.push(format!("the hypervisor stole {}", pct(m.steal)));
-    }
-    let runq = e.workers.iter().map(|w| w.runq).fold(0.0, f64::max);
-    if runq > 0.0 {
-        parts.push(format!(
-            "a worker waited {} of its time for a CPU",
-            pct(runq)
-        ));
-    }
-    if let Some(p) = &e.pressure {
-        parts.push(format!("cpu pressure {}", pct(p.cpu_some)));
-    }
-    Some(parts.join("; "))
 }
 
 #[cfg(test)]

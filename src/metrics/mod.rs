@@ -3,10 +3,7 @@
 
 pub mod catalog;
 pub mod clock;
-pub mod cpu;
-pub mod diskstats;
 pub mod evidence;
-pub mod feed;
 pub mod hist;
 pub mod layout;
 pub mod limiter;

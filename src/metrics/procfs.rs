@@ -20,6 +20,8 @@ pub struct MachineCpu {
     pub steal: u64,
     /// Every field but guest time (already counted in user).
     pub total: u64,
+    /// The CPUs online (its cpuN lines).
+    pub cpus: usize,
 }
 
 pub fn parse_machine_cpu(text: &str) -> Option<MachineCpu> {
@@ -42,6 +44,10 @@ pub fn parse_machine_cpu(text: &str) -> Option<MachineCpu> {
         irq: at(5) + at(6),
         steal: at(7),
         total: v.iter().take(8).sum(),
+        cpus: text
+            .lines()
+            .filter(|l| l.starts_with("cpu") && l.as_bytes().get(3).is_some_and(u8::is_ascii_digit))
+            .count(),
     })
 }
 
@@ -51,16 +57,7 @@ pub fn machine_cpu() -> Option<MachineCpu> {
 
 /// How many CPUs the machine has online (the cpuN lines of /proc/stat).
 pub fn cpus() -> usize {
-    std::fs::read_to_string("/proc/stat")
-        .map(|t| {
-            t.lines()
-                .filter(|l| {
-                    l.starts_with("cpu") && l.as_bytes().get(3).is_some_and(u8::is_ascii_digit)
-                })
-                .count()
-        })
-        .unwrap_or(1)
-        .max(1)
+    machine_cpu().map_or(1, |m| m.cpus.max(1))
 }
 
 /// Pressure stall totals in microseconds (/proc/pressure/{cpu,io,memory}: `some` and `full`).
@@ -123,6 +120,11 @@ pub struct DiskLine {
     pub flush_ms: u64,
 }
 
+/// /proc/diskstats' text (empty where it cannot be read): one reading for every device.
+pub fn diskstats() -> String {
+    std::fs::read_to_string("/proc/diskstats").unwrap_or_default()
+}
+
 pub fn parse_disk_line(text: &str, name: &str) -> Option<DiskLine> {
     text.lines().find_map(|l| {
         let f: Vec<&str> = l.split_whitespace().collect();
@@ -156,6 +158,9 @@ pub struct TaskCpu {
     pub system: u64,
     /// Its parent's pid (2 for the kernel's threads).
     pub ppid: u32,
+    /// Its state (field 3: R, S, D, Z, ...) and start time in ticks since boot (field 22).
+    pub state: char,
+    pub start_ticks: u64,
 }
 
 impl TaskCpu {
@@ -171,7 +176,7 @@ pub fn parse_task_stat(text: &str) -> Option<(String, TaskCpu)> {
     let close = text.rfind(')')?;
     let comm = text.get(open + 1..close)?.to_string();
     let rest: Vec<&str> = text.get(close + 1..)?.split_whitespace().collect();
-    // rest[0] is the state (field 3): utime is field 14, stime 15, ppid 4.
+    // rest[0] is the state (field 3): utime is field 14, stime 15, ppid 4, starttime 22.
     let n = |i: usize| rest.get(i).and_then(|x| x.parse::<u64>().ok());
     Some((
         comm,
@@ -179,6 +184,8 @@ pub fn parse_task_stat(text: &str) -> Option<(String, TaskCpu)> {
             ppid: n(1)? as u32,
             user: n(11)?,
             system: n(12)?,
+            state: rest.first()?.chars().next()?,
+            start_ticks: n(19)?,
         },
     ))
 }
@@ -199,13 +206,7 @@ pub fn parse_schedstat(text: &str) -> Option<(u64, u64)> {
 }
 
 pub fn parse_switches(status: &str) -> (u64, u64) {
-    let field = |key: &str| {
-        status
-            .lines()
-            .find_map(|l| l.strip_prefix(key))
-            .and_then(|v| v.trim().parse().ok())
-            .unwrap_or(0)
-    };
+    let field = |key: &str| crate::sys::host::status_field(status, key).unwrap_or(0);
     (
         field("voluntary_ctxt_switches:"),
         field("nonvoluntary_ctxt_switches:"),
@@ -226,18 +227,57 @@ pub fn task_sched(dir: &Path) -> Option<TaskSched> {
     })
 }
 
-/// Every process of the machine: (pid, command name, CPU so far). Kernel threads are the
-/// children of kthreadd (ppid 2) and kthreadd itself.
-pub fn processes() -> Vec<(u32, String, TaskCpu)> {
+/// The bytes a task caused to be read from and written to storage (`read_bytes`,
+/// `write_bytes` of /proc/PID/io: block I/O it submitted, pages it dirtied).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct TaskIo {
+    pub read: u64,
+    pub written: u64,
+}
+
+pub fn parse_task_io(text: &str) -> Option<TaskIo> {
+    let field = |key: &str| {
+        text.lines()
+            .find_map(|l| l.strip_prefix(key))
+            .and_then(|v| v.trim().parse().ok())
+    };
+    Some(TaskIo {
+        read: field("read_bytes:")?,
+        written: field("write_bytes:")?,
+    })
+}
+
+/// A process's (or this process's, `self`) storage I/O so far.
+pub fn task_io(pid: &str) -> Option<TaskIo> {
+    parse_task_io(&std::fs::read_to_string(format!("/proc/{pid}/io")).ok()?)
+}
+
+/// One process of the machine: its pid, command name, CPU so far and storage I/O so far (None
+/// where it cannot be read: a kernel thread, or not allowed).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Task {
+    pub pid: u32,
+    pub comm: String,
+    pub cpu: TaskCpu,
+    pub io: Option<TaskIo>,
+}
+
+/// Every process of the machine. Kernel threads are the children of kthreadd (ppid 2) and
+/// kthreadd itself.
+pub fn processes() -> Vec<Task> {
     let Ok(dir) = std::fs::read_dir("/proc") else {
         return Vec::new();
     };
     dir.filter_map(|e| {
         let e = e.ok()?;
-        let pid: u32 = e.file_name().to_str()?.parse().ok()?;
+        let name = e.file_name();
+        let pid: u32 = name.to_str()?.parse().ok()?;
         let text = std::fs::read_to_string(e.path().join("stat")).ok()?;
         let (comm, cpu) = parse_task_stat(&text)?;
-        Some((pid, comm, cpu))
+        let io = (!cpu.kernel_thread(pid))
+            .then(|| task_io(name.to_str()?))
+            .flatten();
+        Some(Task { pid, comm, cpu, io })
     })
     .collect()
 }
@@ -295,5 +335,18 @@ mod tests {
         );
         let s = "Name:\tx\nvoluntary_ctxt_switches:\t12\nnonvoluntary_ctxt_switches:\t3\n";
         assert_eq!(parse_switches(s), (12, 3));
+    }
+
+    #[test]
+    fn a_tasks_storage_io_is_read_from_its_io_file() {
+        let t = "rchar: 10\nwchar: 20\nsyscr: 1\nsyscw: 2\nread_bytes: 4096\nwrite_bytes: 8192\ncancelled_write_bytes: 0\n";
+        assert_eq!(
+            parse_task_io(t),
+            Some(TaskIo {
+                read: 4096,
+                written: 8192
+            })
+        );
+        assert_eq!(parse_task_io("rchar: 1\n"), None);
     }
 }

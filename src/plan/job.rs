@@ -122,6 +122,7 @@ mod parts;
 pub mod per_io;
 mod steady;
 pub use logs::{FioLogs, LogWindow, ReplaySpec};
+pub use pacing::{Achieved, Pacing};
 pub use parts::{
     ContinueOn, ExitWhat, Fadvise, Failing, FileService, FileServiceKind, Strided, Verify,
     MALLOC_LEAD,

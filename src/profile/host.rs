@@ -194,12 +194,37 @@ pub fn checks() -> Vec<(String, bool, String)> {
         Ok(n) => (true, format!("{n} kernel functions in /proc/kallsyms")),
         Err(why) => (false, why.clone()),
     };
+    let (entry, entry_d) = tick_entry(a, &super::kallsyms::host());
     vec![
         ("profile: on-CPU".into(), on, on_d),
         ("profile: off-CPU".into(), off, off_d),
         ("profile: kernel frames".into(), k, k_d),
         ("profile: kernel symbols".into(), sym, sym_d),
+        ("profile: tick entry".into(), entry, entry_d),
     ]
+}
+
+/// Whether a tick's chain can be cut at the timer interrupt's entry, so that its samples name
+/// the interrupted frame and not the interrupt's own.
+fn tick_entry(a: &Access, k: &super::kallsyms::Kallsyms) -> (bool, String) {
+    let entry = super::perf::TICK_ENTRY;
+    if a.clock != Clock::Tick || a.symbols.is_err() {
+        return (
+            true,
+            "not needed: the on-CPU samples are not the tick's, or carry no kernel names".into(),
+        );
+    }
+    if k.has(entry) {
+        (
+            true,
+            format!("{entry} is in /proc/kallsyms: each tick's own frames are cut"),
+        )
+    } else {
+        (
+            false,
+            format!("{entry} is not in /proc/kallsyms (an older kernel names it apic_timer_interrupt; FRED enters otherwise): on-CPU chains are kept whole, their kernel frames may be the interrupt's, and each record says how many"),
+        )
+    }
 }
 
 #[cfg(test)]
@@ -237,7 +262,7 @@ mod tests {
     fn the_probe_answers_every_question() {
         let a = probe();
         let lines = checks();
-        assert_eq!(lines.len(), 4);
+        assert_eq!(lines.len(), 5);
         // Whatever this host allows, a refusal says why in words.
         for r in [&a.on_cpu, &a.off_cpu, &a.kernel] {
             if let Err(why) = r {

@@ -3,7 +3,7 @@
 //! kernel.perf_event_paranoid at most 1); otherwise every address reads 0 and no kernel frame
 //! can be named.
 
-use std::sync::OnceLock;
+use std::sync::{Arc, Mutex};
 
 /// The kernel's text symbols, by address.
 #[derive(Debug, Default)]
@@ -56,16 +56,30 @@ impl Kallsyms {
     pub fn len(&self) -> usize {
         self.syms.len()
     }
+
+    /// Whether a text symbol of this name is listed.
+    pub fn has(&self, name: &str) -> bool {
+        self.syms.iter().any(|(_, n)| &**n == name)
+    }
 }
 
-/// This host's kernel symbols, read once.
-pub fn host() -> &'static Kallsyms {
-    static K: OnceLock<Kallsyms> = OnceLock::new();
-    K.get_or_init(|| {
+/// This host's kernel symbols, read again whenever the loaded modules changed (a filesystem's
+/// module loads when a later target mounts it: its functions would otherwise take the name of
+/// whatever symbol lay below them).
+pub fn host() -> Arc<Kallsyms> {
+    static K: Mutex<Option<(String, Arc<Kallsyms>)>> = Mutex::new(None);
+    let modules = std::fs::read_to_string("/proc/modules").unwrap_or_default();
+    let mut k = K.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some((_, syms)) = k.as_ref().filter(|(m, _)| *m == modules) {
+        return syms.clone();
+    }
+    let syms = Arc::new(
         std::fs::read_to_string("/proc/kallsyms")
             .map(|t| Kallsyms::parse(&t))
-            .unwrap_or_default()
-    })
+            .unwrap_or_default(),
+    );
+    *k = Some((modules, syms.clone()));
+    syms
 }
 
 #[cfg(test)]

@@ -106,8 +106,9 @@ impl Shared {
         if self.daemons.is_empty() {
             return;
         }
-        for (pid, name, cpu) in crate::metrics::procfs::processes() {
-            if cpu.kernel_thread(pid) || !self.daemons.contains(&name.as_str()) {
+        for t in crate::metrics::procfs::processes() {
+            let (pid, name) = (t.pid, t.comm);
+            if t.cpu.kernel_thread(pid) || !self.daemons.contains(&name.as_str()) {
                 continue;
             }
             for tid in tasks(pid) {
@@ -171,6 +172,8 @@ fn helper(comm: &str) -> bool {
 /// A phase being profiled.
 pub struct Profiling {
     mode: ProfileMode,
+    /// How the filesystem's kernel functions are named (the kernel time's split).
+    code: &'static [&'static str],
     shared: Arc<Shared>,
     drainer: Option<std::thread::JoinHandle<()>>,
     /// What the host does not allow, said on every record of the phase.
@@ -178,6 +181,7 @@ pub struct Profiling {
 }
 
 /// A phase's profiles, per part (a record each), and what its records should say about them.
+#[derive(Debug, Clone, Default)]
 pub struct Profiled {
     pub parts: Vec<RecordProfile>,
     pub notes: Vec<String>,
@@ -242,6 +246,7 @@ impl Profiling {
             .map_err(|e| format!("cannot start the profile's thread: {e}"))?;
         Ok(Profiling {
             mode,
+            code: threads.code,
             shared,
             drainer: Some(drainer),
             notes,
@@ -270,7 +275,10 @@ impl Profiling {
         let mut on = vec![Folded::default(); parts];
         let mut off = vec![Folded::default(); parts];
         let (mut lost_on, mut lost_off) = (0, 0);
-        let mut sym = symbolize::Symbolizer::new(kallsyms::host());
+        let kernel = kallsyms::host();
+        let mut sym = symbolize::Symbolizer::new(&kernel);
+        // The tick's samples, and those whose chain did not hold its entry.
+        let mut ticks = (0u64, 0u64);
         for s in &streams {
             let s = lock(s);
             sym.load_process(s.pid);
@@ -289,6 +297,10 @@ impl Profiling {
                 for chains in per.values() {
                     for (chain, n) in chains {
                         let frames = sym.stack(&s.root, s.pid, chain, entry);
+                        if entry.is_some() {
+                            ticks.0 += n;
+                            ticks.1 += if sym.entered() { 0 } else { *n };
+                        }
                         for &p in &to {
                             folded[p].add(&frames, *n);
                         }
@@ -301,6 +313,14 @@ impl Profiling {
         let mut notes = self.notes.clone();
         for (why, n) in lock(&self.shared.refused).iter() {
             notes.push(format!("{why} ({n} threads)"));
+        }
+        if ticks.1 > 0 && self.shared.sampling.kernel {
+            notes.push(format!(
+                "{} of {} on-CPU samples had no timer interrupt entry ({}) in their chain: kept whole, their kernel frames may be the interrupt's own (fsbench doctor: profile: tick entry)",
+                ticks.1,
+                ticks.0,
+                perf::TICK_ENTRY
+            ));
         }
         if lost_on + lost_off > 0 {
             notes.push(format!(
@@ -318,10 +338,10 @@ impl Profiling {
                 hz: sampling.hz,
                 on_cpu: sampling
                     .on_cpu
-                    .then(|| Stacks::of(on, Kind::OnCpu, lost_on)),
+                    .then(|| Stacks::of(on, Kind::OnCpu, lost_on, self.code)),
                 off_cpu: sampling
                     .off_cpu
-                    .then(|| Stacks::of(off, Kind::OffCpu, lost_off)),
+                    .then(|| Stacks::of(off, Kind::OffCpu, lost_off, self.code)),
             })
             .collect();
         Profiled { parts, notes }

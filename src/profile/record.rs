@@ -30,13 +30,14 @@ fn is_zero(x: &u64) -> bool {
 }
 
 impl Stacks {
-    pub fn of(folded: Folded, kind: Kind, lost: u64) -> Stacks {
+    /// `code`: how the filesystem's kernel functions are named (its `FsThreads::code`).
+    pub fn of(folded: Folded, kind: Kind, lost: u64, code: &[&str]) -> Stacks {
         Stacks {
             file: String::new(),
             total: folded.total(),
             stacks: folded.len(),
             lost,
-            shares: shares(&folded, kind),
+            shares: shares(&folded, kind, code),
             folded: Some(folded),
         }
     }
@@ -144,7 +145,7 @@ mod tests {
 
     #[test]
     fn files_are_named_after_their_record_and_never_clash() {
-        let stacks = |kind| Stacks::of(Folded::default(), kind, 0);
+        let stacks = |kind| Stacks::of(Folded::default(), kind, 0, &[]);
         let mut p = RecordProfile {
             mode: ProfileMode::Both,
             clock: Clock::Tick,

@@ -5,6 +5,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::folded::{Folded, Kind, FSBENCH, KERNEL, UNKNOWN};
+use crate::metrics::limiter::KernelSplit;
 
 /// A kernel function and its share of the profile (0 to 1).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -32,6 +33,10 @@ pub struct Shares {
     /// thread waited).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub top_kernel: Vec<FunctionShare>,
+    /// On the CPU: where fsbench's threads' kernel time went (the filesystem's code, the block
+    /// layer, drivers, copies, the rest), as shares of their kernel samples.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub split: Option<KernelSplit>,
 }
 
 /// How many kernel functions a record keeps.
@@ -62,8 +67,117 @@ fn kernel_function(frames: &[&str], kind: Kind) -> Option<String> {
     })
 }
 
-/// The shares of a profile.
-pub fn shares(f: &Folded, kind: Kind) -> Shares {
+/// The parts of the kernel a sample's time is charged to.
+#[derive(Clone, Copy)]
+enum Part {
+    Filesystem,
+    Block,
+    Driver,
+    Copies,
+}
+
+/// How the kernel's functions of each part are named (besides the filesystem's own, which its
+/// `FsThreads::code` gives).
+const BLOCK: &[&str] = &[
+    "blk_",
+    "__blk",
+    "bio_",
+    "__bio",
+    "submit_bio",
+    "blkdev_",
+    "__blkdev",
+    "bdev_",
+    "dd_",
+    "bfq_",
+    "kyber_",
+    "elv_",
+    "__elv",
+];
+const DRIVER: &[&str] = &[
+    "loop_",
+    "lo_",
+    "virtblk",
+    "virtqueue",
+    "vring_",
+    "virtio",
+    "nvme_",
+    "scsi_",
+    "ata_",
+    "ahci_",
+];
+const COPIES: &[&str] = &[
+    "copy_user",
+    "copy_to_user",
+    "copy_from_user",
+    "_copy_to_iter",
+    "_copy_from_iter",
+    "copy_page",
+    "memcpy",
+    "memmove",
+    "rep_movs",
+    "copy_mc",
+    "clear_page",
+];
+
+/// The part of the kernel a sample's frames belong to: the innermost frame that names one.
+fn part_of(kernel: &[&str], code: &[&str]) -> Option<Part> {
+    kernel.iter().rev().find_map(|f| {
+        let starts = |words: &[&str]| words.iter().any(|w| f.starts_with(w));
+        if COPIES.iter().any(|w| f.contains(w)) {
+            Some(Part::Copies)
+        } else if starts(code) {
+            Some(Part::Filesystem)
+        } else if starts(BLOCK) {
+            Some(Part::Block)
+        } else if starts(DRIVER) {
+            Some(Part::Driver)
+        } else {
+            None
+        }
+    })
+}
+
+/// Where fsbench's threads' kernel samples went, by part (None without any).
+fn split(f: &Folded, code: &[&str]) -> Option<KernelSplit> {
+    let mut s = KernelSplit::default();
+    let mut total = 0.0;
+    for (stack, n) in f.iter() {
+        let frames: Vec<&str> = stack.split(';').collect();
+        if frames.first() != Some(&FSBENCH) || !frames.last().is_some_and(|l| l.ends_with(KERNEL)) {
+            continue;
+        }
+        let kernel: Vec<&str> = frames
+            .iter()
+            .filter(|x| x.ends_with(KERNEL))
+            .map(|x| x.trim_end_matches(KERNEL))
+            .collect();
+        let n = n as f64;
+        total += n;
+        *match part_of(&kernel, code) {
+            Some(Part::Filesystem) => &mut s.filesystem,
+            Some(Part::Block) => &mut s.block,
+            Some(Part::Driver) => &mut s.driver,
+            Some(Part::Copies) => &mut s.copies,
+            None => &mut s.other,
+        } += n;
+    }
+    if total == 0.0 {
+        return None;
+    }
+    for x in [
+        &mut s.filesystem,
+        &mut s.block,
+        &mut s.driver,
+        &mut s.copies,
+        &mut s.other,
+    ] {
+        *x /= total;
+    }
+    Some(s)
+}
+
+/// The shares of a profile; `code`: how the filesystem's kernel functions are named.
+pub fn shares(f: &Folded, kind: Kind, code: &[&str]) -> Shares {
     let total = f.total() as f64;
     let mut s = Shares::default();
     if total == 0.0 {
@@ -103,6 +217,9 @@ pub fn shares(f: &Folded, kind: Kind) -> Shares {
     });
     top.truncate(TOP);
     s.top_kernel = top;
+    if kind == Kind::OnCpu {
+        s.split = split(f, code);
+    }
     s
 }
 
@@ -124,7 +241,7 @@ mod tests {
              zfs-fuse;[libc.so.6];zio_execute 1\n\
              fsbench;[unknown] 1\n",
         );
-        let s = shares(&f, Kind::OnCpu);
+        let s = shares(&f, Kind::OnCpu, &["btrfs_"]);
         let got = [s.fsbench, s.libraries, s.kernel, s.daemon, s.unknown];
         for (g, want) in got.iter().zip([0.2, 0.1, 0.5, 0.1, 0.1]) {
             assert!((g - want).abs() < 1e-9, "{got:?}");
@@ -133,6 +250,30 @@ mod tests {
         assert!((s.top_kernel[0].share - 0.4).abs() < 1e-9);
         assert_eq!(s.top_kernel[1].function, "shmem_write_begin");
         assert_eq!(s.top_kernel.len(), 2);
+        // Of the 5 kernel samples: 4 in memcpy under btrfs (copies, the innermost that names
+        // a part), 1 in shmem (not the filesystem named here: the rest).
+        let k = s.split.unwrap();
+        assert!(
+            (k.copies - 0.8).abs() < 1e-9 && (k.other - 0.2).abs() < 1e-9,
+            "{k:?}"
+        );
+        assert_eq!(k.filesystem, 0.0);
+    }
+
+    #[test]
+    fn kernel_time_is_split_by_the_innermost_frame_that_names_a_part() {
+        let f = folded(
+            "fsbench;x;ext4_file_read_iter_[k];iomap_dio_rw_[k];submit_bio_[k];blk_mq_submit_bio_[k];_raw_spin_lock_[k] 2\n\
+             fsbench;x;ext4_file_read_iter_[k];iomap_dio_rw_[k];submit_bio_[k];loop_queue_rq_[k] 1\n\
+             fsbench;x;ext4_map_blocks_[k] 1\n\
+             fsbench;x;entry_SYSCALL_64_[k] 1\n",
+        );
+        let k = shares(&f, Kind::OnCpu, &["ext4_"]).split.unwrap();
+        let got = [k.filesystem, k.block, k.driver, k.copies, k.other];
+        for (g, want) in got.iter().zip([0.2, 0.4, 0.2, 0.0, 0.2]) {
+            assert!((g - want).abs() < 1e-9, "{got:?}");
+        }
+        assert!(shares(&f, Kind::OffCpu, &["ext4_"]).split.is_none());
     }
 
     #[test]
@@ -141,10 +282,13 @@ mod tests {
             "fsbench;x;ext4_sync_file_[k];jbd2_log_wait_commit_[k];schedule_[k];__schedule_[k] 900\n\
              fsbench;x;folio_wait_bit_common_[k];io_schedule_[k];schedule_[k];__schedule_[k] 100\n",
         );
-        let s = shares(&f, Kind::OffCpu);
+        let s = shares(&f, Kind::OffCpu, &[]);
         assert_eq!(s.top_kernel[0].function, "jbd2_log_wait_commit");
         assert!((s.top_kernel[0].share - 0.9).abs() < 1e-9);
         assert_eq!(s.top_kernel[1].function, "folio_wait_bit_common");
-        assert_eq!(shares(&Folded::default(), Kind::OnCpu), Shares::default());
+        assert_eq!(
+            shares(&Folded::default(), Kind::OnCpu, &[]),
+            Shares::default()
+        );
     }
 }

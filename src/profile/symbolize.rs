@@ -29,6 +29,8 @@ pub struct Symbolizer<'k> {
     kernel: &'k Kallsyms,
     procs: HashMap<u32, Proc>,
     names: HashMap<(u32, u64), String>,
+    /// Whether the last chain held the entry it was told to cut at.
+    entered: bool,
 }
 
 /// A binary's symbols, read once per process and binary (fsbench's own is large).
@@ -56,7 +58,14 @@ impl<'k> Symbolizer<'k> {
             kernel,
             procs: HashMap::new(),
             names: HashMap::new(),
+            entered: true,
         }
+    }
+
+    /// Whether the last chain `stack` named held the entry it was told to cut at (a chain
+    /// without it is kept whole: its kernel leaf may be the interrupt's own frames).
+    pub fn entered(&self) -> bool {
+        self.entered
     }
 
     /// A process's mappings and binary, given (tests) rather than read.
@@ -129,6 +138,7 @@ impl<'k> Symbolizer<'k> {
         let mut user: Vec<String> = Vec::new();
         let mut ctx = Ctx::Other;
         let mut first = true;
+        self.entered = entry.is_none();
         for &ip in chain {
             if ip >= CONTEXT_MAX {
                 ctx = match ip {
@@ -148,6 +158,7 @@ impl<'k> Symbolizer<'k> {
                     // Below the interrupt's entry: the interrupted frame, at its own address.
                     kernel.clear();
                     first = true;
+                    self.entered = true;
                 }
                 Ctx::Kernel => kernel.push(self.kernel(pc)),
                 Ctx::User => user.push(self.user(pid, pc)),
@@ -265,5 +276,10 @@ mod tests {
             s.stack("fsbench", 7, &chain, tick),
             ["fsbench", "[unknown]"]
         );
+        assert!(s.entered());
+        // A chain without the entry (an older kernel's name for it, FRED): kept whole, and said.
+        let chain = [CONTEXT_KERNEL, 0xffffffff81002010, 0xffffffff81000100];
+        assert_eq!(s.stack("fsbench", 7, &chain, tick).len(), 3);
+        assert!(!s.entered());
     }
 }

@@ -113,6 +113,7 @@ pub const DEF: FsDef = FsDef {
     threads: crate::metrics::evidence::FsThreads {
         daemons: &[],
         kernel: &["btrfs"],
+        code: &["btrfs_", "__btrfs"],
     },
     room: || Some(&super::room::BTRFS),
     cow: super::CopyOnWrite::Unless("nodatacow"),

@@ -29,6 +29,7 @@ pub const DEF: FsDef = FsDef {
     threads: crate::metrics::evidence::FsThreads {
         daemons: &[],
         kernel: &["jbd2/", "ext4-"],
+        code: &["ext4_", "__ext4", "jbd2_", "__jbd2"],
     },
     room: || Some(&super::room::EXT4),
     cow: super::CopyOnWrite::InPlace,

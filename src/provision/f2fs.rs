@@ -62,6 +62,7 @@ pub const DEF: FsDef = FsDef {
     threads: crate::metrics::evidence::FsThreads {
         daemons: &[],
         kernel: &["f2fs"],
+        code: &["f2fs_", "__f2fs"],
     },
     room: || Some(&super::room::F2FS),
     cow: super::CopyOnWrite::InPlace,

@@ -172,7 +172,7 @@ pub fn availability(spec: &TargetSpec) -> Result<(), ProvisionError> {
             Ok(())
         }
         Kind::Mkfs | Kind::Tmpfs => {
-            if !probe::kernel_supports(def.kernel_name) {
+            if !crate::sys::host::kernel_supports(def.kernel_name) {
                 return Err(ProvisionError::Unsupported(format!(
                     "{} is not supported by this kernel (not in /proc/filesystems, and modules cannot be loaded)",
                     def.schema.name

@@ -34,12 +34,6 @@ pub struct Doctor {
     pub filesystems: Vec<FsStatus>,
 }
 
-pub fn kernel_supports(name: &str) -> bool {
-    std::fs::read_to_string("/proc/filesystems")
-        .map(|t| t.lines().any(|l| l.split_whitespace().last() == Some(name)))
-        .unwrap_or(false)
-}
-
 /// The tool's version line, e.g. "mkfs.xfs version 6.1.0".
 pub fn tool_version(def: &FsDef) -> Option<String> {
     if def.tool.is_empty() {
@@ -94,7 +88,7 @@ pub fn fs_status(def: &FsDef) -> FsStatus {
             ),
         },
         Kind::Mkfs | Kind::Tmpfs => {
-            let k = kernel_supports(def.kernel_name);
+            let k = crate::sys::host::kernel_supports(def.kernel_name);
             let kernel = if k {
                 "in /proc/filesystems"
             } else {

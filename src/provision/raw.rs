@@ -17,6 +17,7 @@ pub const DEF: FsDef = FsDef {
     threads: crate::metrics::evidence::FsThreads {
         daemons: &[],
         kernel: &[],
+        code: &[],
     },
     room: || None,
     cow: super::CopyOnWrite::InPlace,

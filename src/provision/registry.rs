@@ -36,12 +36,8 @@ pub struct Owner {
 /// Field 22 (starttime) and field 3 (state) of /proc/PID/stat.
 fn proc_stat(pid: u32) -> Option<(char, u64)> {
     let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    // The command name (field 2) may hold spaces and parentheses: split after the last ')'.
-    let rest = &text[text.rfind(')')? + 2..];
-    let fields: Vec<&str> = rest.split(' ').collect();
-    let state = fields.first()?.chars().next()?;
-    let start = fields.get(19)?.parse().ok()?;
-    Some((state, start))
+    let (_, t) = crate::metrics::procfs::parse_task_stat(&text)?;
+    Some((t.state, t.start_ticks))
 }
 
 impl Owner {

@@ -34,6 +34,7 @@ pub const DEF: FsDef = FsDef {
     threads: crate::metrics::evidence::FsThreads {
         daemons: &[],
         kernel: &[],
+        code: &["shmem_"],
     },
     room: || None,
     cow: super::CopyOnWrite::InPlace,

@@ -86,6 +86,7 @@ pub const DEF: FsDef = FsDef {
     threads: crate::metrics::evidence::FsThreads {
         daemons: &[],
         kernel: &["xfs"],
+        code: &["xfs_", "xlog_", "__xfs"],
     },
     room: || Some(&super::room::XFS),
     cow: super::CopyOnWrite::InPlace,

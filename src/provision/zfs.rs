@@ -130,6 +130,9 @@ pub const DEF: FsDef = FsDef {
     threads: crate::metrics::evidence::FsThreads {
         daemons: &["zfs-fuse"],
         kernel: &["z_", "txg_", "spa_", "arc_", "dp_sync", "zvol"],
+        code: &[
+            "zfs_", "zpl_", "zio_", "dmu_", "dbuf_", "arc_", "spa_", "vdev_", "zil_", "txg_",
+        ],
     },
     room,
     cow: super::CopyOnWrite::Always,
@@ -176,13 +179,8 @@ fn room() -> Option<&'static super::room::Table> {
 }
 
 pub fn backend() -> Option<Backend> {
-    let in_kernel = std::fs::read_to_string("/proc/filesystems")
-        .map(|t| {
-            t.lines()
-                .any(|l| l.split_whitespace().last() == Some("zfs"))
-        })
-        .unwrap_or(false)
-        || Path::new("/sys/module/zfs").exists();
+    let in_kernel =
+        crate::sys::host::kernel_supports("zfs") || Path::new("/sys/module/zfs").exists();
     if in_kernel && super::exec::which("zpool").is_some() {
         return Some(Backend::Kernel);
     }

@@ -8,33 +8,32 @@ use crate::store::{note, Outcome, Record};
 
 use super::warnings::Warning;
 
-/// The limiter of a set of records: the most common kind, with the line of one record of that
-/// kind, and how many of the records it holds for.
+/// The limiter of a set of records: the most common kind, with one record of that kind's
+/// limiter, and how many of the records it holds for.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Held {
     pub(crate) kind: Limit,
-    pub(crate) rule: String,
-    /// For `mixed`: the two closest kinds.
-    pub(crate) between: Vec<Limit>,
+    pub(crate) limiter: Limiter,
     pub(crate) of: usize,
     pub(crate) total: usize,
 }
 
 impl Held {
-    /// `device: loop1 97% busy`: the kind and the rule's first clause; `mixed (device or
-    /// waiting)` for a limiter the evidence did not decide.
+    /// `device: loop1 97% busy`: the kind and what it names; `mixed (device or waiting)` for a
+    /// limiter the evidence did not decide.
     pub(crate) fn short(&self) -> String {
-        match self.between.as_slice() {
-            [a, b] if self.kind == Limit::Mixed => format!("mixed ({a} or {b})"),
-            _ => short(&self.rule),
-        }
+        short(&self.limiter)
     }
 }
 
-/// A rule's first clause (up to its first comma or bracket).
-pub(crate) fn short(rule: &str) -> String {
-    let cut = rule.find([',', '(', ';']).unwrap_or(rule.len());
-    rule[..cut].trim_end().to_string()
+/// A limiter in a few words: its kind and its headline (the kind alone on records made before
+/// limiters had one).
+pub(crate) fn short(l: &Limiter) -> String {
+    match l.between.as_slice() {
+        [a, b] if l.kind == Limit::Mixed => format!("mixed ({a} or {b})"),
+        _ if l.headline.is_empty() => l.kind.to_string(),
+        _ => format!("{}: {}", l.kind, l.headline),
+    }
 }
 
 /// The measured records (ok) that carry a limiter.
@@ -64,8 +63,7 @@ pub(crate) fn held<'a>(records: impl IntoIterator<Item = &'a Record>) -> Option<
         .1;
     Some(Held {
         kind: best.0,
-        rule: best.2.rule.clone(),
-        between: best.2.between.clone(),
+        limiter: best.2.clone(),
         of: best.1,
         total: ls.len(),
     })
@@ -220,7 +218,7 @@ mod tests {
     use super::*;
     use crate::metrics::limiter::Limiter;
 
-    fn rec(target: &str, repeat: u32, kind: Limit, rule: &str) -> Record {
+    fn rec(target: &str, repeat: u32, kind: Limit, headline: &str) -> Record {
         let mut r: Record = serde_json::from_value(serde_json::json!({
             "schema": 1, "target": target, "fs": target, "workload": "block", "test": "t",
             "repeat": repeat, "started_at": "", "duration_s": 1.0, "outcome": "ok",
@@ -229,12 +227,14 @@ mod tests {
         .unwrap();
         r.limiter = Some(Limiter {
             kind,
-            rule: rule.into(),
+            rule: format!("{kind}: {headline}, and more"),
             between: if kind == Limit::Mixed {
                 vec![Limit::Device, Limit::Waiting]
             } else {
                 Vec::new()
             },
+            headline: headline.into(),
+            device: None,
         });
         r
     }
@@ -242,25 +242,10 @@ mod tests {
     #[test]
     fn the_most_common_limiter_holds_and_is_said_short() {
         let rs = vec![
-            rec(
-                "ext4",
-                0,
-                Limit::Device,
-                "device: loop0 97% busy, 1.0 in flight",
-            ),
-            rec(
-                "ext4",
-                1,
-                Limit::Device,
-                "device: loop0 95% busy, 1.0 in flight",
-            ),
-            rec("ext4", 2, Limit::Mixed, "mixed: ..."),
-            rec(
-                "tmpfs",
-                0,
-                Limit::FilesystemCpu,
-                "filesystem-cpu: worker 0 99% busy, 80% of it in the kernel",
-            ),
+            rec("ext4", 0, Limit::Device, "loop0 97% busy"),
+            rec("ext4", 1, Limit::Device, "loop0 95% busy"),
+            rec("ext4", 2, Limit::Mixed, ""),
+            rec("tmpfs", 0, Limit::KernelCpu, "worker 0 99% busy"),
         ];
         let h = of_target(&rs, "ext4", "block").unwrap();
         assert_eq!((h.kind, h.of, h.total), (Limit::Device, 2, 3));
@@ -268,11 +253,11 @@ mod tests {
         let (header, rows) = table(&rs).unwrap();
         assert_eq!(header, ["target", "block"]);
         assert_eq!(rows[0], ["ext4", "device: loop0 97% busy (2 of 3)"]);
-        assert_eq!(rows[1], ["tmpfs", "filesystem-cpu: worker 0 99% busy"]);
+        assert_eq!(rows[1], ["tmpfs", "kernel-cpu: worker 0 99% busy"]);
         let w = warnings(&rs);
         assert!(w[0].text.contains("compares different limits"), "{:?}", w);
         assert!(
-            w[0].text.contains("ext4 device, tmpfs filesystem-cpu"),
+            w[0].text.contains("ext4 device, tmpfs kernel-cpu"),
             "{:?}",
             w
         );
@@ -303,6 +288,6 @@ mod tests {
                 .any(|x| x.text.contains("disturbed by other processes")),
             "{w:?}"
         );
-        assert!(warnings(&[rec("x", 0, Limit::Device, "device: d")]).is_empty());
+        assert!(warnings(&[rec("x", 0, Limit::Device, "d")]).is_empty());
     }
 }

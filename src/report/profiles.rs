@@ -99,7 +99,11 @@ fn merged(recs: &[&Record], kind: Kind) -> Option<Merged> {
             Some(acc)
         });
     let shares = match &folded {
-        Some(f) => shares(f, kind),
+        // (The records keep their kernel split; the merged view shows none.)
+        Some(f) => crate::profile::shares::Shares {
+            split: None,
+            ..shares(f, kind, &[])
+        },
         None => weighted(
             &stacks
                 .iter()

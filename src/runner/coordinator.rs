@@ -377,7 +377,7 @@ fn run_workloads(
             workload: wname,
             repeat,
         };
-        let _live = crate::metrics::feed::workload(&got.label, repeat, wname);
+        let _live = crate::frame::observe::workload(&got.label, repeat, wname);
         let result = match w.open(&got.ctx) {
             Ok(Opened::Skip { test, reason }) => {
                 let p = crate::frame::Phase {

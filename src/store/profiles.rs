@@ -75,7 +75,7 @@ mod tests {
                 mode: ProfileMode::OnCpu,
                 clock: Default::default(),
                 hz: 999,
-                on_cpu: Some(Stacks::of(f, Kind::OnCpu, 0)),
+                on_cpu: Some(Stacks::of(f, Kind::OnCpu, 0, &[])),
                 off_cpu: None,
             }),
             ..Default::default()

@@ -121,6 +121,13 @@ pub fn page_size() -> u64 {
     }
 }
 
+/// Whether the kernel knows filesystem `name` (/proc/filesystems; the one reader of it).
+pub fn kernel_supports(name: &str) -> bool {
+    std::fs::read_to_string("/proc/filesystems")
+        .map(|t| t.lines().any(|l| l.split_whitespace().last() == Some(name)))
+        .unwrap_or(false)
+}
+
 pub fn kernel_release() -> String {
     std::fs::read_to_string("/proc/sys/kernel/osrelease")
         .map(|s| s.trim().to_string())
@@ -139,14 +146,20 @@ pub fn mem_total_bytes() -> u64 {
         .unwrap_or(0)
 }
 
+/// The number a line `key` of a /proc status file holds (`Threads:`, `VmHWM:` in kB), the one
+/// parser of those files.
+pub fn status_field(status: &str, key: &str) -> Option<u64> {
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix(key))
+        .and_then(|v| v.split_whitespace().next())
+        .and_then(|v| v.parse().ok())
+}
+
 /// The number of threads of this process (Threads: in /proc/self/status; 0 when unknown).
 pub fn threads() -> u64 {
-    std::fs::read_to_string("/proc/self/status")
-        .unwrap_or_default()
-        .lines()
-        .find_map(|l| l.strip_prefix("Threads:"))
-        .and_then(|v| v.trim().parse().ok())
-        .unwrap_or(0)
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    status_field(&status, "Threads:").unwrap_or(0)
 }
 
 /// sync(2), then drop the page cache, dentries and inodes. Returns false if the caches could not
@@ -159,14 +172,7 @@ pub fn sync_and_drop_caches() -> bool {
 /// fsbench's peak resident memory so far (VmHWM).
 pub fn peak_rss_bytes() -> Option<u64> {
     let s = std::fs::read_to_string("/proc/self/status").ok()?;
-    let kb = s
-        .lines()
-        .find(|l| l.starts_with("VmHWM:"))?
-        .split_whitespace()
-        .nth(1)?
-        .parse::<u64>()
-        .ok()?;
-    Some(kb * 1024)
+    Some(status_field(&s, "VmHWM:")? * 1024)
 }
 
 /// The logical block size of a block device (the unit O_DIRECT transfers must be a multiple of).

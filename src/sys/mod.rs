@@ -448,17 +448,41 @@ pub fn thread_cpu_ns() -> (u64, u64) {
     cpu_ns(libc::RUSAGE_THREAD)
 }
 
+/// The calling thread's CPU time and context switches (getrusage(2) RUSAGE_THREAD), in one call.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ThreadUsage {
+    pub user_ns: u64,
+    pub sys_ns: u64,
+    /// Switches off the CPU it asked for (blocking), and those it did not (preemption).
+    pub voluntary: u64,
+    pub involuntary: u64,
+}
+
+pub fn thread_usage() -> ThreadUsage {
+    usage(libc::RUSAGE_THREAD)
+}
+
 fn cpu_ns(who: libc::c_int) -> (u64, u64) {
+    let u = usage(who);
+    (u.user_ns, u.sys_ns)
+}
+
+fn usage(who: libc::c_int) -> ThreadUsage {
     let mut ru = std::mem::MaybeUninit::<libc::rusage>::zeroed();
     // SAFETY: `ru` is writable memory of the right type; getrusage only writes into it.
     let rc = unsafe { libc::getrusage(who, ru.as_mut_ptr()) };
     if rc != 0 {
-        return (0, 0);
+        return ThreadUsage::default();
     }
     // SAFETY: getrusage returned 0, so it filled the struct.
     let ru = unsafe { ru.assume_init() };
     let ns = |t: libc::timeval| t.tv_sec as u64 * 1_000_000_000 + t.tv_usec as u64 * 1000;
-    (ns(ru.ru_utime), ns(ru.ru_stime))
+    ThreadUsage {
+        user_ns: ns(ru.ru_utime),
+        sys_ns: ns(ru.ru_stime),
+        voluntary: ru.ru_nvcsw as u64,
+        involuntary: ru.ru_nivcsw as u64,
+    }
 }
 
 /// write(2) as a raw system call. glibc's wrapper is a cancellation point that costs tens of

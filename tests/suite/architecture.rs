@@ -1,6 +1,7 @@
 //! The house rules that keep the code readable, checked on the source itself:
 //! - no import cycle between top-level modules (it prints each module's `use crate::X` list);
-//! - no file in src/ over 700 lines, no function over 120 lines, main.rs under 80 lines;
+//! - no file in src/ over 700 lines, no function over 120 lines (over 60 in the phase frame,
+//!   src/frame/, outside its tests), main.rs under 80 lines;
 //! - `unsafe` only in src/sys/ (the crate denies it elsewhere);
 //! - printing only in src/out.rs (std's print macros panic on a closed or full output);
 //! - nothing tracked refers to the shared folder beside the repository (a user's clone lacks it);
@@ -161,9 +162,16 @@ fn files_and_functions_stay_short() {
         if n > 700 {
             bad.push(format!("{rel}: {n} lines (at most 700)"));
         }
+        // The frame's steps are what every phase of every workload goes through: each reads
+        // on one screen, a new concern a row of its tables (frame/probe.rs).
+        let most = if rel.starts_with("src/frame/") && !rel.ends_with("tests.rs") {
+            60
+        } else {
+            120
+        };
         for (len, name) in functions(&text) {
-            if len > 120 {
-                bad.push(format!("{rel}: fn {name} is {len} lines (at most 120)"));
+            if len > most {
+                bad.push(format!("{rel}: fn {name} is {len} lines (at most {most})"));
             }
         }
     }

@@ -199,6 +199,14 @@ fn a_null_block_job_adds_up_over_ranks_from_first_start_to_last_end() {
         assert_eq!(m["ranks"].as_f64(), Some(4.0));
         let notes = r["notes"].to_string();
         assert!(notes.contains("a file each (N-N)"), "{notes}");
+        // The other ranks are the run's own, never other processes that disturbed it.
+        let others = &r["evidence"]["machine"]["other_top"];
+        let ranks_as_others = others
+            .as_array()
+            .into_iter()
+            .flatten()
+            .any(|b| b["name"] == "fsbench" && b["cores"].as_f64() >= Some(0.1));
+        assert!(!ranks_as_others, "{others}");
     }
     assert_eq!(manifest(&out)["status"], "complete");
     assert_eq!(

@@ -138,6 +138,13 @@ fn a_profiled_compare_names_the_filesystems_kernel_frames_and_fsbenchs_own() {
                 "the interrupt's own frames were kept: {text}"
             );
             tick_leaves_are_the_threads(&stacks, &text);
+            assert!(
+                !r["notes"].to_string().contains("no timer interrupt entry"),
+                "{}",
+                r["notes"]
+            );
+            // Where the kernel's time went, split.
+            assert!(r["profile"]["on_cpu"]["shares"]["split"].is_object(), "{r}");
         }
         // The filesystem's kernel functions, named and marked as the kernel's.
         assert!(

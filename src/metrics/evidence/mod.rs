@@ -4,20 +4,26 @@
 //! record as `evidence` (docs/results-schema.md), and the limiter (`limiter.rs`) is decided
 //! from it.
 
+mod accounts;
 pub mod sampler;
+pub mod sofar;
 pub mod watch;
 
 use serde::{Deserialize, Serialize};
 
-use super::procfs::{self, DiskLine, TICKS_PER_SEC};
+use super::procfs::{self, DiskLine};
 pub use watch::{
-    Board, FsThreads, Owner, Role, Snapshot, StackDevice, ThreadWatch, Watch, WorkerThread,
+    Board, FsThreads, Medium, Owner, Role, Scan, Siblings, Snapshot, StackDevice, ThreadWatch,
+    Watch, WorkerThread,
 };
 
 /// One worker: shares of its own window (start line to end), 0 to 1 each.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct WorkerFigures {
     pub index: usize,
+    /// The record (block: the job of its group) the worker's figures belong to.
+    #[serde(skip_serializing_if = "is_zero_usize", default)]
+    pub part: usize,
     /// On a CPU in fsbench's code, and in the kernel on its behalf.
     pub user: f64,
     pub system: f64,
@@ -78,6 +84,26 @@ pub struct MachineFigures {
     /// The user processes that took most of it (other than fsbench and the filesystem's).
     #[serde(skip_serializing_if = "Vec::is_empty", default)]
     pub other_top: Vec<Busy>,
+    /// What processes that came and went within the phase took, as cores: the machine's busy
+    /// time that no process alive at its end, no kernel thread and no interrupt accounts for.
+    #[serde(skip_serializing_if = "is_zero", default)]
+    pub gone: f64,
+    /// Other processes' storage I/O over the phase, when any.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub io: Option<OthersIo>,
+}
+
+/// Other processes' storage I/O (/proc/PID/io: bytes they read from and wrote to storage).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct OthersIo {
+    pub bytes: u64,
+    /// Of it, what the target's device stack moved beyond the run's own I/O (the target's
+    /// devices beyond what fsbench, its ranks and the filesystem's daemons asked; the disk under
+    /// the images beyond what the loop devices moved): the part that landed on the stack.
+    pub on_stack: u64,
+    /// The processes that moved most, by name, with their bytes.
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub top: Vec<(String, u64)>,
 }
 
 /// Pressure stall time as shares of the phase (/proc/pressure).
@@ -95,6 +121,9 @@ pub struct PressureFigures {
 pub struct DeviceFigures {
     pub name: String,
     pub role: Role,
+    /// A disk, or a memory-backed loop device.
+    #[serde(skip_serializing_if = "Medium::is_disk", default)]
+    pub medium: Medium,
     pub reads: u64,
     pub writes: u64,
     pub read_bytes: u64,
@@ -105,6 +134,31 @@ pub struct DeviceFigures {
     pub in_flight: f64,
     /// Mean time a request took, queue included (ms).
     pub wait_ms: f64,
+    /// Flush requests (a cache flush the filesystem asked, fsync's), and their time (ms).
+    #[serde(skip_serializing_if = "is_zero_u64", default)]
+    pub flushes: u64,
+    #[serde(skip_serializing_if = "is_zero_u64", default)]
+    pub flush_ms: u64,
+}
+
+impl DeviceFigures {
+    /// The target's own device or a member (not the disk under the images).
+    pub fn top(&self) -> bool {
+        self.role != Role::Backing
+    }
+}
+
+/// The write-back after a writing phase (its syncfs), measured on its own: how long it took,
+/// the busiest device meanwhile, and the flush requests and bytes the target's devices got.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct FlushFigures {
+    pub seconds: f64,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub device: Option<String>,
+    pub util: f64,
+    #[serde(skip_serializing_if = "is_zero_u64", default)]
+    pub flushes: u64,
+    pub write_bytes: u64,
 }
 
 /// How much of the workload's I/O reached the target's device and the bottom device (the rest
@@ -143,11 +197,21 @@ fn is_zero(x: &f64) -> bool {
     *x == 0.0
 }
 
+fn is_zero_usize(x: &usize) -> bool {
+    *x == 0
+}
+
+fn is_zero_u64(x: &u64) -> bool {
+    *x == 0
+}
+
 /// What the workload moved in the phase, when it says (bytes read and written).
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct Volume {
     pub read: Option<f64>,
     pub written: Option<f64>,
+    /// The reads it made (operations).
+    pub read_ops: Option<f64>,
 }
 
 /// The evidence of one phase.
@@ -179,6 +243,9 @@ pub struct Evidence {
     pub reached: Option<Reached>,
     #[serde(skip_serializing_if = "Vec::is_empty", default)]
     pub intervals: Vec<IntervalFigures>,
+    /// After a writing phase, its flush (the devices above are the workers' time alone).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub flush: Option<FlushFigures>,
 }
 
 impl Evidence {
@@ -208,6 +275,32 @@ impl Evidence {
     pub fn busiest_device(&self) -> Option<&DeviceFigures> {
         self.devices.iter().max_by(|a, b| a.util.total_cmp(&b.util))
     }
+
+    /// The target's own devices (its device, or every member of a multi-device target).
+    pub fn top_devices(&self) -> impl Iterator<Item = &DeviceFigures> {
+        self.devices.iter().filter(|d| d.top())
+    }
+
+    /// The evidence of part `k` of a phase whose parts ran together: its own workers (the
+    /// machine and the devices are the phase's).
+    pub fn part(&self, k: usize) -> std::borrow::Cow<'_, Evidence> {
+        if self.workers.iter().all(|w| w.part == k) {
+            return std::borrow::Cow::Borrowed(self);
+        }
+        let mut e = self.clone();
+        e.workers.retain(|w| w.part == k);
+        e.busiest = busiest(&e.workers);
+        std::borrow::Cow::Owned(e)
+    }
+}
+
+/// The index of the busiest worker (most time on or waiting for a CPU).
+fn busiest(workers: &[WorkerFigures]) -> Option<usize> {
+    workers
+        .iter()
+        .enumerate()
+        .max_by(|x, y| (x.1.on_cpu() + x.1.runq).total_cmp(&(y.1.on_cpu() + y.1.runq)))
+        .map(|(i, _)| i)
 }
 
 fn worker_figures(index: usize, w: &WorkerThread) -> Option<WorkerFigures> {
@@ -226,6 +319,7 @@ fn worker_figures(index: usize, w: &WorkerThread) -> Option<WorkerFigures> {
     let runq = share(start.sched.runq_ns, end.sched.runq_ns);
     Some(WorkerFigures {
         index,
+        part: 0,
         user,
         system,
         runq,
@@ -245,6 +339,7 @@ fn device_figures(d: &StackDevice, a: &DiskLine, b: &DiskLine, wall_ms: f64) -> 
     DeviceFigures {
         name: d.name.clone(),
         role: d.role,
+        medium: d.medium,
         reads: b.reads.saturating_sub(a.reads),
         writes: b.writes.saturating_sub(a.writes),
         read_bytes: b.read_sectors.saturating_sub(a.read_sectors) * 512,
@@ -252,71 +347,8 @@ fn device_figures(d: &StackDevice, a: &DiskLine, b: &DiskLine, wall_ms: f64) -> 
         util: (b.busy_ms.saturating_sub(a.busy_ms) as f64 / wall_ms).clamp(0.0, 1.0),
         in_flight: b.queue_ms.saturating_sub(a.queue_ms) as f64 / wall_ms,
         wait_ms: if ios > 0 { ms as f64 / ios as f64 } else { 0.0 },
-    }
-}
-
-/// The CPU each process took between two scans, as ticks, by owner; kernel threads of the
-/// filesystem and its daemons by name.
-struct Accounts {
-    fs: Vec<(String, FsKind, u64)>,
-    /// Other user processes by name (kernel threads are not among them).
-    others: Vec<(String, u64)>,
-}
-
-fn accounts(watch: &Watch, a: &Snapshot, b: &Snapshot) -> Accounts {
-    let before: std::collections::HashMap<u32, u64> = a
-        .processes
-        .iter()
-        .map(|(pid, _, c)| (*pid, c.user + c.system))
-        .collect();
-    let mut acc = Accounts {
-        fs: Vec::new(),
-        others: Vec::new(),
-    };
-    for (pid, comm, c) in &b.processes {
-        // A process that started during the phase counts from zero.
-        let ticks = (c.user + c.system).saturating_sub(before.get(pid).copied().unwrap_or(0));
-        if ticks == 0 {
-            continue;
-        }
-        let kind = match watch.owner(*pid, comm, c) {
-            Owner::Fsbench | Owner::Kernel => continue,
-            Owner::Daemon => FsKind::Daemon,
-            Owner::FsKernel => FsKind::Kernel,
-            Owner::Other => {
-                // Processes of one name add up (a build's many compilers).
-                match acc.others.iter_mut().find(|(n, _)| n == comm) {
-                    Some(e) => e.1 += ticks,
-                    None => acc.others.push((comm.clone(), ticks)),
-                }
-                continue;
-            }
-        };
-        // Kernel threads of one kind add up under their name without the device or number.
-        let name = match kind {
-            FsKind::Daemon => comm.clone(),
-            FsKind::Kernel => kernel_family(comm, watch.threads.kernel),
-        };
-        match acc.fs.iter_mut().find(|(n, k, _)| *n == name && *k == kind) {
-            Some(e) => e.2 += ticks,
-            None => acc.fs.push((name, kind, ticks)),
-        }
-    }
-    acc
-}
-
-/// `jbd2/loop3-8` -> `jbd2`, `kworker/u4:2-btrfs-endio-write` -> `btrfs (kworker)`.
-fn kernel_family(comm: &str, words: &[&str]) -> String {
-    let word = words
-        .iter()
-        .find(|w| comm.contains(*w))
-        .copied()
-        .unwrap_or(comm);
-    let word = word.trim_end_matches(['/', '-', '_']);
-    if comm.starts_with("kworker") {
-        format!("{word} (kworker)")
-    } else {
-        word.to_string()
+        flushes: b.flushes.saturating_sub(a.flushes),
+        flush_ms: b.flush_ms.saturating_sub(a.flush_ms),
     }
 }
 
@@ -333,29 +365,37 @@ fn pressure_figures(a: &procfs::Pressure, b: &procfs::Pressure, wall_s: f64) -> 
     }
 }
 
+/// What the frame read around a phase: its start (`a`), when the workers ended (`b`), and after
+/// a writing phase's flush.
+pub struct Readings<'a> {
+    pub watch: &'a Watch,
+    pub a: &'a Snapshot,
+    pub b: &'a Snapshot,
+    pub flushed: Option<&'a Snapshot>,
+}
+
 impl Evidence {
-    /// The evidence between two snapshots (`a` at the phase's start, `b` at its end), with the
-    /// workers' own figures, the intervals the sampler took and what the workload moved.
+    /// The evidence between two readings (`a` at the phase's start, `b` when its workers ended),
+    /// with the workers' own figures (`part_of`: each one's part), the intervals the sampler
+    /// took, what the workload moved and the flush after it.
     pub fn between(
-        watch: &Watch,
-        a: &Snapshot,
-        b: &Snapshot,
+        r: &Readings,
         workers: &[WorkerThread],
+        part_of: &[usize],
         intervals: Vec<IntervalFigures>,
         volume: Volume,
     ) -> Evidence {
+        let (a, b) = (r.a, r.b);
         let wall_s = b.at.saturating_duration_since(a.at).as_secs_f64().max(1e-6);
-        let cpus = procfs::cpus();
         let workers: Vec<WorkerFigures> = workers
             .iter()
             .enumerate()
-            .filter_map(|(i, w)| worker_figures(i, w))
+            .filter_map(|(i, w)| {
+                let mut f = worker_figures(i, w)?;
+                f.part = part_of.get(i).copied().unwrap_or(0);
+                Some(f)
+            })
             .collect();
-        let busiest = workers
-            .iter()
-            .enumerate()
-            .max_by(|x, y| (x.1.on_cpu() + x.1.runq).total_cmp(&(y.1.on_cpu() + y.1.runq)))
-            .map(|(i, _)| i);
         let cores = |ns: u64| ns as f64 / 1e9 / wall_s;
         let fsbench = Cores {
             user: cores(b.own_ns.0.saturating_sub(a.own_ns.0)),
@@ -368,91 +408,72 @@ impl Evidence {
             user: (fsbench.user - in_workers(|w| w.user)).max(0.0),
             system: (fsbench.system - in_workers(|w| w.system)).max(0.0),
         };
-        let acc = accounts(watch, a, b);
-        let tick_cores = |t: u64| t as f64 / TICKS_PER_SEC / wall_s;
-        let mut filesystem: Vec<Busy> = acc
-            .fs
-            .iter()
-            .map(|(name, kind, t)| Busy {
-                name: name.clone(),
-                cores: tick_cores(*t),
-                kind: Some(*kind),
-            })
-            .collect();
-        filesystem.sort_by(|x, y| y.cores.total_cmp(&x.cores));
-        let fs_cores: f64 = filesystem.iter().map(|b| b.cores).sum();
-        let machine = match (a.machine, b.machine) {
-            (Some(x), Some(y)) => {
-                let total = y.total.saturating_sub(x.total).max(1) as f64;
-                let idle = y.idle.saturating_sub(x.idle) + y.iowait.saturating_sub(x.iowait);
-                let stolen = y.steal.saturating_sub(x.steal);
-                let busy_ticks = (y.total.saturating_sub(x.total))
-                    .saturating_sub(idle)
-                    .saturating_sub(stolen);
-                let busy_cores = tick_cores(busy_ticks);
-                let processes: f64 = acc.others.iter().map(|(_, t)| tick_cores(*t)).sum();
-                let mut top: Vec<Busy> = acc
-                    .others
-                    .iter()
-                    .map(|(n, t)| Busy {
-                        name: n.clone(),
-                        cores: tick_cores(*t),
-                        kind: None,
-                    })
-                    .filter(|b| b.cores >= 0.01)
-                    .collect();
-                top.sort_by(|p, q| q.cores.total_cmp(&p.cores));
-                top.truncate(3);
-                Some(MachineFigures {
-                    busy: busy_ticks as f64 / total,
-                    iowait: y.iowait.saturating_sub(x.iowait) as f64 / total,
-                    steal: stolen as f64 / total,
-                    others: (busy_cores - fsbench.user - fsbench.system - fs_cores).max(0.0),
-                    processes,
-                    other_top: top,
-                })
-            }
-            _ => None,
-        };
-        let pressure = match (&a.pressure, &b.pressure) {
-            (Some(x), Some(y)) => Some(pressure_figures(x, y, wall_s)),
-            _ => None,
-        };
         let wall_ms = wall_s * 1000.0;
-        let devices: Vec<DeviceFigures> = watch
+        let devices: Vec<DeviceFigures> = r
+            .watch
             .devices
             .iter()
             .zip(a.devices.iter().zip(&b.devices))
             .filter_map(|(d, (x, y))| Some(device_figures(d, x.as_ref()?, y.as_ref()?, wall_ms)))
             .collect();
+        let acc = accounts::Accounts::of(r.watch, a, b);
         let mut e = Evidence {
             wall_s,
-            cpus,
+            // (The last reading's /proc/stat: no other read of it.)
+            cpus: b.machine.map_or_else(procfs::cpus, |m| m.cpus.max(1)),
+            busiest: busiest(&workers),
             workers,
-            busiest,
             fsbench,
             helpers,
-            filesystem,
-            machine,
-            pressure,
+            filesystem: acc.filesystem(wall_s),
+            pressure: match (&a.pressure, &b.pressure) {
+                (Some(x), Some(y)) => Some(pressure_figures(x, y, wall_s)),
+                _ => None,
+            },
             devices,
-            reached: None,
             intervals,
+            flush: r.flushed.and_then(|f| flush_figures(r.watch, b, f)),
+            ..Default::default()
         };
+        e.machine = acc.machine(a, b, &e);
         e.reached = reached(&e, volume);
         e
     }
 }
 
-/// Shares of the workload's bytes that the target's device and the bottom device moved.
+/// The flush after a writing phase: from the workers' end to the reading after it.
+fn flush_figures(watch: &Watch, b: &Snapshot, c: &Snapshot) -> Option<FlushFigures> {
+    let wall_s = c.at.saturating_duration_since(b.at).as_secs_f64().max(1e-6);
+    let devs: Vec<DeviceFigures> = watch
+        .devices
+        .iter()
+        .zip(b.devices.iter().zip(&c.devices))
+        .filter_map(|(d, (x, y))| {
+            Some(device_figures(d, x.as_ref()?, y.as_ref()?, wall_s * 1000.0))
+        })
+        .collect();
+    let busiest = devs.iter().max_by(|x, y| x.util.total_cmp(&y.util));
+    Some(FlushFigures {
+        seconds: wall_s,
+        device: busiest.map(|d| d.name.clone()),
+        util: busiest.map_or(0.0, |d| d.util),
+        flushes: devs.iter().filter(|d| d.top()).map(|d| d.flushes).sum(),
+        write_bytes: devs.iter().filter(|d| d.top()).map(|d| d.write_bytes).sum(),
+    })
+}
+
+/// Shares of the workload's bytes that the target's devices (all its members) and the bottom
+/// device moved.
 fn reached(e: &Evidence, v: Volume) -> Option<Reached> {
-    let top = e.devices.first()?;
     let bottom = e.bottom()?;
+    let (read, written) = e
+        .top_devices()
+        .fold((0, 0), |(r, w), d| (r + d.read_bytes, w + d.write_bytes));
     let share = |dev: u64, asked: Option<f64>| asked.filter(|a| *a >= 1.0).map(|a| dev as f64 / a);
     let r = Reached {
-        read_device: share(top.read_bytes, v.read),
+        read_device: share(read, v.read),
         read_bottom: share(bottom.read_bytes, v.read),
-        write_device: share(top.write_bytes, v.written),
+        write_device: share(written, v.written),
         write_bottom: share(bottom.write_bytes, v.written),
     };
     (r != Reached::default()).then_some(r)

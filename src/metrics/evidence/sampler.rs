@@ -19,7 +19,7 @@ struct Reading {
 }
 
 fn read(watch: &Watch, daemons: &[u32], tids: &[u32]) -> Reading {
-    let disks = std::fs::read_to_string("/proc/diskstats").unwrap_or_default();
+    let disks = procfs::diskstats();
     let (u, s) = crate::sys::process_cpu_ns();
     let ticks = |path: String| {
         std::fs::read_to_string(path)
@@ -105,8 +105,8 @@ impl Sampler {
         let daemons: Vec<u32> = first
             .processes
             .iter()
-            .filter(|(pid, comm, c)| watch.owner(*pid, comm, c) == Owner::Daemon)
-            .map(|(pid, _, _)| *pid)
+            .filter(|t| watch.owner(t.pid, &t.comm, &t.cpu) == Owner::Daemon)
+            .map(|t| t.pid)
             .collect();
         let every = every.max(Duration::from_millis(100));
         let done = Arc::new((Mutex::new(false), Condvar::new()));

@@ -2,7 +2,7 @@
 
 use std::time::{Duration, Instant};
 
-use super::procfs::{MachineCpu, Pressure, TaskCpu, TaskSched};
+use super::procfs::{MachineCpu, Pressure, Task, TaskCpu, TaskIo, TaskSched};
 use super::watch::ThreadSample;
 use super::*;
 
@@ -12,16 +12,20 @@ fn watch() -> Watch {
             StackDevice {
                 name: "loop1".into(),
                 role: Role::Target,
+                medium: Medium::Disk,
             },
             StackDevice {
                 name: "vda".into(),
                 role: Role::Backing,
+                medium: Medium::Disk,
             },
         ],
         threads: FsThreads {
             daemons: &["zfs-fuse"],
             kernel: &["jbd2/"],
+            code: &[],
         },
+        ranks: None,
     }
 }
 
@@ -36,8 +40,32 @@ fn disk(reads: u64, sectors: u64, busy_ms: u64, queue_ms: u64) -> DiskLine {
     }
 }
 
-fn cpu(user: u64, system: u64, ppid: u32) -> TaskCpu {
-    TaskCpu { user, system, ppid }
+fn task(pid: u32, comm: &str, user: u64, system: u64, ppid: u32) -> Task {
+    Task {
+        pid,
+        comm: comm.into(),
+        cpu: TaskCpu {
+            user,
+            system,
+            ppid,
+            ..Default::default()
+        },
+        io: None,
+    }
+}
+
+fn between(a: &Snapshot, b: &Snapshot, w: &[WorkerThread], v: Volume) -> Evidence {
+    watched(&watch(), a, b, w, v)
+}
+
+fn watched(watch: &Watch, a: &Snapshot, b: &Snapshot, w: &[WorkerThread], v: Volume) -> Evidence {
+    let r = Readings {
+        watch,
+        a,
+        b,
+        flushed: None,
+    };
+    Evidence::between(&r, w, &[], Vec::new(), v)
 }
 
 /// Two seconds of a 2-CPU machine: fsbench took 1 core (ns), zfs-fuse 0.5, jbd2 0.1, a hog
@@ -63,11 +91,12 @@ fn snapshots() -> (Snapshot, Snapshot) {
             Some(disk(10, 80, 500, 500)),
         ],
         own_ns: (0, 0),
+        own_io: None,
         processes: vec![
-            (me, "fsbench".into(), cpu(0, 0, 1)),
-            (400, "zfs-fuse".into(), cpu(10, 10, 1)),
-            (55, "jbd2/loop1-8".into(), cpu(0, 0, 2)),
-            (900, "stress".into(), cpu(100, 0, 1)),
+            task(me, "fsbench", 0, 0, 1),
+            task(400, "zfs-fuse", 10, 10, 1),
+            task(55, "jbd2/loop1-8", 0, 0, 2),
+            task(900, "stress", 100, 0, 1),
         ],
     };
     let b = Snapshot {
@@ -89,11 +118,12 @@ fn snapshots() -> (Snapshot, Snapshot) {
             Some(disk(10, 80, 500, 500)),
         ],
         own_ns: (800_000_000, 1_200_000_000),
+        own_io: None,
         processes: vec![
-            (me, "fsbench".into(), cpu(80, 120, 1)),
-            (400, "zfs-fuse".into(), cpu(60, 60, 1)),
-            (55, "jbd2/loop1-8".into(), cpu(0, 20, 2)),
-            (900, "stress".into(), cpu(160, 0, 1)),
+            task(me, "fsbench", 80, 120, 1),
+            task(400, "zfs-fuse", 60, 60, 1),
+            task(55, "jbd2/loop1-8", 0, 20, 2),
+            task(900, "stress", 160, 0, 1),
         ],
     };
     (a, b)
@@ -121,15 +151,13 @@ fn shares_accounts_and_devices_come_from_the_two_snapshots() {
         start: Some(thread(a.at, 0, 0, 0)),
         end: Some(thread(b.at, 200, 1400, 100)),
     };
-    let e = Evidence::between(
-        &watch(),
+    let e = between(
         &a,
         &b,
         &[w],
-        Vec::new(),
         Volume {
             read: Some(4096.0 * 2000.0),
-            written: None,
+            ..Default::default()
         },
     );
     let wf = &e.workers[0];
@@ -179,19 +207,104 @@ fn a_worker_without_an_end_is_left_out() {
         start: Some(thread(a.at, 0, 0, 0)),
         end: None,
     };
-    let e = Evidence::between(&watch(), &a, &b, &[w], Vec::new(), Volume::default());
+    let e = between(&a, &b, &[w], Volume::default());
     assert!(e.workers.is_empty() && e.busiest.is_none());
 }
 
 #[test]
 fn this_machine_can_be_read() {
     let w = Watch::default();
-    let s = Snapshot::take(&w, true);
+    let s = Snapshot::take(&w, Scan::Last);
     assert!(s.machine.is_some(), "/proc/stat");
     assert!(
-        s.processes.iter().any(|(p, _, _)| *p == std::process::id()),
+        s.processes.iter().any(|t| t.pid == std::process::id()),
         "fsbench's own process in the scan"
     );
     let t = ThreadSample::now();
     assert!(t.at.is_some());
+}
+
+#[test]
+fn the_runs_other_ranks_are_its_own_and_processes_that_came_and_went_are_others() {
+    let (mut a, mut b) = snapshots();
+    // The machine 280 ticks busier than before (1.4 cores more over 2 s).
+    let m = b.machine.as_mut().unwrap();
+    m.user += 280;
+    m.total += 280;
+    // A sibling rank (same parent, same name) that took 0.5 cores.
+    let me = Siblings::of_self().unwrap();
+    let mut rank = task(901, &me.comm, 0, 0, me.parent);
+    a.processes.push(rank.clone());
+    rank.cpu.user = 100;
+    b.processes.push(rank);
+    let mut w = watch();
+    w.ranks = Some(me);
+    let e = watched(&w, &a, &b, &[], Volume::default());
+    let m = e.machine.as_ref().unwrap();
+    // Others alive: the hog alone (0.3 cores); the rank is the run's own.
+    assert!((m.processes - 0.3).abs() < 1e-9, "{m:?}");
+    assert!(m.other_top.iter().all(|b| b.name != "fsbench"), "{m:?}");
+    // Busy 480 ticks over 2 s = 2.4 cores: fsbench 1, its rank 0.5, zfs-fuse 0.5, jbd2 0.1, the
+    // hog 0.3: all accounted for, none gone.
+    assert!(m.gone < 1e-9, "{m:?}");
+    // Without the rank's share, 1 more core busy than accounted for: came and went.
+    let mm = b.machine.as_mut().unwrap();
+    mm.user += 200;
+    mm.total += 200;
+    let e = watched(&w, &a, &b, &[], Volume::default());
+    let gone = e.machine.as_ref().unwrap().gone;
+    assert!(gone > 0.5, "{gone}");
+}
+
+#[test]
+fn other_processes_io_that_the_stack_moved_beyond_the_runs_is_on_the_stack() {
+    let (mut a, mut b) = snapshots();
+    let io = |read: u64| Some(TaskIo { read, written: 0 });
+    // fsbench read 4000 KiB (the 1000 reads of loop1); dd read 8 MiB of loop1 as well.
+    a.own_io = io(0);
+    b.own_io = io(4096 * 1000);
+    let mut dd = task(950, "dd", 0, 0, 1);
+    dd.io = io(0);
+    a.processes.push(dd.clone());
+    dd.io = io(8 << 20);
+    b.processes.push(dd);
+    b.devices[0] = Some(disk(1100 + 2048, 8800 + 16384, 2800, 3000));
+    let e = between(&a, &b, &[], Volume::default());
+    let x = e
+        .machine
+        .as_ref()
+        .unwrap()
+        .io
+        .as_ref()
+        .expect("others' I/O");
+    assert_eq!(x.bytes, 8 << 20);
+    assert_eq!(x.on_stack, 8 << 20);
+    assert_eq!(x.top[0].0, "dd");
+}
+
+#[test]
+fn the_flush_after_a_writing_phase_is_measured_on_its_own() {
+    let (a, b) = snapshots();
+    let mut c = b.clone();
+    c.at = b.at + Duration::from_secs(2);
+    let mut l = disk(1100, 8800, 4800, 5000);
+    l.flushes = 4;
+    l.write_sectors = 2048;
+    c.devices[0] = Some(l);
+    let r = Readings {
+        watch: &watch(),
+        a: &a,
+        b: &b,
+        flushed: Some(&c),
+    };
+    let e = Evidence::between(&r, &[], &[], Vec::new(), Volume::default());
+    let f = e.flush.expect("the flush");
+    assert!(
+        (f.seconds - 2.0).abs() < 1e-9 && (f.util - 1.0).abs() < 1e-9,
+        "{f:?}"
+    );
+    assert_eq!(f.device.as_deref(), Some("loop1"));
+    assert_eq!((f.flushes, f.write_bytes), (4, 2048 * 512));
+    // The phase's own figures stop where the workers did.
+    assert!((e.devices[0].util - 0.9).abs() < 1e-9);
 }

@@ -6,7 +6,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::Instant;
 
-use super::super::procfs::{self, DiskLine, MachineCpu, Pressure, TaskCpu, TaskSched};
+use super::super::procfs::{
+    self, DiskLine, MachineCpu, Pressure, Task, TaskCpu, TaskIo, TaskSched,
+};
 
 /// A device's place in the target's stack.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -20,11 +22,30 @@ pub enum Role {
     Backing,
 }
 
+/// What a device keeps its data on.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Medium {
+    /// A disk (or a device the kernel does not tell apart from one).
+    #[default]
+    Disk,
+    /// Memory: a loop device whose image lies on a memory-backed filesystem. Its "busy" time is
+    /// its worker thread's CPU copying pages, not a disk's.
+    Memory,
+}
+
+impl Medium {
+    pub fn is_disk(&self) -> bool {
+        *self == Medium::Disk
+    }
+}
+
 /// One device of the stack, by its kernel name (`loop3`, `vda`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StackDevice {
     pub name: String,
     pub role: Role,
+    pub medium: Medium,
 }
 
 /// The kernel name of the block device `maj:min`, the whole disk for a partition.
@@ -39,6 +60,74 @@ fn disk_of(maj: u32, min: u32) -> Option<String> {
     Some(real.file_name()?.to_string_lossy().into_owned())
 }
 
+/// The kernel's name for a block device node (`/dev/loop3` -> `loop3`), by device number.
+pub fn kernel_name(device: &Path) -> Option<String> {
+    use std::os::unix::fs::MetadataExt;
+    let (maj, min) = crate::sys::split_dev(std::fs::metadata(device).ok()?.rdev());
+    let link = std::fs::read_link(format!("/sys/dev/block/{maj}:{min}")).ok()?;
+    Some(link.file_name()?.to_string_lossy().into_owned())
+}
+
+/// The block devices under a directory's filesystem: its device; for a filesystem whose device
+/// number is not a block device's (btrfs), the device its mount names and every other device
+/// the kernel lists beside it (`/sys/fs/TYPE/UUID/devices`). None for tmpfs, FUSE or NFS.
+pub fn devices_of_dir(dir: &Path) -> Vec<PathBuf> {
+    use std::os::unix::fs::MetadataExt;
+    let Ok(meta) = std::fs::metadata(dir) else {
+        return Vec::new();
+    };
+    let (maj, min) = crate::sys::split_dev(meta.dev());
+    if let Ok(link) = std::fs::read_link(format!("/sys/dev/block/{maj}:{min}")) {
+        return link
+            .file_name()
+            .map(|n| vec![PathBuf::from("/dev").join(n)])
+            .unwrap_or_default();
+    }
+    // The mount by its device number, else (a btrfs subvolume's number is not its mount's) the
+    // mount that holds the directory.
+    let mounts = crate::sys::mounts::mounts();
+    let by_number = mounts.iter().rev().find(|m| m.dev == (maj, min)).cloned();
+    let dir = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
+    let Some(source) = by_number
+        .or_else(|| crate::sys::mounts::containing(&dir))
+        .map(|m| PathBuf::from(&m.source))
+        .filter(|s| s.starts_with("/dev/"))
+    else {
+        return Vec::new();
+    };
+    let Some(name) = kernel_name(&source) else {
+        return Vec::new();
+    };
+    beside(&name).unwrap_or_else(|| vec![source])
+}
+
+/// The devices a multi-device filesystem lists with `name` among them (`/sys/fs/*/*/devices`).
+fn beside(name: &str) -> Option<Vec<PathBuf>> {
+    // (cgroup's tree is large and lists no block devices.)
+    let types = std::fs::read_dir("/sys/fs").ok()?.flatten();
+    for fs in types.filter(|t| t.file_name() != "cgroup") {
+        for one in std::fs::read_dir(fs.path()).into_iter().flatten().flatten() {
+            let list = one.path().join("devices");
+            let Ok(devs) = std::fs::read_dir(&list) else {
+                continue;
+            };
+            let names: Vec<String> = devs
+                .flatten()
+                .map(|d| d.file_name().to_string_lossy().into_owned())
+                .collect();
+            if names.iter().any(|n| n == name) {
+                return Some(
+                    names
+                        .iter()
+                        .map(|n| PathBuf::from("/dev").join(n))
+                        .collect(),
+                );
+            }
+        }
+    }
+    None
+}
+
 /// A loop device's backing file, when it is one.
 fn backing_file(name: &str) -> Option<PathBuf> {
     let text = std::fs::read_to_string(format!("/sys/block/{name}/loop/backing_file")).ok()?;
@@ -46,22 +135,26 @@ fn backing_file(name: &str) -> Option<PathBuf> {
 }
 
 /// The devices under `top` (kernel names, in `role`), then under each loop device the disk that
-/// holds its backing file; each device once.
-pub fn stack(tops: &[(PathBuf, Role)]) -> Vec<StackDevice> {
+/// holds its backing file; each device once. A loop device whose image lies on a filesystem
+/// `memory` says lives in memory (by its kernel type) is a memory-backed one.
+pub fn stack(tops: &[(PathBuf, Role)], memory: &dyn Fn(&str) -> bool) -> Vec<StackDevice> {
     let mut out: Vec<StackDevice> = Vec::new();
     let push = |name: String, role: Role, out: &mut Vec<StackDevice>| {
         if !out.iter().any(|d| d.name == name) {
-            out.push(StackDevice { name, role });
+            out.push(StackDevice {
+                name,
+                role,
+                medium: Medium::Disk,
+            });
         }
     };
     for (dev, role) in tops {
-        if let Some(name) = crate::metrics::diskstats::kernel_name(dev) {
+        if let Some(name) = kernel_name(dev) {
             push(name, *role, &mut out);
         }
     }
-    let loops: Vec<String> = out.iter().map(|d| d.name.clone()).collect();
-    for name in loops {
-        let Some(file) = backing_file(&name) else {
+    for i in 0..out.len() {
+        let Some(file) = backing_file(&out[i].name) else {
             continue;
         };
         use std::os::unix::fs::MetadataExt;
@@ -69,8 +162,14 @@ pub fn stack(tops: &[(PathBuf, Role)]) -> Vec<StackDevice> {
             continue;
         };
         let (maj, min) = crate::sys::split_dev(meta.dev());
-        if let Some(disk) = disk_of(maj, min) {
-            push(disk, Role::Backing, &mut out);
+        match disk_of(maj, min) {
+            Some(disk) => push(disk, Role::Backing, &mut out),
+            None => {
+                let fs = crate::sys::mounts::containing(&file).map(|m| m.fstype);
+                if fs.is_some_and(|f| memory(&f)) {
+                    out[i].medium = Medium::Memory;
+                }
+            }
         }
     }
     out
@@ -84,6 +183,9 @@ pub struct FsThreads {
     /// Words in the names of its kernel threads (`jbd2/`, `btrfs-`, `xfs`): a kernel thread whose
     /// name holds one (a kworker names the workqueue it serves) counts as the filesystem's.
     pub kernel: &'static [&'static str],
+    /// How the names of its kernel code begin (`ext4_`, `jbd2_`): a profile's kernel time in
+    /// them is the filesystem's own.
+    pub code: &'static [&'static str],
 }
 
 /// Everything the frame watches for one phase.
@@ -91,12 +193,37 @@ pub struct FsThreads {
 pub struct Watch {
     pub devices: Vec<StackDevice>,
     pub threads: FsThreads,
+    /// The run's other ranks on this host, when a launcher started several: processes of the
+    /// same name as this one with the same parent (the launcher's daemon). They are the run's
+    /// own, never other processes.
+    pub ranks: Option<Siblings>,
+}
+
+/// This process's parent and command name, which its sibling ranks share.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Siblings {
+    pub parent: u32,
+    pub comm: String,
+}
+
+impl Siblings {
+    /// This process's, read from /proc/self/stat.
+    pub fn of_self() -> Option<Siblings> {
+        let (comm, cpu) =
+            procfs::parse_task_stat(&std::fs::read_to_string("/proc/self/stat").ok()?)?;
+        Some(Siblings {
+            parent: cpu.ppid,
+            comm,
+        })
+    }
 }
 
 /// Whose a process is, for the phase's CPU accounts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Owner {
     Fsbench,
+    /// Another rank of the run, on this host.
+    Rank,
     Daemon,
     FsKernel,
     /// Another kernel thread: it works for whoever asked it, in a phase mostly its own I/O.
@@ -107,8 +234,11 @@ pub enum Owner {
 impl Watch {
     pub fn owner(&self, pid: u32, comm: &str, cpu: &TaskCpu) -> Owner {
         let kernel = cpu.kernel_thread(pid);
+        let rank = |s: &Siblings| cpu.ppid == s.parent && comm == s.comm;
         if pid == std::process::id() {
             Owner::Fsbench
+        } else if !kernel && self.ranks.as_ref().is_some_and(rank) {
+            Owner::Rank
         } else if !kernel && self.threads.daemons.contains(&comm) {
             Owner::Daemon
         } else if kernel && self.threads.kernel.iter().any(|k| comm.contains(k)) {
@@ -130,15 +260,31 @@ pub struct Snapshot {
     pub devices: Vec<Option<DiskLine>>,
     /// fsbench's whole process (every thread, ended ones too): (user, system) nanoseconds.
     pub own_ns: (u64, u64),
-    /// Every process but fsbench: pid, name, CPU (ticks). Only at the phase's ends.
-    pub processes: Vec<(u32, String, TaskCpu)>,
+    /// fsbench's whole process's storage I/O.
+    pub own_io: Option<TaskIo>,
+    /// Every process (CPU in ticks, storage I/O). Only at the phase's ends.
+    pub processes: Vec<Task>,
+}
+
+/// Whether a reading scans every process (a few milliseconds), and when: at a phase's start
+/// before the figures, at its end after them, so the scan's own CPU is not the phase's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scan {
+    No,
+    First,
+    Last,
 }
 
 impl Snapshot {
-    /// Reads everything; `processes` scans /proc (a few milliseconds: the phase's ends only).
-    pub fn take(watch: &Watch, processes: bool) -> Snapshot {
-        let disks = std::fs::read_to_string("/proc/diskstats").unwrap_or_default();
-        Snapshot {
+    /// Reads everything (/proc/stat, /proc/pressure, /proc/diskstats, this process's CPU).
+    pub fn take(watch: &Watch, scan: Scan) -> Snapshot {
+        let first = if scan == Scan::First {
+            procfs::processes()
+        } else {
+            Vec::new()
+        };
+        let disks = procfs::diskstats();
+        let mut s = Snapshot {
             at: Instant::now(),
             machine: procfs::machine_cpu(),
             pressure: procfs::pressure(),
@@ -148,12 +294,13 @@ impl Snapshot {
                 .map(|d| procfs::parse_disk_line(&disks, &d.name))
                 .collect(),
             own_ns: crate::sys::process_cpu_ns(),
-            processes: if processes {
-                procfs::processes()
-            } else {
-                Vec::new()
-            },
+            own_io: procfs::task_io("self"),
+            processes: first,
+        };
+        if scan == Scan::Last {
+            s.processes = procfs::processes();
         }
+        s
     }
 }
 
@@ -168,14 +315,22 @@ pub struct ThreadSample {
 }
 
 impl ThreadSample {
-    /// The calling thread's figures.
+    /// The calling thread's figures: one getrusage call and one read of its schedstat (the
+    /// start line's reading comes right before the first timed call).
     pub fn now() -> ThreadSample {
-        let (user_ns, sys_ns) = crate::sys::thread_cpu_ns();
+        let u = crate::sys::thread_usage();
+        let text = std::fs::read_to_string("/proc/thread-self/schedstat").unwrap_or_default();
+        let (on_cpu_ns, runq_ns) = procfs::parse_schedstat(&text).unwrap_or_default();
         ThreadSample {
             at: Some(Instant::now()),
-            user_ns,
-            sys_ns,
-            sched: procfs::task_sched(Path::new("/proc/thread-self")).unwrap_or_default(),
+            user_ns: u.user_ns,
+            sys_ns: u.sys_ns,
+            sched: TaskSched {
+                on_cpu_ns,
+                runq_ns,
+                voluntary: u.voluntary,
+                involuntary: u.involuntary,
+            },
         }
     }
 }

@@ -54,7 +54,7 @@ impl WorkloadView for Limits {
                     .to_vec(),
                     rows,
                     note: Some(
-                        "worker: the busiest worker's time on a CPU in fsbench (usr) and in the kernel (sys), waiting for a CPU (runq) and blocked; filesystem: its processes and kernel threads, in cores; others: what other processes took, in cores; devices: utilisation, requests in flight, and the share of the reads and writes that reached the target's device"
+                        "worker: the busiest worker's time on a CPU in fsbench (usr) and in the kernel (sys), waiting for a CPU (runq) and blocked; filesystem: its processes and kernel threads, in cores; others: what other processes took, in cores (of it, processes that came and went), and their I/O on the target's devices; devices: utilisation, requests in flight, flush requests, the share of the reads and writes that reached the target's devices, and the flush after a writing phase"
                             .into(),
                     ),
                     right: vec![2],
@@ -86,14 +86,29 @@ fn evidence_row(r: &Record, l: &crate::metrics::limiter::Limiter, e: &Evidence) 
         .take(3)
         .map(|b| format!("{} {:.2}", b.name, b.cores))
         .collect();
-    let others = e
-        .machine
-        .as_ref()
-        .map_or_else(String::new, |m| format!("{:.2}", m.others));
+    let others = e.machine.as_ref().map_or_else(String::new, |m| {
+        let mut s = format!("{:.2}", m.others);
+        if m.gone >= 0.01 {
+            s += &format!(" ({:.2} gone)", m.gone);
+        }
+        if let Some(io) = m.io.as_ref().filter(|x| x.on_stack > 0) {
+            s += &format!("; I/O {:.1} MiB", io.on_stack as f64 / (1 << 20) as f64);
+        }
+        s
+    });
     let mut devices: Vec<String> = e
         .devices
         .iter()
-        .map(|d| format!("{} {} ({:.1})", d.name, pct(d.util), d.in_flight))
+        .map(|d| {
+            let mut s = format!("{} {} ({:.1})", d.name, pct(d.util), d.in_flight);
+            if d.flushes > 0 {
+                s += &format!(" {} flushes", d.flushes);
+            }
+            if !d.medium.is_disk() {
+                s += " in memory";
+            }
+            s
+        })
         .collect();
     if let Some(x) = &e.reached {
         let mut reached = Vec::new();
@@ -106,6 +121,15 @@ fn evidence_row(r: &Record, l: &crate::metrics::limiter::Limiter, e: &Evidence) 
         if !reached.is_empty() {
             devices.push(format!("reached: {}", reached.join(", ")));
         }
+    }
+    if let Some(f) = &e.flush {
+        devices.push(format!(
+            "flush {:.1} s{}",
+            f.seconds,
+            f.device
+                .as_ref()
+                .map_or(String::new(), |d| format!(" {d} {}", pct(f.util)))
+        ));
     }
     vec![
         r.target.clone(),

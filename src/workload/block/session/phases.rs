@@ -3,7 +3,7 @@
 
 use super::super::{writes, Block, Origin};
 use super::judged;
-use crate::frame::{CachePolicy, PhaseSpec};
+use crate::frame::{CachePolicy, PartSpec, PhaseSpec};
 use crate::plan::job::{EngineKind, Job, Rw};
 use crate::workload::block::resolve::Resolved;
 
@@ -50,6 +50,11 @@ impl Phases {
     }
 }
 
+/// Whether a job reads the target: it reads, with an engine that moves data.
+fn reads(j: &Job) -> bool {
+    !matches!(j.rw, Rw::Write | Rw::RandWrite) && j.engine != EngineKind::Null
+}
+
 /// The frame's spec of the phase of `jobs` (their `workers` in all).
 fn spec(block: &Block, jobs: &[&Job], workers: usize, snapping: bool) -> PhaseSpec {
     PhaseSpec {
@@ -68,9 +73,7 @@ fn spec(block: &Block, jobs: &[&Job], workers: usize, snapping: bool) -> PhaseSp
         },
         writes: jobs.iter().any(|j| writes(j.rw)),
         // The null engine moves no data: its reads reach neither the filesystem nor a cache.
-        reads: jobs
-            .iter()
-            .any(|j| !matches!(j.rw, Rw::Write | Rw::RandWrite) && j.engine != EngineKind::Null),
+        reads: jobs.iter().any(|j| reads(j)),
         workers,
         unit: "I/Os",
         // Time-based jobs end when their runtime (and ramp) is over.
@@ -83,7 +86,14 @@ fn spec(block: &Block, jobs: &[&Job], workers: usize, snapping: bool) -> PhaseSp
             .try_fold(0.0f64, |a, x| x.map(|x| a.max(x))),
         beside: (snapping && jobs.iter().any(|j| block.snaps(&j.name)))
             || jobs.iter().any(|j| judged(j).is_some()),
-        pacing: jobs.iter().find_map(|j| j.pacing()),
+        parts: jobs
+            .iter()
+            .map(|j| PartSpec {
+                reads: reads(j),
+                writes: writes(j.rw) && j.engine != EngineKind::Null,
+                pacing: j.pacing(),
+            })
+            .collect(),
         empty: crate::frame::Empty::Fails,
         ..Default::default()
     }

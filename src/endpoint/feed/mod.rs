@@ -1,27 +1,28 @@
-//! The live feed: what a running study shows on its metrics endpoint (`--metrics ADDR`; the
-//! server is `crate::endpoint`). The coordinator says which workload runs on which target in
-//! which repeat (`workload`); the frame says which phase runs, with its workers' `Progress`
-//! (`phase`), read live: operations and bytes by direction, and each worker's last closed
-//! interval of latencies, which its slicer publishes once per interval (`tap`); and what decides the phase's limiter so far (`evidence`). Nothing is added
-//! per I/O. With no endpoint open there is no feed, and every hook is one look at an empty
-//! global.
+//! The live feed: what a running study shows on its metrics endpoint (`--metrics ADDR`). It
+//! observes the run (`frame::observe::Observer`, installed while the endpoint is open): the
+//! coordinator says which workload runs on which target in which repeat; the frame says which
+//! phase runs, with its workers' `Progress`, read live: operations and bytes by direction, and
+//! each worker's last closed interval of latencies, which its slicer publishes once per
+//! interval; and what decides the phase's limiter so far. Nothing is added per I/O.
 //!
 //! Counters (`fsbench_operations_total`, `fsbench_bytes_total`) add up over the whole run per
 //! (target, workload, test, direction): a repeat of a phase carries on from the last. The
 //! gauges are the running phase's and go when it ends. `render.rs` writes the text.
 
 pub mod render;
-pub mod sofar;
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
 
-use super::evidence::Volume;
-use super::limiter::Limit;
-use super::progress::{ByDirection, Progress};
-use super::timeline::{self, Slice};
+use crate::frame::observe::{Observer, PhaseInfo};
+use crate::metrics::evidence::sofar::SoFar;
+use crate::metrics::evidence::Volume;
+use crate::metrics::limiter::Limit;
+use crate::metrics::progress::{ByDirection, Progress};
+use crate::metrics::timeline::{self, Slice};
 use crate::plan::dir::Dir;
+use crate::plan::job::Achieved;
 
 /// What `fsbench_info` says of the run.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -44,17 +45,6 @@ pub struct Key {
     pub target: String,
     pub workload: String,
     pub test: String,
-}
-
-/// What the frame declares of a phase as it starts.
-#[derive(Debug, Clone, Copy)]
-pub struct PhaseInfo<'a> {
-    pub test: &'a str,
-    /// The rates' interval (the plan's `--interval`).
-    pub interval: Duration,
-    /// The operations the phase expects, or how long it runs, when known (progress and ETA).
-    pub total_ops: Option<u64>,
-    pub total_secs: Option<f64>,
 }
 
 /// Where the coordinator is.
@@ -100,7 +90,7 @@ struct State {
     /// What ended phases did, per key.
     finished: BTreeMap<Key, ByDirection>,
     /// The running phase's evidence so far, and the limiter it last gave (with when).
-    evidence: Option<Arc<sofar::SoFar>>,
+    evidence: Option<Arc<SoFar>>,
     limiter: Option<(Instant, Option<Limit>)>,
 }
 
@@ -226,7 +216,7 @@ impl Feed {
     }
 
     /// What decides the running phase's limiter so far.
-    pub fn set_evidence(&self, e: Arc<sofar::SoFar>) {
+    pub fn set_evidence(&self, e: Arc<SoFar>) {
         self.with(|s| {
             s.evidence = Some(e);
             s.limiter = None;
@@ -276,12 +266,26 @@ impl Feed {
             let volume = Volume {
                 read: moved(Dir::Read),
                 written: moved(Dir::Write),
+                read_ops: moved(Dir::Read).map(|_| t[Some(Dir::Read)].ops as f64),
             };
-            Some((e, volume))
+            let secs = now
+                .saturating_duration_since(r.started)
+                .as_secs_f64()
+                .max(1e-3);
+            let rate = |d: Dir| {
+                let c = t[Some(d)];
+                (c.ops as f64 / secs, c.bytes as f64 / secs)
+            };
+            let (r, w) = (rate(Dir::Read), rate(Dir::Write));
+            let achieved = Achieved {
+                iops: [r.0, w.0],
+                bytes: [r.1, w.1],
+            };
+            Some((e, volume, achieved))
         });
         // (Outside the lock: the phase's hooks do not wait for it.)
-        if let Some((e, volume)) = due {
-            let l = e.limiter(volume);
+        if let Some((e, volume, achieved)) = due {
+            let l = e.limiter(volume, &achieved);
             self.with(|s| s.limiter = Some((now, l)));
         }
         self.with(|s| view_of(&self.info, s, now))
@@ -356,108 +360,35 @@ fn latency_of(
     if all.count() == 0 {
         return None;
     }
-    let h = all.to_hist(super::timeline::SIGFIG);
+    let h = all.to_hist(timeline::SIGFIG);
     Some(PERCENTILES.map(|(_, q)| h.value_at_quantile(q) as f64 / 1e9))
 }
 
-static FEED: Mutex<Option<Arc<Feed>>> = Mutex::new(None);
-
-/// The feed of the endpoint this process opened, if any.
-pub fn current() -> Option<Arc<Feed>> {
-    FEED.lock().unwrap_or_else(|e| e.into_inner()).clone()
-}
-
-/// The endpoint opened: the hooks feed `f` from now on (until `uninstall`).
-pub fn install(f: Arc<Feed>) {
-    *FEED.lock().unwrap_or_else(|e| e.into_inner()) = Some(f);
-}
-
-pub fn uninstall() {
-    *FEED.lock().unwrap_or_else(|e| e.into_inner()) = None;
-}
-
-/// The coordinator runs a workload on a target (until the guard goes).
-pub fn workload(target: &str, repeat: u32, workload: &str) -> Option<Scope> {
-    let f = current()?;
-    f.enter_workload(target, repeat, workload);
-    Some(Scope {
-        feed: f,
-        ends: Ends::Workload,
-    })
-}
-
-/// The frame runs a phase with these workers (until the guard goes).
-pub fn phase(p: PhaseInfo, workers: &Arc<[Progress]>) -> Option<Scope> {
-    let f = current()?;
-    f.start_phase(p, workers.clone(), Instant::now());
-    Some(Scope {
-        feed: f,
-        ends: Ends::Phase,
-    })
-}
-
-/// The frame gathers the running phase's evidence; `make` is called only when a feed is open.
-pub fn evidence(make: impl FnOnce() -> sofar::SoFar) {
-    if let Some(f) = current() {
-        f.set_evidence(Arc::new(make()));
+impl Observer for Feed {
+    fn entered(&self, target: &str, repeat: u32, workload: &str) {
+        self.enter_workload(target, repeat, workload);
     }
-}
-
-/// A phase that must run with no other thread alive: the server stops until the guard goes.
-pub fn hush() -> Option<Hushed> {
-    let s = current()?.server()?;
-    s.pause();
-    Some(Hushed(s))
-}
-
-/// What a `Scope` ends when it goes.
-enum Ends {
-    Workload,
-    Phase,
-}
-
-/// Ends what `workload` or `phase` began.
-pub struct Scope {
-    feed: Arc<Feed>,
-    ends: Ends,
-}
-
-impl Drop for Scope {
-    fn drop(&mut self) {
-        match self.ends {
-            Ends::Phase => self.feed.end_phase(),
-            Ends::Workload => self.feed.leave_workload(),
+    fn left(&self) {
+        self.leave_workload();
+    }
+    fn started(&self, p: PhaseInfo, workers: Arc<[Progress]>) {
+        self.start_phase(p, workers, Instant::now());
+    }
+    fn ended(&self) {
+        self.end_phase();
+    }
+    fn evidence(&self, s: SoFar) {
+        self.set_evidence(Arc::new(s));
+    }
+    fn pause(&self) {
+        if let Some(s) = self.server() {
+            s.pause();
         }
     }
-}
-
-/// Starts the server again.
-pub struct Hushed(Arc<dyn Server>);
-
-impl Drop for Hushed {
-    fn drop(&mut self) {
-        self.0.resume();
-    }
-}
-
-/// Worker `index` of `workers` runs on this thread (until the guard goes): the slicers it
-/// makes publish each interval they close to its `Progress`. Nothing when no feed is open.
-pub fn tap(workers: &Arc<[Progress]>, index: usize) -> Option<Tapped> {
-    current()?;
-    let workers = workers.clone();
-    timeline::publish_here(Some(Arc::new(move |slice: &Slice| {
-        if let Some(p) = workers.get(index) {
-            p.close_interval(slice.clone());
+    fn resume(&self) {
+        if let Some(s) = self.server() {
+            s.resume();
         }
-    })));
-    Some(Tapped)
-}
-
-pub struct Tapped;
-
-impl Drop for Tapped {
-    fn drop(&mut self) {
-        timeline::publish_here(None);
     }
 }
 
