@@ -209,14 +209,20 @@ impl StudyReport {
             .filter(|r| statistics_of(r) == Statistics::Shown)
             .cloned()
             .collect();
-        let ranked: Vec<Record> = records
+        let measurements: Vec<Record> = records
             .iter()
             .filter(|r| statistics_of(r) != Statistics::None)
             .cloned()
             .collect();
         let rows = summary::rows(&measured, &baseline);
         let mut warnings = warnings::build(&measured, &rows, manifest_warnings);
-        warnings.extend(limits::warnings(&ranked));
+        warnings.extend(limits::warnings(&measurements));
+        // A workload whose view ranks its targets itself (io500 by its score) is ranked by
+        // neither the verdict nor the ratio matrix by another measure.
+        let ranked: Vec<Record> = measurements
+            .into_iter()
+            .filter(|r| !views::claiming(r.workload_name()).is_some_and(|v| v.ranks()))
+            .collect();
         for v in views::VIEWS {
             let mine = Self::claimed(&records, *v);
             warnings.extend(v.warnings(&mine).into_iter().map(warnings::Warning::line));

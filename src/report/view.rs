@@ -85,7 +85,8 @@ pub(crate) struct Study<'a> {
     pub(crate) records: &'a [Record],
     /// The records whose statistics are shown (`Statistics::Shown`, and those no view claims).
     pub(crate) measured: &'a [Record],
-    /// The records that are measurements (not the audit's verdicts): what a verdict ranks.
+    /// The records that are measurements (not the audit's verdicts) of workloads whose view
+    /// does not rank its targets itself: what the verdict and the ratio matrix rank.
     pub(crate) ranked: &'a [Record],
     /// The statistics rows of `measured`.
     pub(crate) rows: &'a [Row],

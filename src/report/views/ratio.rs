@@ -19,7 +19,7 @@ impl WorkloadView for Ratio {
     }
 
     fn sections(&self, _mine: &[&Record], study: &Study) -> Vec<Section> {
-        let Some((title, grid)) = matrix(study.rows, study.baseline) else {
+        let Some((title, grid)) = matrix(study.rows, study.ranked, study.baseline) else {
             return Vec::new();
         };
         vec![
@@ -59,7 +59,7 @@ fn name_of(w: &str, t: &str, metric: &str) -> String {
 }
 
 /// The matrix's title and table, when there are two targets or more.
-fn matrix(rows: &[Row], baseline: &str) -> Option<(String, Grid)> {
+fn matrix(rows: &[Row], ranked: &[Record], baseline: &str) -> Option<(String, Grid)> {
     let targets = targets(rows.iter().map(|r| r.target.as_str()));
     let mut tests: Vec<(&str, &str)> = Vec::new();
     for r in rows {
@@ -73,9 +73,9 @@ fn matrix(rows: &[Row], baseline: &str) -> Option<(String, Grid)> {
     }
     let mut out = Vec::new();
     for (w, t) in tests {
-        // A workload whose view ranks its targets itself (io500) is not put to a baseline here.
+        // Only what a verdict ranks is put to a baseline (not io500, which its view ranks).
         let name = w.split(':').next().unwrap_or(w);
-        if super::claiming(name).is_some_and(|v| v.ranks()) {
+        if !ranked.iter().any(|r| r.workload_name() == name) {
             continue;
         }
         let Some(m) = headline(rows, w, t) else {

@@ -100,8 +100,7 @@ fn workloads(records: &[Record]) -> Vec<&str> {
     let mut out: Vec<&str> = Vec::new();
     for r in records {
         let w = r.workload_name();
-        let ranked_by_its_view = super::claiming(w).is_some_and(|v| v.ranks());
-        if !out.contains(&w) && w != "smoke" && w != "idle" && !ranked_by_its_view {
+        if !out.contains(&w) && w != "smoke" && w != "idle" {
             out.push(w);
         }
     }
