@@ -94,7 +94,12 @@ fn spec(block: &Block, jobs: &[&Job], workers: usize, snapping: bool) -> PhaseSp
                 pacing: j.pacing(),
             })
             .collect(),
-        empty: crate::frame::Empty::Fails,
+        // A job whose exitall ends the others may end one before its first I/O, as fio does.
+        empty: if jobs.iter().any(|j| j.exitall) {
+            crate::frame::Empty::Judged
+        } else {
+            crate::frame::Empty::Fails
+        },
         ..Default::default()
     }
 }
