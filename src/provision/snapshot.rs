@@ -184,9 +184,17 @@ impl Snapper {
         let How::Btrfs { mount } = &self.how else {
             return Ok(space);
         };
+        // The deletions are committed first: that commit wakes btrfs's cleaner, which would
+        // otherwise wait for the next periodic commit (30 s) before `subvolume sync` returns;
+        // the last commit puts the freed space in statvfs.
         let m = mount.to_string_lossy();
-        let _ = run_command(&argv(&["btrfs", "subvolume", "sync", &m]));
-        let _ = run_command(&argv(&["btrfs", "filesystem", "sync", &m]));
+        for step in [
+            ["filesystem", "sync"],
+            ["subvolume", "sync"],
+            ["filesystem", "sync"],
+        ] {
+            let _ = run_command(&argv(&["btrfs", step[0], step[1], &m]));
+        }
         Ok(space.zip(used(mount)).map(|(b, a)| b.saturating_sub(a)))
     }
 }

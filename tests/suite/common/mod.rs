@@ -142,6 +142,16 @@ pub fn straced(dir: &Path, calls: &str, per_thread: bool, args: &[&str]) -> Opti
 pub struct Serial {
     _threads: MutexGuard<'static, ()>,
     _machine: std::fs::File,
+    since: std::time::Instant,
+}
+
+/// How long a test held the machine, in its output: scripts/test lists the longest holders, the
+/// suite's critical path.
+impl Drop for Serial {
+    fn drop(&mut self) {
+        let test = std::thread::current().name().unwrap_or("?").to_string();
+        eprintln!("HELD: {:.1} s {test}", self.since.elapsed().as_secs_f64());
+    }
 }
 
 /// Tests that take loop devices or pools must not run at the same time.
@@ -164,13 +174,18 @@ pub fn serial() -> Serial {
     Serial {
         _threads: threads,
         _machine: machine,
+        since: std::time::Instant::now(),
     }
 }
 
-/// A work directory for one test, on disk (not tmpfs).
+/// A work directory for one test: on disk (not tmpfs), or under `FSBENCH_TEST_WORKDIR` where
+/// scripts/test puts the tiers whose loop images need no disk under them in memory.
 pub fn workdir() -> tempfile::TempDir {
-    std::fs::create_dir_all("/var/tmp/fsbench-tests").unwrap();
-    tempfile::tempdir_in("/var/tmp/fsbench-tests").unwrap()
+    let base = std::env::var_os("FSBENCH_TEST_WORKDIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("/var/tmp/fsbench-tests"));
+    std::fs::create_dir_all(&base).unwrap();
+    tempfile::tempdir_in(base).unwrap()
 }
 
 pub fn mounts_text() -> String {
