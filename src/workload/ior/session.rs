@@ -282,6 +282,11 @@ impl Session for IorSession {
         let c0 = Instant::now();
         drop(file);
         let c1 = Instant::now();
+        // IOR's barrier after its timers (after a write's close; after a read's, its reduction
+        // and its barrier): a rank that is done waits in MPI, as IOR's do, while others finish.
+        if let Err(why) = ctx.barrier() {
+            out.stopped = Some(why);
+        }
         if step.way == Way::Write {
             *self.wrote.lock().unwrap_or_else(|e| e.into_inner()) = moved.transfers;
         }
