@@ -203,12 +203,7 @@ where
     if n == 1 && spec.single_thread && beside.is_none() {
         return run_inline(work, spec, board);
     }
-    let across = match (cluster.rank().many(), cluster.meet()) {
-        (false, _) => Across::Alone,
-        (true, None) => Across::Coordinator,
-        (true, Some(m)) => Across::Workers(m),
-    };
-    let sh = Shared::new(spec, board, n, across);
+    let sh = Shared::new(spec, board, n, Across::of(cluster));
     let _live = super::observe::phase(live_info(spec), &sh.progress);
     let show = !quiet && std::io::IsTerminal::is_terminal(&std::io::stderr());
     let all_done = AtomicBool::new(false);

@@ -33,6 +33,17 @@ pub enum Across<'a> {
     Workers(&'a dyn Meet),
 }
 
+impl<'a> Across<'a> {
+    /// Who settles the rounds of `cluster`'s phases.
+    pub fn of(cluster: &'a dyn Cluster) -> Across<'a> {
+        match (cluster.rank().many(), cluster.meet()) {
+            (false, _) => Across::Alone,
+            (true, None) => Across::Coordinator,
+            (true, Some(m)) => Across::Workers(m),
+        }
+    }
+}
+
 #[derive(Debug, Default, Clone, Copy)]
 struct Round {
     /// The largest value given so far, and whether any worker asked for it.
