@@ -53,9 +53,31 @@ pub trait Cluster {
     fn max_across(&self, _round: u32, mine: Option<u64>) -> Option<u64> {
         mine
     }
+    /// The collectives a worker may call from its own thread, when the transport lets any
+    /// thread call them (rounds then meet the other ranks without the coordinator's thread).
+    fn meet(&self) -> Option<&dyn Meet> {
+        None
+    }
     /// Combines this participant's merged figures with every other participant's. Rank 0 gets
     /// the aggregate (with each rank's figures in `Merged::ranks`); the others get their own.
     fn reduce(&self, local: Merged) -> Result<Merged, RunError>;
+}
+
+/// What a round of an agreement asks the participants (`frame::rounds`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Ask {
+    /// That all have come (a barrier).
+    Barrier,
+    /// That all have come, and the largest value any gave.
+    Max,
+}
+
+/// The participants' collectives as a worker's thread calls them (MPI's barrier and reduction:
+/// one call per round, every participant's calls in the same order).
+pub trait Meet: Sync {
+    /// Returns once every participant has made its call of the same round: with `Ask::Max` the
+    /// largest `value` of all, else `value`. A stop request ends the wait.
+    fn meet(&self, ask: Ask, value: u64) -> Result<u64, crate::stop::StopReason>;
 }
 
 /// One process: the barrier is immediate and the reduction is the identity.

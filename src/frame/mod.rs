@@ -215,7 +215,7 @@ pub struct WorkerCtx<'a> {
     start: &'a pool::StartLine,
     /// Where the worker's own CPU and scheduler figures go (the phase's evidence).
     board: &'a crate::metrics::evidence::Board,
-    rounds: &'a rounds::Rounds,
+    rounds: &'a rounds::Rounds<'a>,
 }
 
 impl WorkerCtx<'_> {
@@ -241,7 +241,15 @@ impl WorkerCtx<'_> {
     /// barriers between its open, transfers and close, and its stonewall's wear-out). Every
     /// worker must make the same number of calls; a stop request ends the wait.
     pub fn agree_max(&self, value: u64) -> Result<u64, StopReason> {
-        self.rounds.agree(self.index, value)
+        self.rounds.agree(self.index, cluster::Ask::Max, value)
+    }
+
+    /// A barrier in the middle of a phase (a round of `agree_max` without a value: IOR's and
+    /// mdtest's barriers around their timers, one collective across ranks).
+    pub fn barrier(&self) -> Result<(), StopReason> {
+        self.rounds
+            .agree(self.index, cluster::Ask::Barrier, 0)
+            .map(drop)
     }
 }
 

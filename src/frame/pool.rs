@@ -5,6 +5,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
+use super::rounds::Across;
 use super::{Cluster, PhaseSpec, WorkerCtx, WorkerOut};
 use crate::metrics::evidence::Board;
 use crate::metrics::progress::Progress;
@@ -92,11 +93,11 @@ struct Shared<'a> {
     /// When each worker ended (seconds from `t0`).
     ends: Mutex<Vec<f64>>,
     /// The agreements the workers reach in the middle of the phase (IOR's -g, the wear-out).
-    rounds: super::rounds::Rounds,
+    rounds: super::rounds::Rounds<'a>,
 }
 
 impl<'a> Shared<'a> {
-    fn new(spec: &'a PhaseSpec, board: &'a Board, n: usize, many: bool) -> Shared<'a> {
+    fn new(spec: &'a PhaseSpec, board: &'a Board, n: usize, across: Across<'a>) -> Shared<'a> {
         Shared {
             spec,
             board,
@@ -106,7 +107,7 @@ impl<'a> Shared<'a> {
             first: AtomicBool::new(false),
             snapshot: Mutex::new((Vec::new(), 0.0)),
             ends: Mutex::new(Vec::new()),
-            rounds: super::rounds::Rounds::new(n, many),
+            rounds: super::rounds::Rounds::new(n, across),
         }
     }
 
@@ -202,7 +203,7 @@ where
     if n == 1 && spec.single_thread && beside.is_none() {
         return run_inline(work, spec, board);
     }
-    let sh = Shared::new(spec, board, n, cluster.rank().many());
+    let sh = Shared::new(spec, board, n, Across::of(cluster));
     let _live = super::observe::phase(live_info(spec), &sh.progress);
     let show = !quiet && std::io::IsTerminal::is_terminal(&std::io::stderr());
     let all_done = AtomicBool::new(false);
@@ -271,7 +272,7 @@ where
     let _live = super::observe::phase(live_info(spec), &progress);
     let progress = &progress[0];
     let start = StartLine::new(1);
-    let rounds = super::rounds::Rounds::new(1, false);
+    let rounds = super::rounds::Rounds::new(1, Across::Alone);
     let t0 = Instant::now();
     board.begin(0);
     let ctx = WorkerCtx {

@@ -20,7 +20,10 @@
 //! ```
 //!
 //! Every message starts with the sequence number of the step it belongs to (checked), then its
-//! body. Only the coordinator's thread calls MPI (MPI_THREAD_FUNNELED).
+//! body. Only the coordinator's thread sends and receives them. The rounds go another way where
+//! the MPI library lets any thread call it (MPI_THREAD_MULTIPLE): the worker that settles a
+//! round calls MPI's barrier (and, for a maximum, MPI's all-reduce) itself, as IOR and mdtest
+//! do (`Collectives`); its barrier is polled, so that a stop still ends the wait.
 
 use std::cell::{Cell, RefCell};
 use std::time::{Duration, Instant};
@@ -30,6 +33,7 @@ use mpi::traits::*;
 use mpi::Tag;
 
 use super::Team;
+use crate::frame::cluster::{Ask, Meet};
 use crate::frame::share::{combine, Share};
 use crate::frame::{Cluster, Merged, Rank, RunError};
 use crate::stop::StopReason;
@@ -100,6 +104,47 @@ pub struct Mpi {
     done_from: RefCell<Vec<bool>>,
     /// Rank 0: each round of this phase's agreements, every rank's value so far.
     posts: RefCell<std::collections::BTreeMap<u32, Vec<Option<u64>>>>,
+    /// The rounds' collectives, where any thread may call MPI.
+    collectives: Option<Collectives>,
+}
+
+/// MPI's collectives over every rank, called by a worker's thread (needs MPI_THREAD_MULTIPLE:
+/// the coordinator's thread sends and polls meanwhile). Each call is the world's next
+/// collective; the ranks' workers make them in the same order (the rounds of a phase).
+pub struct Collectives;
+
+impl Meet for Collectives {
+    fn meet(&self, ask: Ask, value: u64) -> Result<u64, StopReason> {
+        let world = SimpleCommunicator::world();
+        let mut req = world.immediate_barrier();
+        let mut stopped: Option<(StopReason, Instant)> = None;
+        loop {
+            req = match req.test() {
+                Ok(_) => break,
+                Err(r) => r,
+            };
+            if stopped.is_none() {
+                stopped = crate::stop::requested().map(|w| (w, Instant::now()));
+            }
+            if let Some((why, at)) = stopped {
+                if at.elapsed() >= GRACE {
+                    // A barrier's request holds no buffer: left to MPI, which the stop ends.
+                    std::mem::forget(req);
+                    return Err(why);
+                }
+            }
+            std::thread::yield_now();
+        }
+        Ok(match ask {
+            Ask::Barrier => value,
+            // Every rank passed the barrier and makes this call next: it cannot hang.
+            Ask::Max => {
+                let mut max = 0u64;
+                world.all_reduce_into(&value, &mut max, mpi::collective::SystemOperation::max());
+                max
+            }
+        })
+    }
 }
 
 /// A round's message: its number and a value.
@@ -123,7 +168,7 @@ enum Missed {
 
 impl Mpi {
     pub fn init(timeout: Duration) -> Result<Mpi, String> {
-        let (universe, _) = mpi::initialize_with_threading(mpi::Threading::Funneled)
+        let (universe, threads) = mpi::initialize_with_threading(mpi::Threading::Multiple)
             .ok_or("MPI was initialised already")?;
         let world = universe.world();
         let rank = Rank {
@@ -146,6 +191,7 @@ impl Mpi {
             wall: Cell::new(Wall::default()),
             done_from: RefCell::new(vec![false; rank.size]),
             posts: RefCell::new(Default::default()),
+            collectives: (threads >= mpi::Threading::Multiple).then_some(Collectives),
         })
     }
 
@@ -393,6 +439,10 @@ impl Cluster for Mpi {
         posts.remove(&round);
         self.to_all(MAX, seq, &round_body(round, max));
         Some(max)
+    }
+
+    fn meet(&self) -> Option<&dyn Meet> {
+        self.collectives.as_ref().map(|c| c as &dyn Meet)
     }
 
     fn reduce(&self, local: Merged) -> Result<Merged, RunError> {

@@ -260,7 +260,7 @@ impl Session for IorSession {
         let mut lat = Lat::over(ctx.interval).touched();
         ctx.start_line();
         // IOR's barrier before its open timer: every rank starts together.
-        if let Err(why) = ctx.agree_max(0) {
+        if let Err(why) = ctx.barrier() {
             out.stopped = Some(why);
             return out;
         }
@@ -282,6 +282,11 @@ impl Session for IorSession {
         let c0 = Instant::now();
         drop(file);
         let c1 = Instant::now();
+        // IOR's barrier after its timers (after a write's close; after a read's, its reduction
+        // and its barrier): a rank that is done waits in MPI, as IOR's do, while others finish.
+        if let Err(why) = ctx.barrier() {
+            out.stopped = Some(why);
+        }
         if step.way == Way::Write {
             *self.wrote.lock().unwrap_or_else(|e| e.into_inner()) = moved.transfers;
         }
@@ -352,6 +357,12 @@ impl Run<'_, '_> {
         }
     }
 
+    fn barrier(&mut self) {
+        if let Err(why) = self.ctx.barrier() {
+            self.out.stopped = Some(why);
+        }
+    }
+
     #[allow(clippy::too_many_arguments)]
     fn transfers(
         &mut self,
@@ -364,7 +375,7 @@ impl Run<'_, '_> {
     ) -> (Moved, Instant, Instant) {
         let p = &self.s.plan;
         if p.barriers {
-            self.agree(0);
+            self.barrier();
         }
         let x0 = Instant::now();
         let mut moved = Moved::default();
@@ -396,7 +407,7 @@ impl Run<'_, '_> {
         }
         let x1 = Instant::now();
         if p.barriers {
-            self.agree(0);
+            self.barrier();
         }
         (moved, x0, x1)
     }

@@ -4,10 +4,9 @@
 //! a tree per rank (`-u`) or one shared, its phases in its order (tree made; directories
 //! created, stat'ed, renamed, removed; files created (and written, `-w`), stat'ed, read (`-e`),
 //! removed; tree removed; `-C -T -E -r -U` choose), no cache dropped unless asked
-//! (`--drop-caches`, said in the record), and its rates: every rank's items over the time from
-//! the earliest start to the end of the barrier after the phase (mdtest's items over its slowest
-//! rank's time, which ends after that barrier). The
-//! command line is read once (`plan::hpc::mdtest`); `tree.rs` holds mdtest's names, `items.rs`
+//! (`--drop-caches`, said in the record), and its rates: every rank's items over the slowest
+//! rank's time, each rank's from its start after MPI's barrier before the phase to its end after
+//! the barrier after it (a tree's directories over rank 0's time). The command line is read once (`plan::hpc::mdtest`); `tree.rs` holds mdtest's names, `items.rs`
 //! one rank's items, `session.rs` the phases and their records.
 
 mod items;

@@ -1,8 +1,8 @@
 //! The phases of an mdtest run, in mdtest's order per iteration: the tree made, the directory
 //! test (create, stat, rename, remove), the file test (create, stat, read, remove), the tree
-//! removed; and each phase's record, its rate mdtest's (every rank's items over the time from the
-//! earliest start to the end of the barrier after the phase, as mdtest's items over its slowest
-//! rank's time, which ends after that barrier).
+//! removed; and each phase's record, its rate mdtest's: every rank's items over the slowest rank's
+//! time, each rank's from its start after the barrier before the phase to its end after the
+//! barrier after it (a tree's directories over rank 0's time).
 
 use std::collections::BTreeMap;
 use std::os::unix::fs::DirBuilderExt;
@@ -266,9 +266,14 @@ impl Session for MdSession {
         let wall = walled.then(|| Duration::from_secs(self.plan.stonewall_s));
         let mut lat = Lat::over(ctx.interval).touched();
         let mut d = Done::default();
+        let barrier = |out: &mut WorkerOut| {
+            if let Err(why) = ctx.barrier() {
+                out.stopped = Some(why);
+            }
+        };
         ctx.start_line();
         // mdtest's barrier before its phase timer: every rank starts together.
-        agree(&mut out, 0);
+        barrier(&mut out);
         let t0 = Instant::now();
         lat.begin(t0);
         let all = walk.nums.len();
@@ -296,8 +301,18 @@ impl Session for MdSession {
         }
         // mdtest's barrier after the phase, inside its timer: a rank's time ends when every
         // rank's part has.
-        agree(&mut out, 0);
+        barrier(&mut out);
         let t1 = Instant::now();
+        // mdtest's rate divides by one time: its slowest rank's (a tree's: rank 0's), each from
+        // the rank's own start; rank 0 keeps it as the span "timed" (after the timer).
+        let own = t1 - t0;
+        let timed = match s.op {
+            Op::TreeCreate | Op::TreeRemove => own,
+            _ => Duration::from_nanos(agree(&mut out, own.as_nanos() as u64)),
+        };
+        if self.rank == 0 {
+            out.spans.insert("timed", ctx.span(t0, t0 + timed));
+        }
         match r {
             Err(Short::Stopped(why)) => out.stopped = Some(why),
             Err(Short::Failed(e, path)) => {
@@ -346,12 +361,14 @@ impl Session for MdSession {
 }
 
 impl MdSession {
-    /// The phase's record: mdtest's rate (every rank's items over the earliest start to the
-    /// latest end; a tree's directories over that time, as mdtest counts one tree).
+    /// The phase's record: mdtest's rate (every rank's items over the slowest rank's time; a
+    /// tree's directories over rank 0's, as mdtest counts one tree); its duration the earliest
+    /// start to the latest end.
     fn figures(&self, s: Step, m: &Merged) -> Phase {
         let part = &m.parts[0];
         let span = part.spans.get("phase").copied().unwrap_or_default();
-        let secs = span.secs().max(1e-9);
+        let timed = part.spans.get("timed").copied().unwrap_or(span);
+        let secs = timed.secs().max(1e-9);
         let items = part.counter("items");
         let counted = match s.op {
             Op::TreeCreate | Op::TreeRemove => self.plan.tree_dirs as f64,
@@ -401,5 +418,56 @@ impl MdSession {
             })),
             ..Default::default()
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::frame::Span;
+
+    /// One phase's merged figures: `items` done between the earliest start and the latest end
+    /// (`phase`), and the time mdtest's rate divides by (`timed`).
+    fn merged(items: f64, phase: Span, timed: Option<Span>) -> Merged {
+        let mut part = WorkerOut::default();
+        part.counters.insert("items", items);
+        part.spans.insert("phase", phase);
+        if let Some(t) = timed {
+            part.spans.insert("timed", t);
+        }
+        Merged {
+            parts: vec![part],
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn rates_divide_by_the_slowest_ranks_time_and_a_tree_by_rank_0s() {
+        let dir = tempfile::tempdir().unwrap();
+        let plan = MdPlan::parse("-n 50 -z 1 -b 3 -u").unwrap();
+        let t = TargetCtx::for_tests(dir.path());
+        let s = MdSession::new(&plan, dir.path(), &t, 1);
+        let step = |op| Step { iteration: 0, op };
+        let wide = Span {
+            start: 0.0,
+            end: 2.0,
+        };
+        let rank = Span {
+            start: 0.5,
+            end: 1.5,
+        };
+        let rate = |p: &Phase| p.metrics[metric::OPS_PER_SEC];
+        // 200 items: over the slowest rank's 1 s, not the 2 s from the first start to the last end.
+        let p = s.figures(step(Op::FileStat), &merged(200.0, wide, Some(rank)));
+        assert_eq!(rate(&p), 200.0);
+        assert_eq!(p.duration_s, 2.0, "the record's duration is the phase's");
+        // A tree counts its directories once (4 here), over rank 0's time.
+        let p = s.figures(step(Op::TreeCreate), &merged(16.0, wide, Some(rank)));
+        assert_eq!(rate(&p), 4.0);
+        // One process: the phase's own time.
+        assert_eq!(
+            rate(&s.figures(step(Op::FileStat), &merged(200.0, wide, None))),
+            100.0
+        );
     }
 }
