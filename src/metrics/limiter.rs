@@ -157,20 +157,36 @@ pub struct Finding {
     pub undecided: Option<[Limit; 2]>,
 }
 
-/// A rule: the kind it names, the evidence that decides it (for the docs), and its finding.
+/// A rule: the kind it names, the evidence that decides it (for the docs), how it wins, and
+/// its finding.
 pub struct Rule {
     pub limit: Limit,
     pub evidence: &'static str,
-    /// An explanation of what was measured (pacing, a cache) wins outright at DECIDES; the
-    /// others compete on their scores.
-    pub outright: bool,
+    pub wins: Wins,
     pub find: fn(&Facts) -> Option<Finding>,
 }
 
-/// A score at or above this decides (an outright rule wins at it).
+/// How a rule's finding becomes the limiter.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Wins {
+    /// An explanation of what was measured (pacing, a cache): it wins outright at this score,
+    /// and below it gives way to the others (it does not compete).
+    Outright(f64),
+    /// It competes on its score with the other competing rules (`decide`).
+    Competes,
+}
+
+/// A competing score at or above this decides, when it leads the next by LEAD; `paced` wins
+/// outright at it.
 pub const DECIDES: f64 = 0.5;
-/// The winner must lead the next rule by this much, else the limiter is `mixed`.
-pub const MARGIN: f64 = 0.15;
+/// The winner must lead the next rule by this share of its own score (the next scores at most
+/// 60% of it), else the limiter is `mixed`: two limits that each explain a good part of the
+/// time are said together, however the noise of one run orders them.
+pub const LEAD: f64 = 0.4;
+/// `cache` wins outright at this score: the device idle three quarters of the time, holding
+/// the workers at most a quarter of theirs, and three quarters of the reads (or written bytes)
+/// not reaching it. Below it a device half busy is still a limit, and the others decide.
+pub const CACHED: f64 = 0.75;
 /// A paced job that reached less than this share of its rate was held by something else.
 pub const REACHED: f64 = 0.9;
 
@@ -178,43 +194,43 @@ pub static RULES: &[Rule] = &[
     Rule {
         limit: Limit::Paced,
         evidence: "the job paces itself (a rate of bytes or of operations, a think time, a flow), reached at least 90% of the rate it asks (per direction; a think time or a flow asks none), and its workers were off the CPU most of the phase: score = their blocked share (halved when the device was 80% busy). A job below 90% of its rate gets the limiter of what held it, its line ending `held below its rate` with the pacing and the share of it reached",
-        outright: true,
+        wins: Wins::Outright(DECIDES),
         find: rules::paced,
     },
     Rule {
         limit: Limit::Cache,
-        evidence: "a device-backed target whose device was idle while memory served the phase: its reads (few of their requests reached the target's devices) or its buffered writes (the page cache absorbed them: few of their bytes reached the devices before the workers ended). Score = the least of the device's idle share, the share of the workers' time the device did not hold (1 - the `device` score) and the share of read requests (or written bytes) that did not reach it; the larger of the two sides. Never on tmpfs, whose reads and writes are its own work. The line says who copied (the busiest worker in the kernel, io-wq's cores)",
-        outright: true,
+        evidence: "a device-backed target whose device was idle while memory served the phase: its reads (few of their requests reached the target's devices) or its buffered writes (the page cache absorbed them: few of their bytes reached the devices before the workers ended). Score = the least of the device's idle share, the share of the workers' time the device did not hold (1 - the `device` score) and the share of read requests (or written bytes) that did not reach it; the larger of the two sides. It wins outright at 0.75; below, a device busy a quarter of the time or more is still a limit and the other rules decide. Never on tmpfs, whose reads and writes are its own work. The line says who copied (the busiest worker in the kernel, io-wq's cores)",
+        wins: Wins::Outright(CACHED),
         find: rules::cache,
     },
     Rule {
         limit: Limit::Device,
         evidence: "the workers were off the CPU while the target's devices were busy, over the same window: score = their blocked share x the share of it a device had a request in flight (at most: the devices' busy seconds over the workers' blocked seconds). The line names the busiest device, how many members there are, its flush requests, the disk under it, and a memory-backed loop as such",
-        outright: false,
+        wins: Wins::Competes,
         find: rules::device,
     },
     Rule {
         limit: Limit::FilesystemCpu,
         evidence: "the filesystem's processes or kernel threads took a core (score = their cores, at most 1), or the busiest worker was on the CPU in the kernel (its system share, io-wq's work included) and its on-CPU profile's `split` shows the filesystem's own code as the largest part",
-        outright: false,
+        wins: Wins::Competes,
         find: rules::filesystem_cpu,
     },
     Rule {
         limit: Limit::KernelCpu,
         evidence: "the busiest worker was on the CPU in the kernel (score = its system share, io-wq's work included) and no profile shows that time as the filesystem's: without `--profile` it cannot be split between the filesystem, the block layer, a driver and memory copies, and the line says so; with one, it gives the split",
-        outright: false,
+        wins: Wins::Competes,
         find: rules::kernel_cpu,
     },
     Rule {
         limit: Limit::BenchmarkCpu,
         evidence: "the busiest worker was on the CPU in fsbench's own code: score = its user share. The figure measures fsbench, not the filesystem: use more jobs or a slower device",
-        outright: false,
+        wins: Wins::Competes,
         find: rules::benchmark_cpu,
     },
     Rule {
         limit: Limit::Waiting,
-        evidence: "the workers were off the CPU while no device was busy (journal commits, fsync, locks, throttling): score = their blocked share x (1 - the devices' share of it). Where no device of a device-backed target can be found (a directory on ZFS or FUSE), the two cannot be told apart: `mixed` (`device` or `waiting`), never `waiting` alone",
-        outright: false,
+        evidence: "the workers were off the CPU while no device was busy (journal commits, fsync, locks, throttling): score = their blocked share x (1 - the devices' share of it) x (1 - the share the filesystem's own processes and threads were on a CPU: a FUSE daemon serving them is not waiting for nothing). Where no device of a device-backed target can be found (a directory on ZFS or FUSE), the two cannot be told apart: `mixed` (`device` or `waiting`), never `waiting` alone",
+        wins: Wins::Competes,
         find: rules::waiting,
     },
 ];
@@ -238,13 +254,11 @@ pub fn classify(f: &Facts) -> Option<Limiter> {
         .iter()
         .filter_map(|r| (r.find)(f).map(|x| (r, x)))
         .collect();
-    let mut l = match scored
-        .iter()
-        .find(|(r, x)| r.outright && x.score >= DECIDES)
-    {
+    let outright = |r: &Rule, x: &Finding| matches!(r.wins, Wins::Outright(at) if x.score >= at);
+    let mut l = match scored.iter().find(|(r, x)| outright(r, x)) {
         Some((r, x)) => limiter(r.limit, x),
         None => {
-            scored.retain(|(r, _)| !r.outright);
+            scored.retain(|(r, _)| r.wins == Wins::Competes);
             scored.sort_by(|a, b| b.1.score.total_cmp(&a.1.score));
             decide(&scored)?
         }
@@ -272,7 +286,7 @@ pub fn classify(f: &Facts) -> Option<Limiter> {
 }
 
 /// The best of the competing rules when it decides (scores at least DECIDES and leads the next
-/// by MARGIN), else `mixed` between the two closest.
+/// by LEAD of its score), else `mixed` between the two closest, naming the device either names.
 fn decide(scored: &[(&Rule, Finding)]) -> Option<Limiter> {
     let (first, x1) = scored.first()?;
     if let Some([a, b]) = x1.undecided {
@@ -281,27 +295,20 @@ fn decide(scored: &[(&Rule, Finding)]) -> Option<Limiter> {
         l.between = vec![a, b];
         return Some(l);
     }
-    let (second, s2, why2) = match scored.get(1) {
-        Some((r, x)) => (
-            Some(*r),
-            x.score,
-            format!("{}: {}{}", r.limit, x.headline, x.detail),
-        ),
-        None => (None, 0.0, String::new()),
-    };
-    if x1.score >= DECIDES && x1.score - s2 >= MARGIN {
+    let s2 = scored.get(1).map_or(0.0, |(_, x)| x.score);
+    if x1.score >= DECIDES && s2 <= x1.score * (1.0 - LEAD) {
         return Some(limiter(first.limit, x1));
     }
-    let second = second?;
+    let (second, x2) = scored.get(1)?;
+    let said =
+        |r: &Rule, x: &Finding| format!("{}: {}{} ({:.2})", r.limit, x.headline, x.detail, x.score);
     Some(Limiter {
         kind: Limit::Mixed,
-        rule: format!(
-            "mixed: {}: {}{} ({:.2}); {why2} ({s2:.2})",
-            first.limit, x1.headline, x1.detail, x1.score
-        ),
+        rule: format!("mixed: {}; {}", said(first, x1), said(second, x2)),
         between: vec![first.limit, second.limit],
         headline: String::new(),
-        device: x1.device.clone(),
+        // A device either names: the closest two may be a CPU and the device.
+        device: x1.device.clone().or_else(|| x2.device.clone()),
     })
 }
 

@@ -249,7 +249,21 @@ pub fn parse_task_io(text: &str) -> Option<TaskIo> {
 
 /// A process's (or this process's, `self`) storage I/O so far.
 pub fn task_io(pid: &str) -> Option<TaskIo> {
-    parse_task_io(&std::fs::read_to_string(format!("/proc/{pid}/io")).ok()?)
+    let mut buf = [0u8; 512];
+    parse_task_io(small(&format!("/proc/{pid}/io"), &mut buf)?)
+}
+
+/// A small /proc file read with one open, one read into `buf` and one close: no stat for its
+/// size and no allocation (the walk over every process reads two per process right before a
+/// phase's workers start, and what it touches the workers' first calls find cold). None when
+/// it cannot be read or does not fit.
+fn small<'a>(path: &str, buf: &'a mut [u8]) -> Option<&'a str> {
+    use std::io::Read;
+    let n = std::fs::File::open(path).ok()?.read(buf).ok()?;
+    if n == buf.len() {
+        return None;
+    }
+    std::str::from_utf8(&buf[..n]).ok()
 }
 
 /// One process of the machine: its pid, command name, CPU so far and storage I/O so far (None
@@ -272,8 +286,8 @@ pub fn processes() -> Vec<Task> {
         let e = e.ok()?;
         let name = e.file_name();
         let pid: u32 = name.to_str()?.parse().ok()?;
-        let text = std::fs::read_to_string(e.path().join("stat")).ok()?;
-        let (comm, cpu) = parse_task_stat(&text)?;
+        let mut buf = [0u8; 1024];
+        let (comm, cpu) = parse_task_stat(small(&format!("/proc/{pid}/stat"), &mut buf)?)?;
         let io = (!cpu.kernel_thread(pid))
             .then(|| task_io(name.to_str()?))
             .flatten();
@@ -348,5 +362,16 @@ mod tests {
             })
         );
         assert_eq!(parse_task_io("rchar: 1\n"), None);
+    }
+
+    #[test]
+    fn a_small_proc_file_is_read_whole_or_not_at_all() {
+        let mut buf = [0u8; 1024];
+        let stat = small("/proc/self/stat", &mut buf).expect("this process's stat");
+        assert_eq!(parse_task_stat(stat).map(|x| x.1.ppid > 0), Some(true));
+        // One that does not fit is not cut: its end would be another figure.
+        let mut tiny = [0u8; 8];
+        assert_eq!(small("/proc/self/stat", &mut tiny), None);
+        assert_eq!(small("/proc/no-such-file", &mut buf), None);
     }
 }

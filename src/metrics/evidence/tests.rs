@@ -150,6 +150,7 @@ fn shares_accounts_and_devices_come_from_the_two_snapshots() {
         tid: 1,
         start: Some(thread(a.at, 0, 0, 0)),
         end: Some(thread(b.at, 200, 1400, 100)),
+        crossed: true,
     };
     let e = between(
         &a,
@@ -206,9 +207,25 @@ fn a_worker_without_an_end_is_left_out() {
         tid: 1,
         start: Some(thread(a.at, 0, 0, 0)),
         end: None,
+        crossed: true,
     };
     let e = between(&a, &b, &[w], Volume::default());
     assert!(e.workers.is_empty() && e.busiest.is_none());
+}
+
+#[test]
+fn a_worker_counts_from_its_first_start_line_and_reads_nothing_at_the_next() {
+    // A whole iozone cell crosses one start line per test: a reading before each test's clock
+    // would cost its first calls, and would leave the worker's figures those of the last test.
+    let b = Board::new(1);
+    b.begin(0);
+    b.started(0);
+    let first = b.peek()[0].start.unwrap().at;
+    std::thread::sleep(std::time::Duration::from_millis(2));
+    b.started(0);
+    let w = b.peek()[0];
+    assert!(w.crossed);
+    assert_eq!(w.start.unwrap().at, first);
 }
 
 #[test]

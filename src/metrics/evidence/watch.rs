@@ -339,9 +339,13 @@ impl ThreadSample {
 #[derive(Debug, Clone, Copy, Default)]
 pub struct WorkerThread {
     pub tid: u32,
-    /// At its start line (or, when it never reached it, when it began).
+    /// At its first start line (or, when it never reached one, when it began).
     pub start: Option<ThreadSample>,
     pub end: Option<ThreadSample>,
+    /// Whether it crossed a start line: a worker that crosses several (a whole iozone cell,
+    /// one per test) counts from the first, and pays for the reading once, not before each
+    /// test's clock.
+    pub crossed: bool,
 }
 
 /// Told, on each worker's own thread, when it begins, crosses the start line and ends (the
@@ -402,8 +406,15 @@ impl Board {
     }
 
     /// Worker `index` crossed the start line (called on its thread): its figures count from
-    /// here.
+    /// here, the first time (a later crossing reads nothing).
     pub fn started(&self, index: usize) {
+        let first = self.with(|t| {
+            t.get_mut(index)
+                .is_some_and(|w| !std::mem::replace(&mut w.crossed, true))
+        });
+        if !first {
+            return;
+        }
         let s = ThreadSample::now();
         self.with(|t| {
             if let Some(w) = t.get_mut(index) {

@@ -57,10 +57,9 @@ fn busy(e: &Evidence) -> f64 {
     (1.0 - idle).max(bound(e).map_or(0.0, |d| d.util))
 }
 
-/// The share of the workers' blocked time during which the target's devices had a request in
-/// flight, over one window (the readings before the workers and when they ended): at most
-/// their busy seconds over the workers' mean blocked seconds.
-fn device_cover(e: &Evidence) -> f64 {
+/// The share of the workers' blocked time that `busy_s` seconds could have covered: at most
+/// those seconds over the workers' mean blocked seconds (io-wq's work for them left out).
+fn cover(e: &Evidence, busy_s: f64) -> f64 {
     let n = e.workers.len().max(1) as f64;
     let h = helped(e);
     let blocked_s: f64 = e
@@ -70,10 +69,24 @@ fn device_cover(e: &Evidence) -> f64 {
         .sum::<f64>()
         / n;
     if blocked_s > 1e-6 {
-        (busy(e) * e.wall_s / blocked_s).min(1.0)
+        (busy_s / blocked_s).min(1.0)
     } else {
         0.0
     }
+}
+
+/// The share of the workers' blocked time during which the target's devices had a request in
+/// flight, over one window (the readings before the workers and when they ended).
+fn device_cover(e: &Evidence) -> f64 {
+    cover(e, busy(e) * e.wall_s)
+}
+
+/// The share of the workers' blocked time during which the filesystem's own processes and
+/// kernel threads were on a CPU (a FUSE daemon serving their calls, a journal thread their
+/// commits): time they waited for the filesystem's work, not for nothing.
+fn filesystem_cover(e: &Evidence) -> f64 {
+    let own: f64 = e.filesystem.iter().map(|b| b.cores).sum();
+    cover(e, own.min(1.0) * e.wall_s)
 }
 
 /// The target's busiest own device (its device, or its busiest member).
@@ -395,7 +408,7 @@ pub(super) fn waiting(f: &Facts) -> Option<Finding> {
         });
     };
     Some(Finding {
-        score: b * (1.0 - device_cover(e)),
+        score: b * (1.0 - device_cover(e)) * (1.0 - filesystem_cover(e)),
         headline: off,
         detail: format!(", {} only {} busy{}", d.name, pct(d.util), flushes(d)),
         device: Some(d.name.clone()),
