@@ -345,13 +345,13 @@ fn a_killed_rank_leaves_a_study_that_resumes_and_nothing_behind() {
         "-w",
         "smoke:size=1M",
         "-w",
-        "block:rw=write,bs=4k,size=8m,ioengine=null,runtime=10",
+        "block:rw=write,bs=4k,size=8m,ioengine=null,runtime=4",
         "-q",
         "--out",
         out.to_str().unwrap(),
     ];
     let mut child = mpi_cmd(4, &args).spawn().unwrap();
-    // After smoke's two records, during the 10 s block job.
+    // After smoke's two records, during the 4 s block job.
     let _ = hit_rank(&out, 2, 2, "9");
     let status = child.wait().unwrap();
     assert!(!status.success());
