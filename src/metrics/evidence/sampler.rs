@@ -112,11 +112,13 @@ impl Sampler {
         let done = Arc::new((Mutex::new(false), Condvar::new()));
         let (watch, flag) = (watch.clone(), done.clone());
         let t0 = first.at;
+        // The first reading here, before the workers start: on the thread it would compete
+        // with their first moments (a short phase's whole timed window).
+        let mut last = read(&watch, &daemons, &board.tids());
         let thread = std::thread::Builder::new()
             .name("fsbench-evidence".into())
             .spawn(move || {
                 let mut out = Vec::new();
-                let mut last = read(&watch, &daemons, &board.tids());
                 let (lock, cv) = &*flag;
                 let mut stop = lock.lock().unwrap_or_else(|e| e.into_inner());
                 loop {

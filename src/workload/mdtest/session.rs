@@ -272,7 +272,11 @@ impl Session for MdSession {
             }
         };
         ctx.start_line();
-        // mdtest's barrier before its phase timer: every rank starts together.
+        // mdtest's ranks reach the barrier before its timer straight from the previous phase's
+        // end barrier; fsbench's come from the frame's reduction, record and a new thread. A
+        // first barrier gathers them, so every rank is running here when the second, mdtest's
+        // barrier before its timer, lets them start together.
+        barrier(&mut out);
         barrier(&mut out);
         let t0 = Instant::now();
         lat.begin(t0);
