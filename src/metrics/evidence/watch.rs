@@ -427,14 +427,14 @@ impl Board {
     }
 
     /// Worker `index` moved to the calling thread, a thread of its own that does all its work
-    /// from here (`WorkerCtx::on_own_thread`): its id and figures are this thread's.
+    /// from here (`WorkerCtx::on_own_thread`): its id and figures are this thread's, from its
+    /// start line (nothing is read here: a reading on a new thread costs its first calls).
     pub fn moved(&self, index: usize) {
         let tid = crate::sys::gettid();
-        let s = ThreadSample::now();
         self.with(|t| {
             if let Some(w) = t.get_mut(index) {
                 w.tid = tid;
-                w.start = Some(s);
+                w.start = None;
             }
         });
     }
