@@ -227,6 +227,26 @@ impl WorkerCtx<'_> {
         self.board.started(self.index);
     }
 
+    /// Runs `work` on a thread of its own with a file descriptor table of its own (as a
+    /// single-threaded program's: no file position lock, no reference per call) and waits for
+    /// it. The worker's evidence is that thread's: its id, and its figures from its start line
+    /// to its end, both read there.
+    pub fn on_own_thread<R: Send>(&self, work: impl FnOnce(&Self) -> R + Send) -> R
+    where
+        Self: Sync,
+    {
+        std::thread::scope(|s| {
+            let t = s.spawn(|| {
+                let _ = crate::sys::own_fd_table();
+                self.board.moved(self.index);
+                let r = work(self);
+                self.board.ended(self.index);
+                r
+            });
+            t.join().unwrap_or_else(|p| std::panic::resume_unwind(p))
+        })
+    }
+
     /// The interval from `from` to `to` on the phase's clock (from the pool's start).
     pub fn span(&self, from: std::time::Instant, to: std::time::Instant) -> Span {
         let at = |t: std::time::Instant| t.saturating_duration_since(self.origin).as_secs_f64();

@@ -364,4 +364,44 @@ mod tests {
         assert_eq!(r.outs.len(), 2);
         assert!(r.outs[0].error.is_some());
     }
+    #[test]
+    fn a_worker_on_a_thread_of_its_own_is_read_there_at_both_ends() {
+        // The worker moves to a thread of its own, crosses the start line there and spins for
+        // 60 ms of CPU: its id and both of its readings are that thread's (an end read on the
+        // pool's idle thread would give less CPU than it spent, or none).
+        let board = Board::new(1);
+        let cpu = || {
+            let (u, s) = crate::sys::thread_cpu_ns();
+            u + s
+        };
+        let inner = std::sync::atomic::AtomicU32::new(0);
+        run_workers(
+            &spec(1),
+            "x",
+            true,
+            |ctx| {
+                ctx.on_own_thread(|ctx| {
+                    inner.store(crate::sys::gettid(), Ordering::Relaxed);
+                    ctx.start_line();
+                    let c0 = cpu();
+                    while cpu() - c0 < 60_000_000 {
+                        std::hint::black_box(c0.wrapping_mul(3));
+                    }
+                });
+                WorkerOut::default()
+            },
+            None,
+            &crate::frame::Local,
+            &board,
+        );
+        let w = board.take()[0];
+        assert_eq!(w.tid, inner.load(Ordering::Relaxed));
+        let (a, b) = (w.start.unwrap(), w.end.unwrap());
+        let spent = (b.user_ns + b.sys_ns).saturating_sub(a.user_ns + a.sys_ns);
+        assert!(spent >= 50_000_000, "{spent} ns between the two readings");
+        assert!(
+            b.sched.on_cpu_ns >= a.sched.on_cpu_ns + 50_000_000,
+            "{a:?} {b:?}"
+        );
+    }
 }

@@ -426,8 +426,25 @@ impl Board {
         }
     }
 
-    /// Worker `index` ended (called on its thread, before it exits).
+    /// Worker `index` moved to the calling thread, a thread of its own that does all its work
+    /// from here (`WorkerCtx::on_own_thread`): its id and figures are this thread's, from its
+    /// start line (nothing is read here: a reading on a new thread costs its first calls).
+    pub fn moved(&self, index: usize) {
+        let tid = crate::sys::gettid();
+        self.with(|t| {
+            if let Some(w) = t.get_mut(index) {
+                w.tid = tid;
+                w.start = None;
+            }
+        });
+    }
+
+    /// Worker `index` ended (called on its thread, before it exits). The first call counts: a
+    /// worker that moved to a thread of its own ended there, before the pool's thread says so.
     pub fn ended(&self, index: usize) {
+        if self.with(|t| t.get(index).is_some_and(|w| w.end.is_some())) {
+            return;
+        }
         if let Some(w) = self.watch.get() {
             w.ended(index);
         }

@@ -52,13 +52,7 @@ impl IozoneSession {
     /// the kernel a reference and the position lock on every call (about 170 ns per lseek and
     /// read on this VM, a quarter of a 4 KiB call from the page cache).
     pub(super) fn work_cell(&self, step: Step, ctx: &WorkerCtx) -> WorkerOut {
-        std::thread::scope(|s| {
-            let t = s.spawn(|| {
-                let _ = crate::sys::own_fd_table();
-                self.run_cell(step, ctx)
-            });
-            t.join().unwrap_or_else(|p| std::panic::resume_unwind(p))
-        })
+        ctx.on_own_thread(|ctx| self.run_cell(step, ctx))
     }
 
     /// The cell's tests back to back. Nothing is allocated, formatted or summed between two
