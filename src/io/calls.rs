@@ -142,12 +142,13 @@ impl Lat {
         self.max = self.max.max(ns);
     }
 
-    /// Records the call that started at `t0` and ends now.
+    /// Records the call that started at `t0` and ends now (returned: the next call's start).
     #[inline]
-    pub fn since(&mut self, t0: Instant) {
+    pub fn since(&mut self, t0: Instant) -> Instant {
         let now = Instant::now();
         self.record(now.duration_since(t0).as_nanos() as u64);
         self.tick(now);
+        now
     }
 
     /// Closes the interval open when an interval boundary has passed.

@@ -33,6 +33,30 @@ fn num(r: &Record, path: &[&str]) -> f64 {
     cfg(r, path).and_then(|v| v.as_f64()).unwrap_or(0.0)
 }
 
+/// The tool's command line as the record keeps it (its words).
+pub(crate) fn args<'a>(r: &'a Record, tool: &str) -> Vec<&'a str> {
+    cfg(r, &[tool, "args"])
+        .and_then(|v| v.as_array())
+        .map(|a| a.iter().filter_map(|x| x.as_str()).collect())
+        .unwrap_or_default()
+}
+
+/// The largest, smallest and mean of the iterations' figures, and their standard deviation
+/// (IOR's over the population, `sample` mdtest's over a sample: 0 of one).
+pub(crate) fn spread(v: &[f64], sample: bool) -> (f64, f64, f64, f64) {
+    let n = v.len().max(1) as f64;
+    let mean = v.iter().sum::<f64>() / n;
+    let squares = v.iter().map(|x| (x - mean).powi(2)).sum::<f64>();
+    let sd = match (sample, v.len()) {
+        (true, 0 | 1) => 0.0,
+        (true, _) => (squares / (n - 1.0)).sqrt(),
+        (false, _) => (squares / n).sqrt(),
+    };
+    let max = v.iter().copied().fold(f64::MIN, f64::max);
+    let min = v.iter().copied().fold(f64::MAX, f64::min);
+    (max, min, mean, sd)
+}
+
 fn flag(r: &Record, path: &[&str]) -> bool {
     cfg(r, path).and_then(|v| v.as_bool()).unwrap_or(false)
 }
@@ -139,15 +163,11 @@ fn one(run: &[&Record]) -> String {
 impl Test<'_> {
     fn header(&self) -> String {
         let f = self.first;
-        let args: Vec<&str> = cfg(f, &["ior", "args"])
-            .and_then(|v| v.as_array())
-            .map(|a| a.iter().filter_map(|x| x.as_str()).collect())
-            .unwrap_or_default();
         let host = f.ranks.first().map_or("local", |r| r.host.as_str());
         let file = cfg(f, &["file"]).and_then(|v| v.as_str()).unwrap_or("");
         let mut s = String::from("IOR-4.1.0+dev: MPI Coordinated Test of Parallel I/O\n");
         s += &kv("Began", &f.started_at);
-        s += &kv("Command line", format!("ior {}", args.join(" ")));
+        s += &kv("Command line", format!("ior {}", args(f, "ior").join(" ")));
         s += &kv("Machine", format!("Linux {host}"));
         s += &kv("TestID", 0);
         s += &kv("StartTime", &f.started_at);
@@ -234,17 +254,9 @@ impl Test<'_> {
             .iter()
             .map(|r| metric(r, metric::BYTES_PER_SEC))
             .collect();
-        let stat = |v: &[f64]| {
-            let n = v.len().max(1) as f64;
-            let mean = v.iter().sum::<f64>() / n;
-            let sd = (v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / n).sqrt();
-            let max = v.iter().copied().fold(f64::MIN, f64::max);
-            let min = v.iter().copied().fold(f64::MAX, f64::min);
-            (max, min, mean, sd)
-        };
-        let (bmax, bmin, bmean, bsd) = stat(&bw);
+        let (bmax, bmin, bmean, bsd) = spread(&bw, false);
         let ops: Vec<f64> = bw.iter().map(|b| b / xfer).collect();
-        let (omax, omin, omean, osd) = stat(&ops);
+        let (omax, omin, omean, osd) = spread(&ops, false);
         let secs = rs.iter().map(|r| metric(r, metric::RUNTIME_S)).sum::<f64>() / rs.len() as f64;
         let wear = flag(first, &["ior", "wear_out"]);
         let (wall_s, wall_mib) = match wear {

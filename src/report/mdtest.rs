@@ -4,7 +4,7 @@
 //! rows mdtest prints (those of the directory and file tests it ran, 0 for a phase not run,
 //! then the tree's), so that what parses mdtest's output parses these.
 
-use super::ior::{cfg, runs};
+use super::ior::{args, cfg, runs, spread};
 use crate::metrics::name as metric;
 use crate::store::Record;
 
@@ -40,15 +40,10 @@ fn one(run: &[&Record]) -> String {
             .to_string()
     };
     let n = |p: &[&str]| cfg(first, p).and_then(|v| v.as_f64()).unwrap_or(0.0);
-    let args: Vec<String> = cfg(first, &["mdtest", "args"])
-        .and_then(|v| v.as_array())
-        .map(|a| {
-            a.iter()
-                .filter_map(|x| x.as_str())
-                .map(|w| format!(" '{w}'"))
-                .collect()
-        })
-        .unwrap_or_default();
+    let args: Vec<String> = args(first, "mdtest")
+        .iter()
+        .map(|w| format!(" '{w}'"))
+        .collect();
     let tasks = n(&["tasks"]).max(1.0);
     let per_node = n(&["tasks_per_node"]).max(1.0);
     let iterations = n(&["mdtest", "iterations"]).max(1.0) as usize;
@@ -120,13 +115,7 @@ fn table(run: &[&Record], time: bool, iterations: usize, items: &str, _tasks: f6
                     .unwrap_or(0.0)
             })
             .collect();
-        let max = v.iter().copied().fold(0.0, f64::max);
-        let min = v.iter().copied().fold(f64::MAX, f64::min);
-        let mean = v.iter().sum::<f64>() / v.len() as f64;
-        let sd = match v.len() {
-            1 => 0.0,
-            n => (v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1) as f64).sqrt(),
-        };
+        let (max, min, mean, sd) = spread(&v, true);
         out += &match k < 8 {
             true => format!("   {label:<18}     {max:14.3} {min:14.3} {mean:14.3} {sd:14.3}\n"),
             false => format!("   {label:<22} {max:14.3} {min:14.3} {mean:14.3} {sd:14.3}\n"),

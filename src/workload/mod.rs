@@ -12,6 +12,7 @@ pub mod block;
 pub mod bonnie;
 pub mod catalog;
 pub mod files;
+pub mod hpc;
 pub mod idle;
 pub mod io500;
 pub mod ior;
@@ -277,24 +278,4 @@ pub fn failed(part: usize, e: impl std::fmt::Display) -> crate::frame::WorkerOut
         error: Some(e.to_string()),
         ..Default::default()
     }
-}
-
-/// Where IOR's or mdtest's session works, and its seed: the target's directory (a raw target is
-/// skipped, `first` its first test), and the tool's own seed, else `--seed`, else the ranks'.
-pub(crate) fn hpc_place<'t>(
-    t: &'t TargetCtx,
-    tool: &str,
-    first: &str,
-    own: Option<i64>,
-    seed: Option<u64>,
-) -> Result<(&'t std::path::Path, u64), Opened> {
-    let Some(dir) = t.dir() else {
-        return Err(Opened::Skip {
-            test: first.into(),
-            reason: format!(
-                "{tool} works in a filesystem's directory; raw targets run block workloads"
-            ),
-        });
-    };
-    Ok((dir, own.map(|s| s as u64).or(seed).unwrap_or(t.ranks.seed)))
 }

@@ -4,7 +4,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{on, refused, set, Arg, Does, Opt};
+use super::Arg::{Flag, Value};
+use super::{directive, long, named, on, refused, set, short, Opt};
 use crate::plan::PlanError;
 
 /// How the ranks share files.
@@ -132,382 +133,78 @@ impl Default for IorPlan {
     }
 }
 
-const fn flag(
-    short: char,
-    directive: &'static str,
-    help: &'static str,
-    f: super::Apply<IorPlan>,
-) -> Opt<IorPlan> {
-    Opt {
-        short: Some(short),
-        long: None,
-        directive: Some(directive),
-        arg: Arg::Flag,
-        help,
-        does: Does::Sets(f),
-    }
-}
-
-const fn value(
-    short: char,
-    directive: &'static str,
-    help: &'static str,
-    f: super::Apply<IorPlan>,
-) -> Opt<IorPlan> {
-    Opt {
-        arg: Arg::Value,
-        ..flag(short, directive, help, f)
-    }
-}
-
 /// Every IOR option fsbench knows, a row each: what it sets, or why it is refused.
+#[rustfmt::skip]
 pub static OPTIONS: &[Opt<IorPlan>] = &[
-    value('a', "api", "API for I/O: POSIX", |p, g| {
+    named('a', "api", Value, "API for I/O: POSIX", |p, g| {
         let api = g.text()?;
         match api.eq_ignore_ascii_case("posix") {
             true => set(&mut p.api, "POSIX".into()),
-            false => Err(format!(
-                "-a {api}: fsbench runs IOR's POSIX interface only (-a POSIX)"
-            )),
+            false => Err(format!("-a {api}: fsbench runs IOR's POSIX interface only (-a POSIX)")),
         }
     }),
-    value(
-        'A',
-        "refnum",
-        "refNum: a reference number printed in the summary",
-        |p, g| set(&mut p.ref_num, g.signed()?),
-    ),
-    value(
-        'b',
-        "blockSize",
-        "blockSize: contiguous bytes per rank and segment (e.g. 256m)",
-        |p, g| set(&mut p.block, g.bytes()?),
-    ),
-    flag(
-        'C',
-        "reorderTasks",
-        "reorderTasks: read another node's data (by -Q nodes)",
-        |p, g| set(&mut p.reorder, on(g)?),
-    ),
-    value(
-        'd',
-        "interTestDelay",
-        "interTestDelay: seconds of delay before each write and read",
-        |p, g| set(&mut p.inter_test_delay, g.number()?),
-    ),
-    value(
-        'D',
-        "deadlineForStonewalling",
-        "deadlineForStonewalling: seconds before a phase stops issuing",
-        |p, g| set(&mut p.deadline_s, g.number()?),
-    ),
-    flag(
-        'e',
-        "fsync",
-        "fsync: fsync at the end of a write, before close",
-        |p, g| set(&mut p.fsync, on(g)?),
-    ),
-    flag(
-        'E',
-        "useExistingTestFile",
-        "useExistingTestFile: a write does not remove the file first",
-        |p, g| set(&mut p.use_existing, on(g)?),
-    ),
-    flag(
-        'F',
-        "filePerProc",
-        "filePerProc: a file per rank",
-        |p, g| {
-            p.access = match on(g)? {
-                true => Access::FilePerProcess,
-                false => Access::SharedFile,
-            };
-            Ok(())
-        },
-    ),
-    flag(
-        'g',
-        "intraTestBarriers",
-        "intraTestBarriers: barriers between open, transfers and close",
-        |p, g| set(&mut p.barriers, on(g)?),
-    ),
-    value(
-        'G',
-        "setTimeStampSignature",
-        "setTimeStampSignature: the data's seed",
-        |p, g| set(&mut p.seed, Some(g.signed()?)),
-    ),
-    value(
-        'i',
-        "repetitions",
-        "repetitions: iterations of the test",
-        |p, g| set(&mut p.iterations, g.number()?.min(u32::MAX as u64) as u32),
-    ),
-    flag(
-        'k',
-        "keepFile",
-        "keepFile: the files stay after the test",
-        |p, g| set(&mut p.keep, on(g)?),
-    ),
-    flag(
-        'm',
-        "multiFile",
-        "multiFile: a file of its own per iteration",
-        |p, g| set(&mut p.multi_file, on(g)?),
-    ),
-    value(
-        'o',
-        "testFile",
-        "testFile: the test file's name, relative to the target (default testFile)",
-        |p, g| set(&mut p.test_file, super::inside("-o", &g.text()?)?),
-    ),
-    Opt {
-        short: Some('O'),
-        long: None,
-        directive: None,
-        arg: Arg::Value,
-        help: "IOR directives: -O name=value[,name=value], the names below",
-        does: Does::Sets(|_, _| Ok(())),
-    },
-    value(
-        'Q',
-        "taskPerNodeOffset",
-        "taskPerNodeOffset: nodes between a writer and its reader (-C)",
-        |p, g| set(&mut p.task_offset, g.number()?),
-    ),
-    flag('r', "readFile", "readFile: read the file(s)", |p, g| {
-        p.way(Way::Read, on(g)?);
-        Ok(())
+    named('A', "refnum", Value, "refNum: a reference number printed in the summary", |p, g| set(&mut p.ref_num, g.signed()?)),
+    named('b', "blockSize", Value, "blockSize: contiguous bytes per rank and segment (e.g. 256m)", |p, g| set(&mut p.block, g.bytes()?)),
+    named('C', "reorderTasks", Flag, "reorderTasks: read another node's data (by -Q nodes)", |p, g| set(&mut p.reorder, on(g)?)),
+    named('d', "interTestDelay", Value, "interTestDelay: seconds of delay before each write and read", |p, g| set(&mut p.inter_test_delay, g.number()?)),
+    named('D', "deadlineForStonewalling", Value, "deadlineForStonewalling: seconds before a phase stops issuing", |p, g| set(&mut p.deadline_s, g.number()?)),
+    named('e', "fsync", Flag, "fsync: fsync at the end of a write, before close", |p, g| set(&mut p.fsync, on(g)?)),
+    named('E', "useExistingTestFile", Flag, "useExistingTestFile: a write does not remove the file first", |p, g| set(&mut p.use_existing, on(g)?)),
+    named('F', "filePerProc", Flag, "filePerProc: a file per rank", |p, g| {
+        set(&mut p.access, if on(g)? { Access::FilePerProcess } else { Access::SharedFile })
     }),
-    flag(
-        'R',
-        "checkRead",
-        "checkRead: check every transfer read against what was written",
-        |p, g| set(&mut p.check_read, on(g)?),
-    ),
-    value(
-        's',
-        "segmentCount",
-        "segmentCount: segments (each a block per rank)",
-        |p, g| set(&mut p.segments, g.number()?),
-    ),
-    value(
-        't',
-        "transferSize",
-        "transferSize: bytes per write or read call (e.g. 4m)",
-        |p, g| set(&mut p.transfer, g.bytes()?),
-    ),
-    flag(
-        'u',
-        "uniqueDir",
-        "uniqueDir: a directory per rank (with -F)",
-        |p, g| set(&mut p.unique_dir, on(g)?),
-    ),
-    flag(
-        'v',
-        "verbose",
-        "verbose: more output (fsbench's records are the same)",
-        |p, g| {
-            let v = g.count(p.verbose)?;
-            set(&mut p.verbose, v)
-        },
-    ),
-    flag('w', "writeFile", "writeFile: write the file(s)", |p, g| {
-        p.way(Way::Write, on(g)?);
-        Ok(())
+    named('g', "intraTestBarriers", Flag, "intraTestBarriers: barriers between open, transfers and close", |p, g| set(&mut p.barriers, on(g)?)),
+    named('G', "setTimeStampSignature", Value, "setTimeStampSignature: the data's seed", |p, g| set(&mut p.seed, Some(g.signed()?))),
+    named('i', "repetitions", Value, "repetitions: iterations of the test", |p, g| set(&mut p.iterations, g.number()?.min(u32::MAX as u64) as u32)),
+    named('k', "keepFile", Flag, "keepFile: the files stay after the test", |p, g| set(&mut p.keep, on(g)?)),
+    named('m', "multiFile", Flag, "multiFile: a file of its own per iteration", |p, g| set(&mut p.multi_file, on(g)?)),
+    named('o', "testFile", Value, "testFile: the test file's name, relative to the target (default testFile)", |p, g| set(&mut p.test_file, super::inside("-o", &g.text()?)?)),
+    short('O', Value, "IOR directives: -O name=value[,name=value], the names below", |_, _| Ok(())),
+    named('Q', "taskPerNodeOffset", Value, "taskPerNodeOffset: nodes between a writer and its reader (-C)", |p, g| set(&mut p.task_offset, g.number()?)),
+    named('r', "readFile", Flag, "readFile: read the file(s)", |p, g| p.way(Way::Read, on(g)?)),
+    named('R', "checkRead", Flag, "checkRead: check every transfer read against what was written", |p, g| set(&mut p.check_read, on(g)?)),
+    named('s', "segmentCount", Value, "segmentCount: segments (each a block per rank)", |p, g| set(&mut p.segments, g.number()?)),
+    named('t', "transferSize", Value, "transferSize: bytes per write or read call (e.g. 4m)", |p, g| set(&mut p.transfer, g.bytes()?)),
+    named('u', "uniqueDir", Flag, "uniqueDir: a directory per rank (with -F)", |p, g| set(&mut p.unique_dir, on(g)?)),
+    named('v', "verbose", Flag, "verbose: more output (fsbench's records are the same)", |p, g| {
+        let v = g.count(p.verbose)?;
+        set(&mut p.verbose, v)
     }),
-    flag(
-        'x',
-        "singleXferAttempt",
-        "singleXferAttempt: a short transfer fails at once (fsbench never retries one)",
-        |_, g| g.count(0).map(|_| ()),
-    ),
-    flag(
-        'Y',
-        "fsyncPerWrite",
-        "fsyncPerWrite: fsync after every write",
-        |p, g| set(&mut p.fsync_per_write, on(g)?),
-    ),
-    flag(
-        'z',
-        "randomOffset",
-        "randomOffset: every transfer of a block once, in shuffled order",
-        |p, g| {
-            p.order = match g.count((p.order == Order::Shuffled) as u32)? {
+    named('w', "writeFile", Flag, "writeFile: write the file(s)", |p, g| p.way(Way::Write, on(g)?)),
+    named('x', "singleXferAttempt", Flag, "singleXferAttempt: a short transfer fails at once (fsbench never retries one)", |_, g| g.count(0).map(|_| ())),
+    named('Y', "fsyncPerWrite", Flag, "fsyncPerWrite: fsync after every write", |p, g| set(&mut p.fsync_per_write, on(g)?)),
+    named('z', "randomOffset", Flag, "randomOffset: every transfer of a block once, in shuffled order", |p, g| {
+        p.order = match g.count((p.order == Order::Shuffled) as u32)? {
             0 => Order::Sequential,
             1 => Order::Shuffled,
             _ => return Err("-z given twice (random offsets that may overlap): fsbench does not implement it; give -z once".into()),
         };
-            Ok(())
-        },
-    ),
-    Opt {
-        short: None,
-        long: Some("posix.odirect"),
-        directive: None,
-        arg: Arg::Flag,
-        help: "O_DIRECT: bypass the page cache",
-        does: Does::Sets(|p, g| set(&mut p.odirect, on(g)?)),
-    },
-    Opt {
-        short: None,
-        long: Some("random-offset-seed"),
-        directive: None,
-        arg: Arg::Value,
-        help: "the seed of -z's order",
-        does: Does::Sets(|p, g| set(&mut p.random_seed, Some(g.signed()?))),
-    },
-    Opt {
-        short: None,
-        long: Some("drop-caches"),
-        directive: None,
-        arg: Arg::Flag,
-        help:
-            "fsbench's own: drop the page cache before each read (IOR does not; said in the record)",
-        does: Does::Sets(|p, g| set(&mut p.drop_caches, on(g)?)),
-    },
-    Opt {
-        short: None,
-        long: None,
-        directive: Some("stoneWallingWearOut"),
-        arg: Arg::Value,
-        help: "after -D's deadline every rank goes on to the most transfers any rank did",
-        does: Does::Sets(|p, g| set(&mut p.wear_out, g.number()? > 0)),
-    },
-    Opt {
-        short: None,
-        long: None,
-        directive: Some("stoneWallingWearOutIterations"),
-        arg: Arg::Value,
-        help: "every rank does this many transfers (reading back a stonewalled write)",
-        does: Does::Sets(|p, g| set(&mut p.wear_out_iterations, g.number()?)),
-    },
-    Opt {
-        short: None,
-        long: None,
-        directive: Some("stoneWallingStatusFile"),
-        arg: Arg::Value,
-        help:
-            "a stonewalled write's transfer count, kept for a later read (relative to the target)",
-        does: Does::Sets(|p, g| {
-            set(
-                &mut p.status_file,
-                Some(super::inside("stoneWallingStatusFile", &g.text()?)?),
-            )
-        }),
-    },
-    refused(
-        Some('c'),
-        Some("collective"),
-        "collective I/O",
-        Arg::Flag,
-        "it is MPI-IO's, and fsbench runs IOR's POSIX interface only",
-    ),
-    refused(
-        Some('f'),
-        None,
-        "scriptFile",
-        Arg::Value,
-        "give one test's options on the command line",
-    ),
-    refused(
-        Some('j'),
-        None,
-        "outlierThreshold",
-        Arg::Value,
-        "fsbench keeps every rank's figures in the record's ranks instead",
-    ),
-    refused(
-        Some('K'),
-        None,
-        "keepFileWithError",
-        Arg::Flag,
-        "fsbench does not implement IOR's write check",
-    ),
-    refused(
-        Some('l'),
-        Some("dataPacketType"),
-        "dataPacketType",
-        Arg::Value,
-        "fsbench writes incompressible data, each 4 KiB stamped with its offset",
-    ),
-    refused(
-        Some('M'),
-        None,
-        "memoryPerNode",
-        Arg::Value,
-        "fsbench does not hog memory",
-    ),
-    refused(
-        Some('N'),
-        None,
-        "numTasks",
-        Arg::Value,
-        "every rank the launcher started takes part: start as many as you want (mpirun -np N)",
-    ),
-    refused(
-        Some('T'),
-        None,
-        "maxTimeDuration",
-        Arg::Value,
-        "use -D (a deadline per phase) or fewer iterations",
-    ),
-    refused(
-        Some('W'),
-        None,
-        "checkWrite",
-        Arg::Flag,
-        "fsbench does not implement IOR's read-back after a write; check the data with -r -R",
-    ),
-    refused(
-        Some('X'),
-        None,
-        "reorderTasksRandomSeed",
-        Arg::Value,
-        "fsbench does not implement random reordering (-Z)",
-    ),
-    refused(
-        Some('y'),
-        None,
-        "dualMount",
-        Arg::Flag,
-        "each fsbench target is one mount",
-    ),
-    refused(
-        Some('Z'),
-        None,
-        "reorderTasksRandom",
-        Arg::Flag,
-        "fsbench does not implement random reordering; use -C",
-    ),
-    refused(
-        None,
-        Some("randomPrefill"),
-        "randomPrefill",
-        Arg::Value,
-        "fsbench does not implement it",
-    ),
-    refused(
-        None,
-        Some("dryRun"),
-        "dryRun",
-        Arg::Flag,
-        "use fsbench's --check",
-    ),
-    refused(
-        None,
-        Some("warningAsErrors"),
-        "warningAsErrors",
-        Arg::Flag,
-        "fsbench fails a phase on any failed call already",
-    ),
-    refused(
-        None,
-        Some("posix.rangelocks"),
-        "range locks",
-        Arg::Flag,
-        "fsbench does not implement them",
-    ),
+        Ok(())
+    }),
+    long("posix.odirect", Flag, "O_DIRECT: bypass the page cache", |p, g| set(&mut p.odirect, on(g)?)),
+    long("random-offset-seed", Value, "the seed of -z's order", |p, g| set(&mut p.random_seed, Some(g.signed()?))),
+    long("drop-caches", Flag, "fsbench's own: drop the page cache before each read (IOR does not; said in the record)", |p, g| set(&mut p.drop_caches, on(g)?)),
+    directive("stoneWallingWearOut", "after -D's deadline every rank goes on to the most transfers any rank did", |p, g| set(&mut p.wear_out, g.number()? > 0)),
+    directive("stoneWallingWearOutIterations", "every rank does this many transfers (reading back a stonewalled write)", |p, g| set(&mut p.wear_out_iterations, g.number()?)),
+    directive("stoneWallingStatusFile", "a stonewalled write's transfer count, kept for a later read (relative to the target)", |p, g| {
+        set(&mut p.status_file, Some(super::inside("stoneWallingStatusFile", &g.text()?)?))
+    }),
+    refused(Some('c'), Some("collective"), "collective I/O", Flag, "it is MPI-IO's, and fsbench runs IOR's POSIX interface only"),
+    refused(Some('f'), None, "scriptFile", Value, "give one test's options on the command line"),
+    refused(Some('j'), None, "outlierThreshold", Value, "fsbench keeps every rank's figures in the record's ranks instead"),
+    refused(Some('K'), None, "keepFileWithError", Flag, "fsbench does not implement IOR's write check"),
+    refused(Some('l'), Some("dataPacketType"), "dataPacketType", Value, "fsbench writes incompressible data, each 4 KiB stamped with its offset"),
+    refused(Some('M'), None, "memoryPerNode", Value, "fsbench does not hog memory"),
+    refused(Some('N'), None, "numTasks", Value, "every rank the launcher started takes part: start as many as you want (mpirun -np N)"),
+    refused(Some('T'), None, "maxTimeDuration", Value, "use -D (a deadline per phase) or fewer iterations"),
+    refused(Some('W'), None, "checkWrite", Flag, "fsbench does not implement IOR's read-back after a write; check the data with -r -R"),
+    refused(Some('X'), None, "reorderTasksRandomSeed", Value, "fsbench does not implement random reordering (-Z)"),
+    refused(Some('y'), None, "dualMount", Flag, "each fsbench target is one mount"),
+    refused(Some('Z'), None, "reorderTasksRandom", Flag, "fsbench does not implement random reordering; use -C"),
+    refused(None, Some("randomPrefill"), "randomPrefill", Value, "fsbench does not implement it"),
+    refused(None, Some("dryRun"), "dryRun", Flag, "use fsbench's --check"),
+    refused(None, Some("warningAsErrors"), "warningAsErrors", Flag, "fsbench fails a phase on any failed call already"),
+    refused(None, Some("posix.rangelocks"), "range locks", Flag, "fsbench does not implement them"),
 ];
 
 impl IorPlan {
@@ -520,7 +217,7 @@ impl IorPlan {
         };
         super::parse("ior", &args, OPTIONS, &mut p)?;
         if p.check_read {
-            p.way(Way::Read, true);
+            p.way(Way::Read, true)?;
         }
         if p.ways.is_empty() {
             p.ways = vec![Way::Write, Way::Read];
@@ -581,12 +278,13 @@ impl IorPlan {
     }
 
     /// Adds or takes out an access (kept in IOR's order).
-    fn way(&mut self, w: Way, on: bool) {
+    fn way(&mut self, w: Way, on: bool) -> Result<(), String> {
         self.ways.retain(|x| *x != w);
         if on {
             self.ways.push(w);
             self.ways.sort();
         }
+        Ok(())
     }
 
     /// Bytes of the file (or of each rank's file) of one iteration.

@@ -5,7 +5,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{on, refused, set, Arg, Does, Opt};
+use super::Arg::{Flag, Value};
+use super::{long, on, refused, set, short, Opt};
 use crate::plan::PlanError;
 
 /// What the test makes: mdtest runs its directory test, then its file test.
@@ -127,82 +128,54 @@ impl Default for MdPlan {
     }
 }
 
-const fn row(short: char, arg: Arg, help: &'static str, f: super::Apply<MdPlan>) -> Opt<MdPlan> {
-    Opt {
-        short: Some(short),
-        long: None,
-        directive: None,
-        arg,
-        help,
-        does: Does::Sets(f),
-    }
-}
-
-const fn long(
-    name: &'static str,
-    arg: Arg,
-    help: &'static str,
-    f: super::Apply<MdPlan>,
-) -> Opt<MdPlan> {
-    Opt {
-        short: None,
-        long: Some(name),
-        directive: None,
-        arg,
-        help,
-        does: Does::Sets(f),
-    }
-}
-
-use Arg::{Flag, Value};
-
 /// Every mdtest option fsbench knows, a row each: what it sets, or why it is refused.
+#[rustfmt::skip]
 pub static OPTIONS: &[Opt<MdPlan>] = &[
-    row('a', Value, "API for I/O: POSIX", |_, g| {
+    short('a', Value, "API for I/O: POSIX", |_, g| {
         let api = g.text()?;
         match api.eq_ignore_ascii_case("posix") {
             true => Ok(()),
             false => Err(format!("-a {api}: fsbench runs mdtest's POSIX interface only (-a POSIX)")),
         }
     }),
-    row('b', Value, "branching factor of the tree", |p, g| set(&mut p.branch, g.number()?)),
-    row('C', Flag, "only create files/dirs", |p, g| p.stage(Stage::Create, on(g)?)),
-    row('d', Value, "the test's directory, relative to the target (default out)", |p, g| {
+    short('b', Value, "branching factor of the tree", |p, g| set(&mut p.branch, g.number()?)),
+    short('C', Flag, "only create files/dirs", |p, g| p.stage(Stage::Create, on(g)?)),
+    short('d', Value, "the test's directory, relative to the target (default out)", |p, g| {
         let d = g.text()?;
         if d.contains('@') {
             return Err(format!("-d {d}: fsbench runs each rank in one directory (no @ list)"));
         }
         set(&mut p.dir, super::inside("-d", &d)?)
     }),
-    row('D', Flag, "directories only (no files)", |p, g| set(&mut p.items, if on(g)? { Items::Dirs } else { Items::Both })),
-    row('e', Value, "bytes to read from each file", |p, g| set(&mut p.read_bytes, g.bytes()?)),
-    row('E', Flag, "only read files/dirs", |p, g| p.stage(Stage::Read, on(g)?)),
-    row('F', Flag, "files only (no directories)", |p, g| set(&mut p.items, if on(g)? { Items::Files } else { Items::Both })),
-    row('G', Value, "seed of the data written", |p, g| set(&mut p.seed, Some(g.signed()?))),
-    row('i', Value, "iterations", |p, g| set(&mut p.iterations, g.number()?.min(u32::MAX as u64) as u32)),
-    row('I', Value, "items per directory of the tree", |p, g| set(&mut p.per_dir_given, g.number()?)),
-    row('L', Flag, "files only at the leaves of the tree", |p, g| set(&mut p.leaf_only, on(g)?)),
-    row('n', Value, "items (files and directories) per rank", |p, g| set(&mut p.n, g.number()?)),
-    row('N', Value, "stride between the rank that makes an item and the one that stats, reads, removes it", |p, g| set(&mut p.stride, g.number()?)),
-    row('P', Flag, "print rates and times", |p, _| set(&mut p.print, Print::Both)),
-    row('r', Flag, "only remove files or directories", |p, g| p.stage(Stage::Remove, on(g)?)),
-    row('R', Flag, "stat and read in a random order", |p, g| set(&mut p.random, on(g)?)),
-    row('t', Flag, "time the unique directory's overhead", |p, g| set(&mut p.time_unique_dir, on(g)?)),
-    row('T', Flag, "only stat files/dirs", |p, g| p.stage(Stage::Stat, on(g)?)),
-    row('u', Flag, "a directory tree per rank", |p, g| set(&mut p.unique_dir, on(g)?)),
-    row('U', Flag, "rename directories (a phase of its own)", |p, g| p.stage(Stage::Rename, on(g)?)),
-    row('v', Flag, "verbosity (fsbench's records are the same)", |p, g| {
-            let v = g.count(p.verbose)?;
-            set(&mut p.verbose, v)
-        }),
-    row('V', Value, "verbosity value", |p, g| set(&mut p.verbose, g.number()? as u32)),
-    row('w', Value, "bytes written to each file when it is created", |p, g| set(&mut p.write_bytes, g.bytes()?)),
-    row('W', Value, "stonewall: seconds after which creating stops; every rank goes on to the most items any made", |p, g| set(&mut p.stonewall_s, g.number()?)),
-    row('x', Value, "stonewall status file: the items a stonewalled create made, for later phases (relative to the target)", |p, g| set(&mut p.status_file, Some(super::inside("-x", &g.text()?)?))),
-    row('y', Flag, "fsync each file after its write", |p, g| set(&mut p.sync_file, on(g)?)),
-    row('Y', Flag, "sync after each phase (in its time)", |p, g| set(&mut p.sync_phase, on(g)?)),
-    row('z', Value, "depth of the tree", |p, g| set(&mut p.depth, g.number()?.min(64) as u32)),
-    row('Z', Flag, "print times instead of rates", |p, _| set(&mut p.print, Print::Time)),
+    short('D', Flag, "directories only (no files)", |p, g| set(&mut p.items, if on(g)? { Items::Dirs } else { Items::Both })),
+    short('e', Value, "bytes to read from each file", |p, g| set(&mut p.read_bytes, g.bytes()?)),
+    short('E', Flag, "only read files/dirs", |p, g| p.stage(Stage::Read, on(g)?)),
+    short('F', Flag, "files only (no directories)", |p, g| set(&mut p.items, if on(g)? { Items::Files } else { Items::Both })),
+    short('G', Value, "seed of the data written", |p, g| set(&mut p.seed, Some(g.signed()?))),
+    short('i', Value, "iterations", |p, g| set(&mut p.iterations, g.number()?.min(u32::MAX as u64) as u32)),
+    short('I', Value, "items per directory of the tree", |p, g| set(&mut p.per_dir_given, g.number()?)),
+    short('L', Flag, "files only at the leaves of the tree", |p, g| set(&mut p.leaf_only, on(g)?)),
+    short('n', Value, "items (files and directories) per rank", |p, g| set(&mut p.n, g.number()?)),
+    short('N', Value, "stride between the rank that makes an item and the one that stats, reads, removes it", |p, g| set(&mut p.stride, g.number()?)),
+    short('P', Flag, "print rates and times", |p, _| set(&mut p.print, Print::Both)),
+    short('r', Flag, "only remove files or directories", |p, g| p.stage(Stage::Remove, on(g)?)),
+    short('R', Flag, "stat and read in a random order", |p, g| set(&mut p.random, on(g)?)),
+    short('t', Flag, "time the unique directory's overhead", |p, g| set(&mut p.time_unique_dir, on(g)?)),
+    short('T', Flag, "only stat files/dirs", |p, g| p.stage(Stage::Stat, on(g)?)),
+    short('u', Flag, "a directory tree per rank", |p, g| set(&mut p.unique_dir, on(g)?)),
+    short('U', Flag, "rename directories (a phase of its own)", |p, g| p.stage(Stage::Rename, on(g)?)),
+    short('v', Flag, "verbosity (fsbench's records are the same)", |p, g| {
+        let v = g.count(p.verbose)?;
+        set(&mut p.verbose, v)
+    }),
+    short('V', Value, "verbosity value", |p, g| set(&mut p.verbose, g.number()? as u32)),
+    short('w', Value, "bytes written to each file when it is created", |p, g| set(&mut p.write_bytes, g.bytes()?)),
+    short('W', Value, "stonewall: seconds after which creating stops; every rank goes on to the most items any made", |p, g| set(&mut p.stonewall_s, g.number()?)),
+    short('x', Value, "stonewall status file: the items a stonewalled create made, for later phases (relative to the target)", |p, g| set(&mut p.status_file, Some(super::inside("-x", &g.text()?)?))),
+    short('y', Flag, "fsync each file after its write", |p, g| set(&mut p.sync_file, on(g)?)),
+    short('Y', Flag, "sync after each phase (in its time)", |p, g| set(&mut p.sync_phase, on(g)?)),
+    short('z', Value, "depth of the tree", |p, g| set(&mut p.depth, g.number()?.min(64) as u32)),
+    short('Z', Flag, "print times instead of rates", |p, _| set(&mut p.print, Print::Time)),
     long("random-seed", Value, "the seed of -R's order", |p, g| set(&mut p.random_seed, Some(g.signed()?))),
     long("posix.odirect", Flag, "O_DIRECT on files", |p, g| set(&mut p.odirect, on(g)?)),
     long("drop-caches", Flag, "fsbench's own: drop the page cache before each stat and read phase (mdtest does not; said in the record)", |p, g| set(&mut p.drop_caches, on(g)?)),

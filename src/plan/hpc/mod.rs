@@ -54,6 +54,57 @@ impl<P> Opt<P> {
     }
 }
 
+/// A row for an option that sets part of the plan, its names given by the builders below.
+const fn sets<P>(arg: Arg, help: &'static str, f: Apply<P>) -> Opt<P> {
+    Opt {
+        short: None,
+        long: None,
+        directive: None,
+        arg,
+        help,
+        does: Does::Sets(f),
+    }
+}
+
+/// By its letter (`-n`).
+pub const fn short<P>(c: char, arg: Arg, help: &'static str, f: Apply<P>) -> Opt<P> {
+    Opt {
+        short: Some(c),
+        ..sets(arg, help, f)
+    }
+}
+
+/// By its letter and IOR's directive name (`-t`, `-O transferSize=4m`).
+pub const fn named<P>(
+    c: char,
+    directive: &'static str,
+    arg: Arg,
+    help: &'static str,
+    f: Apply<P>,
+) -> Opt<P> {
+    Opt {
+        short: Some(c),
+        directive: Some(directive),
+        ..sets(arg, help, f)
+    }
+}
+
+/// By its long name (`--posix.odirect`).
+pub const fn long<P>(name: &'static str, arg: Arg, help: &'static str, f: Apply<P>) -> Opt<P> {
+    Opt {
+        long: Some(name),
+        ..sets(arg, help, f)
+    }
+}
+
+/// By IOR's directive name alone (`-O stoneWallingWearOut=1`).
+pub const fn directive<P>(name: &'static str, help: &'static str, f: Apply<P>) -> Opt<P> {
+    Opt {
+        directive: Some(name),
+        ..sets(Arg::Value, help, f)
+    }
+}
+
 /// A row for an option fsbench refuses, and why.
 pub const fn refused<P>(
     short: Option<char>,

@@ -13,11 +13,14 @@ mod xfer;
 
 use crate::metrics::name as metric;
 
-use super::{Footprint, Opened, SpecError, Workload, WorkloadDef};
-use crate::frame::{RunError, TargetCtx};
+use std::path::Path;
+
+use super::{Footprint, WorkloadDef};
+use crate::frame::{Session, TargetCtx};
 use crate::metrics::catalog::{key, m, Better::*, MetricDef, Unit::*};
-use crate::plan::hpc::ior::IorPlan;
-use crate::plan::{Overrides, WorkloadSpec};
+use crate::plan::hpc::ior::{Access, IorPlan};
+use crate::plan::units::format_bytes;
+use crate::plan::PlanError;
 
 pub const DEF: WorkloadDef = WorkloadDef {
     name: "ior",
@@ -25,7 +28,7 @@ pub const DEF: WorkloadDef = WorkloadDef {
     params: &[("args", "IOR's command line, after ior:")],
     takes: super::Takes::CommandLine,
     metrics: METRICS,
-    build,
+    build: super::hpc::build::<IorPlan>,
     ranks: true,
 };
 
@@ -47,60 +50,50 @@ pub static METRICS: &[MetricDef] = &[
     m("lat_*_ns", Nanoseconds, Lower),
 ];
 
-pub struct Ior {
-    plan: IorPlan,
-    seed: Option<u64>,
-}
+impl super::hpc::Tool for IorPlan {
+    const NAME: &'static str = "ior";
+    const FIRST: &'static str = "write";
 
-fn build(spec: &WorkloadSpec, o: &Overrides) -> Result<Box<dyn Workload>, SpecError> {
-    let plan = IorPlan::parse(spec.param("args").unwrap_or_default()).map_err(|e| spec.bad(e))?;
-    Ok(Box::new(Ior { plan, seed: o.seed }))
-}
-
-impl Workload for Ior {
-    fn open(&self, t: &TargetCtx) -> Result<Opened, RunError> {
-        Ok(
-            match super::hpc_place(t, "ior", "write", self.plan.seed, self.seed) {
-                Ok((dir, seed)) => {
-                    Opened::Run(Box::new(session::IorSession::new(&self.plan, dir, t, seed)))
-                }
-                Err(skip) => skip,
-            },
-        )
+    fn parse(args: &str) -> Result<IorPlan, PlanError> {
+        IorPlan::parse(args)
     }
 
-    fn describe(&self) -> Vec<String> {
-        let p = &self.plan;
-        vec![format!(
+    fn seed(&self) -> Option<i64> {
+        self.seed
+    }
+
+    fn session(&self, dir: &Path, t: &TargetCtx, seed: u64) -> Box<dyn Session> {
+        Box::new(session::IorSession::new(self, dir, t, seed))
+    }
+
+    fn tests(&self) -> Vec<String> {
+        session::Step::names(&session::steps(self), self.iterations)
+    }
+
+    fn describe(&self) -> String {
+        format!(
             "ior {}: {} x ({}), {} of {} per rank and segment in {} transfers, {} segment(s)",
-            p.args.join(" "),
-            p.iterations,
-            session::ways(p).join(", "),
-            match p.access {
-                crate::plan::hpc::ior::Access::FilePerProcess => "a file per rank",
-                crate::plan::hpc::ior::Access::SharedFile => "one shared file",
+            self.args.join(" "),
+            self.iterations,
+            session::ways(self).join(", "),
+            match self.access {
+                Access::FilePerProcess => "a file per rank",
+                Access::SharedFile => "one shared file",
             },
-            crate::plan::units::format_bytes(p.block),
-            crate::plan::units::format_bytes(p.transfer),
-            p.segments
-        )]
-    }
-
-    fn tests(&self) -> Option<Vec<String>> {
-        Some(
-            session::steps(&self.plan)
-                .iter()
-                .map(|s| s.name(&self.plan))
-                .collect(),
+            format_bytes(self.block),
+            format_bytes(self.transfer),
+            self.segments
         )
     }
 
     fn footprint(&self) -> Option<Footprint> {
-        let p = &self.plan;
-        let kept = match p.multi_file && p.keep {
-            true => p.iterations as u64,
+        let kept = match self.multi_file && self.keep {
+            true => self.iterations as u64,
             false => 1,
         };
-        Some(Footprint::kept(p.file_bytes(1).saturating_mul(kept), kept))
+        Some(Footprint::kept(
+            self.file_bytes(1).saturating_mul(kept),
+            kept,
+        ))
     }
 }

@@ -15,47 +15,35 @@ use crate::frame::{
     WorkerOut,
 };
 use crate::io::calls::Lat;
-use crate::metrics::hist;
 use crate::metrics::name as metric;
 use crate::plan::hpc::ior::{Access, IorPlan, Way};
 use crate::store::note;
+use crate::workload::hpc;
 
-/// One phase: an access of one iteration.
-#[derive(Debug, Clone, Copy)]
-pub struct Step {
-    pub iteration: u32,
-    pub way: Way,
-}
+/// One phase: an access of one iteration; its test IOR's access (`write`, `read`), with the
+/// iteration when there are several (`write.0`, `read.0`, `write.1`, ...).
+pub type Step = hpc::Step<Way>;
 
-impl Step {
-    /// The record's test: IOR's access (`write`, `read`), with the iteration when there are
-    /// several (`write.0`, `read.0`, `write.1`, ...).
-    pub fn name(&self, p: &IorPlan) -> String {
-        let way = match self.way {
+impl hpc::Kind for Way {
+    fn name(self) -> &'static str {
+        match self {
             Way::Write => "write",
             Way::Read => "read",
-        };
-        match p.iterations {
-            1 => way.into(),
-            _ => format!("{way}.{}", self.iteration),
         }
     }
 }
 
 /// Each iteration's accesses, in IOR's order.
 pub fn steps(p: &IorPlan) -> Vec<Step> {
-    (0..p.iterations)
-        .flat_map(|iteration| p.ways.iter().map(move |&way| Step { iteration, way }))
-        .collect()
+    Step::all(p.iterations, &p.ways)
 }
 
 pub fn ways(p: &IorPlan) -> Vec<&'static str> {
     p.ways
         .iter()
-        .map(|w| match (w, p.check_read) {
-            (Way::Write, _) => "write",
-            (Way::Read, false) => "read",
+        .map(|&w| match (w, p.check_read) {
             (Way::Read, true) => "read, checked",
+            _ => hpc::Kind::name(w),
         })
         .collect()
 }
@@ -141,17 +129,11 @@ impl IorSession {
     fn count(&self, step: Step, ctx: &WorkerCtx) -> Result<Option<u64>, crate::stop::StopReason> {
         let p = &self.plan;
         let given = (p.wear_out_iterations > 0).then_some(p.wear_out_iterations);
-        if step.way == Way::Write {
+        if step.kind == Way::Write {
             return Ok(given);
         }
         if let Some(path) = self.status_path() {
-            let mine = match self.rank {
-                0 => std::fs::read_to_string(path)
-                    .ok()
-                    .and_then(|t| t.trim().parse().ok()),
-                _ => None,
-            };
-            let all = ctx.agree_max(mine.unwrap_or(0))?;
+            let all = ctx.agree_max(hpc::status_count(self.rank, &path))?;
             return Ok((all > 0).then_some(all).or(given));
         }
         let wrote = *self.wrote.lock().unwrap_or_else(|e| e.into_inner());
@@ -176,10 +158,10 @@ impl IorSession {
 }
 
 fn spec(p: &IorPlan, s: &Step, ranks: usize) -> PhaseSpec {
-    let read = s.way == Way::Read;
+    let read = s.kind == Way::Read;
     PhaseSpec {
-        name: s.name(p),
-        does: match s.way {
+        name: s.name(p.iterations),
+        does: match s.kind {
             Way::Write => "IOR's write: create, transfers, close".into(),
             Way::Read => "IOR's read: open, transfers, close".into(),
         },
@@ -210,7 +192,7 @@ impl Session for IorSession {
         if self.plan.inter_test_delay > 0 && self.rank == 0 {
             std::thread::sleep(Duration::from_secs(self.plan.inter_test_delay));
         }
-        if step.way == Way::Write {
+        if step.kind == Way::Write {
             let own = self.file(self.rank, step.iteration);
             if let Some(parent) = own.parent() {
                 std::fs::create_dir_all(parent).map_err(RunError::io(parent.display()))?;
@@ -225,7 +207,7 @@ impl Session for IorSession {
     fn work(&self, phase: usize, ctx: &WorkerCtx) -> WorkerOut {
         let step = self.steps[phase];
         let p = &self.plan;
-        let whose = match step.way {
+        let whose = match step.kind {
             Way::Write => self.rank,
             Way::Read => self.reads_of,
         };
@@ -234,7 +216,7 @@ impl Session for IorSession {
             p.transfer as usize,
             self.seed,
             whose,
-            p.check_read && step.way == Way::Read,
+            p.check_read && step.kind == Way::Read,
         );
         let at = Offsets::new(
             p,
@@ -255,7 +237,7 @@ impl Session for IorSession {
             deadline: (p.deadline_s > 0).then(|| Duration::from_secs(p.deadline_s)),
             count,
             fsync_each: p.fsync_per_write,
-            writes: step.way == Way::Write,
+            writes: step.kind == Way::Write,
         };
         let mut lat = Lat::over(ctx.interval).touched();
         ctx.start_line();
@@ -266,7 +248,7 @@ impl Session for IorSession {
         }
         let o0 = Instant::now();
         lat.begin(o0);
-        let mut file = self.open(&path, step.way);
+        let mut file = self.open(&path, step.kind);
         let o1 = Instant::now();
         if let Err(e) = &file {
             fail(&mut out, "open", e, &path);
@@ -284,10 +266,8 @@ impl Session for IorSession {
         let c1 = Instant::now();
         // IOR's barrier after its timers (after a write's close; after a read's, its reduction
         // and its barrier): a rank that is done waits in MPI, as IOR's do, while others finish.
-        if let Err(why) = ctx.barrier() {
-            out.stopped = Some(why);
-        }
-        if step.way == Way::Write {
+        hpc::barrier(ctx, &mut out);
+        if step.kind == Way::Write {
             *self.wrote.lock().unwrap_or_else(|e| e.into_inner()) = moved.transfers;
         }
         out.spans.insert("open", ctx.span(o0, o1));
@@ -306,22 +286,16 @@ impl Session for IorSession {
         }
         out.stopped = out.stopped.or(moved.stopped);
         out.window = c1 - o0;
-        out.timeline = lat.timeline(c1);
-        let mut h = hist::new();
-        lat.into_hist(&mut h);
-        out.hists.insert("lat", h);
+        hpc::keep_lat(&mut out, lat, c1);
         out
     }
 
     fn finish(&mut self, phase: usize, m: &Merged) -> Result<Vec<Phase>, RunError> {
         let step = self.steps[phase];
         let p = self.figures(step, m);
-        if step.way == Way::Write && self.plan.wear_out && self.rank == 0 {
+        if step.kind == Way::Write && self.plan.wear_out && self.rank == 0 {
             if let Some(path) = self.status_path() {
-                let n = *self.wrote.lock().unwrap_or_else(|e| e.into_inner());
-                crate::sys::outfile::create(&path, crate::sys::outfile::Create::Replace)
-                    .and_then(|mut f| std::io::Write::write_all(&mut f, n.to_string().as_bytes()))
-                    .map_err(RunError::io(path.display()))?;
+                hpc::keep_status(&path, *self.wrote.lock().unwrap_or_else(|e| e.into_inner()))?;
             }
         }
         let last = self
@@ -347,22 +321,6 @@ struct Run<'a, 'c> {
 }
 
 impl Run<'_, '_> {
-    fn agree(&mut self, v: u64) -> u64 {
-        match self.ctx.agree_max(v) {
-            Ok(x) => x,
-            Err(why) => {
-                self.out.stopped = Some(why);
-                v
-            }
-        }
-    }
-
-    fn barrier(&mut self) {
-        if let Err(why) = self.ctx.barrier() {
-            self.out.stopped = Some(why);
-        }
-    }
-
     #[allow(clippy::too_many_arguments)]
     fn transfers(
         &mut self,
@@ -375,7 +333,7 @@ impl Run<'_, '_> {
     ) -> (Moved, Instant, Instant) {
         let p = &self.s.plan;
         if p.barriers {
-            self.barrier();
+            hpc::barrier(self.ctx, self.out);
         }
         let x0 = Instant::now();
         let mut moved = Moved::default();
@@ -392,7 +350,7 @@ impl Run<'_, '_> {
             moved.at_wall = Some((moved.bytes, Instant::now()));
         }
         if p.wear_out {
-            let most = self.agree(moved.transfers);
+            let most = hpc::agree(self.ctx, self.out, moved.transfers);
             if let (Some(f), None) = (f.as_deref_mut(), &self.out.error) {
                 let to = Some(most);
                 if let Err(e) = xfer::run(f, data, at, lim, &mut moved, to, x0, lat, progress) {
@@ -400,14 +358,14 @@ impl Run<'_, '_> {
                 }
             }
         }
-        if let (Way::Write, true, Some(f), None) = (step.way, p.fsync, f, &self.out.error) {
+        if let (Way::Write, true, Some(f), None) = (step.kind, p.fsync, f, &self.out.error) {
             if let Err(e) = f.sync_all() {
                 fail(self.out, "fsync", &e, self.path);
             }
         }
         let x1 = Instant::now();
         if p.barriers {
-            self.barrier();
+            hpc::barrier(self.ctx, self.out);
         }
         (moved, x0, x1)
     }
@@ -450,7 +408,7 @@ impl IorSession {
         );
         mt.insert("iteration".into(), step.iteration as f64);
         let wrong = part.counter(metric::WRONG_TRANSFERS);
-        if self.plan.check_read && step.way == Way::Read {
+        if self.plan.check_read && step.kind == Way::Read {
             mt.insert(metric::WRONG_TRANSFERS.into(), wrong);
         }
         if let Some(w) = part.spans.get("wall") {
@@ -461,18 +419,15 @@ impl IorSession {
             );
         }
         let mut histograms = BTreeMap::new();
-        if let Some(h) = part.hists.get("lat").filter(|h| !h.is_empty()) {
-            hist::summarize(h, "lat", &mut mt);
-            histograms.insert("lat_ns".into(), hist::encode(h));
-        }
+        hpc::lat_figures(m, &mut mt, &mut histograms);
         let mut notes = Vec::new();
-        if step.way == Way::Read && !self.plan.odirect && !self.plan.drop_caches {
+        if step.kind == Way::Read && !self.plan.odirect && !self.plan.drop_caches {
             notes.push(note::make(
                 note::Kind::PageCache,
                 "IOR keeps the page cache: reads may come from memory (--posix.odirect reads the device; --drop-caches drops the cache first)",
             ));
         }
-        if step.way == Way::Read && self.plan.drop_caches {
+        if step.kind == Way::Read && self.plan.drop_caches {
             notes
                 .push("caches dropped before the read (--drop-caches): IOR itself does not".into());
         }
@@ -481,7 +436,7 @@ impl IorSession {
                 .then(|| format!("{wrong} transfer(s) read differ from what was written (-R)"))
         });
         Phase {
-            test: step.name(&self.plan),
+            test: step.name(self.plan.iterations),
             duration_s: total,
             error,
             metrics: mt,
@@ -547,7 +502,7 @@ mod tests {
         assert_eq!(s.own_file(0), None, "the shared file is rank 0's to remove");
         let names: Vec<String> = steps(&IorPlan::parse("-i 2 -r").unwrap())
             .iter()
-            .map(|x| x.name(&IorPlan::parse("-i 2 -r").unwrap()))
+            .map(|x| x.name(2))
             .collect();
         assert_eq!(names, ["read.0", "read.1"]);
     }

@@ -183,9 +183,7 @@ pub fn run(
                 moved.wrong += 1;
             }
         }
-        let now = Instant::now();
-        lat.record(now.duration_since(t0).as_nanos() as u64);
-        lat.tick(now);
+        let now = lat.since(t0);
         t0 = now;
         moved.transfers += 1;
         moved.bytes += len;

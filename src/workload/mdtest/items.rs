@@ -64,6 +64,12 @@ impl Op {
     }
 }
 
+impl crate::workload::hpc::Kind for Op {
+    fn name(self) -> &'static str {
+        Op::name(self)
+    }
+}
+
 /// What a phase works on: its items (or a tree's directories) by number, in whose tree, under
 /// whose name, in mdtest's order.
 pub struct Walk {
@@ -167,9 +173,7 @@ pub fn run(
             op => one(io, op, names.path(walk.nums[i])),
         };
         let bytes = r.map_err(|e| Short::Failed(e, names.path(walk.nums[i]).to_path_buf()))?;
-        let now = Instant::now();
-        lat.record(now.duration_since(t0).as_nanos() as u64);
-        lat.tick(now);
+        let now = lat.since(t0);
         t0 = now;
         d.items += 1;
         d.bytes += bytes;

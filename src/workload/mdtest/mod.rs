@@ -15,11 +15,14 @@ mod tree;
 
 use crate::metrics::name as metric;
 
-use super::{Opened, SpecError, Workload, WorkloadDef};
-use crate::frame::{RunError, TargetCtx};
+use std::path::Path;
+
+use super::hpc::Tool;
+use super::WorkloadDef;
+use crate::frame::{Session, TargetCtx};
 use crate::metrics::catalog::{key, m, Better::*, MetricDef, Unit::*};
 use crate::plan::hpc::mdtest::MdPlan;
-use crate::plan::{Overrides, WorkloadSpec};
+use crate::plan::PlanError;
 
 pub const DEF: WorkloadDef = WorkloadDef {
     name: "mdtest",
@@ -27,7 +30,7 @@ pub const DEF: WorkloadDef = WorkloadDef {
     params: &[("args", "mdtest's command line, after mdtest:")],
     takes: super::Takes::CommandLine,
     metrics: METRICS,
-    build,
+    build: super::hpc::build::<MdPlan>,
     ranks: true,
 };
 
@@ -43,48 +46,36 @@ pub static METRICS: &[MetricDef] = &[
     m("lat_*_ns", Nanoseconds, Lower),
 ];
 
-pub struct Mdtest {
-    plan: MdPlan,
-    seed: Option<u64>,
-}
+impl Tool for MdPlan {
+    const NAME: &'static str = "mdtest";
+    const FIRST: &'static str = "tree-create";
 
-fn build(spec: &WorkloadSpec, o: &Overrides) -> Result<Box<dyn Workload>, SpecError> {
-    let plan = MdPlan::parse(spec.param("args").unwrap_or_default()).map_err(|e| spec.bad(e))?;
-    Ok(Box::new(Mdtest { plan, seed: o.seed }))
-}
-
-impl Workload for Mdtest {
-    fn open(&self, t: &TargetCtx) -> Result<Opened, RunError> {
-        Ok(
-            match super::hpc_place(t, "mdtest", "tree-create", self.plan.seed, self.seed) {
-                Ok((dir, seed)) => {
-                    Opened::Run(Box::new(session::MdSession::new(&self.plan, dir, t, seed)))
-                }
-                Err(skip) => skip,
-            },
-        )
+    fn parse(args: &str) -> Result<MdPlan, PlanError> {
+        MdPlan::parse(args)
     }
 
-    fn describe(&self) -> Vec<String> {
-        let p = &self.plan;
-        vec![format!(
+    fn seed(&self) -> Option<i64> {
+        self.seed
+    }
+
+    fn session(&self, dir: &Path, t: &TargetCtx, seed: u64) -> Box<dyn Session> {
+        Box::new(session::MdSession::new(self, dir, t, seed))
+    }
+
+    fn tests(&self) -> Vec<String> {
+        session::Step::names(&session::steps(self), self.iterations)
+    }
+
+    fn describe(&self) -> String {
+        format!(
             "mdtest {}: {} iteration(s) of {}; {} item(s) per rank in {} per directory, a tree of {} directories ({})",
-            p.args.join(" "),
-            p.iterations,
-            self.tests().unwrap_or_default().join(", "),
-            p.per_rank,
-            p.per_dir,
-            p.tree_dirs,
-            if p.unique_dir { "one per rank" } else { "shared" },
-        )]
-    }
-
-    fn tests(&self) -> Option<Vec<String>> {
-        Some(
-            session::steps(&self.plan)
-                .iter()
-                .map(|s| s.name(&self.plan))
-                .collect(),
+            self.args.join(" "),
+            self.iterations,
+            self.tests().join(", "),
+            self.per_rank,
+            self.per_dir,
+            self.tree_dirs,
+            if self.unique_dir { "one per rank" } else { "shared" },
         )
     }
 }

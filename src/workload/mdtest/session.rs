@@ -17,26 +17,13 @@ use crate::frame::{
     WorkerOut,
 };
 use crate::io::calls::Lat;
-use crate::metrics::hist;
 use crate::metrics::name as metric;
 use crate::plan::hpc::mdtest::{MdPlan, Stage};
 use crate::store::note;
+use crate::workload::hpc;
 
 /// One phase: an op of one iteration.
-#[derive(Debug, Clone, Copy)]
-pub struct Step {
-    pub iteration: u32,
-    pub op: Op,
-}
-
-impl Step {
-    pub fn name(&self, p: &MdPlan) -> String {
-        match p.iterations {
-            1 => self.op.name().into(),
-            _ => format!("{}.{}", self.op.name(), self.iteration),
-        }
-    }
-}
+pub type Step = hpc::Step<Op>;
 
 /// Every phase, in mdtest's order.
 pub fn steps(p: &MdPlan) -> Vec<Step> {
@@ -59,9 +46,7 @@ pub fn steps(p: &MdPlan) -> Vec<Step> {
     add(files && s(Stage::Read), Op::FileRead);
     add(files && s(Stage::Remove), Op::FileRemove);
     add(s(Stage::Remove), Op::TreeRemove);
-    (0..p.iterations)
-        .flat_map(|iteration| ops.iter().map(move |&op| Step { iteration, op }))
-        .collect()
+    Step::all(p.iterations, &ops)
 }
 
 pub struct MdSession {
@@ -138,9 +123,9 @@ impl MdSession {
     /// number, in whose tree, under whose name.
     fn walk(&self, s: Step) -> Walk {
         let t = self.tree();
-        let (tree_at, name_at) = s.op.shift();
+        let (tree_at, name_at) = s.kind.shift();
         let count = self.items();
-        let nums: Vec<u64> = match s.op {
+        let nums: Vec<u64> = match s.kind {
             // A tree per rank, or rank 0 makes the shared one.
             Op::TreeCreate | Op::TreeRemove if !self.plan.unique_dir && self.rank != 0 => {
                 Vec::new()
@@ -161,7 +146,7 @@ impl MdSession {
             Op::DirRename => t.numbered(count),
         };
         Walk {
-            op: s.op,
+            op: s.kind,
             iteration: s.iteration,
             owner: self.owner(self.on(tree_at)),
             name: self.on(name_at),
@@ -180,15 +165,15 @@ fn shuffle(v: &mut [u64], seed: u64) {
 
 fn spec(p: &MdPlan, s: &Step) -> PhaseSpec {
     PhaseSpec {
-        name: s.name(p),
-        does: format!("mdtest's {}", s.op.name()),
-        cache: match s.op.reads() && p.drop_caches {
+        name: s.name(p.iterations),
+        does: format!("mdtest's {}", s.kind.name()),
+        cache: match s.kind.reads() && p.drop_caches {
             true => CachePolicy::Drop,
             false => CachePolicy::Keep,
         },
         // mdtest syncs only with -Y, inside the phase: the frame does not after it.
         writes: false,
-        reads: s.op == Op::FileRead && p.read_bytes > 0,
+        reads: s.kind == Op::FileRead && p.read_bytes > 0,
         workers: 1,
         unit: "items",
         empty: Empty::Fails,
@@ -202,7 +187,7 @@ impl MdSession {
     fn counts_from_status(&self, s: Step) -> bool {
         self.plan.status_file.is_some()
             && !self.plan.runs(Stage::Create)
-            && matches!(s.op, Op::FileStat | Op::FileRead | Op::FileRemove)
+            && matches!(s.kind, Op::FileStat | Op::FileRead | Op::FileRemove)
     }
 
     fn status_path(&self) -> Option<PathBuf> {
@@ -211,7 +196,7 @@ impl MdSession {
 
     /// Untimed, before a phase: rank 0 makes the test's directory and the iteration's.
     fn make_testdir(&self, s: Step) -> Result<(), RunError> {
-        if s.op != Op::TreeCreate || self.rank != 0 {
+        if s.kind != Op::TreeCreate || self.rank != 0 {
             return Ok(());
         }
         let d = self.tree().testdir(s.iteration);
@@ -235,21 +220,9 @@ impl Session for MdSession {
     fn work(&self, phase: usize, ctx: &WorkerCtx) -> WorkerOut {
         let s = self.steps[phase];
         let mut out = WorkerOut::default();
-        let agree = |out: &mut WorkerOut, v: u64| match ctx.agree_max(v) {
-            Ok(x) => x,
-            Err(why) => {
-                out.stopped = Some(why);
-                v
-            }
-        };
-        if self.counts_from_status(s) {
-            let mine = match (self.rank, self.status_path()) {
-                (0, Some(p)) => std::fs::read_to_string(p)
-                    .ok()
-                    .and_then(|t| t.trim().parse().ok()),
-                _ => None,
-            };
-            let all = agree(&mut out, mine.unwrap_or(0));
+        let agree = |out: &mut WorkerOut, v: u64| hpc::agree(ctx, out, v);
+        if let (true, Some(path)) = (self.counts_from_status(s), self.status_path()) {
+            let all = agree(&mut out, hpc::status_count(self.rank, &path));
             if all > 0 {
                 *self.items.lock().unwrap_or_else(|e| e.into_inner()) = all.min(self.plan.per_rank);
             }
@@ -262,15 +235,11 @@ impl Session for MdSession {
             data: &self.data[..self.plan.write_bytes as usize],
             buf: &mut buf[..self.plan.read_bytes as usize],
         };
-        let walled = s.op == Op::FileCreate && self.plan.stonewall_s > 0;
+        let walled = s.kind == Op::FileCreate && self.plan.stonewall_s > 0;
         let wall = walled.then(|| Duration::from_secs(self.plan.stonewall_s));
         let mut lat = Lat::over(ctx.interval).touched();
         let mut d = Done::default();
-        let barrier = |out: &mut WorkerOut| {
-            if let Err(why) = ctx.barrier() {
-                out.stopped = Some(why);
-            }
-        };
+        let barrier = |out: &mut WorkerOut| hpc::barrier(ctx, out);
         ctx.start_line();
         // mdtest's ranks reach the barrier before its timer straight from the previous phase's
         // end barrier; fsbench's come from the frame's reduction, record and a new thread. A
@@ -310,7 +279,7 @@ impl Session for MdSession {
         // mdtest's rate divides by one time: its slowest rank's (a tree's: rank 0's), each from
         // the rank's own start; rank 0 keeps it as the span "timed" (after the timer).
         let own = t1 - t0;
-        let timed = match s.op {
+        let timed = match s.kind {
             Op::TreeCreate | Op::TreeRemove => own,
             _ => Duration::from_nanos(agree(&mut out, own.as_nanos() as u64)),
         };
@@ -320,8 +289,8 @@ impl Session for MdSession {
         match r {
             Err(Short::Stopped(why)) => out.stopped = Some(why),
             Err(Short::Failed(e, path)) => {
-                out.error = Some(format!("{} {}: {e}", s.op.name(), path.display()));
-                out.failure = Some(crate::io::Failure::io(s.op.name(), &e).path(&path));
+                out.error = Some(format!("{} {}: {e}", s.kind.name(), path.display()));
+                out.failure = Some(crate::io::Failure::io(s.kind.name(), &e).path(&path));
             }
             Ok(()) => {}
         }
@@ -334,25 +303,18 @@ impl Session for MdSession {
             out.spans.insert("wall", ctx.span(t0, when));
         }
         out.window = t1 - t0;
-        out.timeline = lat.timeline(t1);
-        let mut h = hist::new();
-        lat.into_hist(&mut h);
-        out.hists.insert("lat", h);
+        hpc::keep_lat(&mut out, lat, t1);
         out
     }
 
     fn finish(&mut self, phase: usize, m: &Merged) -> Result<Vec<Phase>, RunError> {
         let s = self.steps[phase];
         let p = self.figures(s, m);
-        let walled = s.op == Op::FileCreate && self.plan.stonewall_s > 0;
+        let walled = s.kind == Op::FileCreate && self.plan.stonewall_s > 0;
         if let (true, 0, Some(path)) = (walled, self.rank, self.status_path()) {
-            crate::sys::outfile::create(&path, crate::sys::outfile::Create::Replace)
-                .and_then(|mut f| {
-                    std::io::Write::write_all(&mut f, self.items().to_string().as_bytes())
-                })
-                .map_err(RunError::io(path.display()))?;
+            hpc::keep_status(&path, self.items())?;
         }
-        if s.op == Op::TreeRemove && self.rank == 0 {
+        if s.kind == Op::TreeRemove && self.rank == 0 {
             let d = self.tree().testdir(s.iteration);
             if let Err(e) = std::fs::remove_dir(&d) {
                 if e.kind() != std::io::ErrorKind::NotFound {
@@ -374,7 +336,7 @@ impl MdSession {
         let timed = part.spans.get("timed").copied().unwrap_or(span);
         let secs = timed.secs().max(1e-9);
         let items = part.counter("items");
-        let counted = match s.op {
+        let counted = match s.kind {
             Op::TreeCreate | Op::TreeRemove => self.plan.tree_dirs as f64,
             _ => items,
         };
@@ -392,12 +354,9 @@ impl MdSession {
             mt.insert(metric::STONEWALL_S.into(), w.end);
         }
         let mut histograms = BTreeMap::new();
-        if let Some(h) = part.hists.get("lat").filter(|h| !h.is_empty()) {
-            hist::summarize(h, "lat", &mut mt);
-            histograms.insert("lat_ns".into(), hist::encode(h));
-        }
+        hpc::lat_figures(m, &mut mt, &mut histograms);
         let mut notes = Vec::new();
-        match (s.op.reads(), self.plan.drop_caches) {
+        match (s.kind.reads(), self.plan.drop_caches) {
             (true, false) => notes.push(note::make(
                 note::Kind::PageCache,
                 "mdtest keeps the page cache: stats and reads may come from memory (--drop-caches drops it first)",
@@ -406,7 +365,7 @@ impl MdSession {
             _ => {}
         }
         Phase {
-            test: s.name(&self.plan),
+            test: s.name(self.plan.iterations),
             duration_s: span.secs(),
             error: part.error.clone(),
             metrics: mt,
@@ -451,7 +410,7 @@ mod tests {
         let plan = MdPlan::parse("-n 50 -z 1 -b 3 -u").unwrap();
         let t = TargetCtx::for_tests(dir.path());
         let s = MdSession::new(&plan, dir.path(), &t, 1);
-        let step = |op| Step { iteration: 0, op };
+        let step = |kind| Step { iteration: 0, kind };
         let wide = Span {
             start: 0.0,
             end: 2.0,
