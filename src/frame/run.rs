@@ -256,7 +256,7 @@ fn moved(m: &Merged, k: usize) -> (u64, u64) {
     match m.ranks.get(k).filter(|r| !r.is_empty()) {
         Some(ranks) => ranks
             .iter()
-            .fold((0, 0), |(o, b), r| (o + r.ops, b + r.bytes)),
+            .fold((0, 0), |(o, b), r| (o + r.work.ops, b + r.work.bytes)),
         None => m.frame.rank.totals.get(k).copied().unwrap_or_default(),
     }
 }

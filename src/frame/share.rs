@@ -25,7 +25,7 @@ use serde::{Deserialize, Serialize};
 use super::{DevIo, FirstDone, Merged, RankTimes, WorkerOut};
 use crate::metrics::hist;
 use crate::stop::StopReason;
-use crate::store::{NodeFigures, RankFigures};
+use crate::store::{NodeFigures, RankFigures, WorkFigures};
 
 /// One part (block: one job of the group) of one rank's phase.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
@@ -254,14 +254,16 @@ fn combine_part(
             rank: s.rank,
             node: s.node,
             host: s.host.clone(),
-            start_s: s.start_s,
-            end_s: s.end_s,
-            ops: p.total.0,
-            bytes: p.total.1,
-            ops_per_sec: rate(p.total.0, p.window_s),
-            bytes_per_sec: rate(p.total.1, p.window_s),
-            first_done_ops: p.across.0,
-            error: p.error.clone(),
+            work: WorkFigures {
+                start_s: s.start_s,
+                end_s: s.end_s,
+                ops: p.total.0,
+                bytes: p.total.1,
+                ops_per_sec: rate(p.total.0, p.window_s),
+                bytes_per_sec: rate(p.total.1, p.window_s),
+                first_done_ops: p.across.0,
+                error: p.error.clone(),
+            },
         });
     }
     part.window = Duration::from_secs_f64((end - start).max(0.0));
@@ -297,24 +299,29 @@ fn add_to_node(per_node: &mut BTreeMap<usize, NodeFigures>, s: &Share, p: &PartS
     let n = per_node.entry(s.node).or_insert_with(|| NodeFigures {
         node: s.node,
         host: s.host.clone(),
-        start_s: f64::MAX,
-        ..Default::default()
+        ranks: 0,
+        work: WorkFigures {
+            start_s: f64::MAX,
+            ..Default::default()
+        },
     });
     n.ranks += 1;
-    n.start_s = n.start_s.min(s.start_s);
-    n.end_s = n.end_s.max(s.start_s + p.window_s);
-    n.ops += p.total.0;
-    n.bytes += p.total.1;
-    n.first_done_ops += p.across.0;
-    if n.error.is_none() {
-        n.error.clone_from(&p.error);
+    let w = &mut n.work;
+    w.start_s = w.start_s.min(s.start_s);
+    w.end_s = w.end_s.max(s.start_s + p.window_s);
+    w.ops += p.total.0;
+    w.bytes += p.total.1;
+    w.first_done_ops += p.across.0;
+    if w.error.is_none() {
+        w.error.clone_from(&p.error);
     }
 }
 
 fn node_rates(mut n: NodeFigures) -> NodeFigures {
-    let secs = n.end_s - n.start_s;
-    n.ops_per_sec = rate(n.ops, secs);
-    n.bytes_per_sec = rate(n.bytes, secs);
+    let w = &mut n.work;
+    let secs = w.end_s - w.start_s;
+    w.ops_per_sec = rate(w.ops, secs);
+    w.bytes_per_sec = rate(w.bytes, secs);
     n
 }
 
@@ -359,13 +366,13 @@ pub fn rank_metrics(ranks: &[RankFigures], out: &mut BTreeMap<String, f64>) {
     out.insert("ranks".into(), ranks.len() as f64);
     let mut spread = spread_of(
         metric::OPS_PER_SEC,
-        ranks.iter().map(|r| r.ops_per_sec),
+        ranks.iter().map(|r| r.work.ops_per_sec),
         out,
     );
-    if ranks.iter().any(|r| r.bytes > 0) {
+    if ranks.iter().any(|r| r.work.bytes > 0) {
         spread = spread_of(
             metric::BYTES_PER_SEC,
-            ranks.iter().map(|r| r.bytes_per_sec),
+            ranks.iter().map(|r| r.work.bytes_per_sec),
             out,
         );
     }

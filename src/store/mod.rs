@@ -196,8 +196,7 @@ pub struct CloneLat {
     pub percentile: BTreeMap<String, u64>,
 }
 
-/// One rank's share of a multi-rank phase. Times are seconds after the barrier that started the
-/// phase, on the rank's own monotonic clock (wall clocks of different nodes are never compared).
+/// One rank's share of a multi-rank phase, its work over its own window.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct RankFigures {
     pub rank: usize,
@@ -205,35 +204,35 @@ pub struct RankFigures {
     #[serde(default)]
     pub node: usize,
     pub host: String,
-    /// Its workers started, and the last of them ended.
-    pub start_s: f64,
-    pub end_s: f64,
-    /// Operations (I/Os, files) and bytes it did, and its rates over its own window.
-    pub ops: u64,
-    pub bytes: u64,
-    pub ops_per_sec: f64,
-    pub bytes_per_sec: f64,
-    /// What it had done when the fastest worker of all ranks finished (stonewall).
-    pub first_done_ops: u64,
-    #[serde(skip_serializing_if = "Option::is_none", default)]
-    pub error: Option<String>,
+    #[serde(flatten)]
+    pub work: WorkFigures,
 }
 
 /// One node's share of a multi-rank phase (runs over several nodes): its ranks' work added up,
-/// and its rates over its earliest start to its latest end (seconds after the barrier, as in
-/// `RankFigures`).
+/// over its earliest start to its latest end.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct NodeFigures {
     pub node: usize,
     pub host: String,
     /// How many ranks ran on it.
     pub ranks: usize,
+    #[serde(flatten)]
+    pub work: WorkFigures,
+}
+
+/// What a rank or a node did in a phase. Times are seconds after the barrier that started the
+/// phase, on the host's own monotonic clock (wall clocks of different nodes are never compared).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct WorkFigures {
+    /// Its workers started, and the last of them ended.
     pub start_s: f64,
     pub end_s: f64,
+    /// Operations (I/Os, files) and bytes it did, and its rates over its window.
     pub ops: u64,
     pub bytes: u64,
     pub ops_per_sec: f64,
     pub bytes_per_sec: f64,
+    /// What it had done when the fastest worker of all ranks finished (stonewall).
     pub first_done_ops: u64,
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub error: Option<String>,
@@ -550,5 +549,49 @@ mod tests {
             !e.contains("hunter2") && e.contains("not valid JSON"),
             "{e}"
         );
+    }
+
+    #[test]
+    fn a_ranks_and_a_nodes_work_stand_beside_their_names_in_the_record() {
+        let work = WorkFigures {
+            start_s: 0.5,
+            end_s: 2.0,
+            ops: 3,
+            bytes: 4096,
+            ops_per_sec: 2.0,
+            bytes_per_sec: 2048.0,
+            first_done_ops: 1,
+            error: None,
+        };
+        let rank = RankFigures {
+            rank: 1,
+            node: 0,
+            host: "a".into(),
+            work: work.clone(),
+        };
+        let figures = r#""start_s":0.5,"end_s":2.0,"ops":3,"bytes":4096,"ops_per_sec":2.0,"bytes_per_sec":2048.0,"first_done_ops":1"#;
+        let json = serde_json::to_string(&rank).unwrap();
+        assert_eq!(
+            json,
+            format!(r#"{{"rank":1,"node":0,"host":"a",{figures}}}"#)
+        );
+        assert_eq!(serde_json::from_str::<RankFigures>(&json).unwrap(), rank);
+        let node = NodeFigures {
+            node: 1,
+            host: "b".into(),
+            ranks: 2,
+            work: WorkFigures {
+                error: Some("x".into()),
+                ..work
+            },
+        };
+        let json = serde_json::to_string(&node).unwrap();
+        let want = format!(r#"{{"node":1,"host":"b","ranks":2,{figures},"error":"x"}}"#);
+        assert_eq!(json, want);
+        assert_eq!(serde_json::from_str::<NodeFigures>(&json).unwrap(), node);
+        // A record written before ranks had nodes, with whole numbers where it wrote them.
+        let old = r#"{"rank":0,"host":"a","start_s":0,"end_s":1,"ops":1,"bytes":0,"ops_per_sec":1,"bytes_per_sec":0,"first_done_ops":1}"#;
+        let r: RankFigures = serde_json::from_str(old).unwrap();
+        assert_eq!((r.node, r.work.end_s, r.work.error), (0, 1.0, None));
     }
 }

@@ -80,9 +80,9 @@ fn bandwidth_is_all_bytes_over_first_start_to_last_end() {
     // Each rank's own figures, in rank order.
     let r = &m.ranks[0];
     assert_eq!(r.iter().map(|x| x.rank).collect::<Vec<_>>(), [0, 1, 2]);
-    assert_eq!(r[1].ops, 3000);
-    assert!((r[1].ops_per_sec - 1200.0).abs() < 1e-6);
-    assert_eq!(r[1].first_done_ops, 1500);
+    assert_eq!(r[1].work.ops, 3000);
+    assert!((r[1].work.ops_per_sec - 1200.0).abs() < 1e-6);
+    assert_eq!(r[1].work.first_done_ops, 1500);
 }
 
 #[test]
@@ -198,14 +198,21 @@ fn each_nodes_figures_are_its_ranks_work_over_its_own_window() {
     let n = &m.nodes[0];
     assert_eq!(n.len(), 2);
     assert_eq!((n[0].node, n[0].host.as_str(), n[0].ranks), (0, "a", 2));
-    assert_eq!((n[0].ops, n[0].bytes), (4000, 4000 * 4096));
-    assert!((n[0].start_s, n[0].end_s) == (0.0, 3.0), "{:?}", n[0]);
-    assert!((n[0].ops_per_sec - 4000.0 / 3.0).abs() < 1e-9);
-    assert_eq!((n[1].node, n[1].ranks, n[1].ops), (1, 1, 2000));
-    assert!((n[1].bytes_per_sec - 2000.0 * 4096.0 / 1.8).abs() < 1e-6);
-    assert_eq!(n[0].first_done_ops + n[1].first_done_ops, 4300);
+    assert_eq!((n[0].work.ops, n[0].work.bytes), (4000, 4000 * 4096));
+    assert!(
+        (n[0].work.start_s, n[0].work.end_s) == (0.0, 3.0),
+        "{:?}",
+        n[0]
+    );
+    assert!((n[0].work.ops_per_sec - 4000.0 / 3.0).abs() < 1e-9);
+    assert_eq!((n[1].node, n[1].ranks, n[1].work.ops), (1, 1, 2000));
+    assert!((n[1].work.bytes_per_sec - 2000.0 * 4096.0 / 1.8).abs() < 1e-6);
+    assert_eq!(n[0].work.first_done_ops + n[1].work.first_done_ops, 4300);
     // The nodes add up to the sum; each rank says its node.
-    assert_eq!(n[0].ops + n[1].ops, m.parts[0].counter("ios") as u64);
+    assert_eq!(
+        n[0].work.ops + n[1].work.ops,
+        m.parts[0].counter("ios") as u64
+    );
     assert_eq!(
         m.ranks[0].iter().map(|r| r.node).collect::<Vec<_>>(),
         [0, 0, 1]
@@ -221,7 +228,7 @@ fn ranks_of_one_host_are_placed_on_its_one_clock() {
     let mut c = share(2, "b", 0.1, 1.0, 10, 10, 1000);
     (a.barrier_mono, b.barrier_mono, c.barrier_mono) = (100.0, 100.5, 7.0);
     let m = combine(mine(), vec![a, b, c]).unwrap();
-    let starts: Vec<f64> = m.ranks[0].iter().map(|r| r.start_s).collect();
+    let starts: Vec<f64> = m.ranks[0].iter().map(|r| r.work.start_s).collect();
     assert!(
         (starts[1] - 0.6).abs() < 1e-9 && (starts[2] - 0.1).abs() < 1e-9,
         "{starts:?}"
