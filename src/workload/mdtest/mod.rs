@@ -87,4 +87,9 @@ impl Workload for Mdtest {
                 .collect(),
         )
     }
+
+    fn footprint(&self) -> Option<super::Footprint> {
+        let (inodes, bytes) = self.plan.peak();
+        Some(super::Footprint::kept(bytes, inodes))
+    }
 }
