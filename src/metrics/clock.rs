@@ -36,9 +36,15 @@ pub fn now_rfc3339() -> String {
 
 /// A compact id for a run: UTC time to the second and the pid, e.g. 20261121T054512-4711.
 pub fn run_id() -> String {
-    let t = now_rfc3339();
-    let compact: String = t[..19].chars().filter(|c| *c != '-' && *c != ':').collect();
-    format!("{compact}-{}", std::process::id())
+    format!("{}-{}", compact(SystemTime::now()), std::process::id())
+}
+
+/// A time as a run id carries it: UTC to the second, `YYYYMMDDTHHMMSS` (ordered as text).
+pub fn compact(t: SystemTime) -> String {
+    rfc3339(t)[..19]
+        .chars()
+        .filter(|c| *c != '-' && *c != ':')
+        .collect()
 }
 
 #[cfg(test)]

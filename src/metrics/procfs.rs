@@ -22,6 +22,8 @@ pub struct MachineCpu {
     pub total: u64,
     /// The CPUs online (its cpuN lines).
     pub cpus: usize,
+    /// When the machine booted, in seconds since the epoch (its btime line; 0 without one).
+    pub boot_time: u64,
 }
 
 pub fn parse_machine_cpu(text: &str) -> Option<MachineCpu> {
@@ -48,6 +50,10 @@ pub fn parse_machine_cpu(text: &str) -> Option<MachineCpu> {
             .lines()
             .filter(|l| l.starts_with("cpu") && l.as_bytes().get(3).is_some_and(u8::is_ascii_digit))
             .count(),
+        boot_time: text
+            .lines()
+            .find_map(|l| l.strip_prefix("btime ")?.trim().parse().ok())
+            .unwrap_or(0),
     })
 }
 
@@ -308,6 +314,9 @@ mod tests {
             (105, 50, 1000, 20, 5, 7, 1187)
         );
         assert!(parse_machine_cpu("intr 1 2\n").is_none());
+        assert_eq!(t.boot_time, 0);
+        let t = parse_machine_cpu("cpu  1 0 1 1 0\nbtime 1795734000\nprocesses 9\n").unwrap();
+        assert_eq!(t.boot_time, 1_795_734_000);
     }
 
     #[test]

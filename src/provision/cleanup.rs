@@ -8,8 +8,8 @@ use std::path::Path;
 use std::time::Duration;
 
 use super::exec::{argv, Sys};
-use super::names::{is_own_image, is_own_mountpoint, pool_id};
-use super::registry::{Registry, Resource, TargetState};
+use super::names::{is_own_image, is_own_mountpoint, pool_id, run_maker, run_of_path, run_of_pool};
+use super::registry::{Owner, Registry, Resource, TargetState};
 use super::{loopdev, zfs, NAME_PREFIX};
 use crate::sys::mounts;
 
@@ -335,6 +335,64 @@ pub fn cleanup(sys: &Sys, scope: Scope, only_mountpoint: Option<&Path>) -> Repor
     rep
 }
 
+/// The pid of the process that made run `run`, while it runs: a live process with the run id's
+/// pid that started no later than the run (a reused pid is a younger process). Another fsbench
+/// keeps its state elsewhere (its own FSBENCH_STATE_DIR): what it made is unrecorded here but
+/// not a leftover.
+fn live_maker(run: &str) -> Option<u32> {
+    let (pid, stamp) = run_maker(run)?;
+    let started = Owner::of(pid).filter(Owner::alive)?.started()?;
+    // The boot time is whole seconds: two of slack.
+    let started = crate::metrics::clock::compact(started - Duration::from_secs(2));
+    (started.as_str() <= stamp).then_some(pid)
+}
+
+/// Leaves `what` alone when the run that made it still runs; says so.
+fn made_by_a_live_run(run: Option<&str>, what: &dyn std::fmt::Display, rep: &mut Report) -> bool {
+    let Some(pid) = run.and_then(live_maker) else {
+        return false;
+    };
+    rep.left_alone.push(format!(
+        "{what}: no state file here names it, but the run that made it is running (pid {pid}): \
+         another fsbench with a state directory of its own (FSBENCH_STATE_DIR)?"
+    ));
+    true
+}
+
+/// The unrecorded pools of `scan_unrecorded`: destroyed only when fsbench's name and mark are on
+/// them and the run that made them is gone.
+fn unrecorded_pools(sys: &Sys, pools: Vec<String>, claimed: &[Resource], rep: &mut Report) {
+    for pool in pools {
+        let claimed_pool = claimed
+            .iter()
+            .any(|r| matches!(r, Resource::Pool { name } if *name == pool));
+        if claimed_pool || !pool.starts_with(NAME_PREFIX) {
+            continue;
+        }
+        let id = pool_id(&pool);
+        let owner = zfs::owner_of(&pool);
+        if id.is_none() || owner.as_deref() != id {
+            rep.left_alone.push(format!(
+                "pool {pool}: not marked as fsbench's ({}{}); destroy it yourself (zpool destroy {pool}) if it is a leftover",
+                zfs::OWNER_PROPERTY,
+                match owner {
+                    Some(o) => format!(" is {o}"),
+                    None => " is not set".into(),
+                }
+            ));
+            continue;
+        }
+        if made_by_a_live_run(run_of_pool(&pool), &format_args!("pool {pool}"), rep) {
+            continue;
+        }
+        rep.found.push(format!("unrecorded pool {pool}"));
+        match zfs::destroy(sys, &pool) {
+            Ok(()) => rep.actions.push(notice(sys, Act::DestroyPool, &pool)),
+            Err(e) => rep.errors.push(e),
+        }
+    }
+}
+
 /// Resources of fsbench's that no state file names (a state directory lost or cleared), found by
 /// names only fsbench generates: a pool named `fsbench-RUNID-N` that carries `fsbench:run=RUNID-N`;
 /// a mount point `mnt-N-LABEL` or `fault-N` in a run directory `fsbench-RUNID` directly inside a
@@ -373,34 +431,13 @@ fn scan_unrecorded(sys: &Sys, registry: &Registry, rep: &mut Report) {
             .iter()
             .any(|r| matches!(r, Resource::Image { path } | Resource::Loop { image: path, .. } if path == p))
     };
-    for pool in pools {
-        let claimed_pool = claimed
-            .iter()
-            .any(|r| matches!(r, Resource::Pool { name } if *name == pool));
-        if claimed_pool || !pool.starts_with(NAME_PREFIX) {
-            continue;
-        }
-        let id = pool_id(&pool);
-        let owner = zfs::owner_of(&pool);
-        if id.is_none() || owner.as_deref() != id {
-            rep.left_alone.push(format!(
-                "pool {pool}: not marked as fsbench's ({}{}); destroy it yourself (zpool destroy {pool}) if it is a leftover",
-                zfs::OWNER_PROPERTY,
-                match owner {
-                    Some(o) => format!(" is {o}"),
-                    None => " is not set".into(),
-                }
-            ));
-            continue;
-        }
-        rep.found.push(format!("unrecorded pool {pool}"));
-        match zfs::destroy(sys, &pool) {
-            Ok(()) => rep.actions.push(notice(sys, Act::DestroyPool, &pool)),
-            Err(e) => rep.errors.push(e),
-        }
-    }
+    unrecorded_pools(sys, pools, &claimed, rep);
     for m in mount_list.into_iter().rev() {
-        if is_own_mountpoint(&m.mountpoint) && !claims_mount(&m.mountpoint) {
+        let what = format!("mount {}", m.mountpoint.display());
+        if is_own_mountpoint(&m.mountpoint)
+            && !claims_mount(&m.mountpoint)
+            && !made_by_a_live_run(run_of_path(&m.mountpoint), &what, rep)
+        {
             rep.found.push(format!(
                 "unrecorded mount {} ({})",
                 m.mountpoint.display(),
@@ -415,7 +452,14 @@ fn scan_unrecorded(sys: &Sys, registry: &Registry, rep: &mut Report) {
         }
     }
     for (l, backing) in loops {
-        if !is_own_image(&l.backing_file) || claims_image(&claimed, &l.backing_file) {
+        if !is_own_image(&l.backing_file)
+            || claims_image(&claimed, &l.backing_file)
+            || made_by_a_live_run(
+                run_of_path(&l.backing_file),
+                &format_args!("loop device {}", l.device.display()),
+                rep,
+            )
+        {
             continue;
         }
         rep.found.push(format!(
@@ -453,5 +497,25 @@ fn scan_unrecorded(sys: &Sys, registry: &Registry, rep: &mut Report) {
                 .errors
                 .push(format!("cannot detach {}: {e}", l.device.display())),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_run_is_live_only_while_the_process_its_id_names_runs_since_before_it() {
+        // This process made a run now; a run stamped before it started, or with a pid no
+        // process has, was another's.
+        let now = crate::metrics::clock::run_id();
+        assert_eq!(live_maker(&now), Some(std::process::id()));
+        let pid = std::process::id();
+        assert_eq!(live_maker(&format!("20000101T000000-{pid}")), None);
+        assert_eq!(live_maker("20991231T235959-0"), None);
+        let mut rep = Report::default();
+        assert!(made_by_a_live_run(Some(&now), &"mount /w/x", &mut rep));
+        assert!(rep.left_alone[0].starts_with("mount /w/x: no state file here names it"));
+        assert!(!made_by_a_live_run(None, &"mount /w/x", &mut rep));
     }
 }

@@ -42,6 +42,29 @@ fn is_run_id(s: &str) -> bool {
     }
 }
 
+/// The run id of the run directory `path` lies in (its nearest ancestor named `fsbench-RUNID`).
+pub fn run_of_path(path: &Path) -> Option<&str> {
+    path.ancestors()
+        .skip(1)
+        .filter_map(|a| a.file_name()?.to_str()?.strip_prefix(super::NAME_PREFIX))
+        .find(|id| is_run_id(id))
+}
+
+/// The run id a pool name fsbench generates carries (`fsbench-RUNID-N`).
+pub fn run_of_pool(pool: &str) -> Option<&str> {
+    pool_id(pool)?.rsplit_once('-').map(|(run, _)| run)
+}
+
+/// The pid of the process that made a run and the run's start, `YYYYMMDDTHHMMSS`, from its id.
+pub fn run_maker(run: &str) -> Option<(u32, &str)> {
+    let run = match run.rsplit_once("-n") {
+        Some((r, node)) if !node.is_empty() && node.bytes().all(|b| b.is_ascii_digit()) => r,
+        _ => run,
+    };
+    let (stamp, pid) = run.split_once('-')?;
+    Some((pid.parse().ok()?, stamp))
+}
+
 /// `PREFIX` followed by digits, then, when `more` is given, a dash and digits (`fsbench-3`,
 /// `fsbench-3-1`).
 fn indexed(name: &str, prefix: &str, dash_more: bool) -> bool {
@@ -104,6 +127,29 @@ pub fn pool_id(pool: &str) -> Option<&str> {
 mod tests {
     use super::*;
     use crate::provision::workdir::secure;
+
+    #[test]
+    fn a_run_id_names_the_process_that_made_it_and_when() {
+        let run = Path::new("/w/fsbench-20261123T101010-4242/mnt-0-ext4");
+        assert_eq!(run_of_path(run), Some("20261123T101010-4242"));
+        let disk = Path::new("/w/fsbench-20261123T101010-4242-n3/fault-1/disk");
+        assert_eq!(run_of_path(disk), Some("20261123T101010-4242-n3"));
+        assert_eq!(run_of_path(Path::new("/w/fsbench-mine/mnt-0-ext4")), None);
+        assert_eq!(
+            run_of_pool("fsbench-20261123T101010-4242-n3-0"),
+            Some("20261123T101010-4242-n3")
+        );
+        assert_eq!(run_of_pool("fsbench-mine"), None);
+        assert_eq!(
+            run_maker("20261123T101010-4242-n3"),
+            Some((4242, "20261123T101010"))
+        );
+        assert_eq!(
+            run_maker("20261123T101010-4242"),
+            Some((4242, "20261123T101010"))
+        );
+        assert_eq!(run_maker("20261123T101010-x"), None);
+    }
 
     #[test]
     fn only_names_fsbench_generates_in_a_run_directory_of_a_marked_workdir_are_its_own() {

@@ -5,6 +5,7 @@
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
 
@@ -51,6 +52,15 @@ impl Owner {
 
     pub fn of(pid: u32) -> Option<Owner> {
         proc_stat(pid).map(|(_, start_ticks)| Owner { pid, start_ticks })
+    }
+
+    /// When the process started: the machine's boot time plus its start ticks.
+    pub fn started(&self) -> Option<SystemTime> {
+        use crate::metrics::procfs;
+        let boot = procfs::machine_cpu()?.boot_time;
+        let since_boot = self.start_ticks as f64 / procfs::TICKS_PER_SEC;
+        (boot > 0)
+            .then(|| UNIX_EPOCH + Duration::from_secs(boot) + Duration::from_secs_f64(since_boot))
     }
 
     /// The same process is still running (not a zombie, not a new process with the same pid).

@@ -419,6 +419,14 @@ fn files_are_judged_for_inodes_snapshots_by_rate_and_time_and_layouts_by_their_d
     );
     let (code, e) = checked(&["ext4:inodes=20000", "-w", files, "--size", "1G"]);
     assert_eq!(code, Some(0), "{e}");
+    // mdtest's 5,000 directories, then its 5,000 files (the directories removed first), its
+    // tree and test directory: 5,003 at once.
+    let md = |n: &str| format!("mdtest:-n {n} -u");
+    let (code, e) = checked(&["ext4:inodes=3000", "-w", &md("5000"), "--size", "1G"]);
+    assert_eq!(code, Some(2), "{e}");
+    assert!(e.contains("5,003 inodes of 2,989 free"), "{e}");
+    let (code, e) = checked(&["ext4:inodes=3000", "-w", &md("2000"), "--size", "1G"]);
+    assert_eq!(code, Some(0), "{e}");
     // 2 snapshots a second for 10 s pin 20 copies of the 256 MiB rewritten: 5.25 GiB.
     let job = "block:rw=randwrite,bs=4k,size=256m,runtime=10s,snapshots=2/s";
     let (code, e) = checked(&["btrfs", "-w", job, "--size", "4G"]);

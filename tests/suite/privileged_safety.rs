@@ -132,7 +132,8 @@ fn cleanup_destroys_only_pools_fsbench_made_and_marked() {
     let daemon = Daemon::up();
     let mine = TestLoop::new(128);
     let fake = TestLoop::new(128);
-    let gen = "fsbench-20261123T000000-1-0";
+    // Stamped before any process alive now started: pid 1 is not the run's maker.
+    let gen = "fsbench-20000101T000000-1-0";
     assert!(
         sh(&format!(
             "zpool create -m none fsbench-mine {}",
@@ -144,7 +145,7 @@ fn cleanup_destroys_only_pools_fsbench_made_and_marked() {
     // lost. Cleanup destroys it.
     assert!(
         sh(&format!(
-            "zpool create -m none -o cachefile=none -O fsbench:run=20261123T000000-1-0 {gen} {}",
+            "zpool create -m none -o cachefile=none -O fsbench:run=20000101T000000-1-0 {gen} {}",
             fake.device
         ))
         .0
@@ -190,7 +191,7 @@ fn cleanup_unmounts_only_fsbenchs_own_mount_points() {
     // A mount with the names fsbench makes and no state: what a lost state directory leaves.
     let leftover = wd
         .path()
-        .join("fsbench-20261123T000000-7")
+        .join("fsbench-20000101T000000-7")
         .join("mnt-0-tmpfs");
     std::fs::create_dir_all(&leftover).unwrap();
     assert!(
@@ -220,6 +221,67 @@ fn cleanup_unmounts_only_fsbenchs_own_mount_points() {
         let o = run(&["compare", "ext4", "--workdir", d, "--dry-run"]);
         assert_eq!(o.status.code(), Some(2), "{d}: {}", stderr(&o));
     }
+}
+
+#[test]
+fn a_cleanup_with_another_state_directory_leaves_a_live_runs_target_alone() {
+    if needs("ext4", "mkfs.ext4") {
+        return;
+    }
+    let _g = serial();
+    let wd = workdir();
+    let out = wd.path().join("s");
+    let w = wd.path().to_str().unwrap();
+    let state = |name: &str| wd.path().join(name).to_str().unwrap().to_string();
+    // A run whose state is in one directory, and a cleanup that reads another: the run's mount
+    // and loop device carry names only fsbench makes, and no state file the cleanup sees.
+    let mut child = bin()
+        .env("FSBENCH_STATE_DIR", state("state-run"))
+        .args(
+            Compare::new(&["ext4"])
+                .workload("block:rw=randread,bs=4k,size=8m,runtime=3s,time_based=1")
+                .size("256M")
+                .args(&["-q"])
+                .out(out.to_str().unwrap())
+                .workdir(w)
+                .argv(),
+        )
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let t0 = Instant::now();
+    while !mounts_text().contains(&format!("{w}/fsbench-")) {
+        assert!(
+            t0.elapsed() < Duration::from_secs(60),
+            "the run never mounted"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let o = bin()
+        .env("FSBENCH_STATE_DIR", state("state-cleanup"))
+        .arg("cleanup")
+        .output()
+        .unwrap();
+    let status = child.wait().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let said = stdout(&o);
+    assert!(
+        said.contains(&format!("mount {w}/fsbench-"))
+            && said.contains("the run that made it is running"),
+        "{said}"
+    );
+    assert!(!said.contains(&format!("unrecorded mount {w}")), "{said}");
+    assert!(
+        status.success(),
+        "the live run failed under the cleanup: {said}"
+    );
+    let recs = records_of(&out);
+    assert!(
+        !recs.is_empty() && recs.iter().all(|r| r["outcome"] == "ok"),
+        "{recs:?}"
+    );
+    no_leftovers(wd.path());
 }
 
 #[test]

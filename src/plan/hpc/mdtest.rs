@@ -254,6 +254,25 @@ impl MdPlan {
         Ok(())
     }
 
+    /// The most files and directories one rank's test holds at once: its tree and, since the
+    /// directories' phases end by removing them before the files are made, its directories or
+    /// its files (both when nothing is removed); bytes, its files' `-w`.
+    pub fn peak(&self) -> (u64, u64) {
+        let removes = self.runs(Stage::Remove);
+        let (dirs, files) = match self.items {
+            Items::Both => (self.per_rank, self.per_rank),
+            Items::Files => (0, self.per_rank),
+            Items::Dirs => (self.per_rank, 0),
+        };
+        let items = match removes {
+            true => dirs.max(files),
+            false => dirs.saturating_add(files),
+        };
+        // The test directory and the directory above the tree, besides the tree.
+        let inodes = self.tree_dirs.saturating_add(2).saturating_add(items);
+        (inodes, files.saturating_mul(self.write_bytes))
+    }
+
     /// mdtest's tree: its directories, items per directory and items per rank.
     fn shape(&mut self) {
         let (b, z) = (self.branch.max(1), self.depth);
@@ -332,6 +351,20 @@ mod tests {
         assert_eq!((p.per_dir, p.per_rank, p.first_item_dir()), (111, 999, 4));
         let p = MdPlan::parse("-I 10 -z 1 -b 2").unwrap();
         assert_eq!((p.per_dir, p.per_rank), (10, 30));
+    }
+
+    #[test]
+    fn the_most_a_test_holds_at_once_counts_removes_between_dirs_and_files() {
+        // Directories removed before the files are made: the larger of the two.
+        let p = MdPlan::parse("-n 2000 -u -w 4096").unwrap();
+        assert_eq!(p.peak(), (1 + 2 + 2000, 2000 * 4096));
+        // Nothing removed: both stay.
+        let p = MdPlan::parse("-n 100 -C -w 10").unwrap();
+        assert_eq!(p.peak(), (1 + 2 + 200, 1000));
+        let p = MdPlan::parse("-n 1000 -z 2 -b 3 -F -C").unwrap();
+        assert_eq!(p.peak(), (13 + 2 + 988, 0));
+        let p = MdPlan::parse("-n 50 -D -C").unwrap();
+        assert_eq!(p.peak(), (1 + 2 + 50, 0));
     }
 
     #[test]

@@ -18,7 +18,7 @@ use crate::metrics::name as metric;
 use std::path::Path;
 
 use super::hpc::Tool;
-use super::WorkloadDef;
+use super::{Footprint, WorkloadDef};
 use crate::frame::{Session, TargetCtx};
 use crate::metrics::catalog::{key, m, Better::*, MetricDef, Unit::*};
 use crate::plan::hpc::mdtest::MdPlan;
@@ -77,5 +77,10 @@ impl Tool for MdPlan {
             self.tree_dirs,
             if self.unique_dir { "one per rank" } else { "shared" },
         )
+    }
+
+    fn footprint(&self) -> Option<Footprint> {
+        let (inodes, bytes) = self.peak();
+        Some(Footprint::kept(bytes, inodes))
     }
 }
