@@ -182,6 +182,51 @@ mod tests {
     }
 
     #[test]
+    fn each_tool_runs_in_a_targets_directory_and_a_raw_target_gets_its_first_test_skipped() {
+        let dir = tempfile::tempdir().unwrap();
+        let here = TargetCtx::for_tests(dir.path());
+        let raw = TargetCtx {
+            place: crate::frame::Place::Raw("/dev/null".into()),
+            ..TargetCtx::for_tests(dir.path())
+        };
+        let built = |spec: &str| {
+            let spec = crate::plan::workload::parse_workload(spec).unwrap();
+            super::super::build(&spec, &Overrides::default()).unwrap()
+        };
+        for (spec, first, tests) in [
+            (
+                "ior:-w -r -i 2 -t 4k -b 8k",
+                "write",
+                "write.0 read.0 write.1 read.1",
+            ),
+            (
+                "mdtest:-n 4 -F -C -r",
+                "tree-create",
+                "tree-create file-create file-remove tree-remove",
+            ),
+        ] {
+            let w = built(spec);
+            assert_eq!(w.tests().unwrap().join(" "), tests, "{spec}");
+            assert!(w.describe()[0].starts_with(&spec.replacen(':', " ", 1)));
+            match w.open(&raw).unwrap() {
+                Opened::Skip { test, reason } => {
+                    assert_eq!(test, first);
+                    assert!(
+                        reason.starts_with(spec.split(':').next().unwrap()),
+                        "{reason}"
+                    );
+                }
+                Opened::Run(_) => panic!("{spec} ran on a raw target"),
+            }
+            let Ok(Opened::Run(s)) = w.open(&here) else {
+                panic!("{spec} did not run in a directory")
+            };
+            let names: Vec<&str> = s.phases().iter().map(|p| p.name.as_str()).collect();
+            assert_eq!(names.join(" "), tests);
+        }
+    }
+
+    #[test]
     fn the_status_file_is_rank_0s_to_read_and_keeps_a_count() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("sw");

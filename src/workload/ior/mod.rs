@@ -5,8 +5,9 @@
 //! transfers, -Y's and -e's fsyncs inside); a read reads the data of the rank -C/-Q says; the
 //! files go after each iteration unless -k. The figures are IOR's: bandwidth = every rank's
 //! bytes over the earliest open to the latest close, IOPS = transfers over the earliest first
-//! transfer to the latest last. The command line is read once (`plan::hpc::ior`); `xfer.rs` is
-//! one rank's transfers, `session.rs` the phases and their records.
+//! transfer to the latest last. The command line is read once (`plan::hpc::ior`); the workload
+//! is `hpc::Hpc` over the plan, whose `Tool` is here; `xfer.rs` is one rank's transfers,
+//! `session.rs` the phases and their records.
 
 mod session;
 mod xfer;

@@ -6,8 +6,10 @@
 //! removed; tree removed; `-C -T -E -r -U` choose), no cache dropped unless asked
 //! (`--drop-caches`, said in the record), and its rates: every rank's items over the slowest
 //! rank's time, each rank's from its start after MPI's barrier before the phase to its end after
-//! the barrier after it (a tree's directories over rank 0's time). The command line is read once (`plan::hpc::mdtest`); `tree.rs` holds mdtest's names, `items.rs`
-//! one rank's items, `session.rs` the phases and their records.
+//! the barrier after it (a tree's directories over rank 0's time). The command line is read
+//! once (`plan::hpc::mdtest`); the workload is `hpc::Hpc` over the plan, whose `Tool` is here;
+//! `tree.rs` holds mdtest's names, `items.rs` one rank's items, `session.rs` the phases and
+//! their records.
 
 mod items;
 mod session;
