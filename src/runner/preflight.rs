@@ -114,7 +114,22 @@ pub(super) fn agree(
         .map_err(|e| RunnerError::Invalid(format!("rank 0's run id does not read: {e}")))?;
     manifest.run_id = run_id;
     ctx.seed = seed;
-    let nodes = team.nodes().count();
+    // Each node's ranks share its target: its room is judged for the most ranks on one node
+    // (every rank reaches the same verdict, before anything is made).
+    let nodes = team.nodes();
+    let sharers = (0..rank.size)
+        .map(|r| nodes.within(r).size)
+        .max()
+        .unwrap_or(1);
+    if sharers > 1 {
+        judge_room(
+            &opts.resolved.plan,
+            &opts.place,
+            &opts.resolved.workloads,
+            sharers,
+        )?;
+    }
+    let nodes = nodes.count();
     manifest.warnings.push(format!(
         "{} ranks on {nodes} node{} (MPI): rank 0 on {} owns this study; records carry every rank's figures in `ranks`{}",
         rank.size,
@@ -162,7 +177,21 @@ fn check_targets(plan: &Plan, place: &Where, workloads: &[Named]) -> Result<(), 
             w.check_target(t, size)?;
         }
     }
-    match room_of(plan, place, workloads) {
+    judge_room(plan, place, workloads, 1)
+}
+
+/// The room judged for `ranks` ranks on each target: refused, or said and run (`--room warn`).
+fn judge_room(
+    plan: &Plan,
+    place: &Where,
+    workloads: &[Named],
+    ranks: usize,
+) -> Result<(), SpecError> {
+    let shared = |e: SpecError| match ranks {
+        1 => e,
+        n => SpecError(format!("{} ({n} ranks share a node's target)", e.0)),
+    };
+    match room_of(plan, place, workloads, ranks).map_err(shared) {
         Err(e) if plan.on_misfit == crate::plan::OnMisfit::Warn => {
             crate::out::eline!("fsbench: warning: {e}; running anyway (--room warn)");
             Ok(())
@@ -177,6 +206,7 @@ pub fn room_of(
     plan: &Plan,
     place: &Where,
     workloads: &[Named],
+    ranks: usize,
 ) -> Result<Vec<super::room::Judged>, SpecError> {
     let Where::Provision { workdir, .. } = place else {
         return Ok(Vec::new());
@@ -186,7 +216,7 @@ pub fn room_of(
     }
     let footprints: Vec<workload::Footprint> = workloads
         .iter()
-        .filter_map(|(_, w)| w.footprint())
+        .filter_map(|(_, w)| w.footprint_of_ranks(ranks, &plan.ranks))
         .collect();
     super::room::check(
         &plan.targets,

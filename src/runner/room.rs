@@ -323,7 +323,7 @@ impl super::Resolved {
     /// The space judged per target, as `--check` prints it (a plan that does not fit was
     /// refused when it was resolved).
     pub fn space_text(&self, place: &super::Where) -> String {
-        let judged = super::room_of(&self.plan, place, &self.workloads).unwrap_or_default();
+        let judged = super::room_of(&self.plan, place, &self.workloads, 1).unwrap_or_default();
         if judged.is_empty() {
             return String::new();
         }

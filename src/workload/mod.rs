@@ -79,6 +79,16 @@ impl Footprint {
             ..Default::default()
         }
     }
+
+    /// The same made by `n` ranks at once, each its own (their snapshots are the target's).
+    pub fn times(self, n: u64) -> Footprint {
+        Footprint {
+            kept: self.kept.saturating_mul(n),
+            rewritten: self.rewritten.saturating_mul(n),
+            inodes: self.inodes.saturating_mul(n),
+            ..self
+        }
+    }
 }
 
 pub trait Workload: Send + Sync {
@@ -127,6 +137,12 @@ pub trait Workload: Send + Sync {
     /// What it leaves on a target (None: nothing worth counting).
     fn footprint(&self) -> Option<Footprint> {
         None
+    }
+
+    /// What `ranks` ranks that share one target leave on it: each rank's own (the default:
+    /// a file or a segment each, a tree each).
+    fn footprint_of_ranks(&self, ranks: usize, _plan: &crate::plan::RankPlan) -> Option<Footprint> {
+        self.footprint().map(|f| f.times(ranks as u64))
     }
 
     /// Records derived from its own records on a target once its phases have run (io500's

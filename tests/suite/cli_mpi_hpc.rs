@@ -8,6 +8,7 @@
 #![cfg_attr(not(feature = "mpi"), allow(dead_code, unused_imports))]
 
 use crate::cli_mpi::{mpirun, ok, ranks, records, setup, Setup};
+use crate::common::{is_root, run, skip, stderr};
 
 fn m(r: &serde_json::Value, k: &str) -> f64 {
     r["metrics"][k]
@@ -142,4 +143,42 @@ fn mdtest_stonewall_wears_out_to_the_most_items_any_rank_made() {
     let remove = recs.iter().find(|r| r["test"] == "file-remove").unwrap();
     assert_eq!(ops(remove), per, "{remove}");
     assert!(recs.iter().all(|r| r["outcome"] == "ok"), "{recs:?}");
+}
+
+#[cfg(feature = "mpi")]
+#[test]
+fn ranks_sharing_a_nodes_target_are_judged_for_room_together() {
+    let Some(s) = setup() else { return };
+    if skip(!is_root(), "ext4 targets need root") {
+        return;
+    }
+    // 150 MiB a rank fits a 256 MiB ext4 alone; two ranks on its one node need 300 MiB.
+    let w = "ior:-w -F -t 1m -b 150m";
+    let wd = s.shared.to_str().unwrap();
+    let out = s.out.to_str().unwrap();
+    let args = [
+        "compare",
+        "ext4",
+        "--size",
+        "256M",
+        "-w",
+        w,
+        "-q",
+        "--workdir",
+        wd,
+        "--out",
+        out,
+    ];
+    let o = run(&[&args[..], &["--check"]].concat());
+    assert!(o.status.success(), "one rank fits: {}", stderr(&o));
+    let o = mpirun(2, &args);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let e = stderr(&o);
+    assert!(
+        e.contains("300 MiB")
+            && e.contains("2 ranks share a node's target")
+            && e.contains("--size"),
+        "{e}"
+    );
+    assert!(!s.out.exists(), "nothing is created");
 }

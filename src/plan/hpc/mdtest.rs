@@ -256,7 +256,7 @@ impl MdPlan {
 
     /// The most files and directories one rank's test holds at once: its tree and, since the
     /// directories' phases end by removing them before the files are made, its directories or
-    /// its files (both when nothing is removed); bytes, its files' `-w`.
+    /// its files (both when nothing is removed); bytes, its files' `-w` in whole blocks.
     pub fn peak(&self) -> (u64, u64) {
         let removes = self.runs(Stage::Remove);
         let (dirs, files) = match self.items {
@@ -270,7 +270,9 @@ impl MdPlan {
         };
         // The test directory and the directory above the tree, besides the tree.
         let inodes = self.tree_dirs.saturating_add(2).saturating_add(items);
-        (inodes, files.saturating_mul(self.write_bytes))
+        // Each file's -w in whole 4 KiB blocks.
+        let each = self.write_bytes.div_ceil(4096).saturating_mul(4096);
+        (inodes, files.saturating_mul(each))
     }
 
     /// mdtest's tree: its directories, items per directory and items per rank.
@@ -360,7 +362,7 @@ mod tests {
         assert_eq!(p.peak(), (1 + 2 + 2000, 2000 * 4096));
         // Nothing removed: both stay.
         let p = MdPlan::parse("-n 100 -C -w 10").unwrap();
-        assert_eq!(p.peak(), (1 + 2 + 200, 1000));
+        assert_eq!(p.peak(), (1 + 2 + 200, 100 * 4096));
         let p = MdPlan::parse("-n 1000 -z 2 -b 3 -F -C").unwrap();
         assert_eq!(p.peak(), (13 + 2 + 988, 0));
         let p = MdPlan::parse("-n 50 -D -C").unwrap();

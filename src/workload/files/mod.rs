@@ -268,6 +268,19 @@ impl Workload for Files {
         ))
     }
 
+    /// One tree dealt out by rank holds what one rank's would; a subtree each, as many.
+    fn footprint_of_ranks(
+        &self,
+        ranks: usize,
+        plan: &crate::plan::RankPlan,
+    ) -> Option<super::Footprint> {
+        let one = self.footprint()?;
+        Some(match plan.shared_tree {
+            true => one,
+            false => one.times(ranks as u64),
+        })
+    }
+
     fn tests(&self) -> Option<Vec<String>> {
         Some(self.phases.iter().map(|k| k.name().to_string()).collect())
     }

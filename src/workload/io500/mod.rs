@@ -163,11 +163,12 @@ impl Workload for Io500 {
     }
 
     fn footprint(&self) -> Option<Footprint> {
-        // (A read phase's run counts the files its write made: the write's alone are counted.)
+        // (A read phase's run counts the files its write made: the write's alone are counted;
+        // mdtest's files by io500's sizes below.)
         let (kept, files) = PHASES
             .iter()
             .zip(&self.runs)
-            .filter(|(r, _)| r.writes)
+            .filter(|(r, _)| r.writes && r.tool == Tool::Ior)
             .filter_map(|(_, w)| w.as_ref()?.footprint())
             .fold((0u64, 0u64), |(b, n), f| {
                 (b.saturating_add(f.kept), n.saturating_add(f.inodes))
