@@ -12,7 +12,7 @@ use super::{
     RankTimes, RunError, Session, TargetCtx, WorkerOut,
 };
 use crate::metrics::clock::now_rfc3339;
-use crate::metrics::evidence::{Board, Scan, Snapshot, Watch};
+use crate::metrics::evidence::{Board, Scan, Snapshot, Walk, Watch};
 use crate::metrics::progress::Progress;
 use crate::stop::StopReason;
 
@@ -23,13 +23,15 @@ pub struct PhaseOutcome {
 }
 
 /// Runs phase `i` of `s` on target `t`: prepare, barrier, cache policy, the probes, workers,
-/// flush, merge, records. `label` names the target on the progress line.
+/// flush, merge, records. `label` names the target on the progress line; `last` holds the walk
+/// over every process that ended the phase before (`Snapshot::first`), then this phase's.
 pub fn run_phase(
     s: &mut dyn Session,
     i: usize,
     t: &TargetCtx,
     label: &str,
     cluster: &dyn Cluster,
+    last: &mut Option<Walk>,
 ) -> Result<PhaseOutcome, RunError> {
     let mut spec = s.phases()[i].clone();
     spec.interval = t.interval;
@@ -48,13 +50,14 @@ pub fn run_phase(
         .stat_dir()
         .or(t.stat_dir.as_deref())
         .map(Path::to_path_buf);
-    let around = Around::start(&spec, t, stat_dir);
+    let around = Around::start(&spec, t, stat_dir, last.take());
     let run = workers(s, i, &spec, label, t, cluster, &around.board);
     let from = run
         .t0
         .saturating_duration_since(after_barrier)
         .as_secs_f64();
-    let (parts, mut frame) = around.end(&run, &spec, t, from);
+    let (parts, mut frame, walk) = around.end(&run, &spec, t, from);
+    *last = walk;
     frame.dropped = dropped;
     frame.rank.barrier_mono = barrier_mono;
     let merged = cluster.reduce(Merged {
@@ -85,12 +88,18 @@ struct Around {
 }
 
 impl Around {
-    /// The first readings and every probe started, the moment before the pool starts.
-    fn start(spec: &PhaseSpec, t: &TargetCtx, stat_dir: Option<PathBuf>) -> Around {
+    /// The first readings and every probe started, the moment before the pool starts (`last`:
+    /// the walk that ended the phase before).
+    fn start(
+        spec: &PhaseSpec,
+        t: &TargetCtx,
+        stat_dir: Option<PathBuf>,
+        last: Option<Walk>,
+    ) -> Around {
         let watch = explain::watch_of(t);
         let board = Arc::new(Board::new(spec.workers.max(1)));
         let statvfs_before = probe::statvfs(stat_dir.as_deref(), t, spec.space);
-        let before = Snapshot::take(&watch, Scan::First);
+        let before = Snapshot::first(&watch, last);
         let probes = probe::start(&super::reading::Start {
             spec,
             t,
@@ -111,16 +120,17 @@ impl Around {
     }
 
     /// The workers ended: the last readings (after the flush of a writing phase), the parts
-    /// merged and the frame with every probe's figures (`from`: the pool's start after the
-    /// barrier).
+    /// merged, the frame with every probe's figures and the last walk over every process (this
+    /// phase's, or the one it started from), for the next phase (`from`: the pool's start after
+    /// the barrier).
     fn end(
         self,
         run: &pool::PoolRun,
         spec: &PhaseSpec,
         t: &TargetCtx,
         from: f64,
-    ) -> (Vec<WorkerOut>, Frame) {
-        let done = Snapshot::take(&self.watch, Scan::Last);
+    ) -> (Vec<WorkerOut>, Frame, Option<Walk>) {
+        let done = Snapshot::last(&self.watch, &self.before);
         let mut probes = self.probes;
         probes.workers_done(run);
         let dir = self.stat_dir.as_deref();
@@ -147,7 +157,8 @@ impl Around {
             statvfs: [self.statvfs_before, statvfs_after],
         };
         probes.end(&readings, &parts, &mut frame);
-        (parts, frame)
+        let walk = readings.done.into_walk();
+        (parts, frame, walk.or_else(|| readings.before.into_walk()))
     }
 }
 
@@ -377,8 +388,9 @@ pub fn run_session(
     cluster: &dyn Cluster,
     save: &mut dyn FnMut(Phase) -> Result<(), RunError>,
 ) -> Result<Option<StopReason>, RunError> {
+    let mut last = None;
     for i in 0..s.phases().len() {
-        let out = run_phase(s, i, t, label, cluster)?;
+        let out = run_phase(s, i, t, label, cluster, &mut last)?;
         for p in out.phases {
             save(p)?;
         }

@@ -196,7 +196,7 @@ fn a_counted_phase_that_moved_no_data_fails_and_says_why() {
         specs[0].writes = false;
         specs[0].empty = empty;
         let mut s = Counted { specs, ops };
-        let out = run_phase(&mut s, 0, &t, "x", &Local).unwrap();
+        let out = run_phase(&mut s, 0, &t, "x", &Local, &mut None).unwrap();
         let e = out.phases[0].error.clone().unwrap_or_default();
         assert_eq!(e.contains("moved no data"), fails, "{empty:?} {ops}: {e}");
     }

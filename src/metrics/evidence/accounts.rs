@@ -107,10 +107,18 @@ impl Accounts {
         out
     }
 
-    /// The machine over the phase, `e` holding fsbench's CPU, the filesystem's and the devices.
-    pub fn machine(&self, a: &Snapshot, b: &Snapshot, e: &Evidence) -> Option<MachineFigures> {
+    /// The machine over the phase, `e` holding fsbench's CPU, the filesystem's and the devices;
+    /// the processes' figures over `walk_s`, the window between their walks (none without).
+    pub fn machine(
+        &self,
+        a: &Snapshot,
+        b: &Snapshot,
+        e: &Evidence,
+        walk_s: Option<f64>,
+    ) -> Option<MachineFigures> {
         let (x, y) = (a.machine?, b.machine?);
         let tick_cores = |t: u64| t as f64 / TICKS_PER_SEC / e.wall_s;
+        let walk_cores = |t: u64| walk_s.map_or(0.0, |w| t as f64 / TICKS_PER_SEC / w);
         let total = y.total.saturating_sub(x.total).max(1) as f64;
         let idle = y.idle.saturating_sub(x.idle) + y.iowait.saturating_sub(x.iowait);
         let stolen = y.steal.saturating_sub(x.steal);
@@ -118,10 +126,10 @@ impl Accounts {
             .saturating_sub(idle)
             .saturating_sub(stolen);
         let busy = tick_cores(busy_ticks);
-        let own = e.fsbench.user + e.fsbench.system + tick_cores(self.ranks);
+        let own = e.fsbench.user + e.fsbench.system + walk_cores(self.ranks);
         let fs: f64 = e.filesystem.iter().map(|b| b.cores).sum();
-        let processes: f64 = self.others.iter().map(|(_, t)| tick_cores(*t)).sum();
-        let accounted = own + fs + processes + tick_cores(self.kernel);
+        let processes: f64 = self.others.iter().map(|(_, t)| walk_cores(*t)).sum();
+        let accounted = own + fs + processes + walk_cores(self.kernel);
         let irq = tick_cores(y.irq.saturating_sub(x.irq));
         Some(MachineFigures {
             busy: busy_ticks as f64 / total,
@@ -133,13 +141,14 @@ impl Accounts {
                 .into_iter()
                 .map(|(name, t)| Busy {
                     name,
-                    cores: tick_cores(t),
+                    cores: walk_cores(t),
                     kind: None,
                 })
                 .filter(|b| b.cores >= 0.01)
                 .collect(),
-            gone: (busy - irq - accounted).max(0.0),
-            io: self.io(a, b, e),
+            gone: walk_s.map_or(0.0, |_| (busy - irq - accounted).max(0.0)),
+            io: walk_s.and_then(|_| self.io(a, b, e)),
+            walk_s,
         })
     }
 

@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 use super::procfs::{self, DiskLine};
 pub use watch::{
     Board, FsThreads, Medium, Owner, Role, Scan, Siblings, Snapshot, StackDevice, ThreadWatch,
-    Watch, WorkerThread,
+    Walk, Watch, WorkerThread,
 };
 
 /// One worker: shares of its own window (start line to end), 0 to 1 each.
@@ -91,6 +91,13 @@ pub struct MachineFigures {
     /// Other processes' storage I/O over the phase, when any.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub io: Option<OthersIo>,
+    /// The window of the per-process figures (`processes`, `other_top`, `gone`, `io` and the
+    /// filesystem's), seconds: between the walks over every process that began and ended them,
+    /// which phases back to back share (`Snapshot::first`). None: the phase ended within 0.1 s
+    /// of the walk it began from, and no walk ended it (whole ticks of 10 ms over so short a
+    /// window say nothing); those figures are zero then.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub walk_s: Option<f64>,
 }
 
 /// Other processes' storage I/O (/proc/PID/io: bytes they read from and wrote to storage).
@@ -417,6 +424,7 @@ impl Evidence {
             .filter_map(|(d, (x, y))| Some(device_figures(d, x.as_ref()?, y.as_ref()?, wall_ms)))
             .collect();
         let acc = accounts::Accounts::of(r.watch, a, b);
+        let walk_s = a.walk_s(b);
         let mut e = Evidence {
             wall_s,
             // (The last reading's /proc/stat: no other read of it.)
@@ -425,7 +433,7 @@ impl Evidence {
             workers,
             fsbench,
             helpers,
-            filesystem: acc.filesystem(wall_s),
+            filesystem: walk_s.map_or_else(Vec::new, |w| acc.filesystem(w)),
             pressure: match (&a.pressure, &b.pressure) {
                 (Some(x), Some(y)) => Some(pressure_figures(x, y, wall_s)),
                 _ => None,
@@ -435,7 +443,7 @@ impl Evidence {
             flush: r.flushed.and_then(|f| flush_figures(r.watch, b, f)),
             ..Default::default()
         };
-        e.machine = acc.machine(a, b, &e);
+        e.machine = acc.machine(a, b, &e, walk_s);
         e.reached = reached(&e, volume);
         e
     }

@@ -3,7 +3,7 @@
 use std::time::{Duration, Instant};
 
 use super::procfs::{MachineCpu, Pressure, Task, TaskCpu, TaskIo, TaskSched};
-use super::watch::ThreadSample;
+use super::watch::{ThreadSample, WALK_EVERY};
 use super::*;
 
 fn watch() -> Watch {
@@ -98,6 +98,7 @@ fn snapshots() -> (Snapshot, Snapshot) {
             task(55, "jbd2/loop1-8", 0, 0, 2),
             task(900, "stress", 100, 0, 1),
         ],
+        walked: Some(t0),
     };
     let b = Snapshot {
         at: t0 + Duration::from_secs(2),
@@ -125,6 +126,7 @@ fn snapshots() -> (Snapshot, Snapshot) {
             task(55, "jbd2/loop1-8", 0, 20, 2),
             task(900, "stress", 160, 0, 1),
         ],
+        walked: Some(t0 + Duration::from_secs(2)),
     };
     (a, b)
 }
@@ -226,6 +228,65 @@ fn a_worker_counts_from_its_first_start_line_and_reads_nothing_at_the_next() {
     let w = b.peek()[0];
     assert!(w.crossed);
     assert_eq!(w.start.unwrap().at, first);
+}
+
+#[test]
+fn a_phase_right_after_another_starts_from_its_last_walk() {
+    // A process no walk of /proc can find (pid 0): present only in the walk handed over.
+    let w = Watch::default();
+    let mut last = Snapshot::take(&w, Scan::No);
+    last.processes = vec![task(0, "handed-over", 1, 0, 0)];
+    last.walked = Some(Instant::now());
+    let next = Snapshot::first(&w, last.clone().into_walk());
+    assert_eq!(next.processes, last.processes);
+    assert_eq!(next.walked, last.walked);
+    assert!(next.at > last.at && next.machine.is_some());
+    // Too old (the phase before ended more than WALK_EVERY ago): a walk of its own.
+    last.walked = Some(Instant::now() - WALK_EVERY - Duration::from_millis(50));
+    let next = Snapshot::first(&w, last.into_walk());
+    assert!(next.processes.iter().all(|t| t.pid != 0));
+    assert!(next.processes.iter().any(|t| t.pid == std::process::id()));
+    assert!(next.walked.unwrap() > next.at - WALK_EVERY);
+}
+
+#[test]
+fn a_phase_ends_with_a_walk_only_when_the_one_it_began_from_is_old_enough() {
+    let w = Watch::default();
+    let first = Snapshot::first(&w, None);
+    let end = Snapshot::last(&w, &first);
+    assert!(end.walked.is_none() && end.processes.is_empty());
+    assert_eq!(first.walk_s(&end), None);
+    let mut older = first.clone();
+    older.walked = Some(Instant::now() - WALK_EVERY);
+    let end = Snapshot::last(&w, &older);
+    assert!(end.processes.iter().any(|t| t.pid == std::process::id()));
+    assert!(older.walk_s(&end).unwrap() >= WALK_EVERY.as_secs_f64());
+}
+
+#[test]
+fn without_a_walk_at_its_end_a_phase_counts_no_process() {
+    // Whole ticks over a few milliseconds said "other processes took 6.40 of 2 CPUs".
+    let (a, mut b) = snapshots();
+    b.processes.clear();
+    b.walked = None;
+    let e = between(&a, &b, &[], Volume::default());
+    let m = e.machine.as_ref().unwrap();
+    assert_eq!((m.walk_s, m.processes, m.gone), (None, 0.0, 0.0));
+    assert!(m.other_top.is_empty() && m.io.is_none() && e.filesystem.is_empty());
+    assert!(crate::metrics::limiter::interference(&e).is_none());
+    assert!(m.busy > 0.0, "the machine's own figures stay");
+}
+
+#[test]
+fn the_processes_figures_are_over_the_window_between_their_walks() {
+    // The walk the phase began from was taken 2 s before its first reading (phases back to
+    // back): stress's 60 ticks are 0.15 of a core over the 4 s between the walks, not 0.3.
+    let (mut a, b) = snapshots();
+    a.walked = Some(a.at - Duration::from_secs(2));
+    let e = between(&a, &b, &[], Volume::default());
+    let m = e.machine.as_ref().unwrap();
+    assert_eq!(m.walk_s, Some(4.0));
+    assert!((m.processes - 0.15).abs() < 1e-9, "{m:?}");
 }
 
 #[test]

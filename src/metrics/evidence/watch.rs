@@ -264,6 +264,9 @@ pub struct Snapshot {
     pub own_io: Option<TaskIo>,
     /// Every process (CPU in ticks, storage I/O). Only at the phase's ends.
     pub processes: Vec<Task>,
+    /// When `processes` were read (an earlier phase's walk, at a phase's start); None: this
+    /// reading walked nothing.
+    pub walked: Option<Instant>,
 }
 
 /// Whether a reading scans every process (a few milliseconds), and when: at a phase's start
@@ -275,15 +278,36 @@ pub enum Scan {
     Last,
 }
 
+/// A walk over every process (a few hundred /proc files) costs the first calls after it: phases
+/// back to back share one. A phase's end walks only when the walk it started from is at least
+/// this old (per-process CPU comes in whole ticks of 10 ms: over 0.1 s, one tick is 0.1 of a
+/// core), and a phase that starts within this of the last walk starts from it (what a process did
+/// in between counts in this phase). So an iozone matrix of cells of a few milliseconds walks
+/// once per 0.1 s, after a cell's tests, not before each.
+pub const WALK_EVERY: std::time::Duration = std::time::Duration::from_millis(100);
+
+/// The last walk over every process, kept for the phase after it.
+#[derive(Debug, Clone)]
+pub struct Walk {
+    at: Instant,
+    tasks: Vec<Task>,
+}
+
 impl Snapshot {
-    /// Reads everything (/proc/stat, /proc/pressure, /proc/diskstats, this process's CPU).
+    /// Reads everything (/proc/stat, /proc/pressure, /proc/diskstats when a device is watched,
+    /// this process's CPU and I/O), and every process when `scan` says.
     pub fn take(watch: &Watch, scan: Scan) -> Snapshot {
-        let first = if scan == Scan::First {
-            procfs::processes()
+        let walk = || (procfs::processes(), Some(Instant::now()));
+        let (first, walked) = if scan == Scan::First {
+            walk()
         } else {
-            Vec::new()
+            (Vec::new(), None)
         };
-        let disks = procfs::diskstats();
+        let disks = if watch.devices.is_empty() {
+            String::new()
+        } else {
+            procfs::diskstats()
+        };
         let mut s = Snapshot {
             at: Instant::now(),
             machine: procfs::machine_cpu(),
@@ -296,11 +320,45 @@ impl Snapshot {
             own_ns: crate::sys::process_cpu_ns(),
             own_io: procfs::task_io("self"),
             processes: first,
+            walked,
         };
         if scan == Scan::Last {
-            s.processes = procfs::processes();
+            (s.processes, s.walked) = walk();
         }
         s
+    }
+
+    /// A phase's first reading: the last walk when it is at most `WALK_EVERY` old, else a new one.
+    pub fn first(watch: &Watch, last: Option<Walk>) -> Snapshot {
+        match last.filter(|w| w.at.elapsed() <= WALK_EVERY) {
+            Some(w) => Snapshot {
+                processes: w.tasks,
+                walked: Some(w.at),
+                ..Snapshot::take(watch, Scan::No)
+            },
+            None => Snapshot::take(watch, Scan::First),
+        }
+    }
+
+    /// A phase's reading when its workers ended (`first`: its first reading): it walks every
+    /// process when the walk it started from is at least `WALK_EVERY` old.
+    pub fn last(watch: &Watch, first: &Snapshot) -> Snapshot {
+        let due = first.walked.is_none_or(|w| w.elapsed() >= WALK_EVERY);
+        Snapshot::take(watch, if due { Scan::Last } else { Scan::No })
+    }
+
+    /// Its walk over every process, if it has one.
+    pub fn into_walk(self) -> Option<Walk> {
+        Some(Walk {
+            at: self.walked?,
+            tasks: self.processes,
+        })
+    }
+
+    /// The window between two readings' walks, seconds (None when either walked nothing).
+    pub fn walk_s(&self, end: &Snapshot) -> Option<f64> {
+        let (a, b) = (self.walked?, end.walked?);
+        Some(b.saturating_duration_since(a).as_secs_f64().max(1e-6))
     }
 }
 
