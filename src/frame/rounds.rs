@@ -180,21 +180,25 @@ impl<'a> Rounds<'a> {
     /// its answer (the coordinator's thread then polls the cluster closely, so that the ranks
     /// leave a barrier together).
     pub fn open(&self) -> bool {
-        self.open_in(&self.lock())
+        // Only the coordinator's rounds: the others' state is not locked (a worker holds it
+        // around each round).
+        matches!(self.across, Across::Coordinator) && self.open_in(&self.lock())
     }
 
     /// The coordinator's thread between looks: up to `d`, or until a worker opens a round it
     /// settles.
     pub fn idle(&self, d: Duration) {
-        let s = self.lock();
         match self.across {
             // It has nothing to hand on: it sleeps apart, so that no round wakes it.
             Across::Workers(_) | Across::Alone => {
-                drop(s);
                 std::thread::sleep(d);
             }
-            Across::Coordinator if !self.open_in(&s) => drop(self.cv.wait_timeout(s, d)),
-            Across::Coordinator => {}
+            Across::Coordinator => {
+                let s = self.lock();
+                if !self.open_in(&s) {
+                    drop(self.cv.wait_timeout(s, d));
+                }
+            }
         }
     }
 

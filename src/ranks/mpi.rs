@@ -110,7 +110,10 @@ pub struct Mpi {
 
 /// MPI's collectives over every rank, called by a worker's thread (needs MPI_THREAD_MULTIPLE:
 /// the coordinator's thread sends and polls meanwhile). Each call is the world's next
-/// collective; the ranks' workers make them in the same order (the rounds of a phase).
+/// collective; the ranks' workers make them in the same order (the rounds of a phase). The
+/// barrier is polled where IOR and mdtest block in MPI_Barrier: a stop must end the wait for a
+/// rank that hangs, which MPI_Barrier cannot (what that costs on a loaded host:
+/// docs/performance.md, mdtest's tree phases).
 pub struct Collectives;
 
 impl Meet for Collectives {

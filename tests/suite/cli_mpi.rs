@@ -103,7 +103,7 @@ pub(crate) fn mpirun(np: usize, args: &[&str]) -> Output {
     mpi_cmd(np, args).output().expect("mpirun runs")
 }
 
-fn mpi_cmd(np: usize, args: &[&str]) -> Command {
+pub(crate) fn mpi_cmd(np: usize, args: &[&str]) -> Command {
     let mut c = Command::new("mpirun");
     c.env("OMPI_ALLOW_RUN_AS_ROOT", "1")
         .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
@@ -311,7 +311,7 @@ fn a_rank_with_another_plan_is_refused_at_the_start() {
 
 /// Kills (SIGKILL) or stops (SIGSTOP) the fsbench process of `rank` once `out` has `n` records;
 /// returns its process id.
-fn hit_rank(out: &Path, n: usize, rank: usize, signal: &str) -> String {
+pub(crate) fn hit_rank(out: &Path, n: usize, rank: usize, signal: &str) -> String {
     for _ in 0..600 {
         if records(out).len() >= n {
             break;

@@ -2,12 +2,13 @@
 //! target: a shared file written in segments by every rank and checked when read back, IOR's
 //! stonewall with wear-out (every rank goes on to the most transfers any did, agreed in the middle
 //! of the phase) and its -g barriers, mdtest's unique and shared trees with -N strides, and its
-//! stonewall. Built with the `mpi` feature (scripts/test's MPI pass runs this module).
+//! stonewall; a stop that still ends a rank's wait in mdtest's barrier when another rank hangs.
+//! Built with the `mpi` feature (scripts/test's MPI pass runs this module).
 
 // The helpers below serve the multi-rank tests (built with --features mpi).
 #![cfg_attr(not(feature = "mpi"), allow(dead_code, unused_imports))]
 
-use crate::cli_mpi::{mpirun, ok, ranks, records, setup, Setup};
+use crate::cli_mpi::{hit_rank, manifest, mpi_cmd, mpirun, ok, ranks, records, setup, Setup};
 use crate::common::{is_root, run, skip, stderr};
 
 fn m(r: &serde_json::Value, k: &str) -> f64 {
@@ -181,4 +182,50 @@ fn ranks_sharing_a_nodes_target_are_judged_for_room_together() {
         "{e}"
     );
     assert!(!s.out.exists(), "nothing is created");
+}
+
+/// A rank waiting in mdtest's barrier for a rank that hangs still ends at a stop request (the
+/// workers' barrier is polled: MPI's blocking one, which mdtest calls, cannot be interrupted),
+/// and rank 0 names the rank in its manifest.
+#[cfg(feature = "mpi")]
+#[test]
+fn a_stop_ends_a_wait_in_mdtests_barrier_for_a_rank_that_hangs() {
+    // (The lock and the directory live to the end of the test.)
+    let Some(s) = setup() else { return };
+    // The create runs 2 s (-W 2) on each rank, then the ranks agree on the most items made.
+    let w = "mdtest:-n 1000000 -u -F -C -W 2";
+    let args = ["compare", &s.target, "-w", w, "-q", "--rank-timeout", "600"];
+    let mut child = mpi_cmd(2, &args)
+        .args(["--out", s.out.to_str().unwrap()])
+        .spawn()
+        .unwrap();
+    // After the tree's record, in the create: rank 1 hangs, rank 0 waits for it at the stonewall.
+    let hung = hit_rank(&s.out, 1, 1, "STOP");
+    std::thread::sleep(std::time::Duration::from_secs(4));
+    let _ = hit_rank(&s.out, 1, 0, "TERM");
+    let t0 = std::time::Instant::now();
+    let failure = loop {
+        let f = manifest(&s.out)["rank_failure"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
+        if !f.is_empty() || t0.elapsed().as_secs() >= 30 {
+            break f;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    };
+    // The stopped rank holds MPI's finalisation up: the launcher ends with it.
+    let _ = std::process::Command::new("kill")
+        .args(["-KILL", &hung])
+        .status();
+    let st = child.wait().unwrap();
+    assert!(!st.success());
+    assert!(
+        failure.contains("rank 1") && failure.contains("file-create"),
+        "rank 0 named the rank within 30 s of the stop: {}",
+        manifest(&s.out)
+    );
+    assert!(records(&s.out)
+        .iter()
+        .all(|r| r["test"] != "file-create" || r["outcome"] != "ok"));
 }
