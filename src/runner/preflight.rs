@@ -218,8 +218,17 @@ pub fn room_of(
         .iter()
         .filter_map(|(_, w)| w.footprint_of_ranks(ranks, &plan.ranks))
         .collect();
+    // Several ranks are judged on what each node formats for its own; a directory that is
+    // there already (a `dir:`, every node's ranks in it) is judged for one, as before the
+    // ranks met: what a stonewalled or time-bound rank writes is not known.
+    let targets: Vec<_> = plan
+        .targets
+        .iter()
+        .filter(|t| ranks == 1 || !crate::provision::caps(&t.fs).existing_dir)
+        .cloned()
+        .collect();
     super::room::check(
-        &plan.targets,
+        &targets,
         |t| Some(t.size.unwrap_or(plan.size_bytes)),
         &footprints,
         Some(workdir),
