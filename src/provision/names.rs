@@ -26,11 +26,7 @@ fn run_dir_in_workdir(run_dir: &Path) -> bool {
 /// A run id as fsbench makes them: `YYYYMMDDTHHMMSS-PID`, or a node's `YYYYMMDDTHHMMSS-PID-nK`.
 fn is_run_id(s: &str) -> bool {
     let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
-    let s = match s.rsplit_once("-n") {
-        Some((run, node)) if digits(node) => run,
-        _ => s,
-    };
-    match s.split_once('-') {
+    match without_node(s).split_once('-') {
         Some((stamp, pid)) => {
             stamp.len() == 15
                 && stamp.as_bytes()[8] == b'T'
@@ -57,12 +53,16 @@ pub fn run_of_pool(pool: &str) -> Option<&str> {
 
 /// The pid of the process that made a run and the run's start, `YYYYMMDDTHHMMSS`, from its id.
 pub fn run_maker(run: &str) -> Option<(u32, &str)> {
-    let run = match run.rsplit_once("-n") {
+    let (stamp, pid) = without_node(run).split_once('-')?;
+    Some((pid.parse().ok()?, stamp))
+}
+
+/// A run id without a node's `-nK` (a multi-rank run's node directories carry rank 0's id).
+fn without_node(run: &str) -> &str {
+    match run.rsplit_once("-n") {
         Some((r, node)) if !node.is_empty() && node.bytes().all(|b| b.is_ascii_digit()) => r,
         _ => run,
-    };
-    let (stamp, pid) = run.split_once('-')?;
-    Some((pid.parse().ok()?, stamp))
+    }
 }
 
 /// `PREFIX` followed by digits, then, when `more` is given, a dash and digits (`fsbench-3`,
