@@ -1,6 +1,7 @@
 //! The MPI transport (the `mpi` feature): point-to-point messages between rank 0 and every other
-//! rank, each wait polled with a deadline, so that a rank that is gone is named and no rank waits
-//! forever (MPI's own collectives have no timeout).
+//! rank, each send and each wait polled with a deadline, so that a rank that is gone is named and
+//! no rank waits forever (MPI's own collectives have no timeout; a blocking MPI_Send of a large
+//! message waits until the receiver takes it, which a stopped rank 0 never does).
 //!
 //! At the start, every rank sends HELLO (its digest of the plan, its processor name); rank 0
 //! answers WELCOME (or who differs), then NEWS: the run's identity and every rank's name (the
@@ -198,13 +199,16 @@ impl Mpi {
         })
     }
 
-    fn send(&self, to: usize, tag: Tag, seq: u64, body: &[u8]) {
+    /// Sends a message with `tag` for step `seq`, waiting (as `wait` does) until MPI has taken
+    /// it: a receiver that stopped never takes a large one, and a stop ends this wait too.
+    fn send(&self, to: usize, tag: Tag, seq: u64, body: &[u8]) -> Result<(), RunError> {
         let mut buf = Vec::with_capacity(8 + body.len());
         buf.extend_from_slice(&seq.to_le_bytes());
         buf.extend_from_slice(body);
-        self.world
-            .process_at_rank(to as i32)
-            .send_with_tag(&buf[..], tag);
+        let mut sent =
+            crate::sys::mpisend::Send::start(&self.world.process_at_rank(to as i32), tag, buf);
+        self.until(|| sent.done().then_some(()))
+            .map_err(|m| self.missed(m, &self.name(to), "take a message"))
     }
 
     /// A message with `tag` from `from` (any rank when None), if one is there.
@@ -231,10 +235,15 @@ impl Mpi {
     /// Waits for a message with `tag` from `from` until the deadline, or a stop (after the
     /// grace).
     fn wait(&self, from: Option<usize>, tag: Tag) -> Result<(usize, u64, Vec<u8>), Missed> {
+        self.until(|| self.poll(from, tag))
+    }
+
+    /// Polls `ready` until it gives a value, the deadline passes, or a stop (after the grace).
+    fn until<T>(&self, mut ready: impl FnMut() -> Option<T>) -> Result<T, Missed> {
         let t0 = Instant::now();
         let mut stopped: Option<(StopReason, Instant)> = None;
         loop {
-            if let Some(m) = self.poll(from, tag) {
+            if let Some(m) = ready() {
                 return Ok(m);
             }
             if stopped.is_none() {
@@ -352,10 +361,11 @@ impl Mpi {
         s
     }
 
-    fn to_all(&self, tag: Tag, seq: u64, body: &[u8]) {
+    fn to_all(&self, tag: Tag, seq: u64, body: &[u8]) -> Result<(), RunError> {
         for r in 1..self.rank.size {
-            self.send(r, tag, seq, body);
+            self.send(r, tag, seq, body)?;
         }
+        Ok(())
     }
 }
 
@@ -372,9 +382,9 @@ impl Cluster for Mpi {
         let seq = self.next();
         if self.rank.leads() {
             self.gather(ARRIVE, seq, "reach the barrier")?;
-            self.to_all(GO, seq, &[]);
+            self.to_all(GO, seq, &[])?;
         } else {
-            self.send(0, ARRIVE, seq, &[]);
+            self.send(0, ARRIVE, seq, &[])?;
             self.of_root(GO, seq, "open the barrier")?;
         }
         Ok(())
@@ -393,7 +403,8 @@ impl Cluster for Mpi {
                     }
                 }
                 if first || any {
-                    self.to_all(STONE, seq, &[]);
+                    // (While the workers run, a send a stop ended is seen again at the reduce.)
+                    let _ = self.to_all(STONE, seq, &[]);
                     w.sent = true;
                 }
             }
@@ -401,7 +412,8 @@ impl Cluster for Mpi {
             return w.sent;
         }
         if first && !w.done_sent {
-            self.send(0, DONE, seq, &[]);
+            // (A send a stop ended is seen again at the reduce.)
+            let _ = self.send(0, DONE, seq, &[]);
             w.done_sent = true;
         }
         if !w.stone && self.poll(Some(0), STONE).is_some() {
@@ -415,7 +427,8 @@ impl Cluster for Mpi {
         let seq = self.seq.get();
         if !self.rank.leads() {
             if let Some(v) = mine {
-                self.send(0, POST, seq, &round_body(round, v));
+                // (A send a stop ended is seen again at the reduce.)
+                let _ = self.send(0, POST, seq, &round_body(round, v));
             }
             let (_, s, body) = self.poll(Some(0), MAX)?;
             return read_round(&body)
@@ -440,7 +453,8 @@ impl Cluster for Mpi {
             .into_iter()
             .max()?;
         posts.remove(&round);
-        self.to_all(MAX, seq, &round_body(round, max));
+        // (A send a stop ended is seen again at the reduce.)
+        let _ = self.to_all(MAX, seq, &round_body(round, max));
         Some(max)
     }
 
@@ -453,14 +467,14 @@ impl Cluster for Mpi {
         let mut w = self.wall.get();
         if !self.rank.leads() {
             if !w.done_sent {
-                self.send(0, DONE, seq, &[]);
+                self.send(0, DONE, seq, &[])?;
             }
             if !w.stone {
                 self.of_root(STONE, seq, "signal the first finish")?;
             }
             let share = self.share(&local);
             let body = serde_json::to_vec(&share).expect("a share serialises");
-            self.send(0, SHARE, seq, &body);
+            self.send(0, SHARE, seq, &body)?;
             let v: Verdict =
                 serde_json::from_slice(&self.of_root(VERDICT, seq, "answer the figures")?)
                     .map_err(|e| RunError::Ranks(format!("rank 0's verdict does not read: {e}")))?;
@@ -476,7 +490,7 @@ impl Cluster for Mpi {
             return Ok(local);
         }
         if !w.sent {
-            self.to_all(STONE, seq, &[]);
+            self.to_all(STONE, seq, &[])?;
             w.sent = true;
             self.wall.set(w);
         }
@@ -509,7 +523,7 @@ impl Cluster for Mpi {
             VERDICT,
             seq,
             &serde_json::to_vec(&verdict).expect("a verdict serialises"),
-        );
+        )?;
         merged.map_err(RunError::Ranks)
     }
 }
@@ -531,7 +545,7 @@ impl Team for Mpi {
             pid: std::process::id(),
         };
         if !self.rank.leads() {
-            self.send(0, HELLO, seq, &serde_json::to_vec(&hello).expect("json"));
+            self.send(0, HELLO, seq, &serde_json::to_vec(&hello).expect("json"))?;
             let v: Verdict =
                 serde_json::from_slice(&self.of_root(WELCOME, seq, "answer at the start")?)
                     .map_err(|e| RunError::Ranks(format!("rank 0's answer does not read: {e}")))?;
@@ -571,7 +585,7 @@ impl Team for Mpi {
             stop: None,
             error: error.clone(),
         };
-        self.to_all(WELCOME, seq, &serde_json::to_vec(&v).expect("json"));
+        self.to_all(WELCOME, seq, &serde_json::to_vec(&v).expect("json"))?;
         if let Some(e) = error {
             return Err(RunError::Invalid(e));
         }
@@ -580,7 +594,7 @@ impl Team for Mpi {
             hosts,
         };
         *self.nodes.borrow_mut() = super::Nodes::group(&start.hosts);
-        self.to_all(NEWS, seq, &serde_json::to_vec(&start).expect("json"));
+        self.to_all(NEWS, seq, &serde_json::to_vec(&start).expect("json"))?;
         Ok(offer.to_string())
     }
 
@@ -592,7 +606,7 @@ impl Team for Mpi {
         *self.at.borrow_mut() = what.to_string();
         let seq = self.next();
         if !self.rank.leads() {
-            self.send(0, TELL, seq, &serde_json::to_vec(&text).expect("json"));
+            self.send(0, TELL, seq, &serde_json::to_vec(&text).expect("json"))?;
             let all = self.of_root(NEWS, seq, "tell every rank's word")?;
             return serde_json::from_slice(&all).map_err(|e| {
                 RunError::Ranks(format!("rank 0's word on {what} does not read: {e}"))
@@ -608,7 +622,7 @@ impl Team for Mpi {
                 ))
             })?;
         }
-        self.to_all(NEWS, seq, &serde_json::to_vec(&all).expect("json"));
+        self.to_all(NEWS, seq, &serde_json::to_vec(&all).expect("json"))?;
         Ok(all)
     }
 

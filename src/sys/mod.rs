@@ -226,6 +226,8 @@ pub mod host;
 pub mod ioflags;
 pub mod loopctl;
 pub mod mounts;
+#[cfg(feature = "mpi")]
+pub mod mpisend;
 pub mod outfile;
 pub mod slots;
 pub mod uring;
