@@ -22,10 +22,15 @@ fn compare(dir: &Path, secs: u32, port: u16) -> Command {
 
 /// `compare` as above, with `--metrics addr`.
 fn compare_at(dir: &Path, secs: u32, addr: &str) -> Command {
-    let target = format!("dir:{}", dir.display());
     let job = format!("block:ioengine=null,rw=randrw,bs=4k,iodepth=8,size=8m,runtime={secs}s");
+    compare_job(dir, &job, addr)
+}
+
+/// `compare` on a directory target of `dir`: `job`, with `--metrics addr`.
+fn compare_job(dir: &Path, job: &str, addr: &str) -> Command {
+    let target = format!("dir:{}", dir.display());
     let mut c = bin();
-    c.args(["compare", &target, "-w", &job, "-q", "--metrics", addr])
+    c.args(["compare", &target, "-w", job, "-q", "--metrics", addr])
         .arg("--out")
         .arg(dir.join("study"))
         .stdout(Stdio::null())
@@ -253,7 +258,11 @@ fn a_real_prometheus_scrapes_the_counter() {
         .spawn()
         .unwrap();
     let _server = Prometheus(server);
-    let mut child = compare(dir.path(), 12, ours).spawn().unwrap();
+    // Paced: the job waits out its 12 s rather than spin a core beside the rest of the suite.
+    let job = "block:ioengine=null,rw=randrw,bs=4k,iodepth=8,size=8m,rate_iops=2000,runtime=12s";
+    let mut child = compare_job(dir.path(), job, &format!("127.0.0.1:{ours}"))
+        .spawn()
+        .unwrap();
     assert!(wait_for_phase(ours, &mut child), "no phase served");
     // Prometheus scrapes every second; the counter shows up through its API.
     let t0 = Instant::now();

@@ -67,7 +67,7 @@ fn a_killed_tune_resumes_where_it_stopped() {
     let _g = serial();
     let wd = workdir();
     let out = wd.path().join("t");
-    let job = "block:rw=randread,bs=4k,iodepth=8,size=16m,runtime=1500ms,ioengine=null";
+    let job = "block:rw=randread,bs=4k,iodepth=8,size=16m,runtime=600ms,ioengine=null";
     let mut child = bin()
         .args([
             "tune",
@@ -90,7 +90,7 @@ fn a_killed_tune_resumes_where_it_stopped() {
         .unwrap();
     // Killed once round 1 is written, during round 2.
     wait_for_records(&out.join("results.jsonl"), 2, 60);
-    std::thread::sleep(Duration::from_millis(700));
+    std::thread::sleep(Duration::from_millis(300));
     let _ = child.kill();
     let _ = child.wait();
     let o = tune(&["--resume", out.to_str().unwrap(), "-q"]);
