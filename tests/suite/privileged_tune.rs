@@ -160,7 +160,7 @@ fn nodatacow_wins_4k_random_overwrites_on_btrfs() {
     let wd = workdir();
     // In-place 4K overwrites of a laid-out file, synced: datacow writes each block anew (and its
     // checksums and metadata), nodatacow overwrites in place.
-    let job = "block:rw=randwrite,bs=4k,size=256m,runtime=2,direct=1,fsync=8";
+    let job = "block:rw=randwrite,bs=4k,size=256m,runtime=3,direct=1,fsync=8";
     let (winner, t) = race(wd.path(), "btrfs:{-,nodatacow}", job, "1G");
     assert_eq!(winner, "btrfs:nodatacow", "{t}");
     no_leftovers(wd.path());
