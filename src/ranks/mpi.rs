@@ -200,7 +200,9 @@ impl Mpi {
     }
 
     /// Sends a message with `tag` for step `seq`, waiting (as `wait` does) until MPI has taken
-    /// it: a receiver that stopped never takes a large one, and a stop ends this wait too.
+    /// it: a receiver that stopped never takes a large one, and a stop ends this wait too. The
+    /// stonewall and the rounds, called while the workers run, drop the error: the reduce's own
+    /// wait meets the same stop.
     fn send(&self, to: usize, tag: Tag, seq: u64, body: &[u8]) -> Result<(), RunError> {
         let mut buf = Vec::with_capacity(8 + body.len());
         buf.extend_from_slice(&seq.to_le_bytes());
@@ -403,7 +405,6 @@ impl Cluster for Mpi {
                     }
                 }
                 if first || any {
-                    // (While the workers run, a send a stop ended is seen again at the reduce.)
                     let _ = self.to_all(STONE, seq, &[]);
                     w.sent = true;
                 }
@@ -412,7 +413,6 @@ impl Cluster for Mpi {
             return w.sent;
         }
         if first && !w.done_sent {
-            // (A send a stop ended is seen again at the reduce.)
             let _ = self.send(0, DONE, seq, &[]);
             w.done_sent = true;
         }
@@ -427,7 +427,6 @@ impl Cluster for Mpi {
         let seq = self.seq.get();
         if !self.rank.leads() {
             if let Some(v) = mine {
-                // (A send a stop ended is seen again at the reduce.)
                 let _ = self.send(0, POST, seq, &round_body(round, v));
             }
             let (_, s, body) = self.poll(Some(0), MAX)?;
@@ -453,7 +452,6 @@ impl Cluster for Mpi {
             .into_iter()
             .max()?;
         posts.remove(&round);
-        // (A send a stop ended is seen again at the reduce.)
         let _ = self.to_all(MAX, seq, &round_body(round, max));
         Some(max)
     }
