@@ -15,6 +15,20 @@ use crate::sys::mounts;
 
 /// Unmounts a mount point, retrying while it is busy; a lazy unmount is the last resort.
 fn unmount(sys: &Sys, path: &Path) -> Result<(), String> {
+    if let Err(last) = unmount_retrying(sys, path) {
+        crate::out::eline!(
+            "fsbench: warning: {} stays busy ({last}); detaching it lazily",
+            path.display()
+        );
+        sys.run(&argv(&["umount", "--lazy", &path.to_string_lossy()]))
+            .map_err(|e| e.to_string())?;
+    }
+    Ok(())
+}
+
+/// Unmounts a mount point, retrying for about 5 s while it is busy (another process's moment in
+/// it: a scan, a probe); the last error when it is still mounted then.
+pub(super) fn unmount_retrying(sys: &Sys, path: &Path) -> Result<(), String> {
     if sys.dry_run {
         sys.run(&argv(&["umount", &path.to_string_lossy()]))
             .map_err(|e| e.to_string())?;
@@ -31,15 +45,10 @@ fn unmount(sys: &Sys, path: &Path) -> Result<(), String> {
         }
         std::thread::sleep(Duration::from_millis(100 * (attempt + 1)));
     }
-    if mounts::mount_at(path).is_some() {
-        crate::out::eline!(
-            "fsbench: warning: {} stays busy ({last}); detaching it lazily",
-            path.display()
-        );
-        sys.run(&argv(&["umount", "--lazy", &path.to_string_lossy()]))
-            .map_err(|e| e.to_string())?;
+    match mounts::mount_at(path) {
+        Some(_) => Err(last),
+        None => Ok(()),
     }
-    Ok(())
 }
 
 /// What cleanup does to a resource, for its notices.

@@ -119,8 +119,12 @@ impl Handle {
         let mnt = self.mountpoint.to_string_lossy().into_owned();
         let pool = self.pool();
         match &pool {
-            Some(p) => self.sys.run(&argv(&["zpool", "export", p]))?,
-            None => self.sys.run(&argv(&["umount", &mnt]))?,
+            Some(p) => {
+                self.sys.run(&argv(&["zpool", "export", p]))?;
+            }
+            // (Never lazily: `work` needs the filesystem really off its devices.)
+            None => super::cleanup::unmount_retrying(&self.sys, &self.mountpoint)
+                .map_err(ProvisionError::Failed)?,
         };
         let out = work(&b);
         for d in &b.devices {
