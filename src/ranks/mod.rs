@@ -73,7 +73,7 @@ pub fn launched() -> Option<Launch> {
 #[cfg(any(test, not(feature = "mpi")))]
 pub fn refusal(l: &Launch) -> String {
     format!(
-        "this fsbench was built without MPI, and the launcher started {} ranks ({}): each would run a study of its own over the others'. Build it with MPI (apt-get install libopenmpi-dev openmpi-bin libclang-dev; cargo build --release --features mpi), or start one rank (mpirun -np 1)",
+        "this fsbench was built without MPI, and the launcher started {} ranks ({}): each would run a study of its own over the others'. Build it with MPI (apt-get install libopenmpi-dev openmpi-bin; cargo build --release --features mpi), or start one rank (mpirun -np 1)",
         l.size, l.by
     )
 }

@@ -29,9 +29,7 @@
 use std::cell::{Cell, RefCell};
 use std::time::{Duration, Instant};
 
-use mpi::topology::SimpleCommunicator;
-use mpi::traits::*;
-use mpi::Tag;
+use crate::sys::mpi::{Tag, Universe};
 
 use super::Team;
 use crate::frame::cluster::{Ask, Meet};
@@ -88,8 +86,7 @@ struct Verdict {
 }
 
 pub struct Mpi {
-    _universe: mpi::environment::Universe,
-    world: SimpleCommunicator,
+    world: Universe,
     rank: Rank,
     host: String,
     /// Rank 0: every rank's host and process id (from the agreement), for messages.
@@ -119,21 +116,18 @@ pub struct Collectives;
 
 impl Meet for Collectives {
     fn meet(&self, ask: Ask, value: u64) -> Result<u64, StopReason> {
-        let world = SimpleCommunicator::world();
-        let mut req = world.immediate_barrier();
+        let mut req = crate::sys::mpi::barrier();
         let mut stopped: Option<(StopReason, Instant)> = None;
         loop {
-            req = match req.test() {
-                Ok(_) => break,
-                Err(r) => r,
-            };
+            if req.done() {
+                break;
+            }
             if stopped.is_none() {
                 stopped = crate::stop::requested().map(|w| (w, Instant::now()));
             }
             if let Some((why, at)) = stopped {
                 if at.elapsed() >= GRACE {
                     // A barrier's request holds no buffer: left to MPI, which the stop ends.
-                    std::mem::forget(req);
                     return Err(why);
                 }
             }
@@ -142,11 +136,7 @@ impl Meet for Collectives {
         Ok(match ask {
             Ask::Barrier => value,
             // Every rank passed the barrier and makes this call next: it cannot hang.
-            Ask::Max => {
-                let mut max = 0u64;
-                world.all_reduce_into(&value, &mut max, mpi::collective::SystemOperation::max());
-                max
-            }
+            Ask::Max => crate::sys::mpi::max_across(value),
         })
     }
 }
@@ -172,18 +162,17 @@ enum Missed {
 
 impl Mpi {
     pub fn init(timeout: Duration) -> Result<Mpi, String> {
-        let (universe, threads) = mpi::initialize_with_threading(mpi::Threading::Multiple)
-            .ok_or("MPI was initialised already")?;
-        let world = universe.world();
+        let world = Universe::init()?;
         let rank = Rank {
-            index: world.rank() as usize,
-            size: world.size() as usize,
+            index: world.rank(),
+            size: world.size(),
         };
-        let host = mpi::environment::processor_name()
-            .unwrap_or_else(|_| crate::sys::host::Environment::probe().hostname);
+        let host = world
+            .processor_name()
+            .unwrap_or_else(|| crate::sys::host::Environment::probe().hostname);
         let nodes = super::Nodes::one(&host);
         Ok(Mpi {
-            _universe: universe,
+            collectives: world.multiple.then_some(Collectives),
             world,
             rank,
             host,
@@ -195,7 +184,6 @@ impl Mpi {
             wall: Cell::new(Wall::default()),
             done_from: RefCell::new(vec![false; rank.size]),
             posts: RefCell::new(Default::default()),
-            collectives: (threads >= mpi::Threading::Multiple).then_some(Collectives),
         })
     }
 
@@ -207,31 +195,20 @@ impl Mpi {
         let mut buf = Vec::with_capacity(8 + body.len());
         buf.extend_from_slice(&seq.to_le_bytes());
         buf.extend_from_slice(body);
-        let mut sent =
-            crate::sys::mpisend::Send::start(&self.world.process_at_rank(to as i32), tag, buf);
+        let mut sent = crate::sys::mpi::Send::start(&self.world, to, tag, buf);
         self.until(|| sent.done().then_some(()))
             .map_err(|m| self.missed(m, &self.name(to), "take a message"))
     }
 
     /// A message with `tag` from `from` (any rank when None), if one is there.
     fn poll(&self, from: Option<usize>, tag: Tag) -> Option<(usize, u64, Vec<u8>)> {
-        let got = match from {
-            Some(r) => self
-                .world
-                .process_at_rank(r as i32)
-                .immediate_matched_probe_with_tag(tag),
-            None => self
-                .world
-                .any_process()
-                .immediate_matched_probe_with_tag(tag),
-        }?;
-        let (mut v, status): (Vec<u8>, _) = got.matched_receive_vec();
+        let (source, mut v) = self.world.poll(from, tag)?;
         let seq = v
             .get(..8)
             .map(|b| u64::from_le_bytes(b.try_into().expect("8 bytes")))
             .unwrap_or(u64::MAX);
         v.drain(..v.len().min(8));
-        Some((status.source_rank() as usize, seq, v))
+        Some((source, seq, v))
     }
 
     /// Waits for a message with `tag` from `from` until the deadline, or a stop (after the

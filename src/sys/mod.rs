@@ -227,7 +227,7 @@ pub mod ioflags;
 pub mod loopctl;
 pub mod mounts;
 #[cfg(feature = "mpi")]
-pub mod mpisend;
+pub mod mpi;
 pub mod outfile;
 pub mod slots;
 pub mod uring;
