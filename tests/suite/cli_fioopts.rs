@@ -209,7 +209,7 @@ fn fio_takes_bare(dir: &std::path::Path, name: &str) -> bool {
     std::fs::write(
         &job,
         format!(
-            "[x]\nfilename={}\nsize=64k\nrw=read\nioengine=null\nruntime=1\n{name}\n",
+            "[x]\nfilename={}\nsize=64k\nrw=read\nioengine=null\nruntime=100ms\n{name}\n",
             dir.join("data").display()
         ),
     )
