@@ -70,7 +70,7 @@ fn without_mpi_several_ranks_are_refused_with_how_to_build() {
 /// One multi-rank test's places: a directory every rank sees (the `dir:` target) and the study
 /// directory. None (printed) without mpirun. Holds the test lock while it lives.
 pub(crate) struct Setup {
-    _lock: crate::common::Serial,
+    _lock: crate::common::Ranks,
     _dir: tempfile::TempDir,
     pub(crate) shared: std::path::PathBuf,
     pub(crate) out: std::path::PathBuf,
@@ -78,7 +78,7 @@ pub(crate) struct Setup {
 }
 
 pub(crate) fn setup() -> Option<Setup> {
-    let lock = serial();
+    let lock = crate::common::ranks_lock();
     if skip(
         !have("mpirun"),
         "mpirun not found (apt-get install openmpi-bin)",
@@ -275,7 +275,7 @@ fn files_written_by_one_rank_are_verified_by_the_next() {
 #[cfg(feature = "mpi")]
 #[test]
 fn a_rank_with_another_plan_is_refused_at_the_start() {
-    let _g = serial();
+    let _g = crate::common::ranks_lock();
     if skip(
         !have("mpirun"),
         "mpirun not found (apt-get install openmpi-bin)",
@@ -309,8 +309,10 @@ fn a_rank_with_another_plan_is_refused_at_the_start() {
     assert!(!out.exists(), "nothing was created");
 }
 
-/// Kills (SIGKILL) or stops (SIGSTOP) the fsbench process of `rank` once `out` has `n` records;
-/// returns its process id.
+/// Kills (SIGKILL) or stops (SIGSTOP) the fsbench process of `rank` writing to `out` once `out`
+/// has `n` records; returns its process id. Other fsbench processes come and go meanwhile (other
+/// tiers of the suite): one that ends between the listing and the look at it is passed by
+/// quietly, since a word on standard error would spoil the id returned.
 pub(crate) fn hit_rank(out: &Path, n: usize, rank: usize, signal: &str) -> String {
     for _ in 0..600 {
         if records(out).len() >= n {
@@ -319,7 +321,8 @@ pub(crate) fn hit_rank(out: &Path, n: usize, rank: usize, signal: &str) -> Strin
         std::thread::sleep(std::time::Duration::from_millis(100));
     }
     let (_, said) = sh(&format!(
-        "for p in $(pgrep -x fsbench); do tr '\\0' '\\n' < /proc/$p/environ 2>/dev/null | grep -qx OMPI_COMM_WORLD_RANK={rank} && kill -{signal} $p && echo hit $p; done"
+        "for p in $(pgrep -x fsbench); do grep -qaF -- '{}' /proc/$p/cmdline && tr '\\0' '\\n' < /proc/$p/environ | grep -qx OMPI_COMM_WORLD_RANK={rank} && kill -{signal} $p && echo hit $p; done 2>/dev/null",
+        out.display()
     ));
     assert_eq!(said.matches("hit").count(), 1, "{said}");
     said.trim().trim_start_matches("hit ").to_string()
