@@ -43,14 +43,14 @@ const BLOCK: &[&str] = &["-w", "block:rw=write,bs=64k,size=16m,runtime=1"];
 /// scripts. Holds the test lock. (The state files are in the machine's state directory: there the
 /// cleanup at each run's start sees every live run's claims, other test runs' too.)
 struct Nodes {
-    _lock: Serial,
+    _lock: (Ranks, Serial),
     dir: tempfile::TempDir,
     wd: PathBuf,
     out: PathBuf,
 }
 
 fn nodes(why_device: bool) -> Option<Nodes> {
-    let lock = serial();
+    let lock = (crate::common::ranks_lock(), serial());
     let missing = [
         (
             !have("mpirun"),

@@ -156,14 +156,43 @@ impl Drop for Serial {
 
 /// Tests that take loop devices or pools must not run at the same time.
 pub fn serial() -> Serial {
-    use std::os::fd::AsRawFd;
     static LOCK: Mutex<()> = Mutex::new(());
-    let threads = LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    let (threads, machine) = locked(&LOCK, "serial.lock");
+    Serial {
+        _threads: threads,
+        _machine: machine,
+        since: std::time::Instant::now(),
+    }
+}
+
+/// Held while a test runs ranks under mpirun: one such test at a time on this machine (each is
+/// up to 4 ranks on its CPUs, and `cli_mpi::hit_rank` picks a rank by its environment). The
+/// ranks on a `dir:` target take no loop device or pool, so they do not hold `serial()`; a test
+/// whose ranks format a node's target holds both, this one first.
+pub struct Ranks {
+    _threads: MutexGuard<'static, ()>,
+    _machine: std::fs::File,
+}
+
+pub fn ranks_lock() -> Ranks {
+    static LOCK: Mutex<()> = Mutex::new(());
+    let (threads, machine) = locked(&LOCK, "ranks.lock");
+    Ranks {
+        _threads: threads,
+        _machine: machine,
+    }
+}
+
+/// `lock` of this process, then an flock on `name` under /var/tmp/fsbench-tests (other test
+/// runs on this machine).
+fn locked(lock: &'static Mutex<()>, name: &str) -> (MutexGuard<'static, ()>, std::fs::File) {
+    use std::os::fd::AsRawFd;
+    let threads = lock.lock().unwrap_or_else(|e| e.into_inner());
     std::fs::create_dir_all("/var/tmp/fsbench-tests").unwrap();
     let machine = std::fs::OpenOptions::new()
         .create(true)
         .append(true)
-        .open("/var/tmp/fsbench-tests/serial.lock")
+        .open(Path::new("/var/tmp/fsbench-tests").join(name))
         .unwrap();
     while unsafe { libc::flock(machine.as_raw_fd(), libc::LOCK_EX) } != 0 {
         assert_eq!(
@@ -171,11 +200,7 @@ pub fn serial() -> Serial {
             std::io::ErrorKind::Interrupted
         );
     }
-    Serial {
-        _threads: threads,
-        _machine: machine,
-        since: std::time::Instant::now(),
-    }
+    (threads, machine)
 }
 
 /// A work directory for one test: on disk (not tmpfs), or under `FSBENCH_TEST_WORKDIR` where
