@@ -2,7 +2,8 @@
  * MPI's handles are (pointers in Open MPI, integers in MPICH) stays in mpi.h, so the Rust side
  * (sys/mpi.rs) needs neither bindings generated from it nor one layout per library. Every
  * function returns MPI's error code (MPI_SUCCESS is 0); a request is an MPI_Request of its own on
- * the heap, freed by the test that finds it complete. */
+ * the heap, freed by the test that finds it complete (NULL where it did not start: MPI's default
+ * error handler aborts the job first, another may return). */
 #include <mpi.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -27,24 +28,30 @@ int fsb_mpi_processor_name_max(void) { return MPI_MAX_PROCESSOR_NAME; }
 /* `name` holds fsb_mpi_processor_name_max() bytes. */
 int fsb_mpi_processor_name(char *name, int *len) { return MPI_Get_processor_name(name, len); }
 
-static int fsb_request(void **req, MPI_Request **r) {
-    *r = malloc(sizeof **r);
-    *req = *r;
-    return *r == NULL;
+/* *req: the request `rc` started, or NULL where it did not start (then nothing is in flight). */
+static int fsb_started(int rc, MPI_Request *r, void **req) {
+    if (rc != MPI_SUCCESS) {
+        free(r);
+        r = NULL;
+    }
+    *req = r;
+    return rc;
 }
 
 int fsb_mpi_isend(const void *buf, int len, int to, int tag, void **req) {
-    MPI_Request *r;
-    if (fsb_request(req, &r))
+    MPI_Request *r = malloc(sizeof *r);
+    *req = NULL;
+    if (r == NULL)
         return MPI_ERR_NO_MEM;
-    return MPI_Isend(buf, len, MPI_BYTE, to, tag, MPI_COMM_WORLD, r);
+    return fsb_started(MPI_Isend(buf, len, MPI_BYTE, to, tag, MPI_COMM_WORLD, r), r, req);
 }
 
 int fsb_mpi_ibarrier(void **req) {
-    MPI_Request *r;
-    if (fsb_request(req, &r))
+    MPI_Request *r = malloc(sizeof *r);
+    *req = NULL;
+    if (r == NULL)
         return MPI_ERR_NO_MEM;
-    return MPI_Ibarrier(MPI_COMM_WORLD, r);
+    return fsb_started(MPI_Ibarrier(MPI_COMM_WORLD, r), r, req);
 }
 
 /* Sets *done, and frees the request once it is. */
