@@ -310,9 +310,7 @@ fn a_rank_with_another_plan_is_refused_at_the_start() {
 }
 
 /// Kills (SIGKILL) or stops (SIGSTOP) the fsbench process of `rank` writing to `out` once `out`
-/// has `n` records; returns its process id. Other fsbench processes come and go meanwhile (other
-/// tiers of the suite): one that ends between the listing and the look at it is passed by
-/// quietly, since a word on standard error would spoil the id returned.
+/// has `n` records; returns its process id.
 pub(crate) fn hit_rank(out: &Path, n: usize, rank: usize, signal: &str) -> String {
     for _ in 0..600 {
         if records(out).len() >= n {
@@ -320,6 +318,14 @@ pub(crate) fn hit_rank(out: &Path, n: usize, rank: usize, signal: &str) -> Strin
         }
         std::thread::sleep(std::time::Duration::from_millis(100));
     }
+    signal_rank(out, rank, signal)
+}
+
+/// Sends `signal` to the one fsbench process of `rank` writing to `out`; returns its process id.
+/// Other fsbench processes come and go meanwhile (other tiers of the suite): one that ends
+/// between the listing and the look at it is passed by quietly, since a word on standard error
+/// would spoil the id returned.
+pub(crate) fn signal_rank(out: &Path, rank: usize, signal: &str) -> String {
     let (_, said) = sh(&format!(
         "for p in $(pgrep -x fsbench); do grep -qaF -- '{}' /proc/$p/cmdline && tr '\\0' '\\n' < /proc/$p/environ | grep -qx OMPI_COMM_WORLD_RANK={rank} && kill -{signal} $p && echo hit $p; done 2>/dev/null",
         out.display()

@@ -337,11 +337,7 @@ fn a_node_killed_mid_run_leaves_its_own_target_and_cleanup_there_removes_it() {
     // Node 2's rank, killed in the phase (its 16 MB laid out): no teardown there. The others'
     // figures (a message too large to go eagerly) then find rank 0 stopped.
     std::thread::sleep(std::time::Duration::from_millis(1500));
-    let (_, said) = sh(&format!(
-        "for p in $(pgrep -x fsbench); do grep -qaF -- '{}' /proc/$p/cmdline && tr '\\0' '\\n' < /proc/$p/environ | grep -qx OMPI_COMM_WORLD_RANK=2 && kill -9 $p && echo hit; done",
-        n.out.display()
-    ));
-    assert_eq!(said.matches("hit").count(), 1, "{said}");
+    crate::cli_mpi::signal_rank(&n.out, 2, "9");
     assert!(!child.wait().unwrap().success());
     // The other nodes tore theirs down; node 2's target is still there, in its own state file.
     let left: Vec<String> = mounts_text()
