@@ -229,7 +229,7 @@ pub static RULES: &[Rule] = &[
     },
     Rule {
         limit: Limit::Waiting,
-        evidence: "the workers were off the CPU while no device was busy (journal commits, fsync, locks, throttling): score = their blocked share x (1 - the devices' share of it) x (1 - the share the filesystem's own processes and threads were on a CPU: a FUSE daemon serving them is not waiting for nothing). Where no device of a device-backed target can be found (a directory on ZFS or FUSE), the two cannot be told apart: `mixed` (`device` or `waiting`), never `waiting` alone",
+        evidence: "the workers were off the CPU while no device was busy (journal commits, fsync, locks, throttling): score = their blocked share x (1 - the devices' share of it) x (1 - the share the filesystem's own processes and threads were on a CPU: a FUSE daemon serving them is not waiting for nothing). Where no device of a device-backed target can be found (a directory on ZFS or FUSE), the two cannot be told apart: `mixed` (`device` or `waiting`), never `waiting` alone. On a memory-backed target whose workers' I/O io_uring's io-wq did (0.05 cores or more), the time off the CPU is each I/O's hand-off to io-wq and back (its wake-ups), not a wait: score 0",
         wins: Wins::Competes,
         find: rules::waiting,
     },
