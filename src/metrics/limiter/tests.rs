@@ -372,12 +372,8 @@ fn buffered_writes_the_page_cache_absorbed_are_cache_with_the_copying_cpu() {
     let mut vm = evidence(worker(0.28, 0.18, 0.0));
     vm.helpers.system = 0.17;
     let l = classify(&Facts { evidence: &vm, ..f }).unwrap();
-    let cpu = [Limit::KernelCpu, Limit::BenchmarkCpu];
-    assert!(
-        cpu.contains(&l.kind) || l.between.iter().all(|k| cpu.contains(k)),
-        "{}",
-        l.rule
-    );
+    let cpu = |k: &Limit| [Limit::KernelCpu, Limit::BenchmarkCpu].contains(k);
+    assert!(cpu(&l.kind) || l.between.iter().all(cpu), "{}", l.rule);
     // Without io-wq, a worker off the CPU on tmpfs waited for something else (a lock).
     let lock = evidence(worker(0.1, 0.2, 0.0));
     let l = classify(&Facts {
