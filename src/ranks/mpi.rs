@@ -29,7 +29,7 @@
 use std::cell::{Cell, RefCell};
 use std::time::{Duration, Instant};
 
-use crate::sys::mpi::{Tag, Universe};
+use crate::sys::mpi::{Tag, Threading, Universe};
 
 use super::Team;
 use crate::frame::cluster::{Ask, Meet};
@@ -172,7 +172,7 @@ impl Mpi {
             .unwrap_or_else(|| crate::sys::host::Environment::probe().hostname);
         let nodes = super::Nodes::one(&host);
         Ok(Mpi {
-            collectives: world.multiple.then_some(Collectives),
+            collectives: (world.threading == Threading::Multiple).then_some(Collectives),
             world,
             rank,
             host,

@@ -43,10 +43,19 @@ extern "C" {
 /// A message's tag.
 pub type Tag = i32;
 
+/// Which threads of the process may call MPI, as MPI_Init_thread granted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Threading {
+    /// Any thread, at any time (MPI_THREAD_MULTIPLE).
+    Multiple,
+    /// A lesser level: fsbench calls MPI from the coordinator's thread alone, and the workers'
+    /// rounds go through it.
+    One,
+}
+
 /// MPI, initialised for this process; finalised when dropped.
 pub struct Universe {
-    /// Any thread may call MPI (MPI_THREAD_MULTIPLE was granted).
-    pub multiple: bool,
+    pub threading: Threading,
 }
 
 impl Universe {
@@ -64,7 +73,11 @@ impl Universe {
             return Err(format!("MPI_Init_thread failed (MPI error {rc})"));
         }
         Ok(Universe {
-            multiple: multiple != 0,
+            threading: if multiple != 0 {
+                Threading::Multiple
+            } else {
+                Threading::One
+            },
         })
     }
 
