@@ -136,56 +136,52 @@ pub fn straced(dir: &Path, calls: &str, per_thread: bool, args: &[&str]) -> Opti
     Some(c.output().unwrap())
 }
 
-/// Held while a test takes loop devices or pools: the threads of one test binary and the test
-/// runs of other clones on this machine (an flock on a file under /var/tmp/fsbench-tests) wait
-/// for each other, since loop devices and the zfs-fuse daemon are the machine's.
-pub struct Serial {
+/// A lock of the suite's, held for a test: the threads of one test binary and the test runs of
+/// other clones on this machine (an flock on a file under /var/tmp/fsbench-tests) wait for each
+/// other.
+pub struct Held {
     _threads: MutexGuard<'static, ()>,
     _machine: std::fs::File,
-    since: std::time::Instant,
+    /// Since when the machine's lock (`serial`) was held, said when it is let go.
+    since: Option<std::time::Instant>,
 }
 
 /// How long a test held the machine, in its output: scripts/test lists the longest holders, the
 /// suite's critical path.
-impl Drop for Serial {
+impl Drop for Held {
     fn drop(&mut self) {
-        let test = std::thread::current().name().unwrap_or("?").to_string();
-        eprintln!("HELD: {:.1} s {test}", self.since.elapsed().as_secs_f64());
+        if let Some(since) = self.since {
+            let test = std::thread::current().name().unwrap_or("?").to_string();
+            eprintln!("HELD: {:.1} s {test}", since.elapsed().as_secs_f64());
+        }
     }
 }
 
-/// Tests that take loop devices or pools must not run at the same time.
+/// Held while a test takes loop devices or pools, which are the machine's (as the zfs-fuse
+/// daemon is): such tests must not run at the same time.
+pub type Serial = Held;
+
 pub fn serial() -> Serial {
     static LOCK: Mutex<()> = Mutex::new(());
-    let (threads, machine) = locked(&LOCK, "serial.lock");
-    Serial {
-        _threads: threads,
-        _machine: machine,
-        since: std::time::Instant::now(),
-    }
+    let mut held = locked(&LOCK, "serial.lock");
+    held.since = Some(std::time::Instant::now());
+    held
 }
 
 /// Held while a test runs ranks under mpirun: one such test at a time on this machine (each is
 /// up to 4 ranks on its CPUs, and `cli_mpi::hit_rank` picks a rank by its environment). The
 /// ranks on a `dir:` target take no loop device or pool, so they do not hold `serial()`; a test
 /// whose ranks format a node's target holds both, this one first.
-pub struct Ranks {
-    _threads: MutexGuard<'static, ()>,
-    _machine: std::fs::File,
-}
+pub type Ranks = Held;
 
 pub fn ranks_lock() -> Ranks {
     static LOCK: Mutex<()> = Mutex::new(());
-    let (threads, machine) = locked(&LOCK, "ranks.lock");
-    Ranks {
-        _threads: threads,
-        _machine: machine,
-    }
+    locked(&LOCK, "ranks.lock")
 }
 
 /// `lock` of this process, then an flock on `name` under /var/tmp/fsbench-tests (other test
 /// runs on this machine).
-fn locked(lock: &'static Mutex<()>, name: &str) -> (MutexGuard<'static, ()>, std::fs::File) {
+fn locked(lock: &'static Mutex<()>, name: &str) -> Held {
     use std::os::fd::AsRawFd;
     let threads = lock.lock().unwrap_or_else(|e| e.into_inner());
     std::fs::create_dir_all("/var/tmp/fsbench-tests").unwrap();
@@ -200,7 +196,11 @@ fn locked(lock: &'static Mutex<()>, name: &str) -> (MutexGuard<'static, ()>, std
             std::io::ErrorKind::Interrupted
         );
     }
-    (threads, machine)
+    Held {
+        _threads: threads,
+        _machine: machine,
+        since: None,
+    }
 }
 
 /// A work directory for one test: on disk (not tmpfs), or under `FSBENCH_TEST_WORKDIR` where
