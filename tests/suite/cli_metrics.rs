@@ -14,16 +14,11 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-/// `compare` on a directory target of `dir`: one null-engine block job of `secs`, with
+/// `compare` on a directory target of `dir`: one null-engine block job of `secs` (flat out), with
 /// `--metrics` on `port` of 127.0.0.1.
 fn compare(dir: &Path, secs: u32, port: u16) -> Command {
-    compare_at(dir, secs, &format!("127.0.0.1:{port}"))
-}
-
-/// `compare` as above, with `--metrics addr`.
-fn compare_at(dir: &Path, secs: u32, addr: &str) -> Command {
     let job = format!("block:ioengine=null,rw=randrw,bs=4k,iodepth=8,size=8m,runtime={secs}s");
-    compare_job(dir, &job, addr)
+    compare_job(dir, &job, &format!("127.0.0.1:{port}"))
 }
 
 /// `compare` on a directory target of `dir`: `job`, with `--metrics addr`.
@@ -109,7 +104,9 @@ fn every_address_is_warned_of_and_a_foreign_host_gets_nothing() {
     // 127.0.0.1 that names another host (a page's name rebound to 127.0.0.1) is refused.
     let dir = workdir();
     let port = free_port();
-    let mut child = compare_at(dir.path(), 3, &format!("0.0.0.0:{port}"))
+    // Paced: the test is about the endpoint, not the job (a flat-out one took a core for 3 s).
+    let job = "block:ioengine=null,rw=randrw,bs=4k,iodepth=8,size=8m,rate_iops=2000,runtime=3s";
+    let mut child = compare_job(dir.path(), job, &format!("0.0.0.0:{port}"))
         .spawn()
         .unwrap();
     assert!(wait_for_phase(port, &mut child), "no phase served");
@@ -293,7 +290,7 @@ fn ended_phases_keep_their_counters_by_direction() {
             "-w",
             "iozone:threads=2,size=256k,record=64k,tests=write",
             "-w",
-            "block:ioengine=null,rw=read,bs=4k,size=8m,runtime=4s",
+            "block:ioengine=null,rw=read,bs=4k,size=8m,rate_iops=2000,runtime=4s",
             "-q",
             "--metrics",
         ])
