@@ -28,6 +28,13 @@ int fsb_mpi_processor_name_max(void) { return MPI_MAX_PROCESSOR_NAME; }
 /* `name` holds fsb_mpi_processor_name_max() bytes. */
 int fsb_mpi_processor_name(char *name, int *len) { return MPI_Get_processor_name(name, len); }
 
+/* A request of its own for a call to start (NULL where memory ran out); *req stays NULL until
+ * fsb_started says the call started it. */
+static MPI_Request *fsb_request(void **req) {
+    *req = NULL;
+    return malloc(sizeof(MPI_Request));
+}
+
 /* *req: the request `rc` started, or NULL where it did not start (then nothing is in flight). */
 static int fsb_started(int rc, MPI_Request *r, void **req) {
     if (rc != MPI_SUCCESS) {
@@ -39,19 +46,14 @@ static int fsb_started(int rc, MPI_Request *r, void **req) {
 }
 
 int fsb_mpi_isend(const void *buf, int len, int to, int tag, void **req) {
-    MPI_Request *r = malloc(sizeof *r);
-    *req = NULL;
-    if (r == NULL)
-        return MPI_ERR_NO_MEM;
-    return fsb_started(MPI_Isend(buf, len, MPI_BYTE, to, tag, MPI_COMM_WORLD, r), r, req);
+    MPI_Request *r = fsb_request(req);
+    return r == NULL ? MPI_ERR_NO_MEM
+                     : fsb_started(MPI_Isend(buf, len, MPI_BYTE, to, tag, MPI_COMM_WORLD, r), r, req);
 }
 
 int fsb_mpi_ibarrier(void **req) {
-    MPI_Request *r = malloc(sizeof *r);
-    *req = NULL;
-    if (r == NULL)
-        return MPI_ERR_NO_MEM;
-    return fsb_started(MPI_Ibarrier(MPI_COMM_WORLD, r), r, req);
+    MPI_Request *r = fsb_request(req);
+    return r == NULL ? MPI_ERR_NO_MEM : fsb_started(MPI_Ibarrier(MPI_COMM_WORLD, r), r, req);
 }
 
 /* Sets *done, and frees the request once it is. */

@@ -403,7 +403,7 @@ pub(super) fn waiting(f: &Facts) -> Option<Finding> {
             // until io-wq's thread, woken on another CPU, has done it and woken the worker. The
             // time beyond io-wq's CPU is those wake-ups, with no device to wait for: the
             // kernel's way of doing the I/O, which `kernel-cpu` names, not a wait.
-            Medium::Memory if e.helpers.system >= HELPERS => Finding {
+            Medium::Memory if helped(e) > 0.0 => Finding {
                 score: 0.0,
                 headline: off,
                 detail: ", handing each I/O to io-wq and waiting for its wake-ups".into(),
