@@ -76,7 +76,9 @@ pub enum Ask {
 /// one call per round, every participant's calls in the same order).
 pub trait Meet: Sync {
     /// Returns once every participant has made its call of the same round: with `Ask::Max` the
-    /// largest `value` of all, else `value`. A stop request ends the wait.
+    /// largest `value` of all, else `value`. A stop does not end the wait (MPI's barrier cannot
+    /// be ended): the ranks make the same calls after a stop as before, and a wait for a rank
+    /// that hangs or died is the coordinator's to end (`Cluster::stonewall` watches it).
     fn meet(&self, ask: Ask, value: u64) -> Result<u64, crate::stop::StopReason>;
 }
 

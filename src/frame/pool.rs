@@ -164,7 +164,9 @@ impl<'a> Shared<'a> {
                 (true, false) => self.rounds.idle(WATCH),
                 (false, _) => std::thread::sleep(Duration::from_millis(200)),
             }
-            if many && across.is_none() && cluster.stonewall(self.first.load(Ordering::Acquire)) {
+            // (Every turn: the cluster also watches a wait in its collectives there.)
+            let walled = many && cluster.stonewall(self.first.load(Ordering::Acquire));
+            if walled && across.is_none() {
                 across = Some(self.progress.iter().map(Progress::get).collect());
             }
             if many {

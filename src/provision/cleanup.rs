@@ -344,6 +344,32 @@ pub fn cleanup(sys: &Sys, scope: Scope, only_mountpoint: Option<&Path>) -> Repor
     rep
 }
 
+/// Tears down, now, every target this process made and still holds (a rank that must end in the
+/// middle of a phase, `Team::last_word`): what its states name, last first, as a teardown
+/// does. Returns what was done and what failed (a state that failed stays for `fsbench
+/// cleanup`).
+pub fn release_own(sys: &Sys) -> Vec<String> {
+    let Ok(registry) = Registry::open() else {
+        return vec![
+            "cannot open fsbench's state directory: `fsbench cleanup` removes the rest".into(),
+        ];
+    };
+    let me = Owner::current();
+    let mut said = Vec::new();
+    for s in registry
+        .list()
+        .iter()
+        .filter(|s| s.owner == me && !s.persistent)
+    {
+        match clean_state(sys, Some(&registry), s) {
+            Ok(n) => said.extend(n),
+            Err(e) => said.push(format!("{}: {e}", s.label)),
+        }
+    }
+    said.extend(zfs::release_daemon(sys));
+    said
+}
+
 /// The pid of the process that made run `run`, while it runs: a live process with the run id's
 /// pid that started no later than the run (a reused pid is a younger process). Another fsbench
 /// keeps its state elsewhere (its own FSBENCH_STATE_DIR): what it made is unrecorded here but

@@ -96,7 +96,14 @@ pub trait Team: Cluster {
     /// The ranks are out of step (one is gone or did not answer): end every process of the run
     /// (MPI_Abort), so that none waits forever.
     fn abandon(&self, code: i32) -> !;
+    /// What this rank does when it must end at once, in the middle of a phase (a worker waits
+    /// in a collective for a rank that will not come): given the error, it records it and
+    /// tears down what this process made. One process never ends so.
+    fn last_word(&self, _word: LastWord) {}
 }
+
+/// A rank's last word (`Team::last_word`): called with the error on the coordinator's thread.
+pub type LastWord = Box<dyn Fn(&str)>;
 
 impl Team for Local {
     fn cluster(&self) -> &dyn Cluster {

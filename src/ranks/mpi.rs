@@ -24,9 +24,13 @@
 //! body. Only the coordinator's thread sends and receives them. The rounds go another way where
 //! the MPI library lets any thread call it (MPI_THREAD_MULTIPLE): the worker that settles a
 //! round calls MPI's barrier (and, for a maximum, MPI's all-reduce) itself, as IOR and mdtest
-//! do (`Collectives`); its barrier is polled, so that a stop still ends the wait.
+//! do (`Collectives`). Nothing ends a wait in MPI's barrier but every rank's call: a rank whose
+//! worker still waits there `GRACE` after a stop waits for a rank that hangs or died, and ends
+//! at once (`Mpi::strand`: its last word, the manifest's `rank_failure` on rank 0 and its own
+//! targets torn down, then exit).
 
 use std::cell::{Cell, RefCell};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use crate::sys::mpi::{Tag, Threading, Universe};
@@ -104,35 +108,49 @@ pub struct Mpi {
     posts: RefCell<std::collections::BTreeMap<u32, Vec<Option<u64>>>>,
     /// The rounds' collectives, where any thread may call MPI.
     collectives: Option<Collectives>,
+    /// When the coordinator's thread first saw the stop (for a wait in `collectives`).
+    stop_seen: Cell<Option<Instant>>,
+    /// What this rank does before it ends at once (`Team::last_word`).
+    last_word: RefCell<Option<super::LastWord>>,
 }
 
 /// MPI's collectives over every rank, called by a worker's thread (needs MPI_THREAD_MULTIPLE:
 /// the coordinator's thread sends and polls meanwhile). Each call is the world's next
 /// collective; the ranks' workers make them in the same order (the rounds of a phase). The
-/// barrier is polled where IOR and mdtest block in MPI_Barrier: a stop must end the wait for a
-/// rank that hangs, which MPI_Barrier cannot (what that costs on a loaded host:
-/// docs/performance.md, mdtest's tree phases).
-pub struct Collectives;
+/// barrier is MPI_Barrier, as IOR and mdtest call it: a polled one let a rank leave late, which
+/// decides a phase of one call (mdtest's tree phases; docs/performance.md). Nothing ends a wait
+/// in it but every rank's call, so the worker marks it: a rank still waiting there `GRACE`
+/// after a stop waits for a rank that hangs or died, and its coordinator ends it
+/// (`Mpi::strand`).
+pub struct Collectives {
+    /// When this rank's worker entered MPI's barrier (nanoseconds after `epoch`, plus one), or 0.
+    entered: AtomicU64,
+    epoch: Instant,
+}
+
+impl Collectives {
+    fn new() -> Collectives {
+        Collectives {
+            entered: AtomicU64::new(0),
+            epoch: Instant::now(),
+        }
+    }
+
+    /// When a worker of this rank entered the barrier it still waits in.
+    fn waiting_since(&self) -> Option<Instant> {
+        match self.entered.load(Ordering::Acquire) {
+            0 => None,
+            n => Some(self.epoch + Duration::from_nanos(n - 1)),
+        }
+    }
+}
 
 impl Meet for Collectives {
     fn meet(&self, ask: Ask, value: u64) -> Result<u64, StopReason> {
-        let mut req = crate::sys::mpi::barrier();
-        let mut stopped: Option<(StopReason, Instant)> = None;
-        loop {
-            if req.done() {
-                break;
-            }
-            if stopped.is_none() {
-                stopped = crate::stop::requested().map(|w| (w, Instant::now()));
-            }
-            if let Some((why, at)) = stopped {
-                if at.elapsed() >= GRACE {
-                    // A barrier's request holds no buffer: left to MPI, which the stop ends.
-                    return Err(why);
-                }
-            }
-            std::thread::yield_now();
-        }
+        let at = self.epoch.elapsed().as_nanos() as u64 + 1;
+        self.entered.store(at, Ordering::Release);
+        crate::sys::mpi::barrier();
+        self.entered.store(0, Ordering::Release);
         Ok(match ask {
             Ask::Barrier => value,
             // Every rank passed the barrier and makes this call next: it cannot hang.
@@ -172,7 +190,7 @@ impl Mpi {
             .unwrap_or_else(|| crate::sys::host::Environment::probe().hostname);
         let nodes = super::Nodes::one(&host);
         Ok(Mpi {
-            collectives: (world.threading == Threading::Multiple).then_some(Collectives),
+            collectives: (world.threading == Threading::Multiple).then(Collectives::new),
             world,
             rank,
             host,
@@ -184,7 +202,65 @@ impl Mpi {
             wall: Cell::new(Wall::default()),
             done_from: RefCell::new(vec![false; rank.size]),
             posts: RefCell::new(Default::default()),
+            stop_seen: Cell::new(None),
+            last_word: RefCell::new(None),
         })
+    }
+
+    /// Ends this rank at once when its worker waits in MPI's barrier `GRACE` after a stop (and
+    /// after it entered): the ranks that stopped in order have all made their calls by then.
+    fn watch_collectives(&self) {
+        let Some(entered) = self
+            .collectives
+            .as_ref()
+            .and_then(Collectives::waiting_since)
+        else {
+            return;
+        };
+        let Some(why) = crate::stop::requested() else {
+            return;
+        };
+        let seen = self.stop_seen.get().unwrap_or_else(Instant::now);
+        self.stop_seen.set(Some(seen));
+        if seen.max(entered).elapsed() >= GRACE {
+            self.strand(why);
+        }
+    }
+
+    /// This rank's worker waits in MPI's barrier for a rank that will not come: the error says
+    /// which ranks had not finished the phase (rank 0 knows), the last word records it and tears
+    /// this rank's targets down, and the process ends without finalising MPI (a thread is in it).
+    fn strand(&self, why: StopReason) -> ! {
+        let mut unfinished = Vec::new();
+        if self.rank.leads() {
+            // The DONEs that came while the worker waited (the coordinator left MPI alone).
+            let seq = self.seq.get();
+            while let Some((r, s, _)) = self.poll(None, DONE) {
+                if let (true, Some(d)) = (s == seq, self.done_from.borrow_mut().get_mut(r)) {
+                    *d = true;
+                }
+            }
+            let done = self.done_from.borrow();
+            unfinished = (1..self.rank.size)
+                .filter(|r| !done[*r])
+                .map(|r| self.name(r))
+                .collect();
+        }
+        let msg = format!(
+            "{why}; rank {} waits in MPI's barrier at {}, which a rank that hangs or died does not reach{}",
+            self.rank.index,
+            self.at.borrow(),
+            match unfinished.len() {
+                0 => String::new(),
+                1 => format!(": {} had not finished its work", unfinished[0]),
+                _ => format!(": {} had not finished their work", unfinished.join(", ")),
+            }
+        );
+        crate::out::eline!("fsbench: error: {msg}");
+        if let Some(last) = self.last_word.borrow().as_ref() {
+            last(&msg);
+        }
+        crate::sys::mpi::exit_unfinalised(why.exit_code().into())
     }
 
     /// Sends a message with `tag` for step `seq`, waiting (as `wait` does) until MPI has taken
@@ -370,8 +446,18 @@ impl Cluster for Mpi {
     }
 
     fn stonewall(&self, first: bool) -> bool {
+        self.watch_collectives();
         let seq = self.seq.get();
         let mut w = self.wall.get();
+        if self
+            .collectives
+            .as_ref()
+            .is_some_and(|c| c.waiting_since().is_some())
+        {
+            // The worker waits in MPI's barrier: MPI is left to it (a call of this thread's
+            // meanwhile let the ranks leave it later; docs/performance.md). The wall waits.
+            return if self.rank.leads() { w.sent } else { w.stone };
+        }
         if self.rank.leads() {
             if !w.sent {
                 let mut any = false;
@@ -603,5 +689,9 @@ impl Team for Mpi {
 
     fn abandon(&self, code: i32) -> ! {
         self.world.abort(code)
+    }
+
+    fn last_word(&self, word: super::LastWord) {
+        *self.last_word.borrow_mut() = Some(word);
     }
 }

@@ -68,6 +68,7 @@ pub fn run(opts: &Options, team: &dyn Team) -> Result<Summary, RunnerError> {
             observer: None,
         }
     };
+    team.last_word(last_word(sink.study.as_ref(), &sys));
     let run_id = manifest.run_id.clone();
     let targets = targets_of(opts);
     let mut l = Loop {
@@ -349,11 +350,37 @@ fn measure(
 fn lost(manifest: &mut Manifest, e: RunError) -> Ended {
     let msg = e.to_string();
     crate::out::eline!("fsbench: error: {msg}");
-    manifest.rank_failure = Some(msg.clone());
+    record_lost(manifest, &msg)
+}
+
+fn record_lost(manifest: &mut Manifest, msg: &str) -> Ended {
+    manifest.rank_failure = Some(msg.to_string());
     manifest
         .warnings
         .push(format!("the run lost a rank: {msg}"));
-    Ended::Ranks(msg)
+    Ended::Ranks(msg.to_string())
+}
+
+/// What a rank does when it must end in the middle of a phase (`Team::last_word`): rank 0
+/// records the lost rank in the manifest as `lost` does and ends it failed; every rank tears
+/// down what it made (its state files), as `fsbench cleanup` would after it.
+fn last_word(study: Option<&crate::store::Study>, sys: &Sys) -> crate::ranks::LastWord {
+    let keeper = study.and_then(|s| s.manifest_keeper().ok());
+    let sys = sys.clone();
+    Box::new(move |msg| {
+        if let Some(k) = &keeper {
+            let saved = k.update(|m| {
+                let ended = record_lost(m, msg);
+                finish_manifest(m, ended);
+            });
+            if let Err(e) = saved {
+                crate::out::eline!("fsbench: error: the manifest does not say so: {e}");
+            }
+        }
+        for said in crate::provision::cleanup::release_own(&sys) {
+            crate::out::eline!("fsbench: {said}");
+        }
+    })
 }
 
 /// Every workload on one target, each phase through the frame; a workload that fails is one

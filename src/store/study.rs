@@ -23,6 +23,30 @@ pub struct Study {
     hlog: Option<(File, u64)>,
 }
 
+/// The manifest of a study in use, changed as last saved (`Study::manifest_keeper`).
+pub struct ManifestKeeper {
+    dir: PathBuf,
+    fd: Dir,
+}
+
+impl ManifestKeeper {
+    /// The manifest as last saved, changed by `f`, saved again (whole, never through a link).
+    pub fn update(&self, f: impl FnOnce(&mut Manifest)) -> Result<(), StoreError> {
+        let mut m = read_manifest(&self.dir)?;
+        f(&mut m);
+        write_manifest(&self.fd, &self.dir, &m)
+    }
+}
+
+/// Writes `m` as the manifest of the study at `dir` (open as `fd`), whole, never through a link.
+fn write_manifest(fd: &Dir, dir: &Path, m: &Manifest) -> Result<(), StoreError> {
+    let path = dir.join(MANIFEST);
+    let bytes = serde_json::to_vec_pretty(m)
+        .map_err(std::io::Error::other)
+        .map_err(io_at(&path))?;
+    fd.write_atomic(MANIFEST, &bytes).map_err(io_at(&path))
+}
+
 /// Whether someone is writing a study now.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum LockState {
@@ -340,11 +364,16 @@ impl Study {
     }
 
     pub fn save_manifest(&self, m: &Manifest) -> Result<(), StoreError> {
-        let path = self.dir.join(MANIFEST);
-        let bytes = serde_json::to_vec_pretty(m)
-            .map_err(std::io::Error::other)
-            .map_err(io_at(&path))?;
-        self.write_file(MANIFEST, &bytes)
+        write_manifest(&self.fd, &self.dir, m)
+    }
+
+    /// A second handle on the study's manifest, for a rank's last word (`Team::last_word`): it
+    /// writes while this study is in use (the lock stays with it).
+    pub fn manifest_keeper(&self) -> Result<ManifestKeeper, StoreError> {
+        Ok(ManifestKeeper {
+            dir: self.dir.clone(),
+            fd: self.fd.try_clone().map_err(io_at(&self.dir))?,
+        })
     }
 
     /// Writes a file of the study (a report) whole, by name in the directory, never through a

@@ -35,6 +35,13 @@ impl Dir {
         Dir::open_with(path, libc::O_NOFOLLOW)
     }
 
+    /// The same directory on a second descriptor (dup(2)).
+    pub fn try_clone(&self) -> io::Result<Dir> {
+        Ok(Dir {
+            dir: self.dir.try_clone()?,
+        })
+    }
+
     fn open_with(path: &Path, flags: libc::c_int) -> io::Result<Dir> {
         let c = CString::new(path.as_os_str().as_bytes())
             .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "path contains NUL"))?;

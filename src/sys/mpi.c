@@ -51,10 +51,7 @@ int fsb_mpi_isend(const void *buf, int len, int to, int tag, void **req) {
                      : fsb_started(MPI_Isend(buf, len, MPI_BYTE, to, tag, MPI_COMM_WORLD, r), r, req);
 }
 
-int fsb_mpi_ibarrier(void **req) {
-    MPI_Request *r = fsb_request(req);
-    return r == NULL ? MPI_ERR_NO_MEM : fsb_started(MPI_Ibarrier(MPI_COMM_WORLD, r), r, req);
-}
+int fsb_mpi_barrier(void) { return MPI_Barrier(MPI_COMM_WORLD); }
 
 /* Sets *done, and frees the request once it is. */
 int fsb_mpi_test(void *req, int *done) {

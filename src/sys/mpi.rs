@@ -1,6 +1,6 @@
 //! MPI's calls (the `mpi` feature), through the C shim beside this file (`mpi.c`, compiled by
 //! build.rs against the system's mpi.h): the world's rank and size, messages sent without
-//! blocking and received when they are there, a barrier that is polled, an all-reduce, abort.
+//! blocking and received when they are there, MPI's barrier and an all-reduce, abort.
 //!
 //! A message sent without blocking (MPI_Isend) may be given up on: its bytes are lent to MPI
 //! while the send is in flight, freed when it completes, and left to MPI when the sender stops
@@ -25,7 +25,7 @@ extern "C" {
         tag: c_int,
         req: *mut *mut c_void,
     ) -> c_int;
-    fn fsb_mpi_ibarrier(req: *mut *mut c_void) -> c_int;
+    fn fsb_mpi_barrier() -> c_int;
     fn fsb_mpi_test(req: *mut c_void, done: *mut c_int) -> c_int;
     fn fsb_mpi_improbe(
         from: c_int,
@@ -134,6 +134,17 @@ impl Universe {
     }
 }
 
+/// Ends the process at once, MPI unfinalised (a thread of it waits in a collective that will not
+/// complete, where MPI_Finalize and the atexit handlers would wait too): what it printed is
+/// flushed first.
+pub fn exit_unfinalised(code: i32) -> ! {
+    use std::io::Write;
+    let _ = std::io::stdout().flush();
+    let _ = std::io::stderr().flush();
+    // SAFETY: _exit ends the process; nothing of it runs after.
+    unsafe { libc::_exit(code) }
+}
+
 impl Drop for Universe {
     fn drop(&mut self) {
         // SAFETY: MPI was initialised by this Universe, and is finalised once.
@@ -141,17 +152,16 @@ impl Drop for Universe {
     }
 }
 
-/// A request in flight (a barrier's, or a send's): polled with `done`; a request given up on is
-/// left to MPI (the rank is ending).
+/// A send in flight: polled with `done`; a request given up on is left to MPI (the rank is
+/// ending).
 pub struct Request(*mut c_void);
 
-/// The world's next barrier, entered without waiting; every rank must call it, as its next
+/// The world's next barrier (MPI_Barrier), as IOR and mdtest call it: it returns once every rank
+/// has called it, and nothing else ends the wait. Every rank must call it, as its next
 /// collective, while MPI is initialised (a `Universe` lives).
-pub fn barrier() -> Request {
-    let mut req = std::ptr::null_mut();
-    // SAFETY: it writes the request.
-    unsafe { fsb_mpi_ibarrier(&mut req) };
-    Request(req)
+pub fn barrier() {
+    // SAFETY: no arguments; MPI's default error handler ends the job on an error.
+    unsafe { fsb_mpi_barrier() };
 }
 
 /// The largest of every rank's `mine`; as `barrier`.

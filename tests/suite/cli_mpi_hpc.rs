@@ -184,9 +184,9 @@ fn ranks_sharing_a_nodes_target_are_judged_for_room_together() {
     assert!(!s.out.exists(), "nothing is created");
 }
 
-/// A rank waiting in mdtest's barrier for a rank that hangs still ends at a stop request (the
-/// workers' barrier is polled: MPI's blocking one, which mdtest calls, cannot be interrupted),
-/// and rank 0 names the rank in its manifest.
+/// A rank waiting in mdtest's barrier for a rank that hangs still ends at a stop request: the
+/// barrier is MPI's, which nothing but every rank's call ends, so rank 0 says which rank had not
+/// finished (in its manifest), tears down and exits at once.
 #[cfg(feature = "mpi")]
 #[test]
 fn a_stop_ends_a_wait_in_mdtests_barrier_for_a_rank_that_hangs() {
@@ -228,4 +228,40 @@ fn a_stop_ends_a_wait_in_mdtests_barrier_for_a_rank_that_hangs() {
     assert!(records(&s.out)
         .iter()
         .all(|r| r["test"] != "file-create" || r["outcome"] != "ok"));
+    // Rank 0 ended at once, its worker still in MPI's barrier: failed, and torn down first.
+    assert_eq!(manifest(&s.out)["status"], "failed");
+    assert_eq!(
+        std::fs::read_dir(&s.shared).unwrap().count(),
+        0,
+        "rank 0 tore down"
+    );
+}
+
+/// Every rank stopped in the middle of mdtest's create (-W) makes the same calls of MPI's
+/// barrier as before the stop: the run ends in order, interrupted, with no rank lost.
+#[cfg(feature = "mpi")]
+#[test]
+fn ranks_all_stopped_in_mdtests_create_end_in_order() {
+    // (The lock and the directory live to the end of the test.)
+    let Some(s) = setup() else { return };
+    let w = "mdtest:-n 1000000 -u -F -C -W 3";
+    let args = ["compare", &s.target, "-w", w, "-q"];
+    let child = mpi_cmd(2, &args)
+        .args(["--out", s.out.to_str().unwrap()])
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // A second into the create (3 s), after the tree's record: both ranks asked to stop. (A
+    // stop between two phases, on one rank before the other, is a lost rank: not this test's.)
+    let _ = hit_rank(&s.out, 1, 1, "0");
+    std::thread::sleep(std::time::Duration::from_secs(1));
+    for rank in [1, 0] {
+        let _ = crate::cli_mpi::signal_rank(&s.out, rank, "TERM");
+    }
+    let o = child.wait_with_output().unwrap();
+    let m = manifest(&s.out);
+    assert_eq!(m["status"], "interrupted", "{m}\n{}", stderr(&o));
+    assert!(m.get("rank_failure").is_none(), "{m}");
+    assert!(!stderr(&o).contains("MPI's barrier"), "{}", stderr(&o));
+    assert_eq!(std::fs::read_dir(&s.shared).unwrap().count(), 0);
 }
