@@ -25,7 +25,7 @@
 //! the MPI library lets any thread call it (MPI_THREAD_MULTIPLE): the worker that settles a
 //! round calls MPI's barrier (and, for a maximum, MPI's all-reduce) itself, as IOR and mdtest
 //! do (`Collectives`). Nothing ends a wait in MPI's barrier but every rank's call: a rank whose
-//! worker still waits there `GRACE` after a stop waits for a rank that hangs or died, and ends
+//! worker still waits there `STRANDED` after a stop waits for a rank that hangs or died, and ends
 //! at once (`Mpi::strand`: its last word, the manifest's `rank_failure` on rank 0 and its own
 //! targets torn down, then exit).
 
@@ -58,6 +58,13 @@ const MAX: Tag = 12;
 /// signalled too, and report within milliseconds); the launcher's SIGKILL follows SIGTERM
 /// after `odls_base_sigkill_timeout` (1 s by default).
 const GRACE: Duration = Duration::from_millis(300);
+
+/// How long a worker may still wait in MPI's barrier after a stop (and after it entered) before
+/// its rank counts as stranded. Ranks that stopped in order reach it within this even on a
+/// loaded host, where a worker that looks for a stop every 4,096 calls (`io::calls::stopped`)
+/// may go on for seconds (3 s was too short with two busy loops beside two ranks at nice 10).
+/// Within Slurm's 30 s between SIGTERM and SIGKILL (KillWait).
+const STRANDED: Duration = Duration::from_secs(10);
 
 /// Where a phase's stonewall stands on this rank.
 #[derive(Debug, Clone, Copy, Default)]
@@ -119,7 +126,7 @@ pub struct Mpi {
 /// collective; the ranks' workers make them in the same order (the rounds of a phase). The
 /// barrier is MPI_Barrier, as IOR and mdtest call it: a polled one let a rank leave late, which
 /// decides a phase of one call (mdtest's tree phases; docs/performance.md). Nothing ends a wait
-/// in it but every rank's call, so the worker marks it: a rank still waiting there `GRACE`
+/// in it but every rank's call, so the worker marks it: a rank still waiting there `STRANDED`
 /// after a stop waits for a rank that hangs or died, and its coordinator ends it
 /// (`Mpi::strand`).
 pub struct Collectives {
@@ -207,7 +214,7 @@ impl Mpi {
         })
     }
 
-    /// Ends this rank at once when its worker waits in MPI's barrier `GRACE` after a stop (and
+    /// Ends this rank at once when its worker waits in MPI's barrier `STRANDED` after a stop (and
     /// after it entered): the ranks that stopped in order have all made their calls by then.
     fn watch_collectives(&self) {
         let Some(entered) = self
@@ -222,7 +229,7 @@ impl Mpi {
         };
         let seen = self.stop_seen.get().unwrap_or_else(Instant::now);
         self.stop_seen.set(Some(seen));
-        if seen.max(entered).elapsed() >= GRACE {
+        if seen.max(entered).elapsed() >= STRANDED {
             self.strand(why);
         }
     }

@@ -361,13 +361,17 @@ fn record_lost(manifest: &mut Manifest, msg: &str) -> Ended {
     Ended::Ranks(msg.to_string())
 }
 
-/// What a rank does when it must end in the middle of a phase (`Team::last_word`): rank 0
-/// records the lost rank in the manifest as `lost` does and ends it failed; every rank tears
-/// down what it made (its state files), as `fsbench cleanup` would after it.
+/// What a rank does when it must end in the middle of a phase (`Team::last_word`): every rank
+/// tears down what it made (its state files), as `fsbench cleanup` would after it; then rank 0
+/// records the lost rank in the manifest as `lost` does and ends it failed.
 fn last_word(study: Option<&crate::store::Study>, sys: &Sys) -> crate::ranks::LastWord {
     let keeper = study.and_then(|s| s.manifest_keeper().ok());
     let sys = sys.clone();
     Box::new(move |msg| {
+        // The teardown first: the manifest's word is what a waiting launcher or person acts on.
+        for said in crate::provision::cleanup::release_own(&sys) {
+            crate::out::eline!("fsbench: {said}");
+        }
         if let Some(k) = &keeper {
             let saved = k.update(|m| {
                 let ended = record_lost(m, msg);
@@ -376,9 +380,6 @@ fn last_word(study: Option<&crate::store::Study>, sys: &Sys) -> crate::ranks::La
             if let Err(e) = saved {
                 crate::out::eline!("fsbench: error: the manifest does not say so: {e}");
             }
-        }
-        for said in crate::provision::cleanup::release_own(&sys) {
-            crate::out::eline!("fsbench: {said}");
         }
     })
 }
