@@ -6,6 +6,8 @@
 //! launcher that started several ranks is refused (never N studies writing over each other).
 
 #[cfg(feature = "mpi")]
+mod collectives;
+#[cfg(feature = "mpi")]
 mod mpi;
 mod nodes;
 
