@@ -169,24 +169,25 @@ impl Mpi {
         })
     }
 
-    /// Ends this rank at once when its worker waits in MPI's barrier `STRANDED` after a stop (and
-    /// after it entered): the ranks that stopped in order have all made their calls by then.
-    fn watch_collectives(&self) {
+    /// Whether this rank's worker waits in MPI's barrier; ends the rank at once when it has
+    /// waited there `STRANDED` after a stop (and after it entered): the ranks that stopped in
+    /// order have all made their calls by then.
+    fn watch_collectives(&self) -> bool {
         let Some(entered) = self
             .collectives
             .as_ref()
             .and_then(Collectives::waiting_since)
         else {
-            return;
+            return false;
         };
-        let Some(why) = crate::stop::requested() else {
-            return;
-        };
-        let seen = self.stop_seen.get().unwrap_or_else(Instant::now);
-        self.stop_seen.set(Some(seen));
-        if seen.max(entered).elapsed() >= STRANDED {
-            self.strand(why);
+        if let Some(why) = crate::stop::requested() {
+            let seen = self.stop_seen.get().unwrap_or_else(Instant::now);
+            self.stop_seen.set(Some(seen));
+            if seen.max(entered).elapsed() >= STRANDED {
+                self.strand(why);
+            }
         }
+        true
     }
 
     /// This rank's worker waits in MPI's barrier for a rank that will not come: the error says
@@ -408,14 +409,10 @@ impl Cluster for Mpi {
     }
 
     fn stonewall(&self, first: bool) -> bool {
-        self.watch_collectives();
+        let waiting = self.watch_collectives();
         let seq = self.seq.get();
         let mut w = self.wall.get();
-        if self
-            .collectives
-            .as_ref()
-            .is_some_and(|c| c.waiting_since().is_some())
-        {
+        if waiting {
             // The worker waits in MPI's barrier: MPI is left to it (a call of this thread's
             // meanwhile let the ranks leave it later; docs/performance.md). The wall waits.
             return if self.rank.leads() { w.sent } else { w.stone };
