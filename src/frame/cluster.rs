@@ -32,6 +32,46 @@ impl Default for Rank {
     }
 }
 
+/// How the ranks on this node share its CPUs, as the scheduler sees this process (the
+/// launcher's binding). More ranks than CPUs, unbound, are placed anew in every run: three can
+/// share one CPU while the fourth, done early, spins alone in a barrier on the other, and a
+/// phase of milliseconds moves with the placement (docs/performance.md, "Ranks bound to cores").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Placement {
+    /// One process, or no more ranks here than CPUs.
+    #[default]
+    Fits,
+    /// More ranks than CPUs, each held to some of them.
+    Bound,
+    /// More ranks than CPUs, each free to run on any of them.
+    Unbound { ranks: usize, cpus: usize },
+}
+
+impl Placement {
+    /// From the ranks on this node, the CPUs this process may run on and the CPUs online.
+    pub fn of(ranks_here: usize, allowed: usize, online: usize) -> Placement {
+        match (ranks_here <= online, allowed < online) {
+            (true, _) => Placement::Fits,
+            (false, true) => Placement::Bound,
+            (false, false) => Placement::Unbound {
+                ranks: ranks_here,
+                cpus: online,
+            },
+        }
+    }
+
+    /// What a multi-rank record says of it: only an unbound crowd is worth a word.
+    pub fn note(self) -> Option<String> {
+        let Placement::Unbound { ranks, cpus } = self else {
+            return None;
+        };
+        Some(crate::store::note::make(
+            crate::store::note::Kind::Placement,
+            format!("{ranks} ranks share this node's {cpus} CPUs unbound: the scheduler places them anew in every run, and a phase of milliseconds moves with where it put them (bind them: mpirun --bind-to core:overload-allowed --map-by core)"),
+        ))
+    }
+}
+
 pub trait Cluster {
     fn rank(&self) -> Rank {
         Rank::ONE
@@ -92,5 +132,25 @@ impl Cluster for Local {
 
     fn reduce(&self, local: Merged) -> Result<Merged, RunError> {
         Ok(local)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Placement;
+
+    #[test]
+    fn only_more_ranks_than_cpus_left_unbound_is_a_crowd_worth_a_note() {
+        // (ranks on the node, CPUs this process may use, CPUs online)
+        assert_eq!(Placement::of(2, 2, 2), Placement::Fits);
+        assert_eq!(Placement::of(4, 8, 8), Placement::Fits);
+        assert_eq!(Placement::of(4, 1, 2), Placement::Bound);
+        let crowd = Placement::of(4, 2, 2);
+        assert_eq!(crowd, Placement::Unbound { ranks: 4, cpus: 2 });
+        let note = crowd.note().unwrap();
+        assert!(note.starts_with("placement: 4 ranks share this node's 2 CPUs unbound"));
+        assert!(note.contains("--bind-to core"), "{note}");
+        assert_eq!(Placement::Fits.note(), None);
+        assert_eq!(Placement::Bound.note(), None);
     }
 }

@@ -34,7 +34,7 @@ use crate::metrics::progress::Progress;
 use crate::metrics::timeline::Timeline;
 use crate::stop::StopReason;
 
-pub use cluster::{Cluster, Local, Rank};
+pub use cluster::{Cluster, Local, Placement, Rank};
 pub use run::{run_phase, run_session, PhaseOutcome};
 
 /// What to do with the page cache before a phase.
@@ -160,6 +160,8 @@ pub struct RankCtx {
     /// Ranks on a node, as the launcher says (0: it does not say; one process: 1): IOR's and
     /// mdtest's shift of a reader to another node's data.
     pub per_node: usize,
+    /// How this node's ranks share its CPUs (a note on every multi-rank record when unbound).
+    pub placement: Placement,
 }
 
 impl RankCtx {

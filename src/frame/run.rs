@@ -322,6 +322,7 @@ fn decorate(
             "ranks: {} ranks; rates are all ranks' work over the earliest start to the latest end",
             ranks.len()
         ));
+        p.notes.extend(t.ranks.placement.note());
     }
     for n in notes(k, spec, m, t, stopped) {
         if !p.notes.contains(&n) {

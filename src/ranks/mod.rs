@@ -67,6 +67,17 @@ pub fn per_node() -> Option<usize> {
     .find_map(|k| std::env::var(k).ok()?.trim().parse().ok())
 }
 
+/// How the ranks on this node share its CPUs: this process's CPUs against those online.
+pub fn placement(ctx: &crate::frame::RankCtx) -> crate::frame::Placement {
+    use crate::sys::host;
+    let online = host::online_cpus();
+    let allowed = host::affinity_cpus().unwrap_or(online);
+    match ctx.rank.many() {
+        true => crate::frame::Placement::of(ctx.node_shift(), allowed, online),
+        false => crate::frame::Placement::Fits,
+    }
+}
+
 pub fn launched() -> Option<Launch> {
     launched_from(&|k| std::env::var(k).ok())
 }

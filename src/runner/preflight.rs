@@ -99,7 +99,9 @@ pub(super) fn agree(
         seed,
         plan: plan.ranks,
         per_node: crate::ranks::per_node().unwrap_or(1),
+        placement: crate::frame::Placement::Fits,
     };
+    ctx.placement = crate::ranks::placement(&ctx);
     if !rank.many() {
         return Ok(ctx);
     }

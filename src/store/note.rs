@@ -25,6 +25,9 @@ pub enum Kind {
     Interference,
     /// A profile asked for (`--profile`) that the host did not allow, wholly or in part.
     Profile,
+    /// More ranks than CPUs on a node, unbound: the scheduler's placement moves short phases'
+    /// rates from run to run (frame::Placement).
+    Placement,
     /// Anything else: a remark with no kind.
     Plain,
 }
@@ -40,6 +43,7 @@ const KINDS: &[Kind] = &[
     Kind::Steady,
     Kind::Interference,
     Kind::Profile,
+    Kind::Placement,
 ];
 
 impl Kind {
@@ -55,6 +59,7 @@ impl Kind {
             Kind::Steady => "steady",
             Kind::Interference => "interference",
             Kind::Profile => "profile",
+            Kind::Placement => "placement",
             Kind::Plain => "",
         }
     }

@@ -110,6 +110,23 @@ pub fn cpus() -> usize {
         .unwrap_or(1)
 }
 
+/// CPUs online on the machine (0 never: 1 when unknown).
+pub fn online_cpus() -> usize {
+    // SAFETY: sysconf has no preconditions.
+    let n = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_ONLN) };
+    n.max(1) as usize
+}
+
+/// CPUs the scheduler may run this process on (its affinity mask; a launcher's binding narrows
+/// it), without the cgroup quota `cpus` also counts.
+pub fn affinity_cpus() -> Option<usize> {
+    // SAFETY: a zeroed cpu_set_t is a valid empty set; sched_getaffinity writes at most its size.
+    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    let r = unsafe { libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) };
+    // SAFETY: `set` was filled by the kernel above.
+    (r == 0).then(|| unsafe { libc::CPU_COUNT(&set) }.max(0) as usize)
+}
+
 /// The page size (4096 when unknown).
 pub fn page_size() -> u64 {
     // SAFETY: sysconf has no preconditions.

@@ -104,12 +104,20 @@ pub(crate) fn mpirun(np: usize, args: &[&str]) -> Output {
 }
 
 pub(crate) fn mpi_cmd(np: usize, args: &[&str]) -> Command {
+    mpi_launch(np, &[], args)
+}
+
+/// `mpirun --oversubscribe LAUNCHER... -np N fsbench ARGS...` as root (LAUNCHER: mpirun's own
+/// options, a binding).
+pub(crate) fn mpi_launch(np: usize, launcher: &[&str], args: &[&str]) -> Command {
     let mut c = Command::new("mpirun");
     c.env("OMPI_ALLOW_RUN_AS_ROOT", "1")
         .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
         .env_remove("FSBENCH_WORKDIR")
         .env("FSBENCH_HISTORY", crate::common::history_path())
-        .args(["--oversubscribe", "-np", &np.to_string()])
+        .arg("--oversubscribe")
+        .args(launcher)
+        .args(["-np", &np.to_string()])
         .arg(crate::common::exe())
         .args(args);
     c

@@ -2,13 +2,16 @@
 //! target: a shared file written in segments by every rank and checked when read back, IOR's
 //! stonewall with wear-out (every rank goes on to the most transfers any did, agreed in the middle
 //! of the phase) and its -g barriers, mdtest's unique and shared trees with -N strides, and its
-//! stonewall; a stop that still ends a rank's wait in mdtest's barrier when another rank hangs.
+//! stonewall; a stop that still ends a rank's wait in mdtest's barrier when another rank hangs;
+//! the note of ranks that crowd the CPUs unbound.
 //! Built with the `mpi` feature (scripts/test's MPI pass runs this module).
 
 // The helpers below serve the multi-rank tests (built with --features mpi).
 #![cfg_attr(not(feature = "mpi"), allow(dead_code, unused_imports))]
 
-use crate::cli_mpi::{hit_rank, manifest, mpi_cmd, mpirun, ok, ranks, records, setup, Setup};
+use crate::cli_mpi::{
+    hit_rank, manifest, mpi_cmd, mpi_launch, mpirun, ok, ranks, records, setup, Setup,
+};
 use crate::common::{is_root, run, skip, stderr};
 
 fn m(r: &serde_json::Value, k: &str) -> f64 {
@@ -70,6 +73,49 @@ fn ior_shares_one_file_in_segments_and_reads_it_back_checked() {
         0,
         "nothing left"
     );
+}
+
+/// The CPUs online (the cpuN lines of /proc/stat).
+fn online_cpus() -> usize {
+    let stat = std::fs::read_to_string("/proc/stat").unwrap();
+    stat.lines()
+        .filter(|l| l.starts_with("cpu") && l.as_bytes().get(3).is_some_and(u8::is_ascii_digit))
+        .count()
+}
+
+#[cfg(feature = "mpi")]
+#[test]
+fn ranks_that_crowd_the_cpus_unbound_say_so_and_bound_ones_do_not() {
+    // (The lock and the directory live to the end of the test.)
+    let Some(s) = setup() else { return };
+    let cpus = online_cpus();
+    let bound = ["--bind-to", "core:overload-allowed", "--map-by", "core"];
+    // mpirun leaves oversubscribed ranks unbound: on fewer than 4 CPUs they crowd them.
+    for (launcher, crowd) in [(&[][..], 4 > cpus), (&bound[..], false)] {
+        let _ = std::fs::remove_dir_all(&s.out);
+        let out = s.out.to_str().unwrap();
+        let args = [
+            "compare",
+            &s.target,
+            "-w",
+            "mdtest:-n 20 -u",
+            "-q",
+            "--out",
+            out,
+        ];
+        ok(&mpi_launch(4, launcher, &args).output().unwrap());
+        let recs = records(&s.out);
+        assert!(!recs.is_empty());
+        for r in &recs {
+            let notes = r["notes"].as_array().unwrap();
+            let said = notes.iter().any(|n| {
+                n.as_str()
+                    .unwrap()
+                    .starts_with("placement: 4 ranks share this node's")
+            });
+            assert_eq!(said, crowd, "{launcher:?} on {cpus} CPUs: {r}");
+        }
+    }
 }
 
 #[cfg(feature = "mpi")]
