@@ -145,7 +145,7 @@ impl<'a> Shared<'a> {
     /// stonewall signal (every worker's progress when the fastest of all ranks finished).
     fn watch(
         &self,
-        handles: &[std::thread::ScopedJoinHandle<'_, WorkerOut>],
+        ended: &dyn Fn() -> bool,
         label: &str,
         show: bool,
         cluster: &dyn Cluster,
@@ -157,7 +157,7 @@ impl<'a> Shared<'a> {
         }
         let live = show.then(|| super::live::Live::start(self.spec, label));
         let mut shown = Instant::now();
-        while !handles.iter().all(|h| h.is_finished()) {
+        while !ended() {
             match (many, many && self.rounds.open()) {
                 // A worker waits in a round: stay ready, as MPI's barrier does.
                 (_, true) => std::thread::yield_now(),
@@ -184,6 +184,78 @@ impl<'a> Shared<'a> {
             live.finish();
         }
         across
+    }
+}
+
+/// Where a phase's workers run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Seats {
+    /// Each on a thread of its own; the calling thread watches them.
+    Threads,
+    /// The one worker on the calling thread, the rank's own from phase to phase as an MPI
+    /// program's; the watch on a thread of its own. Under several ranks where any thread may
+    /// call MPI: a new thread in every phase is placed afresh by the scheduler, and with more
+    /// ranks than CPUs, unbound, three workers could share one CPU while the fourth spun alone
+    /// in a barrier on the other (docs/performance.md, "Ranks bound to cores").
+    Calling,
+}
+
+impl Seats {
+    fn of(workers: usize, cluster: &dyn Cluster) -> Seats {
+        match workers == 1 && cluster.rank().many() && cluster.meet().is_some() {
+            true => Seats::Calling,
+            false => Seats::Threads,
+        }
+    }
+}
+
+impl Shared<'_> {
+    /// Every worker on a thread of its own, in scope `s`; this thread watches them to their end.
+    fn on_threads<'s, F>(
+        &'s self,
+        s: &'s std::thread::Scope<'s, '_>,
+        n: usize,
+        work: &'s F,
+        label: &str,
+        show: bool,
+        cluster: &dyn Cluster,
+    ) -> (Vec<WorkerOut>, Option<Vec<(u64, u64)>>)
+    where
+        F: Fn(&WorkerCtx) -> WorkerOut + Sync,
+    {
+        let handles: Vec<_> = (0..n)
+            .map(|i| s.spawn(move || self.worker(i, work)))
+            .collect();
+        let ended = || handles.iter().all(|h| h.is_finished());
+        let across = self.watch(&ended, label, show, cluster);
+        (handles.into_iter().map(joined).collect(), across)
+    }
+
+    /// The one worker on this thread; the watch on a thread of its own to the worker's end.
+    fn on_calling<F>(
+        &self,
+        work: &F,
+        label: &str,
+        show: bool,
+        cluster: &dyn Cluster,
+    ) -> (Vec<WorkerOut>, Option<Vec<(u64, u64)>>)
+    where
+        F: Fn(&WorkerCtx) -> WorkerOut + Sync,
+    {
+        let done = &AtomicBool::new(false);
+        // The cluster goes to the watch thread; the worker meets the other ranks through its
+        // collectives (`Cluster::meet`), never through the cluster.
+        let (across, out) = crate::sys::lend::lend(
+            cluster,
+            move |c| self.watch(&|| done.load(Ordering::Acquire), label, show, c),
+            move || {
+                let run = std::panic::AssertUnwindSafe(|| self.worker(0, work));
+                let out = std::panic::catch_unwind(run).unwrap_or_else(|_| panicked());
+                done.store(true, Ordering::Release);
+                out
+            },
+        );
+        (vec![out], across.flatten())
     }
 }
 
@@ -217,12 +289,10 @@ where
                 b(all_done, &sh.progress)
             })
         });
-        let (sh, work) = (&sh, &work);
-        let handles: Vec<_> = (0..n)
-            .map(|i| s.spawn(move || sh.worker(i, work)))
-            .collect();
-        let across = sh.watch(&handles, label, show, cluster);
-        let outs: Vec<WorkerOut> = handles.into_iter().map(joined).collect();
+        let (outs, across) = match Seats::of(n, cluster) {
+            Seats::Threads => sh.on_threads(s, n, &work, label, show, cluster),
+            Seats::Calling => sh.on_calling(&work, label, show, cluster),
+        };
         all_done.store(true, Ordering::Release);
         if let Some(h) = side {
             let _ = h.join();
@@ -249,10 +319,14 @@ where
 
 /// A worker's output, or the error of one that panicked.
 fn joined(h: std::thread::ScopedJoinHandle<'_, WorkerOut>) -> WorkerOut {
-    h.join().unwrap_or_else(|_| WorkerOut {
+    h.join().unwrap_or_else(|_| panicked())
+}
+
+fn panicked() -> WorkerOut {
+    WorkerOut {
         error: Some("a worker thread panicked".into()),
         ..Default::default()
-    })
+    }
 }
 
 /// What the live metrics endpoint is told of a phase.
@@ -341,6 +415,74 @@ mod tests {
         assert_eq!(at_first, 30);
         assert!(r.first_done_s <= r.last_done_s);
         assert!(r.last_done_s >= 0.1);
+    }
+
+    /// A cluster of two ranks whose collectives any thread may call; it keeps the thread of
+    /// every look the pool takes at it while the workers run.
+    #[derive(Default)]
+    struct Anywhere(Mutex<Vec<u32>>);
+
+    impl crate::frame::cluster::Meet for Anywhere {
+        fn meet(
+            &self,
+            _ask: crate::frame::cluster::Ask,
+            v: u64,
+        ) -> Result<u64, crate::stop::StopReason> {
+            Ok(v)
+        }
+    }
+
+    impl Cluster for Anywhere {
+        fn rank(&self) -> crate::frame::Rank {
+            crate::frame::Rank { index: 0, size: 2 }
+        }
+        fn barrier(&self, _what: &str) -> Result<(), crate::frame::RunError> {
+            Ok(())
+        }
+        fn stonewall(&self, _first: bool) -> bool {
+            self.0.lock().unwrap().push(crate::sys::gettid());
+            false
+        }
+        fn meet(&self) -> Option<&dyn crate::frame::cluster::Meet> {
+            Some(self)
+        }
+        fn reduce(
+            &self,
+            m: crate::frame::Merged,
+        ) -> Result<crate::frame::Merged, crate::frame::RunError> {
+            Ok(m)
+        }
+    }
+
+    #[test]
+    fn a_ranks_one_worker_runs_on_the_calling_thread_and_several_on_their_own() {
+        let here = crate::sys::gettid();
+        for (workers, on_caller) in [(1, true), (2, false)] {
+            let cluster = Anywhere::default();
+            let seats = Mutex::new(Vec::new());
+            run_workers(
+                &spec(workers),
+                "x",
+                true,
+                |ctx| {
+                    seats.lock().unwrap().push(crate::sys::gettid());
+                    ctx.start_line();
+                    std::thread::sleep(Duration::from_millis(30));
+                    WorkerOut::default()
+                },
+                None,
+                &cluster,
+                &Board::new(workers),
+            );
+            let seats = seats.into_inner().unwrap();
+            assert_eq!(seats.len(), workers);
+            assert_eq!(seats.iter().all(|t| *t == here), on_caller, "{seats:?}");
+            // The cluster is watched every few ms all the while, from the thread that is not
+            // the worker's.
+            let looks = cluster.0.into_inner().unwrap();
+            assert!(looks.len() >= 3, "{looks:?}");
+            assert_eq!(looks.iter().all(|t| *t != here), on_caller, "{looks:?}");
+        }
     }
 
     #[test]

@@ -224,6 +224,7 @@ mod hangup;
 pub use hangup::{hangup_ignored, install_hangup, note_terminals, quiet_terminals};
 pub mod host;
 pub mod ioflags;
+pub mod lend;
 pub mod loopctl;
 pub mod mounts;
 #[cfg(feature = "mpi")]
