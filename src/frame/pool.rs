@@ -143,13 +143,8 @@ impl<'a> Shared<'a> {
 
     /// While the workers run: the progress line, and under several ranks the cluster's
     /// stonewall signal (every worker's progress when the fastest of all ranks finished).
-    fn watch(
-        &self,
-        ended: &dyn Fn() -> bool,
-        label: &str,
-        show: bool,
-        cluster: &dyn Cluster,
-    ) -> Option<Vec<(u64, u64)>> {
+    fn watch(&self, ended: &dyn Fn() -> bool, line: Line, cluster: &dyn Cluster) -> Walled {
+        let Line { label, show } = line;
         let many = cluster.rank().many();
         let mut across = None;
         if !(show || many) {
@@ -209,45 +204,47 @@ impl Seats {
     }
 }
 
+/// Every worker's progress when the fastest of all ranks finished (the cluster's stonewall
+/// signal), when it came while they ran.
+type Walled = Option<Vec<(u64, u64)>>;
+
+/// The progress line: its label, and whether it is shown.
+#[derive(Clone, Copy)]
+struct Line<'l> {
+    label: &'l str,
+    show: bool,
+}
+
 impl Shared<'_> {
     /// Every worker on a thread of its own, in scope `s`; this thread watches them to their end.
-    fn on_threads<'s, F>(
+    fn on_threads<'s, F: Fn(&WorkerCtx) -> WorkerOut + Sync>(
         &'s self,
         s: &'s std::thread::Scope<'s, '_>,
-        n: usize,
         work: &'s F,
-        label: &str,
-        show: bool,
+        line: Line,
         cluster: &dyn Cluster,
-    ) -> (Vec<WorkerOut>, Option<Vec<(u64, u64)>>)
-    where
-        F: Fn(&WorkerCtx) -> WorkerOut + Sync,
-    {
-        let handles: Vec<_> = (0..n)
+    ) -> (Vec<WorkerOut>, Walled) {
+        let handles: Vec<_> = (0..self.progress.len())
             .map(|i| s.spawn(move || self.worker(i, work)))
             .collect();
         let ended = || handles.iter().all(|h| h.is_finished());
-        let across = self.watch(&ended, label, show, cluster);
+        let across = self.watch(&ended, line, cluster);
         (handles.into_iter().map(joined).collect(), across)
     }
 
     /// The one worker on this thread; the watch on a thread of its own to the worker's end.
-    fn on_calling<F>(
+    fn on_calling<F: Fn(&WorkerCtx) -> WorkerOut + Sync>(
         &self,
         work: &F,
-        label: &str,
-        show: bool,
+        line: Line,
         cluster: &dyn Cluster,
-    ) -> (Vec<WorkerOut>, Option<Vec<(u64, u64)>>)
-    where
-        F: Fn(&WorkerCtx) -> WorkerOut + Sync,
-    {
+    ) -> (Vec<WorkerOut>, Walled) {
         let done = &AtomicBool::new(false);
         // The cluster goes to the watch thread; the worker meets the other ranks through its
         // collectives (`Cluster::meet`), never through the cluster.
         let (across, out) = crate::sys::lend::lend(
             cluster,
-            move |c| self.watch(&|| done.load(Ordering::Acquire), label, show, c),
+            move |c| self.watch(&|| done.load(Ordering::Acquire), line, c),
             move || {
                 let run = std::panic::AssertUnwindSafe(|| self.worker(0, work));
                 let out = std::panic::catch_unwind(run).unwrap_or_else(|_| panicked());
@@ -289,9 +286,10 @@ where
                 b(all_done, &sh.progress)
             })
         });
+        let line = Line { label, show };
         let (outs, across) = match Seats::of(n, cluster) {
-            Seats::Threads => sh.on_threads(s, n, &work, label, show, cluster),
-            Seats::Calling => sh.on_calling(&work, label, show, cluster),
+            Seats::Threads => sh.on_threads(s, &work, line, cluster),
+            Seats::Calling => sh.on_calling(&work, line, cluster),
         };
         all_done.store(true, Ordering::Release);
         if let Some(h) = side {
