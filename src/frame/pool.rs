@@ -465,7 +465,12 @@ mod tests {
                 |ctx| {
                     seats.lock().unwrap().push(crate::sys::gettid());
                     ctx.start_line();
-                    std::thread::sleep(Duration::from_millis(30));
+                    // Until the pool has looked at the cluster a few times (however busy the
+                    // machine is).
+                    let until = Instant::now() + Duration::from_secs(20);
+                    while cluster.0.lock().unwrap().len() < 3 && Instant::now() < until {
+                        std::thread::sleep(Duration::from_millis(1));
+                    }
                     WorkerOut::default()
                 },
                 None,
