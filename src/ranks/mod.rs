@@ -67,15 +67,12 @@ pub fn per_node() -> Option<usize> {
     .find_map(|k| std::env::var(k).ok()?.trim().parse().ok())
 }
 
-/// How the ranks on this node share its CPUs: this process's CPUs against those online.
-pub fn placement(ctx: &crate::frame::RankCtx) -> crate::frame::Placement {
-    use crate::sys::host;
-    let online = host::online_cpus();
-    let allowed = host::affinity_cpus().unwrap_or(online);
-    match ctx.rank.many() {
-        true => crate::frame::Placement::of(ctx.node_shift(), allowed, online),
-        false => crate::frame::Placement::Fits,
-    }
+/// How the `per_node` ranks on this node share its CPUs: this process's CPUs against those
+/// online (one process: 1, which always fits).
+pub fn placement(per_node: usize) -> crate::frame::Placement {
+    let online = crate::metrics::procfs::cpus();
+    let allowed = crate::sys::host::affinity_cpus().unwrap_or(online);
+    crate::frame::Placement::of(per_node, allowed, online)
 }
 
 pub fn launched() -> Option<Launch> {

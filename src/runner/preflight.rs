@@ -94,14 +94,14 @@ pub(super) fn agree(
         .overrides
         .seed
         .unwrap_or_else(crate::plan::fio::values::fresh_seed);
+    let per_node = crate::ranks::per_node().unwrap_or(1);
     let mut ctx = RankCtx {
         rank,
         seed,
         plan: plan.ranks,
-        per_node: crate::ranks::per_node().unwrap_or(1),
-        placement: crate::frame::Placement::Fits,
+        per_node,
+        placement: crate::ranks::placement(per_node),
     };
-    ctx.placement = crate::ranks::placement(&ctx);
     if !rank.many() {
         return Ok(ctx);
     }

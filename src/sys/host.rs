@@ -110,13 +110,6 @@ pub fn cpus() -> usize {
         .unwrap_or(1)
 }
 
-/// CPUs online on the machine (0 never: 1 when unknown).
-pub fn online_cpus() -> usize {
-    // SAFETY: sysconf has no preconditions.
-    let n = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_ONLN) };
-    n.max(1) as usize
-}
-
 /// CPUs the scheduler may run this process on (its affinity mask; a launcher's binding narrows
 /// it), without the cgroup quota `cpus` also counts.
 pub fn affinity_cpus() -> Option<usize> {
