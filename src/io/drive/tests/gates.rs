@@ -126,9 +126,11 @@ fn latency_target_finds_the_deepest_queue_that_meets_it_and_ends() {
     // 6 nominally; fewer when the host is busy and the fake device's sleeps overshoot (down
     // to 1 on a host running a build beside the tests). Never deeper than meets the target.
     assert!((1..=6).contains(&qd), "{qd}");
+    // Past the depth it settled on (8 nominally; 4 when a busy host already failed depth 4),
+    // never to the queue's whole depth.
     assert!(
-        (8..32).contains(&deepest),
-        "it probed past the target: {deepest}"
+        deepest > qd as usize && deepest < 32,
+        "it probed past the target: {deepest} (settled on {qd})"
     );
     assert!(st.measured < Duration::from_secs(10), "it ended once found");
     assert!(
