@@ -74,7 +74,7 @@ impl Probe for Explained {
         if p.skipped.is_some() {
             return;
         }
-        let e = e.part(k);
+        let e = e.part(spec.worked_by(k));
         let part = m.parts.get(k);
         let own = spec.parts.get(k);
         let pacing = own.and_then(|x| x.pacing.as_ref());

@@ -90,6 +90,19 @@ pub struct PhaseSpec {
     pub empty: Empty,
 }
 
+impl PhaseSpec {
+    /// The part whose workers ran part `k`: itself, or for a part run at once after the one
+    /// before (`Runs::AtOnce`), the part that one's workers ran. Its evidence and profile are
+    /// theirs.
+    pub fn worked_by(&self, k: usize) -> usize {
+        let mut k = k;
+        while k > 0 && self.parts.get(k).is_some_and(|p| p.runs == Runs::AtOnce) {
+            k -= 1;
+        }
+        k
+    }
+}
+
 /// What the frame makes of a phase whose workers published no operation and no byte.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Empty {
@@ -110,6 +123,22 @@ pub struct PartSpec {
     pub writes: bool,
     /// Its own pacing when it paces itself: its limiter may then be `paced`.
     pub pacing: Option<crate::plan::job::Pacing>,
+    /// When it runs: beside the phase's other parts, or on their worker the moment the part
+    /// before it ends (`WorkerOut::then`).
+    pub runs: Runs,
+}
+
+/// When a part of a phase runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Runs {
+    /// Beside the phase's other parts, each on workers of its own (block: a group's jobs).
+    #[default]
+    Together,
+    /// The moment the part before it ends, on the same workers, as its tool runs its next
+    /// phase at once (mdtest's tree removal after the last removals): the frame's reading,
+    /// reduction and record between two phases would leave a gap the tool does not. Its
+    /// record shares the phase's cpu, device and rank windows.
+    AtOnce,
 }
 
 /// Where a workload runs.
@@ -329,6 +358,17 @@ pub struct WorkerOut {
     /// The failed call behind `error`, when it was one (errno, path, offset).
     pub failure: Option<crate::io::Failure>,
     pub stopped: Option<StopReason>,
+    /// The part the worker ran the moment its own ended (`Runs::AtOnce`).
+    pub then: Option<Box<Then>>,
+}
+
+/// What a worker measured of the part it ran at once after its own, and the operations and
+/// bytes of it (the worker's progress counts both parts: the frame moves these to this one).
+#[derive(Debug, Default)]
+pub struct Then {
+    pub out: WorkerOut,
+    pub ops: u64,
+    pub bytes: u64,
 }
 
 impl WorkerOut {

@@ -43,14 +43,14 @@ impl Probe for Profiles {
     }
 
     /// Part `k`'s profile and the profile's notes on its record (none on a skipped one).
-    fn write(&self, p: &mut Phase, k: usize, m: &Merged, _spec: &PhaseSpec, _t: &TargetCtx) {
+    fn write(&self, p: &mut Phase, k: usize, m: &Merged, spec: &PhaseSpec, _t: &TargetCtx) {
         let Some(pr) = &m.frame.profile else {
             return;
         };
         if p.skipped.is_some() {
             return;
         }
-        p.profile = pr.parts.get(k).cloned();
+        p.profile = pr.parts.get(spec.worked_by(k)).cloned();
         for n in &pr.notes {
             let n = note::make(note::Kind::Profile, n);
             if !p.notes.contains(&n) {

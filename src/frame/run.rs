@@ -9,7 +9,7 @@ use std::time::Instant;
 
 use super::{
     explain, pool, probe, CachePolicy, Cluster, FirstDone, Frame, Merged, Phase, PhaseSpec,
-    RankTimes, RunError, Session, TargetCtx, WorkerOut,
+    RankTimes, RunError, Runs, Session, TargetCtx, WorkerOut,
 };
 use crate::metrics::clock::now_rfc3339;
 use crate::metrics::evidence::{Board, Scan, Snapshot, Walk, Watch};
@@ -206,46 +206,83 @@ fn flush(
 
 /// The workers' figures merged per part, the first-done figures per part, and this process's
 /// times and totals for the reduction across ranks (`from`: the pool's start after the barrier).
+/// A part a worker ran at once after its own (`WorkerOut::then`) is a part of its own, its
+/// operations and bytes moved out of the worker's.
 fn merge_parts(run: &pool::PoolRun, from: f64) -> (Vec<WorkerOut>, Vec<FirstDone>, RankTimes) {
-    let mut parts: Vec<WorkerOut> = Vec::new();
-    let mut first_done: Vec<FirstDone> = Vec::new();
-    let mut rank = RankTimes {
-        start_s: from,
-        first_s: from + run.first_done_s,
-        end_s: from + run.last_done_s,
-        ..Default::default()
+    let mut into = Parts {
+        parts: Vec::new(),
+        first_done: Vec::new(),
+        rank: RankTimes {
+            start_s: from,
+            first_s: from + run.first_done_s,
+            end_s: from + run.last_done_s,
+            ..Default::default()
+        },
+        first_done_s: run.first_done_s,
     };
     for (w, out) in run.outs.iter().enumerate() {
-        while parts.len() <= out.part {
-            parts.push(WorkerOut {
-                part: parts.len(),
+        let mut totals = run.totals.get(w).copied();
+        let mut first_done = run.first_done.get(w).copied();
+        let mut across = run.across.as_ref().and_then(|a| a.get(w)).copied();
+        if let Some(then) = &out.then {
+            // The worker's counts include the part it ran at once: they are that part's.
+            let moved = (then.ops, then.bytes);
+            let less = |x: (u64, u64)| (x.0.saturating_sub(moved.0), x.1.saturating_sub(moved.1));
+            totals = totals.map(less);
+            first_done = first_done.map(less);
+            across = across.map(less);
+            into.add(&then.out, Some(moved), None, None);
+        }
+        into.add(out, totals, across, first_done);
+    }
+    (into.parts, into.first_done, into.rank)
+}
+
+/// The parts being merged.
+struct Parts {
+    parts: Vec<WorkerOut>,
+    first_done: Vec<FirstDone>,
+    rank: RankTimes,
+    first_done_s: f64,
+}
+
+impl Parts {
+    /// One worker's figures of its part: what it measured, its totals, what it had done when
+    /// the first worker of all ranks finished, and when the first of this process's did.
+    fn add(
+        &mut self,
+        out: &WorkerOut,
+        totals: Option<(u64, u64)>,
+        across: Option<(u64, u64)>,
+        first_done: Option<(u64, u64)>,
+    ) {
+        while self.parts.len() <= out.part {
+            self.parts.push(WorkerOut {
+                part: self.parts.len(),
                 ..Default::default()
             });
-            first_done.push(FirstDone {
-                secs: run.first_done_s,
+            self.first_done.push(FirstDone {
+                secs: self.first_done_s,
                 ..Default::default()
             });
-            rank.totals.push((0, 0));
-            rank.across.push((0, 0));
+            self.rank.totals.push((0, 0));
+            self.rank.across.push((0, 0));
         }
-        parts[out.part].merge(out);
-        if let Some((ops, bytes)) = run.first_done.get(w) {
-            first_done[out.part].ops += ops;
-            first_done[out.part].bytes += bytes;
-        }
-        let add = |to: &mut (u64, u64), x: Option<&(u64, u64)>| {
+        let k = out.part;
+        self.parts[k].merge(out);
+        let add = |to: &mut (u64, u64), x: Option<(u64, u64)>| {
             if let Some((ops, bytes)) = x {
                 to.0 += ops;
                 to.1 += bytes;
             }
         };
-        add(&mut rank.totals[out.part], run.totals.get(w));
-        add(
-            &mut rank.across[out.part],
-            run.across.as_ref().and_then(|a| a.get(w)),
-        );
+        if let Some((ops, bytes)) = first_done {
+            self.first_done[k].ops += ops;
+            self.first_done[k].bytes += bytes;
+        }
+        add(&mut self.rank.totals[k], totals);
+        add(&mut self.rank.across[k], across);
     }
-    (parts, first_done, rank)
 }
 
 /// A phase that failed keeps the failed call (the first worker's, or the filesystem's sync
@@ -368,16 +405,30 @@ fn notes(
             "caches could not be dropped before the phase (not root); reads may be served from memory",
         ));
     }
-    if m.parts.len() > 1 {
-        notes.push(format!(
-            "cpu and device figures are for the {} jobs that ran together",
-            m.parts.len()
-        ));
-    }
+    notes.extend(shared_figures(k, spec, m));
     if let Some(why) = stopped {
         notes.push(make(Kind::Interrupted, format!("stopped early ({why})")));
     }
     notes
+}
+
+/// Whose cpu and device figures a part's record carries when the phase had several parts: the
+/// jobs' that ran together, or the phase's, for a part run at once after the one before.
+fn shared_figures(k: usize, spec: &PhaseSpec, m: &Merged) -> Option<String> {
+    let runs = |k: usize| spec.parts.get(k).map_or(Runs::Together, |p| p.runs);
+    let together = (0..m.parts.len())
+        .filter(|&j| runs(j) == Runs::Together)
+        .count();
+    match runs(k) {
+        Runs::AtOnce => Some(format!(
+            "run at once after '{}' on the same workers, as its tool does (no gap between them): its cpu, device and rank windows are that whole phase's",
+            spec.name
+        )),
+        Runs::Together if together > 1 => Some(format!(
+            "cpu and device figures are for the {together} jobs that ran together"
+        )),
+        Runs::Together => None,
+    }
 }
 
 /// Runs every phase of a session, handing each record to `save` the moment it exists; then closes

@@ -201,3 +201,81 @@ fn a_counted_phase_that_moved_no_data_fails_and_says_why() {
         assert_eq!(e.contains("moved no data"), fails, "{empty:?} {ops}: {e}");
     }
 }
+
+/// A session whose one worker does 5 operations of its own, then 1 of a part run at once after
+/// them (mdtest's tree removal after its removals).
+struct Chained {
+    specs: Vec<PhaseSpec>,
+    totals: Vec<(u64, u64)>,
+}
+
+impl Session for Chained {
+    fn phases(&self) -> &[PhaseSpec] {
+        &self.specs
+    }
+    fn work(&self, _phase: usize, ctx: &WorkerCtx) -> WorkerOut {
+        ctx.start_line();
+        ctx.progress.add(5, 0);
+        ctx.progress.add(1, 0);
+        let then = WorkerOut {
+            part: 1,
+            ..Default::default()
+        };
+        WorkerOut {
+            then: Some(Box::new(Then {
+                out: then,
+                ops: 1,
+                bytes: 0,
+            })),
+            ..Default::default()
+        }
+    }
+    fn finish(&mut self, _phase: usize, m: &Merged) -> Result<Vec<Phase>, RunError> {
+        self.totals = m.frame.rank.totals.clone();
+        Ok(m.parts
+            .iter()
+            .map(|p| Phase {
+                test: format!("part{}", p.part),
+                ..Default::default()
+            })
+            .collect())
+    }
+}
+
+#[test]
+fn a_part_run_at_once_after_its_worker_has_a_record_and_its_own_counts() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = TargetCtx::for_tests(dir.path());
+    let mut phase = spec("rm", 1, CachePolicy::Keep);
+    (phase.writes, phase.reads, phase.empty) = (false, false, Empty::Fails);
+    phase.parts = vec![
+        PartSpec::default(),
+        PartSpec {
+            runs: Runs::AtOnce,
+            ..Default::default()
+        },
+    ];
+    assert_eq!((phase.worked_by(0), phase.worked_by(1)), (0, 0));
+    let mut s = Chained {
+        specs: vec![phase],
+        totals: Vec::new(),
+    };
+    let out = run_phase(&mut s, 0, &t, "x", &Local, &mut None).unwrap();
+    assert_eq!(
+        s.totals,
+        [(5, 0), (1, 0)],
+        "the worker's 6 split between the parts"
+    );
+    let names: Vec<&str> = out.phases.iter().map(|p| p.test.as_str()).collect();
+    assert_eq!(names, ["part0", "part1"]);
+    for p in &out.phases {
+        assert!(p.error.is_none(), "{}: {:?}", p.test, p.error);
+        assert!(
+            !p.notes.iter().any(|n| n.contains("ran together")),
+            "{:?}",
+            p.notes
+        );
+    }
+    let at_once = |p: &Phase| p.notes.iter().any(|n| n.contains("run at once after 'rm'"));
+    assert!(!at_once(&out.phases[0]) && at_once(&out.phases[1]));
+}

@@ -419,7 +419,7 @@ impl IorSession {
             );
         }
         let mut histograms = BTreeMap::new();
-        hpc::lat_figures(m, &mut mt, &mut histograms);
+        hpc::lat_figures(&m.parts[0], &mut mt, &mut histograms);
         let mut notes = Vec::new();
         if step.kind == Way::Read && !self.plan.odirect && !self.plan.drop_caches {
             notes.push(note::make(

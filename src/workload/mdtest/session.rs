@@ -13,8 +13,8 @@ use std::time::{Duration, Instant};
 use super::items::{run, Done, Io, Op, Short, Walk};
 use super::tree::{Owner, Tree};
 use crate::frame::{
-    CachePolicy, Empty, Merged, Phase, PhaseSpec, RunError, Session, TargetCtx, WorkerCtx,
-    WorkerOut,
+    CachePolicy, Empty, Merged, PartSpec, Phase, PhaseSpec, RunError, Runs, Session, TargetCtx,
+    Then, WorkerCtx, WorkerOut,
 };
 use crate::io::calls::Lat;
 use crate::metrics::name as metric;
@@ -49,6 +49,64 @@ pub fn steps(p: &MdPlan) -> Vec<Step> {
     Step::all(p.iterations, &ops)
 }
 
+/// A phase of the frame: a step, and the step mdtest runs the moment it ends, which fsbench
+/// runs on the same worker with no gap between them (`Runs::AtOnce`).
+#[derive(Debug, Clone, Copy)]
+struct Chain {
+    step: Step,
+    then: Option<Step>,
+}
+
+/// The steps as the frame's phases: the tree's removal runs at once after the removals before
+/// it. mdtest goes from one to the other in microseconds; the frame's readings, reduction and
+/// record between two phases take milliseconds, after which a tmpfs's rmdir of a directory
+/// whose entries were just removed is slower (docs/performance.md).
+fn chains(steps: &[Step]) -> Vec<Chain> {
+    let mut out: Vec<Chain> = Vec::new();
+    for &step in steps {
+        match out.last_mut() {
+            Some(c) if c.then.is_none() && follows(c.step, step) => c.then = Some(step),
+            _ => out.push(Chain { step, then: None }),
+        }
+    }
+    out
+}
+
+/// Whether `next` is the tree's removal after `before`'s removals, in one iteration.
+fn follows(before: Step, next: Step) -> bool {
+    next.kind == Op::TreeRemove
+        && before.iteration == next.iteration
+        && matches!(before.kind, Op::DirRemove | Op::FileRemove)
+}
+
+/// One rank's step, ready for mdtest's timer.
+struct Ready {
+    s: Step,
+    walk: Walk,
+    buf: crate::sys::AlignedBuf,
+    lat: Lat,
+    /// -W: creating stops after this long.
+    wall: Option<Duration>,
+    out: WorkerOut,
+}
+
+/// What a step's timed part did, between its timer's start and end.
+struct Timed {
+    t0: Instant,
+    t1: Instant,
+    res: Result<(), Short>,
+    d: Done,
+}
+
+/// How a step's ranks arrive at mdtest's barrier before its timer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Arrival {
+    /// From the frame, between two phases: a first barrier gathers them.
+    Frame,
+    /// Straight from the step before, on the same worker.
+    AtOnce,
+}
+
 pub struct MdSession {
     plan: MdPlan,
     /// The target's directory, and the test's in it (-d).
@@ -59,7 +117,7 @@ pub struct MdSession {
     /// -N, in ranks (times a node's ranks across nodes, as mdtest).
     stride: usize,
     per_node: usize,
-    steps: Vec<Step>,
+    chains: Vec<Chain>,
     specs: Vec<PhaseSpec>,
     /// The data each file gets (-w), this rank's (aligned for O_DIRECT).
     data: crate::sys::AlignedBuf,
@@ -76,8 +134,8 @@ impl MdSession {
             true => plan.stride as usize * per_node,
             false => plan.stride as usize,
         };
-        let steps = steps(plan);
-        let specs = steps.iter().map(|s| spec(plan, s)).collect();
+        let chains = chains(&steps(plan));
+        let specs = chains.iter().map(|c| spec(plan, c)).collect();
         let mut data = crate::sys::AlignedBuf::new(plan.write_bytes.max(1) as usize);
         crate::io::DataGen::new(seed ^ rank as u64).fill(&mut data);
         MdSession {
@@ -88,7 +146,7 @@ impl MdSession {
             rank,
             ranks,
             stride,
-            steps,
+            chains,
             specs,
             data,
             items: Mutex::new(plan.per_rank),
@@ -163,10 +221,29 @@ fn shuffle(v: &mut [u64], seed: u64) {
     }
 }
 
-fn spec(p: &MdPlan, s: &Step) -> PhaseSpec {
+fn spec(p: &MdPlan, c: &Chain) -> PhaseSpec {
+    let s = c.step;
+    let (does, parts) = match c.then {
+        None => (format!("mdtest's {}", s.kind.name()), Vec::new()),
+        Some(t) => (
+            format!(
+                "mdtest's {}, then its {} at once",
+                s.kind.name(),
+                t.kind.name()
+            ),
+            vec![
+                PartSpec::default(),
+                PartSpec {
+                    runs: Runs::AtOnce,
+                    ..Default::default()
+                },
+            ],
+        ),
+    };
     PhaseSpec {
         name: s.name(p.iterations),
-        does: format!("mdtest's {}", s.kind.name()),
+        does,
+        parts,
         cache: match s.kind.reads() && p.drop_caches {
             true => CachePolicy::Drop,
             false => CachePolicy::Keep,
@@ -214,79 +291,136 @@ impl Session for MdSession {
     }
 
     fn prepare(&mut self, phase: usize) -> Result<(), RunError> {
-        self.make_testdir(self.steps[phase])
+        self.make_testdir(self.chains[phase].step)
     }
 
+    /// The step, and the one mdtest runs at once after it, on this worker with no gap.
     fn work(&self, phase: usize, ctx: &WorkerCtx) -> WorkerOut {
-        let s = self.steps[phase];
+        let c = self.chains[phase];
+        ctx.start_line();
+        let mut out = self.step(c.step, Arrival::Frame, ctx);
+        if let (Some(then), None) = (c.then, out.stopped) {
+            let mut t = self.step(then, Arrival::AtOnce, ctx);
+            t.part = 1;
+            let (ops, bytes) = (t.counter("items") as u64, t.counter("bytes") as u64);
+            out.then = Some(Box::new(Then { out: t, ops, bytes }));
+        }
+        out
+    }
+
+    fn finish(&mut self, phase: usize, m: &Merged) -> Result<Vec<Phase>, RunError> {
+        let c = self.chains[phase];
+        let s = c.step;
+        let mut records = vec![self.figures(s, &m.parts[0])];
+        if let (Some(then), Some(part)) = (c.then, m.parts.get(1)) {
+            records.push(self.figures(then, part));
+        }
+        let walled = s.kind == Op::FileCreate && self.plan.stonewall_s > 0;
+        if let (true, 0, Some(path)) = (walled, self.rank, self.status_path()) {
+            hpc::keep_status(&path, self.items())?;
+        }
+        let tree_gone = [Some(s), c.then]
+            .into_iter()
+            .flatten()
+            .find(|s| s.kind == Op::TreeRemove);
+        if let (Some(s), 0) = (tree_gone, self.rank) {
+            let d = self.tree().testdir(s.iteration);
+            if let Err(e) = std::fs::remove_dir(&d) {
+                if e.kind() != std::io::ErrorKind::NotFound {
+                    return Err(RunError::io(d.display())(e));
+                }
+            }
+        }
+        Ok(records)
+    }
+}
+
+impl MdSession {
+    /// One rank's step, made ready before mdtest's barrier: what it walks, its buffer and
+    /// clock (the status file's count agreed first, where a phase takes it).
+    fn ready(&self, s: Step, ctx: &WorkerCtx) -> Ready {
         let mut out = WorkerOut::default();
-        let agree = |out: &mut WorkerOut, v: u64| hpc::agree(ctx, out, v);
         if let (true, Some(path)) = (self.counts_from_status(s), self.status_path()) {
-            let all = agree(&mut out, hpc::status_count(self.rank, &path));
+            let all = hpc::agree(ctx, &mut out, hpc::status_count(self.rank, &path));
             if all > 0 {
                 *self.items.lock().unwrap_or_else(|e| e.into_inner()) = all.min(self.plan.per_rank);
             }
         }
-        let walk = self.walk(s);
+        let walled = s.kind == Op::FileCreate && self.plan.stonewall_s > 0;
+        Ready {
+            s,
+            walk: self.walk(s),
+            buf: crate::sys::AlignedBuf::new(self.plan.read_bytes.max(1) as usize),
+            lat: Lat::over(ctx.interval).touched(),
+            wall: walled.then(|| Duration::from_secs(self.plan.stonewall_s)),
+            out,
+        }
+    }
+
+    /// mdtest's timed part of a step: its barrier, its timer, the items (a stonewall's
+    /// wear-out), the barrier after them inside the timer.
+    fn timed(&self, r: &mut Ready, arrival: Arrival, ctx: &WorkerCtx) -> Timed {
         let tree = self.tree();
-        let mut buf = crate::sys::AlignedBuf::new(self.plan.read_bytes.max(1) as usize);
         let mut io = Io {
             plan: &self.plan,
             data: &self.data[..self.plan.write_bytes as usize],
-            buf: &mut buf[..self.plan.read_bytes as usize],
+            buf: &mut r.buf[..self.plan.read_bytes as usize],
         };
-        let walled = s.kind == Op::FileCreate && self.plan.stonewall_s > 0;
-        let wall = walled.then(|| Duration::from_secs(self.plan.stonewall_s));
-        let mut lat = Lat::over(ctx.interval).touched();
+        let (walk, lat, out) = (&r.walk, &mut r.lat, &mut r.out);
         let mut d = Done::default();
-        let barrier = |out: &mut WorkerOut| hpc::barrier(ctx, out);
-        ctx.start_line();
         // mdtest's ranks reach the barrier before its timer straight from the previous phase's
-        // end barrier; fsbench's come from the frame's reduction, record and a new thread. A
-        // first barrier gathers them, so every rank is running here when the second, mdtest's
-        // barrier before its timer, lets them start together.
-        barrier(&mut out);
-        barrier(&mut out);
+        // end barrier; fsbench's come from the frame's reduction and record. A first barrier
+        // gathers them, so every rank is running here when the second, mdtest's barrier before
+        // its timer, lets them start together.
+        if arrival == Arrival::Frame {
+            hpc::barrier(ctx, out);
+        }
+        hpc::barrier(ctx, out);
         let t0 = Instant::now();
         lat.begin(t0);
         let all = walk.nums.len();
-        let mut r = run(&mut io, &tree, &walk, (0, all), wall, &mut d, &mut lat, ctx);
-        if walled {
+        let mut res = run(&mut io, &tree, walk, (0, all), r.wall, &mut d, lat, ctx);
+        if r.wall.is_some() {
             // mdtest's stonewall: every rank goes on to as many items as the rank that made
             // most, and later phases work on that many.
-            let most = agree(&mut out, d.items);
-            if r.is_ok() && d.items < most {
-                r = run(
-                    &mut io,
-                    &tree,
-                    &walk,
-                    (d.items as usize, most as usize),
-                    None,
-                    &mut d,
-                    &mut lat,
-                    ctx,
-                );
+            let most = hpc::agree(ctx, out, d.items);
+            if res.is_ok() && d.items < most {
+                let rest = (d.items as usize, most as usize);
+                res = run(&mut io, &tree, walk, rest, None, &mut d, lat, ctx);
             }
             *self.items.lock().unwrap_or_else(|e| e.into_inner()) = most;
         }
-        if self.plan.sync_phase && r.is_ok() {
+        if self.plan.sync_phase && res.is_ok() {
             crate::sys::sync();
         }
         // mdtest's barrier after the phase, inside its timer: a rank's time ends when every
         // rank's part has.
-        barrier(&mut out);
+        hpc::barrier(ctx, out);
         let t1 = Instant::now();
+        Timed { t0, t1, res, d }
+    }
+
+    /// One rank's step: made ready, mdtest's timed part, its figures.
+    fn step(&self, s: Step, arrival: Arrival, ctx: &WorkerCtx) -> WorkerOut {
+        let mut r = self.ready(s, ctx);
+        let t = self.timed(&mut r, arrival, ctx);
+        self.figures_of(r, t, ctx)
+    }
+
+    /// A step's figures, after its timer.
+    fn figures_of(&self, r: Ready, t: Timed, ctx: &WorkerCtx) -> WorkerOut {
+        let (s, mut out, Timed { t0, t1, res, d }) = (r.s, r.out, t);
         // mdtest's rate divides by one time: its slowest rank's (a tree's: rank 0's), each from
-        // the rank's own start; rank 0 keeps it as the span "timed" (after the timer).
+        // the rank's own start; rank 0 keeps it as the span "timed".
         let own = t1 - t0;
         let timed = match s.kind {
             Op::TreeCreate | Op::TreeRemove => own,
-            _ => Duration::from_nanos(agree(&mut out, own.as_nanos() as u64)),
+            _ => Duration::from_nanos(hpc::agree(ctx, &mut out, own.as_nanos() as u64)),
         };
         if self.rank == 0 {
             out.spans.insert("timed", ctx.span(t0, t0 + timed));
         }
-        match r {
+        match res {
             Err(Short::Stopped(why)) => out.stopped = Some(why),
             Err(Short::Failed(e, path)) => {
                 out.error = Some(format!("{} {}: {e}", s.kind.name(), path.display()));
@@ -303,26 +437,8 @@ impl Session for MdSession {
             out.spans.insert("wall", ctx.span(t0, when));
         }
         out.window = t1 - t0;
-        hpc::keep_lat(&mut out, lat, t1);
+        hpc::keep_lat(&mut out, r.lat, t1);
         out
-    }
-
-    fn finish(&mut self, phase: usize, m: &Merged) -> Result<Vec<Phase>, RunError> {
-        let s = self.steps[phase];
-        let p = self.figures(s, m);
-        let walled = s.kind == Op::FileCreate && self.plan.stonewall_s > 0;
-        if let (true, 0, Some(path)) = (walled, self.rank, self.status_path()) {
-            hpc::keep_status(&path, self.items())?;
-        }
-        if s.kind == Op::TreeRemove && self.rank == 0 {
-            let d = self.tree().testdir(s.iteration);
-            if let Err(e) = std::fs::remove_dir(&d) {
-                if e.kind() != std::io::ErrorKind::NotFound {
-                    return Err(RunError::io(d.display())(e));
-                }
-            }
-        }
-        Ok(vec![p])
     }
 }
 
@@ -330,8 +446,7 @@ impl MdSession {
     /// The phase's record: mdtest's rate (every rank's items over the slowest rank's time; a
     /// tree's directories over rank 0's, as mdtest counts one tree); its duration the earliest
     /// start to the latest end.
-    fn figures(&self, s: Step, m: &Merged) -> Phase {
-        let part = &m.parts[0];
+    fn figures(&self, s: Step, part: &WorkerOut) -> Phase {
         let span = part.spans.get("phase").copied().unwrap_or_default();
         let timed = part.spans.get("timed").copied().unwrap_or(span);
         let secs = timed.secs().max(1e-9);
@@ -354,7 +469,7 @@ impl MdSession {
             mt.insert(metric::STONEWALL_S.into(), w.end);
         }
         let mut histograms = BTreeMap::new();
-        hpc::lat_figures(m, &mut mt, &mut histograms);
+        hpc::lat_figures(part, &mut mt, &mut histograms);
         let mut notes = Vec::new();
         match (s.kind.reads(), self.plan.drop_caches) {
             (true, false) => notes.push(note::make(
@@ -389,19 +504,54 @@ mod tests {
     use super::*;
     use crate::frame::Span;
 
-    /// One phase's merged figures: `items` done between the earliest start and the latest end
+    /// One part's merged figures: `items` done between the earliest start and the latest end
     /// (`phase`), and the time mdtest's rate divides by (`timed`).
-    fn merged(items: f64, phase: Span, timed: Option<Span>) -> Merged {
+    fn merged(items: f64, phase: Span, timed: Option<Span>) -> WorkerOut {
         let mut part = WorkerOut::default();
         part.counters.insert("items", items);
         part.spans.insert("phase", phase);
         if let Some(t) = timed {
             part.spans.insert("timed", t);
         }
-        Merged {
-            parts: vec![part],
-            ..Default::default()
-        }
+        part
+    }
+
+    #[test]
+    fn the_trees_removal_runs_at_once_after_the_removals_before_it() {
+        let names = |args: &str| {
+            let plan = MdPlan::parse(args).unwrap();
+            chains(&steps(&plan))
+                .iter()
+                .map(|c| match c.then {
+                    Some(t) => format!(
+                        "{}+{}",
+                        c.step.name(plan.iterations),
+                        t.name(plan.iterations)
+                    ),
+                    None => c.step.name(plan.iterations),
+                })
+                .collect::<Vec<_>>()
+                .join(" ")
+        };
+        assert_eq!(
+            names("-n 10 -F"),
+            "tree-create file-create file-stat file-read file-remove+tree-remove"
+        );
+        assert_eq!(
+            names("-n 10 -D -i 2"),
+            "tree-create.0 dir-create.0 dir-stat.0 dir-rename.0 dir-remove.0+tree-remove.0 \
+             tree-create.1 dir-create.1 dir-stat.1 dir-rename.1 dir-remove.1+tree-remove.1"
+        );
+        // Without the removals (-C), nothing follows at once.
+        assert_eq!(names("-n 10 -F -C"), "tree-create file-create");
+        // The chained phase declares its second part as run at once.
+        let dir = tempfile::tempdir().unwrap();
+        let t = TargetCtx::for_tests(dir.path());
+        let s = MdSession::new(&MdPlan::parse("-n 10 -F -r").unwrap(), dir.path(), &t, 1);
+        let last = s.phases().last().unwrap();
+        assert_eq!(last.name, "file-remove");
+        let runs: Vec<Runs> = last.parts.iter().map(|p| p.runs).collect();
+        assert_eq!(runs, [Runs::Together, Runs::AtOnce]);
     }
 
     #[test]

@@ -92,6 +92,7 @@ fn spec(block: &Block, jobs: &[&Job], workers: usize, snapping: bool) -> PhaseSp
                 reads: reads(j),
                 writes: writes(j.rw) && j.engine != EngineKind::Null,
                 pacing: j.pacing(),
+                ..Default::default()
             })
             .collect(),
         // A job whose exitall ends the others may end one before its first I/O, as fio does.
