@@ -247,8 +247,9 @@ struct Parts {
 }
 
 impl Parts {
-    /// One worker's figures of its part: what it measured, its totals, what it had done when
-    /// the first worker of all ranks finished, and when the first of this process's did.
+    /// One worker's figures of its part: what it measured, its totals (ops, bytes), what it had
+    /// done when the fastest worker of all ranks finished (`across`) and when this process's
+    /// fastest did (`first_done`).
     fn add(
         &mut self,
         out: &WorkerOut,

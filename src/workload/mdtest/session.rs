@@ -1,6 +1,7 @@
 //! The phases of an mdtest run, in mdtest's order per iteration: the tree made, the directory
 //! test (create, stat, rename, remove), the file test (create, stat, read, remove), the tree
-//! removed; and each phase's record, its rate mdtest's: every rank's items over the slowest rank's
+//! removed (at once after the removals, a part of their phase, as mdtest goes straight on); and
+//! each step's record, its rate mdtest's: every rank's items over the slowest rank's
 //! time, each rank's from its start after the barrier before the phase to its end after the
 //! barrier after it (a tree's directories over rank 0's time).
 
