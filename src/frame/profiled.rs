@@ -135,13 +135,7 @@ mod tests {
             }
         }
         fn finish(&mut self, _phase: usize, m: &Merged) -> Result<Vec<Phase>, RunError> {
-            Ok(m.parts
-                .iter()
-                .map(|p| Phase {
-                    test: format!("part{}", p.part),
-                    ..Default::default()
-                })
-                .collect())
+            Ok(crate::frame::tests::a_record_per_part(m))
         }
     }
 

@@ -232,14 +232,19 @@ impl Session for Chained {
     }
     fn finish(&mut self, _phase: usize, m: &Merged) -> Result<Vec<Phase>, RunError> {
         self.totals = m.frame.rank.totals.clone();
-        Ok(m.parts
-            .iter()
-            .map(|p| Phase {
-                test: format!("part{}", p.part),
-                ..Default::default()
-            })
-            .collect())
+        Ok(a_record_per_part(m))
     }
+}
+
+/// A record per part of `m`, its test `part<k>` (the profile's tests use it too).
+pub(super) fn a_record_per_part(m: &Merged) -> Vec<Phase> {
+    m.parts
+        .iter()
+        .map(|p| Phase {
+            test: format!("part{}", p.part),
+            ..Default::default()
+        })
+        .collect()
 }
 
 #[test]
