@@ -102,65 +102,110 @@ pub struct Io<'a> {
     pub buf: &'a mut [u8],
 }
 
-/// Item paths, made per item as mdtest does; the directory's part is kept while the items stay
-/// in one directory.
-struct Namer<'a> {
+/// How mdtest makes an item's path in a phase; its rate counts the making.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Naming {
+    /// Creations and removals walk the tree: a directory's path is made once, each item's name
+    /// appended to it.
+    PerDirectory,
+    /// Stats and reads go by item number (`mdtest_stat`, `mdtest_read`): each item's path is
+    /// made anew, its directory's ancestors walked up from the item's number to the tree's root.
+    PerItem,
+}
+
+impl Op {
+    fn naming(self) -> Naming {
+        match self.reads() {
+            true => Naming::PerItem,
+            false => Naming::PerDirectory,
+        }
+    }
+}
+
+/// Item paths, made as mdtest makes them in the phase (`Naming`). Made ready before mdtest's
+/// barrier: its own strings (the tree's root, the base name) are made once, not in the timer.
+pub struct Namer<'a> {
     tree: &'a Tree<'a>,
     walk: &'a Walk,
     kind: &'static str,
+    /// The directory whose path is kept (`PerDirectory`).
     dir: Option<(u64, String)>,
+    /// The tree's root and its directories' base name, and the ancestors' scratch.
+    root: String,
+    base: String,
+    chain: Vec<u64>,
     buf: String,
 }
 
-impl Namer<'_> {
+impl<'a> Namer<'a> {
+    pub fn new(tree: &'a Tree<'a>, walk: &'a Walk) -> Self {
+        let kind = match walk.op {
+            Op::DirCreate | Op::DirStat | Op::DirRename | Op::DirRemove => "dir",
+            _ => "file",
+        };
+        Namer {
+            tree,
+            walk,
+            kind,
+            dir: None,
+            root: tree
+                .dir(walk.iteration, walk.owner, 0)
+                .display()
+                .to_string(),
+            base: walk.owner.base(),
+            chain: Vec::new(),
+            buf: String::with_capacity(256),
+        }
+    }
+
+    /// Directory `k`'s path into the buffer: the root, then its ancestors walked up from `k`.
+    fn dir_of(&mut self, k: u64) {
+        use std::fmt::Write;
+        self.buf.clear();
+        self.buf.push_str(&self.root);
+        self.tree.ancestors(k, &mut self.chain);
+        for d in self.chain.iter().rev() {
+            let _ = write!(self.buf, "/{}.{d}", self.base);
+        }
+    }
+
     fn path(&mut self, n: u64) -> &Path {
         let w = self.walk;
         if matches!(w.op, Op::TreeCreate | Op::TreeRemove) {
-            self.buf = self.tree.dir(w.iteration, w.owner, n).display().to_string();
+            self.dir_of(n);
             return Path::new(&self.buf);
         }
         let k = n / self.tree.plan.per_dir.max(1);
-        if self.dir.as_ref().is_none_or(|(d, _)| *d != k) {
-            let d = self.tree.dir(w.iteration, w.owner, k).display().to_string();
-            self.dir = Some((k, d));
+        match w.op.naming() {
+            Naming::PerDirectory => {
+                if self.dir.as_ref().is_none_or(|(d, _)| *d != k) {
+                    self.dir_of(k);
+                    self.dir = Some((k, self.buf.clone()));
+                }
+                self.buf.clear();
+                let dir = self.dir.as_ref().map(|(_, d)| d.as_str());
+                self.buf.push_str(dir.unwrap_or_default());
+            }
+            Naming::PerItem => self.dir_of(k),
         }
-        let dir = self
-            .dir
-            .as_ref()
-            .map(|(_, d)| d.as_str())
-            .unwrap_or_default();
-        self.buf.clear();
-        self.buf.push_str(dir);
         self.buf.push('/');
         super::tree::item_name(&mut self.buf, self.kind, w.name, n);
         Path::new(&self.buf)
     }
 }
 
-/// Items `from..to` of `walk`, each timed into `lat`; with `wall`, a create stops once that
-/// much time has passed (mdtest's stonewall).
-#[allow(clippy::too_many_arguments)]
+/// Items `from..to` of the namer's walk, each timed into `lat`; with `wall`, a create stops
+/// once that much time has passed (mdtest's stonewall).
 pub fn run(
     io: &mut Io,
-    tree: &Tree,
-    walk: &Walk,
+    names: &mut Namer,
     (from, to): (usize, usize),
     wall: Option<Duration>,
     d: &mut Done,
     lat: &mut Lat,
     ctx: &WorkerCtx,
 ) -> Result<(), Short> {
-    let kind = match walk.op {
-        Op::DirCreate | Op::DirStat | Op::DirRename | Op::DirRemove => "dir",
-        _ => "file",
-    };
-    let mut names = Namer {
-        tree,
-        walk,
-        kind,
-        dir: None,
-        buf: String::new(),
-    };
+    let walk = names.walk;
     let started = Instant::now();
     let mut t0 = started;
     let mut before = String::new();
@@ -169,7 +214,7 @@ pub fn run(
             return Err(Short::Stopped(why));
         }
         let r = match walk.op {
-            Op::DirRename => rename(&mut names, &mut before, i),
+            Op::DirRename => rename(names, &mut before, i),
             op => one(io, op, names.path(walk.nums[i])),
         };
         let bytes = r.map_err(|e| Short::Failed(e, names.path(walk.nums[i]).to_path_buf()))?;
@@ -259,5 +304,51 @@ fn one(io: &mut Io, op: Op, path: &Path) -> std::io::Result<u64> {
             }
             Ok(io.buf.len() as u64)
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Made per directory or per item, every item's path is the one mdtest names.
+    #[test]
+    fn both_namings_make_mdtests_paths() {
+        let p = MdPlan::parse("-n 40 -z 2 -b 3 -u").unwrap();
+        let tree = Tree {
+            plan: &p,
+            root: Path::new("/t"),
+        };
+        for op in [Op::FileCreate, Op::FileStat, Op::FileRead, Op::FileRemove] {
+            let walk = Walk {
+                op,
+                iteration: 1,
+                owner: Owner::Rank(2),
+                name: 3,
+                nums: tree.made(),
+            };
+            let mut names = Namer::new(&tree, &walk);
+            for &n in walk.nums.iter().rev().chain(&walk.nums) {
+                let want = tree.item(1, Owner::Rank(2), "file", 3, n);
+                assert_eq!(names.path(n), want, "{op:?} item {n}");
+            }
+        }
+        let walk = Walk {
+            op: Op::TreeRemove,
+            iteration: 0,
+            owner: Owner::Shared,
+            name: 0,
+            nums: tree.dirs(),
+        };
+        let mut names = Namer::new(&tree, &walk);
+        for &k in &walk.nums {
+            assert_eq!(
+                names.path(k),
+                tree.dir(0, Owner::Shared, k),
+                "directory {k}"
+            );
+        }
+        assert_eq!(Op::FileStat.naming(), Naming::PerItem);
+        assert_eq!(Op::FileCreate.naming(), Naming::PerDirectory);
     }
 }

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use super::items::{run, Done, Io, Op, Short, Walk};
+use super::items::{run, Done, Io, Namer, Op, Short, Walk};
 use super::tree::{Owner, Tree};
 use crate::frame::{
     CachePolicy, Empty, Merged, PartSpec, Phase, PhaseSpec, RunError, Runs, Session, TargetCtx,
@@ -368,6 +368,7 @@ impl MdSession {
             buf: &mut r.buf[..self.plan.read_bytes as usize],
         };
         let (walk, lat, out) = (&r.walk, &mut r.lat, &mut r.out);
+        let mut names = Namer::new(&tree, walk);
         let mut d = Done::default();
         // mdtest's ranks reach the barrier before its timer straight from the previous phase's
         // end barrier; fsbench's come from the frame's reduction and record. A first barrier
@@ -380,14 +381,14 @@ impl MdSession {
         let t0 = Instant::now();
         lat.begin(t0);
         let all = walk.nums.len();
-        let mut res = run(&mut io, &tree, walk, (0, all), r.wall, &mut d, lat, ctx);
+        let mut res = run(&mut io, &mut names, (0, all), r.wall, &mut d, lat, ctx);
         if r.wall.is_some() {
             // mdtest's stonewall: every rank goes on to as many items as the rank that made
             // most, and later phases work on that many.
             let most = hpc::agree(ctx, out, d.items);
             if res.is_ok() && d.items < most {
                 let rest = (d.items as usize, most as usize);
-                res = run(&mut io, &tree, walk, rest, None, &mut d, lat, ctx);
+                res = run(&mut io, &mut names, rest, None, &mut d, lat, ctx);
             }
             *self.items.lock().unwrap_or_else(|e| e.into_inner()) = most;
         }

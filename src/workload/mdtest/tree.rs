@@ -15,7 +15,8 @@ pub enum Owner {
 }
 
 impl Owner {
-    fn base(self) -> String {
+    /// The tree's directories' name before their number.
+    pub(super) fn base(self) -> String {
         match self {
             Owner::Rank(r) => format!("mdtest_tree.{r}"),
             Owner::Shared => "mdtest_tree".into(),
@@ -40,17 +41,23 @@ impl Tree<'_> {
     pub fn dir(&self, j: u32, owner: Owner, k: u64) -> PathBuf {
         let base = owner.base();
         let mut chain = Vec::new();
+        self.ancestors(k, &mut chain);
+        let mut p = self.testdir(j).join(format!("{base}.0"));
+        for d in chain.iter().rev() {
+            p.push(format!("{base}.{d}"));
+        }
+        p
+    }
+
+    /// Directory `k` and its ancestors below the root, from `k` up, into `chain`.
+    pub fn ancestors(&self, k: u64, chain: &mut Vec<u64>) {
+        chain.clear();
         let b = self.plan.branch.max(1);
         let mut d = k;
         while d > 0 {
             chain.push(d);
             d = (d - 1) / b;
         }
-        let mut p = self.testdir(j).join(format!("{base}.0"));
-        for d in chain.iter().rev() {
-            p.push(format!("{base}.{d}"));
-        }
-        p
     }
 
     /// The tree's directories in the order mdtest makes them (each before its children);
