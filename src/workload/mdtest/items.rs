@@ -128,8 +128,9 @@ pub struct Namer<'a> {
     tree: &'a Tree<'a>,
     walk: &'a Walk,
     kind: &'static str,
-    /// The directory whose path is kept (`PerDirectory`).
-    dir: Option<(u64, String)>,
+    /// The directory whose path is kept (`PerDirectory`), and that path.
+    dir: Option<u64>,
+    kept: String,
     /// The tree's root and its directories' base name, and the ancestors' scratch.
     root: String,
     base: String,
@@ -148,6 +149,7 @@ impl<'a> Namer<'a> {
             walk,
             kind,
             dir: None,
+            kept: String::new(),
             root: tree
                 .dir(walk.iteration, walk.owner, 0)
                 .display()
@@ -160,13 +162,10 @@ impl<'a> Namer<'a> {
 
     /// Directory `k`'s path into the buffer: the root, then its ancestors walked up from `k`.
     fn dir_of(&mut self, k: u64) {
-        use std::fmt::Write;
         self.buf.clear();
         self.buf.push_str(&self.root);
-        self.tree.ancestors(k, &mut self.chain);
-        for d in self.chain.iter().rev() {
-            let _ = write!(self.buf, "/{}.{d}", self.base);
-        }
+        self.tree
+            .push_below_root(&mut self.buf, &self.base, k, &mut self.chain);
     }
 
     fn path(&mut self, n: u64) -> &Path {
@@ -178,13 +177,13 @@ impl<'a> Namer<'a> {
         let k = n / self.tree.plan.per_dir.max(1);
         match w.op.naming() {
             Naming::PerDirectory => {
-                if self.dir.as_ref().is_none_or(|(d, _)| *d != k) {
+                if self.dir != Some(k) {
                     self.dir_of(k);
-                    self.dir = Some((k, self.buf.clone()));
+                    std::mem::swap(&mut self.kept, &mut self.buf);
+                    self.dir = Some(k);
                 }
                 self.buf.clear();
-                let dir = self.dir.as_ref().map(|(_, d)| d.as_str());
-                self.buf.push_str(dir.unwrap_or_default());
+                self.buf.push_str(&self.kept);
             }
             Naming::PerItem => self.dir_of(k),
         }

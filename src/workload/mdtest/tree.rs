@@ -40,23 +40,29 @@ impl Tree<'_> {
     /// Directory `k` of `owner`'s tree in iteration `j`.
     pub fn dir(&self, j: u32, owner: Owner, k: u64) -> PathBuf {
         let base = owner.base();
-        let mut chain = Vec::new();
-        self.ancestors(k, &mut chain);
-        let mut p = self.testdir(j).join(format!("{base}.0"));
-        for d in chain.iter().rev() {
-            p.push(format!("{base}.{d}"));
-        }
-        p
+        let mut p = self
+            .testdir(j)
+            .join(format!("{base}.0"))
+            .display()
+            .to_string();
+        self.push_below_root(&mut p, &base, k, &mut Vec::new());
+        PathBuf::from(p)
     }
 
-    /// Directory `k` and its ancestors below the root, from `k` up, into `chain`.
-    pub fn ancestors(&self, k: u64, chain: &mut Vec<u64>) {
+    /// Appends directory `k`'s part below its tree's root (`/base.a/.../base.k`, nothing for
+    /// the root) to `out`: its ancestors walked up from `k` (into `chain`, scratch), as mdtest
+    /// walks them.
+    pub fn push_below_root(&self, out: &mut String, base: &str, k: u64, chain: &mut Vec<u64>) {
+        use std::fmt::Write;
         chain.clear();
         let b = self.plan.branch.max(1);
         let mut d = k;
         while d > 0 {
             chain.push(d);
             d = (d - 1) / b;
+        }
+        for d in chain.iter().rev() {
+            let _ = write!(out, "/{base}.{d}");
         }
     }
 
