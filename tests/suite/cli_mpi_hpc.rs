@@ -132,10 +132,15 @@ fn ior_stonewall_wears_out_to_the_most_transfers_any_rank_did() {
         assert!(per[0] > 0.0 && per.iter().all(|x| *x == per[0]), "{per:?}");
         assert!(m(r, "ior_stonewall_bytes") <= m(r, "bytes"));
     }
-    // The write hits its deadline; the read stops where the write did, the deadline or its
-    // work's end, whichever came first (a cached read of a second's writes ends sooner).
+    // The write hits its deadline; the read stops where the write did, or at its own
+    // deadline when that comes first (a cached read of a second's writes usually ends sooner,
+    // not always beside the rest of the suite on two CPUs).
     assert!(m(&recs[0], "ior_stonewall_s") >= 1.0, "{}", recs[0]);
-    assert_eq!(ops(&recs[0]), ops(&recs[1]));
+    let (wrote, read) = (ops(&recs[0]), ops(&recs[1]));
+    if read != wrote {
+        assert!(read[0] < wrote[0], "{read:?} read of {wrote:?} written");
+        assert!(m(&recs[1], "ior_stonewall_s") >= 1.0, "{}", recs[1]);
+    }
 }
 
 #[cfg(feature = "mpi")]
